@@ -75,6 +75,10 @@ export interface ResourceDefinition {
   selectableFields: Record<string, (obj: KubeObject) => string>;
   /** The storage key's resource part, `group/resource` (`/configmaps` for core). */
   storageResource: string;
+  /** Whether metadata.generation is set on create and bumped on spec changes. */
+  tracksGeneration: boolean;
+  /** Whether DELETE answers with the deleted object (true) or a Success Status (false), per upstream. */
+  returnDeletedObject: boolean;
   /** How names are validated: DNS-1123 subdomain by default, label for namespaces. */
   nameValidation: 'subdomain' | 'label' | 'path-segment';
 }

@@ -1,0 +1,24 @@
+# syntax=docker/dockerfile:1
+# Build stage: install all dependencies and compile TypeScript.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY tsconfig.json tsconfig.build.json ./
+COPY apps ./apps
+COPY libs ./libs
+COPY migrations ./migrations
+COPY test ./test
+COPY bench ./bench
+RUN npm run build
+
+# Runtime stage: production dependencies only, non-root user.
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev && npm cache clean --force
+COPY --from=build /app/dist ./dist
+USER node
+EXPOSE 8080
+CMD ["node", "dist/apps/api/src/main.js"]

@@ -1,0 +1,103 @@
+import 'reflect-metadata';
+import { type DynamicModule, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { Logger } from 'pino';
+import { AdmissionChain, NamespaceLifecycleModule } from '../../../libs/admission/src/index.js';
+import {
+  ChangeLogRepository,
+  createDatabase,
+  ObjectListRepository,
+  ObjectStoreRepository,
+  TenantRepository,
+} from '../../../libs/storage/src/index.js';
+import type { AppConfig } from './config/app-config.js';
+import { StatusExceptionFilter } from './errors/status.filter.js';
+import { HealthController } from './health.controller.js';
+import { PinoNestLogger } from './observability/logger.js';
+import { Metrics } from './observability/metrics.js';
+import { PLINTH_SERVICES, type PlinthServices } from './plinth-services.js';
+import { isPlainObject } from './registry/kube-object.js';
+import { ResourceRegistry } from './registry/resource-registry.js';
+import { ResourceController } from './resource.controller.js';
+import { ResourceDeleteService } from './store/resource-delete.service.js';
+import { ResourceStoreService } from './store/resource-store.service.js';
+
+/** Request bodies above this are refused with 413, as kube-apiserver's 3 MiB limit. */
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+/** Builds every service of one server instance over `databaseUrl`. The caller owns `db` and must destroy it. */
+export function buildServices(config: AppConfig, databaseUrl: string, logger: Logger): PlinthServices {
+  const db = createDatabase({
+    connectionString: databaseUrl,
+    maxConnections: config.dbPoolSize,
+    onPoolError: (err) => logger.warn({ err: err.message }, 'database connection error'),
+  });
+  const objects = new ObjectStoreRepository(db);
+  const lists = new ObjectListRepository(db);
+  const registry = new ResourceRegistry();
+  const nsDef = registry.lookup('default', '', 'v1', 'namespaces')!;
+  const admission = new AdmissionChain([
+    new NamespaceLifecycleModule(async (tenant, namespace) => {
+      const ns = await objects.get(ResourceStoreService.key(tenant, nsDef, '', namespace));
+      if (!ns) return undefined;
+      const status = ns.body.status;
+      return isPlainObject(status) && status.phase === 'Terminating' ? 'Terminating' : 'Active';
+    }),
+  ]);
+  const store = new ResourceStoreService(objects, admission);
+  return {
+    config,
+    logger,
+    db,
+    metrics: new Metrics(),
+    registry,
+    objects,
+    lists,
+    changes: new ChangeLogRepository(db),
+    tenants: new TenantRepository(db),
+    admission,
+    store,
+    deleter: new ResourceDeleteService(objects, lists, store, registry),
+  };
+}
+
+function appModule(services: PlinthServices): DynamicModule {
+  @Module({})
+  class AppModule {}
+  return {
+    module: AppModule,
+    controllers: [HealthController, ResourceController],
+    providers: [{ provide: PLINTH_SERVICES, useValue: services }],
+  };
+}
+
+/**
+ * Creates the NestJS application on Fastify with Plinth's body handling
+ * (raw bodies up to 3 MiB, decoded by the handlers), the Status error
+ * filter, request metrics and logs. Not yet listening.
+ */
+export async function createApp(services: PlinthServices): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({ bodyLimit: MAX_BODY_BYTES, disableRequestLogging: true, maxParamLength: 1000 });
+  const app = await NestFactory.create<NestFastifyApplication>(appModule(services), adapter, {
+    bodyParser: false,
+    logger: new PinoNestLogger(services.logger),
+  });
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.removeAllContentTypeParsers();
+  fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_req, body, done) => done(null, body));
+  fastify.addHook('onRequest', async (req) => {
+    (req as unknown as { startedAt: bigint }).startedAt = process.hrtime.bigint();
+  });
+  fastify.addHook('onResponse', async (req, reply) => {
+    const labels = req.plinth ?? { verb: req.method.toLowerCase(), group: '', resource: '' };
+    const started = (req as unknown as { startedAt?: bigint }).startedAt ?? process.hrtime.bigint();
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    services.metrics.requests.inc({ ...labels, code: String(reply.statusCode) });
+    services.metrics.latency.observe(labels, seconds);
+    services.logger.debug({ method: req.method, url: req.url, code: reply.statusCode, ms: Math.round(seconds * 1000) }, 'request');
+  });
+  app.useGlobalFilters(new StatusExceptionFilter(services.logger));
+  await app.init();
+  return app;
+}

@@ -1,0 +1,97 @@
+import { plainToInstance, Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
+
+/** The environment Plinth reads, validated once at start-up. */
+class EnvironmentVariables {
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(65535)
+  PORT?: number;
+
+  @IsOptional() @IsString() @Matches(/^[A-Za-z0-9.:\-[\]]+$/, { message: 'HOST must be a hostname or IP address' })
+  HOST?: string;
+
+  @IsOptional() @IsString()
+  PLINTH_DATA_DIR?: string;
+
+  @IsOptional() @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
+  DATABASE_URL?: string;
+
+  @IsOptional() @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  REDIS_URL?: string;
+
+  @IsOptional() @Matches(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(,[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, {
+    message: 'PLINTH_TENANTS must be a comma-separated list of DNS-1123 labels',
+  })
+  PLINTH_TENANTS?: string;
+
+  @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL?: string;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(65535)
+  PLINTH_EMBEDDED_PG_PORT?: number;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000)
+  PLINTH_DB_POOL_SIZE?: number;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(60)
+  PLINTH_HISTORY_RETENTION_SECONDS?: number;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(100)
+  PLINTH_WATCH_CACHE_SIZE?: number;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1)
+  PLINTH_BOOKMARK_INTERVAL_SECONDS?: number;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1)
+  PLINTH_MAX_WATCH_SECONDS?: number;
+}
+
+/** Plinth's typed configuration. Nothing else reads process.env. */
+export interface AppConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** Undefined: run an embedded PostgreSQL in `dataDir`. */
+  databaseUrl?: string;
+  /** Set: cluster mode (Redis fan-out, BullMQ). */
+  redisUrl?: string;
+  /** Tenants to create at start-up besides `default`. */
+  tenants: string[];
+  logLevel: string;
+  embeddedPgPort: number;
+  dbPoolSize: number;
+  historyRetentionSeconds: number;
+  watchCacheSize: number;
+  bookmarkIntervalSeconds: number;
+  maxWatchSeconds: number;
+}
+
+/** Thrown by {@link loadConfig}; `message` lists every bad variable. */
+export class ConfigError extends Error {}
+
+/** Validates `env` and returns the configuration. Throws ConfigError naming each bad value. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
+  const raw = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = plainToInstance(EnvironmentVariables, raw, { enableImplicitConversion: false });
+  const errors = validateSync(parsed, { skipMissingProperties: false, whitelist: false });
+  if (errors.length > 0) {
+    const lines = errors.flatMap((e) =>
+      Object.values(e.constraints ?? {}).map((m) => `  ${e.property}=${JSON.stringify(raw[e.property])}: ${m}`),
+    );
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return {
+    port: parsed.PORT ?? 8080,
+    host: parsed.HOST ?? '127.0.0.1',
+    dataDir: parsed.PLINTH_DATA_DIR ?? './.plinth',
+    databaseUrl: parsed.DATABASE_URL,
+    redisUrl: parsed.REDIS_URL,
+    tenants: parsed.PLINTH_TENANTS ? parsed.PLINTH_TENANTS.split(',') : [],
+    logLevel: parsed.LOG_LEVEL ?? 'info',
+    embeddedPgPort: parsed.PLINTH_EMBEDDED_PG_PORT ?? 54329,
+    dbPoolSize: parsed.PLINTH_DB_POOL_SIZE ?? 20,
+    historyRetentionSeconds: parsed.PLINTH_HISTORY_RETENTION_SECONDS ?? 24 * 3600,
+    watchCacheSize: parsed.PLINTH_WATCH_CACHE_SIZE ?? 10000,
+    bookmarkIntervalSeconds: parsed.PLINTH_BOOKMARK_INTERVAL_SECONDS ?? 60,
+    maxWatchSeconds: parsed.PLINTH_MAX_WATCH_SECONDS ?? 1800,
+  };
+}

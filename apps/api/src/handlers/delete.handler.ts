@@ -1,0 +1,91 @@
+import type { ObjectListRepository } from '../../../../libs/storage/src/index.js';
+import { DecodeError } from '../decoding/decode-error.js';
+import { parseJsonStrict } from '../decoding/strict-json.js';
+import { ApiError } from '../errors/api-error.js';
+import { sendObject, sendPlain, setWarnings } from '../http/response-writer.js';
+import { isPlainObject, type KubeObject } from '../registry/kube-object.js';
+import { groupVersion } from '../registry/resource-definition.js';
+import type { DeletePreconditions, ResourceDeleteService } from '../store/resource-delete.service.js';
+import { type HandlerContext, requestNamespace } from './handler-context.js';
+import { compileSelectors } from './list-selectors.js';
+import { writeContext } from './write-handler-support.js';
+
+/** DeleteOptions from the body (and dryRun from the query or body). Throws 400 for a bad body. */
+function deleteOptions(ctx: HandlerContext): { pre: DeletePreconditions; dryRunInBody: boolean } {
+  const text = ctx.body?.toString('utf8').trim() ?? '';
+  if (!text) return { pre: {}, dryRunInBody: false };
+  let body: unknown;
+  try {
+    body = parseJsonStrict(text).value;
+  } catch (err) {
+    if (err instanceof DecodeError) throw ApiError.badRequest(err.message);
+    throw err;
+  }
+  if (!isPlainObject(body)) throw ApiError.badRequest('DeleteOptions must be a JSON object');
+  const pre: DeletePreconditions = {};
+  if (body.preconditions !== undefined && body.preconditions !== null) {
+    if (!isPlainObject(body.preconditions)) throw ApiError.badRequest('preconditions must be an object');
+    if (typeof body.preconditions.uid === 'string') pre.uid = body.preconditions.uid;
+    if (typeof body.preconditions.resourceVersion === 'string') pre.resourceVersion = body.preconditions.resourceVersion;
+  }
+  const dry = body.dryRun;
+  if (dry !== undefined && dry !== null) {
+    if (!Array.isArray(dry) || dry.some((v) => v !== 'All')) {
+      throw ApiError.badRequest(`Invalid dryRun: Unsupported value: ${JSON.stringify(dry)}: supported values: "All"`);
+    }
+  }
+  return { pre, dryRunInBody: Array.isArray(dry) && dry.length > 0 };
+}
+
+/**
+ * DELETE of one object: 200 with the object (or a Success Status, per
+ * kind, as upstream), 202 with the object while finalizers keep it.
+ */
+export async function handleDelete(ctx: HandlerContext, deleter: ResourceDeleteService): Promise<void> {
+  const { wctx } = writeContext(ctx, 'DeleteOptions');
+  const { pre, dryRunInBody } = deleteOptions(ctx);
+  if (dryRunInBody) wctx.dryRun = true;
+  const outcome = await deleter.delete(wctx, ctx.info.name, pre);
+  setWarnings(ctx.reply, ctx.warnings);
+  const code = outcome.deleted ? 200 : 202;
+  if (ctx.def.returnDeletedObject || !outcome.deleted) {
+    sendObject(ctx.req, ctx.reply, ctx.def, code, outcome.object);
+    return;
+  }
+  sendPlain(ctx.req, ctx.reply, 200, {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Success',
+    details: { name: ctx.info.name, group: ctx.def.group || undefined, kind: ctx.def.resource, uid: outcome.object.metadata.uid },
+  });
+}
+
+/** DELETE of a collection: deletes every match, answers with the list of deleted objects. */
+export async function handleDeleteCollection(ctx: HandlerContext, deleter: ResourceDeleteService, lists: ObjectListRepository): Promise<void> {
+  const { def } = ctx;
+  if (!def.verbs.includes('deletecollection')) throw ApiError.methodNotAllowed('the server does not allow this method on the requested resource');
+  const { wctx } = writeContext(ctx, 'DeleteOptions');
+  const { pre, dryRunInBody } = deleteOptions(ctx);
+  if (dryRunInBody) wctx.dryRun = true;
+  const sel = compileSelectors(def, ctx.query.labelSelector ?? '', ctx.query.fieldSelector ?? '');
+  const page = await lists.list({
+    tenant: ctx.info.tenant,
+    resource: def.storageResource,
+    namespace: def.namespaced && ctx.info.namespace ? requestNamespace(ctx) : undefined,
+    labelRequirements: sel.labelRequirements,
+    fieldRequirements: sel.keyFieldRequirements,
+    filter: sel.filter ? (b) => sel.filter!(b as KubeObject) : undefined,
+  });
+  const deleted: KubeObject[] = [];
+  for (const item of page.items) {
+    try {
+      const outcome = await deleter.delete({ ...wctx, namespace: item.key.namespace }, item.key.name, pre);
+      deleted.push(outcome.object);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 404)) throw err;
+    }
+  }
+  setWarnings(ctx.reply, ctx.warnings);
+  sendPlain(ctx.req, ctx.reply, 200, { kind: def.listKind, apiVersion: groupVersion(def), metadata: {}, items: deleted });
+}

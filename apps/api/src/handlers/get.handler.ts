@@ -1,0 +1,18 @@
+import type { ObjectListRepository } from '../../../../libs/storage/src/index.js';
+import { sendObject } from '../http/response-writer.js';
+import type { KubeObject } from '../registry/kube-object.js';
+import type { ResourceStoreService } from '../store/resource-store.service.js';
+import { type HandlerContext, requestNamespace } from './handler-context.js';
+import { waitForRevision } from './revision-wait.js';
+
+/**
+ * GET of one object. `resourceVersion` other than "" and "0" means "not
+ * older than": the newest state always satisfies it once the revision
+ * exists, so only a future revision makes the request wait (then 504).
+ */
+export async function handleGet(ctx: HandlerContext, store: ResourceStoreService, lists: ObjectListRepository): Promise<void> {
+  const rv = ctx.query.resourceVersion;
+  await waitForRevision(lists, rv, ctx.def);
+  const found = await store.get(ctx.info.tenant, ctx.def, requestNamespace(ctx), ctx.info.name);
+  sendObject(ctx.req, ctx.reply, ctx.def, 200, found.body as KubeObject);
+}

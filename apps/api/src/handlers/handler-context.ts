@@ -1,0 +1,25 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { UserInfo } from '../../../../libs/admission/src/index.js';
+import type { RequestInfo } from '../http/request-info.js';
+import type { ResourceDefinition } from '../registry/resource-definition.js';
+
+/** Everything a verb handler gets for one resource request. */
+export interface HandlerContext {
+  req: FastifyRequest;
+  reply: FastifyReply;
+  info: RequestInfo;
+  def: ResourceDefinition;
+  /** Query parameters, first value of each. */
+  query: Record<string, string>;
+  /** All values of each query parameter. */
+  queryAll: Record<string, string[]>;
+  body: Buffer | undefined;
+  user: UserInfo;
+  /** Collected warnings, sent as Warning headers with the answer. */
+  warnings: string[];
+}
+
+/** The namespace a request addresses for `def` ('' for cluster-scoped kinds). */
+export function requestNamespace(ctx: HandlerContext): string {
+  return ctx.def.namespaced ? ctx.info.namespace : '';
+}

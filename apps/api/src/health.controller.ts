@@ -1,0 +1,42 @@
+import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { sql } from 'kysely';
+import { PLINTH_SERVICES, type PlinthServices } from './plinth-services.js';
+
+/** /healthz, /livez, /readyz and /metrics. Plain text, as kube-apiserver answers them. */
+@Controller()
+export class HealthController {
+  constructor(@Inject(PLINTH_SERVICES) private readonly s: PlinthServices) {}
+
+  @Get(['healthz', 'livez'])
+  @Header('Content-Type', 'text/plain; charset=utf-8')
+  live(): string {
+    return 'ok';
+  }
+
+  @Get('readyz')
+  async ready(@Res() reply: FastifyReply): Promise<void> {
+    const ok = await this.databaseReachable();
+    reply
+      .code(ok ? 200 : 503)
+      .header('Content-Type', 'text/plain; charset=utf-8')
+      .send(ok ? 'ok' : '[-]database failed: PostgreSQL is unreachable\nreadyz check failed');
+  }
+
+  @Get('metrics')
+  async metrics(@Res() reply: FastifyReply): Promise<void> {
+    reply.header('Content-Type', this.s.metrics.registry.contentType).send(await this.s.metrics.registry.metrics());
+  }
+
+  private async databaseReachable(): Promise<boolean> {
+    try {
+      await Promise.race([
+        sql`SELECT 1`.execute(this.s.db),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000)),
+      ]);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}

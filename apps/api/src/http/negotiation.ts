@@ -1,0 +1,78 @@
+import { ApiError } from '../errors/api-error.js';
+
+/** One entry of an Accept header. */
+export interface MediaRange {
+  type: string;
+  subtype: string;
+  params: Record<string, string>;
+  q: number;
+}
+
+/** How to encode a response. */
+export interface ResponseFormat {
+  encoding: 'json' | 'yaml';
+  /** 'table': a meta.k8s.io/v1 Table; 'partial': PartialObjectMetadata(List); 'none': the object. */
+  transform: 'none' | 'table' | 'partial';
+  /** The Content-Type to answer with. */
+  contentType: string;
+}
+
+/** Parses an Accept header into ranges sorted by q (stable). Never throws. */
+export function parseAccept(header: string | undefined): MediaRange[] {
+  if (!header) return [];
+  const ranges = header.split(',').map((part, i) => {
+    const [mt, ...paramParts] = part.trim().split(';');
+    const [type = '', subtype = ''] = mt.trim().toLowerCase().split('/');
+    const params: Record<string, string> = {};
+    for (const p of paramParts) {
+      const eq = p.indexOf('=');
+      if (eq > 0) params[p.slice(0, eq).trim().toLowerCase()] = p.slice(eq + 1).trim().replace(/^"|"$/g, '');
+    }
+    const q = params.q !== undefined ? Number(params.q) : 1;
+    delete params.q;
+    return { type, subtype, params, q: Number.isFinite(q) ? q : 0, i };
+  });
+  return ranges
+    .filter((r) => r.q > 0 && r.type)
+    .sort((a, b) => b.q - a.q || a.i - b.i)
+    .map(({ i: _i, ...r }) => r);
+}
+
+const SUPPORTED = 'application/json, application/yaml';
+
+function formatFor(r: MediaRange, allowTransforms: boolean): ResponseFormat | undefined {
+  const isJson = r.type === 'application' && r.subtype === 'json';
+  const isYaml = r.type === 'application' && r.subtype === 'yaml';
+  const wildcard = (r.type === '*' && r.subtype === '*') || (r.type === 'application' && r.subtype === '*');
+  const as = r.params.as;
+  if (as !== undefined) {
+    if (!isJson && !isYaml) return undefined;
+    if (r.params.g !== 'meta.k8s.io' || !['v1', 'v1beta1'].includes(r.params.v ?? '')) return undefined;
+    if (!allowTransforms) return undefined;
+    const encoding = isYaml ? 'yaml' : 'json';
+    const base = isYaml ? 'application/yaml' : 'application/json';
+    if (as === 'Table') return { encoding, transform: 'table', contentType: `${base};as=Table;v=${r.params.v};g=meta.k8s.io` };
+    if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') {
+      return { encoding, transform: 'partial', contentType: `${base};as=${as};v=${r.params.v};g=meta.k8s.io` };
+    }
+    return undefined;
+  }
+  if (isJson || wildcard) return { encoding: 'json', transform: 'none', contentType: 'application/json' };
+  if (isYaml) return { encoding: 'yaml', transform: 'none', contentType: 'application/yaml' };
+  return undefined;
+}
+
+/**
+ * Picks the response format for `accept`. `allowTransforms` is false where
+ * Table/PartialObjectMetadata cannot be served (e.g. Status-only answers).
+ * Throws ApiError 406 when nothing acceptable can be served.
+ */
+export function negotiate(accept: string | undefined, allowTransforms = true): ResponseFormat {
+  const ranges = parseAccept(accept);
+  if (ranges.length === 0) return { encoding: 'json', transform: 'none', contentType: 'application/json' };
+  for (const r of ranges) {
+    const f = formatFor(r, allowTransforms);
+    if (f) return f;
+  }
+  throw ApiError.notAcceptable(`only the following media types are accepted: ${SUPPORTED}`);
+}

@@ -1,0 +1,39 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { ApiError } from '../../errors/api-error.js';
+
+/** Query strings as Fastify parses them: a repeated key gives an array; the first value counts. */
+export type RawQuery = Record<string, string | string[] | undefined>;
+
+/** Flattens a raw query to first values. Never throws. */
+export function firstValues(q: RawQuery): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(q ?? {})) {
+    if (v === undefined) continue;
+    out[k] = Array.isArray(v) ? (v[0] ?? '') : v;
+  }
+  return out;
+}
+
+/**
+ * Validates a query against a class-validator DTO and returns the instance.
+ * Throws ApiError 400 BadRequest naming each bad parameter, as upstream's
+ * parameter codec does for unparseable values.
+ */
+export function validateQuery<T extends object>(cls: new () => T, q: Record<string, string>): T {
+  const dto = plainToInstance(cls, q);
+  const errors = validateSync(dto, { forbidUnknownValues: false });
+  if (errors.length > 0) {
+    const msgs = errors.flatMap((e) => Object.values(e.constraints ?? {}));
+    throw ApiError.badRequest(msgs.join('; '));
+  }
+  return dto;
+}
+
+/** Parses a query boolean as Go's strconv.ParseBool; undefined when absent. */
+export function parseBool(v: string | undefined): boolean | undefined {
+  if (v === undefined) return undefined;
+  return ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(v);
+}
+
+export const BOOL_PATTERN = /^(1|t|T|true|TRUE|True|0|f|F|false|FALSE|False)$/;

@@ -1,0 +1,100 @@
+/** The Kubernetes verb of a resource request. */
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
+
+/** What a request path and method address, as upstream's RequestInfoFactory derives it. */
+export interface RequestInfo {
+  tenant: string;
+  /** True for /api and /apis paths that name a resource. */
+  isResourceRequest: boolean;
+  /** 'api' or 'apis'. */
+  prefix: 'api' | 'apis' | '';
+  group: string;
+  version: string;
+  namespace: string;
+  resource: string;
+  name: string;
+  subresource: string;
+  verb: Verb | '';
+  /** The path after the tenant prefix, e.g. `/api/v1/namespaces`. */
+  path: string;
+}
+
+const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
+
+function splitPath(path: string): string[] {
+  return path.split('/').filter((p) => p.length > 0).map((p) => decodeURIComponent(p));
+}
+
+/**
+ * Parses `/clusters/{tenant}/api/v1/...` or `/api/v1/...` (tenant `default`).
+ * Never throws; a path that names no resource gets `isResourceRequest: false`.
+ */
+export function parseRequestInfo(method: string, rawPath: string, watchParam: boolean): RequestInfo {
+  let parts: string[];
+  try {
+    parts = splitPath(rawPath);
+  } catch {
+    parts = [];
+  }
+  let tenant = 'default';
+  if (parts[0] === 'clusters' && parts.length >= 2) {
+    tenant = parts[1];
+    parts = parts.slice(2);
+  }
+  const info: RequestInfo = {
+    tenant,
+    isResourceRequest: false,
+    prefix: '',
+    group: '',
+    version: '',
+    namespace: '',
+    resource: '',
+    name: '',
+    subresource: '',
+    verb: '',
+    path: '/' + parts.map(encodeURIComponent).join('/'),
+  };
+  if (parts[0] === 'api') {
+    info.prefix = 'api';
+    if (parts.length < 3) return info;
+    info.version = parts[1];
+    parts = parts.slice(2);
+  } else if (parts[0] === 'apis') {
+    info.prefix = 'apis';
+    if (parts.length < 4) return info;
+    info.group = parts[1];
+    info.version = parts[2];
+    parts = parts.slice(3);
+  } else {
+    return info;
+  }
+  if (parts[0] === 'namespaces' && parts.length > 1) {
+    info.namespace = parts[1];
+    if (parts.length > 2 && !NAMESPACE_SUBRESOURCES.has(parts[2])) parts = parts.slice(2);
+  }
+  info.isResourceRequest = true;
+  info.resource = parts[0] ?? '';
+  info.name = parts[1] ?? '';
+  info.subresource = parts.slice(2).join('/');
+  info.verb = verbFor(method, info.name !== '', watchParam);
+  return info;
+}
+
+function verbFor(method: string, hasName: boolean, watch: boolean): Verb | '' {
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      if (watch) return 'watch';
+      return hasName ? 'get' : 'list';
+    case 'POST':
+      return 'create';
+    case 'PUT':
+      return 'update';
+    case 'PATCH':
+      return 'patch';
+    case 'DELETE':
+      return hasName ? 'delete' : 'deletecollection';
+    default:
+      return '';
+  }
+}

@@ -1,0 +1,35 @@
+import { ConfigError, loadConfig } from './config/app-config.js';
+import { createLogger } from './observability/logger.js';
+import { startServer, writeKubeconfig } from './server.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`plinth: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel);
+  const server = await startServer(config, logger);
+  const kubeconfig = await writeKubeconfig(config.dataDir, server.url, config.tenants);
+  logger.info({ kubeconfig }, `kubectl: export KUBECONFIG=${kubeconfig}`);
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await server.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`plinth: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,28 @@
+import type { Logger } from 'pino';
+import type { Kysely } from 'kysely';
+import type { AdmissionChain } from '../../../libs/admission/src/index.js';
+import type { DB, ObjectListRepository, ObjectStoreRepository, TenantRepository, ChangeLogRepository } from '../../../libs/storage/src/index.js';
+import type { AppConfig } from './config/app-config.js';
+import type { Metrics } from './observability/metrics.js';
+import type { ResourceRegistry } from './registry/resource-registry.js';
+import type { ResourceDeleteService } from './store/resource-delete.service.js';
+import type { ResourceStoreService } from './store/resource-store.service.js';
+
+/** Injection token of {@link PlinthServices}. */
+export const PLINTH_SERVICES = Symbol('PLINTH_SERVICES');
+
+/** The services one server instance wires together (see app.factory.ts). */
+export interface PlinthServices {
+  config: AppConfig;
+  logger: Logger;
+  db: Kysely<DB>;
+  metrics: Metrics;
+  registry: ResourceRegistry;
+  objects: ObjectStoreRepository;
+  lists: ObjectListRepository;
+  changes: ChangeLogRepository;
+  tenants: TenantRepository;
+  admission: AdmissionChain;
+  store: ResourceStoreService;
+  deleter: ResourceDeleteService;
+}

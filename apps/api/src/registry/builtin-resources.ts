@@ -1,0 +1,128 @@
+import { configMapSchema, namespaceSchema, secretSchema } from '../schema/builtin-schemas.js';
+import { ageCell } from '../table/human-duration.js';
+import { type KubeObject, isPlainObject } from './kube-object.js';
+import type { ResourceDefinition, TableColumn } from './resource-definition.js';
+import { configMapStrategy } from './strategies/configmap.strategy.js';
+import { namespaceStrategy } from './strategies/namespace.strategy.js';
+import { secretStrategy } from './strategies/secret.strategy.js';
+
+const STANDARD_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
+const nameColumn: TableColumn = {
+  name: 'Name',
+  type: 'string',
+  format: 'name',
+  description:
+    'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names',
+  priority: 0,
+};
+
+const ageColumn: TableColumn = {
+  name: 'Age',
+  type: 'string',
+  format: '',
+  description:
+    'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata',
+  priority: 0,
+};
+
+function countKeys(...maps: unknown[]): number {
+  return maps.reduce<number>((n, m) => n + (isPlainObject(m) ? Object.keys(m).length : 0), 0);
+}
+
+/** v1 ConfigMap. */
+export const configMapResource: ResourceDefinition = {
+  group: '',
+  version: 'v1',
+  resource: 'configmaps',
+  singular: 'configmap',
+  kind: 'ConfigMap',
+  listKind: 'ConfigMapList',
+  namespaced: true,
+  shortNames: ['cm'],
+  categories: [],
+  verbs: STANDARD_VERBS,
+  subresources: [],
+  schema: configMapSchema,
+  strategy: configMapStrategy,
+  table: {
+    columns: [nameColumn, { name: 'Data', type: 'string', format: '', description: 'Data contains the configuration data. Each key must consist of alphanumeric characters, \'-\', \'_\' or \'.\'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.', priority: 0 }, ageColumn],
+    cells: (o: KubeObject, now: Date) => [o.metadata.name, countKeys(o.data, o.binaryData), ageCell(o.metadata.creationTimestamp, now)],
+  },
+  selectableFields: {},
+  storageResource: 'configmaps',
+  tracksGeneration: false,
+  returnDeletedObject: false,
+  nameValidation: 'subdomain',
+};
+
+/** v1 Secret. */
+export const secretResource: ResourceDefinition = {
+  group: '',
+  version: 'v1',
+  resource: 'secrets',
+  singular: 'secret',
+  kind: 'Secret',
+  listKind: 'SecretList',
+  namespaced: true,
+  shortNames: [],
+  categories: [],
+  verbs: STANDARD_VERBS,
+  subresources: [],
+  schema: secretSchema,
+  strategy: secretStrategy,
+  table: {
+    columns: [
+      nameColumn,
+      { name: 'Type', type: 'string', format: '', description: 'Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types', priority: 0 },
+      { name: 'Data', type: 'string', format: '', description: 'Data contains the secret data. Each key must consist of alphanumeric characters, \'-\', \'_\' or \'.\'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4', priority: 0 },
+      ageColumn,
+    ],
+    cells: (o: KubeObject, now: Date) => [o.metadata.name, o.type ?? '', countKeys(o.data), ageCell(o.metadata.creationTimestamp, now)],
+  },
+  selectableFields: { type: (o: KubeObject) => (typeof o.type === 'string' ? o.type : '') },
+  storageResource: 'secrets',
+  tracksGeneration: false,
+  returnDeletedObject: false,
+  nameValidation: 'subdomain',
+};
+
+/** v1 Namespace, with its status and finalize subresources. */
+export const namespaceResource: ResourceDefinition = {
+  group: '',
+  version: 'v1',
+  resource: 'namespaces',
+  singular: 'namespace',
+  kind: 'Namespace',
+  listKind: 'NamespaceList',
+  namespaced: false,
+  shortNames: ['ns'],
+  categories: [],
+  verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+  subresources: [
+    { name: 'finalize', kind: 'Namespace', group: '', version: 'v1', verbs: ['update'] },
+    { name: 'status', kind: 'Namespace', group: '', version: 'v1', verbs: ['get', 'patch', 'update'] },
+  ],
+  schema: namespaceSchema,
+  strategy: namespaceStrategy,
+  table: {
+    columns: [
+      nameColumn,
+      { name: 'Status', type: 'string', format: '', description: 'The status of the namespace', priority: 0 },
+      ageColumn,
+    ],
+    cells: (o: KubeObject, now: Date) => [
+      o.metadata.name,
+      isPlainObject(o.status) && typeof o.status.phase === 'string' ? o.status.phase : '',
+      ageCell(o.metadata.creationTimestamp, now),
+    ],
+  },
+  selectableFields: { 'status.phase': (o: KubeObject) => (isPlainObject(o.status) && typeof o.status.phase === 'string' ? o.status.phase : '') },
+  storageResource: 'namespaces',
+  tracksGeneration: false,
+  returnDeletedObject: true,
+  nameValidation: 'label',
+};
+
+/** The built-in kinds every tenant has. */
+export const builtinResources: ResourceDefinition[] = [namespaceResource, configMapResource, secretResource];

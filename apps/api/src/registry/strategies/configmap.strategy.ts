@@ -1,0 +1,13 @@
+import { validateConfigMap, validateConfigMapUpdate } from '../../validation/configmap.validation.js';
+import type { KubeObject } from '../kube-object.js';
+import type { ResourceStrategy } from '../resource-definition.js';
+
+/** ConfigMap: no status, no generation; immutability is enforced by validation. */
+export const configMapStrategy: ResourceStrategy = {
+  prepareForCreate: () => undefined,
+  prepareForUpdate: () => undefined,
+  validate: (obj: KubeObject) => validateConfigMap(obj),
+  validateUpdate: (obj: KubeObject, old: KubeObject) => validateConfigMapUpdate(obj, old),
+  allowCreateOnUpdate: false,
+  allowUnconditionalUpdate: true,
+};

@@ -1,0 +1,127 @@
+import { All, Controller, Inject, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from './errors/api-error.js';
+import type { HandlerContext } from './handlers/handler-context.js';
+import { handleCreate } from './handlers/create.handler.js';
+import { handleDelete, handleDeleteCollection } from './handlers/delete.handler.js';
+import { handleGet } from './handlers/get.handler.js';
+import { handleList } from './handlers/list.handler.js';
+import { handlePatch } from './handlers/patch.handler.js';
+import { handleUpdate } from './handlers/update.handler.js';
+import { parseListOptions } from './http/options/list-options.dto.js';
+import { firstValues, parseBool, type RawQuery } from './http/options/query-validation.js';
+import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
+import { PLINTH_SERVICES, type PlinthServices } from './plinth-services.js';
+import { namespaceFinalizeStrategy, namespaceStatusStrategy } from './registry/strategies/namespace.strategy.js';
+import type { ResourceDefinition, ResourceStrategy } from './registry/resource-definition.js';
+import { TenantCache } from './tenant-cache.js';
+
+/** Per-request labels for metrics and logs, set by the controller. */
+export interface RequestLabels {
+  verb: string;
+  group: string;
+  resource: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    plinth?: RequestLabels;
+  }
+}
+
+const NOT_FOUND = () => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+
+function allQueryValues(q: RawQuery): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [k, v] of Object.entries(q ?? {})) if (v !== undefined) out[k] = Array.isArray(v) ? v : [v];
+  return out;
+}
+
+/**
+ * The catch-all for resource paths (`/api/...`, `/apis/...`, and both under
+ * `/clusters/{tenant}`): parses the request info, checks the tenant, finds
+ * the resource in the registry and hands over to the verb's handler.
+ */
+@Controller()
+export class ResourceController {
+  private readonly tenantCache: TenantCache;
+
+  constructor(@Inject(PLINTH_SERVICES) private readonly s: PlinthServices) {
+    this.tenantCache = new TenantCache(s.tenants);
+  }
+
+  @All('*')
+  async handle(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const rawQuery = (req.query ?? {}) as RawQuery;
+    const query = firstValues(rawQuery);
+    const path = req.url.split('?')[0];
+    const info = parseRequestInfo(req.method, path, parseBool(query.watch) === true);
+    req.plinth = { verb: info.verb || req.method.toLowerCase(), group: info.group, resource: info.resource };
+    if (!(await this.tenantCache.exists(info.tenant))) throw NOT_FOUND();
+    if (!info.isResourceRequest) throw NOT_FOUND();
+    const def = this.s.registry.lookup(info.tenant, info.group, info.version, info.resource);
+    if (!def || (!def.namespaced && info.namespace && info.resource !== 'namespaces')) throw NOT_FOUND();
+    const ctx: HandlerContext = {
+      req,
+      reply,
+      info,
+      def,
+      query,
+      queryAll: allQueryValues(rawQuery),
+      body: Buffer.isBuffer(req.body) ? req.body : undefined,
+      user: { username: 'system:admin', groups: ['system:masters', 'system:authenticated'] },
+      warnings: [],
+    };
+    if (info.subresource) return this.subresource(ctx, def);
+    await this.dispatch(ctx, info, def);
+  }
+
+  private async dispatch(ctx: HandlerContext, info: RequestInfo, def: ResourceDefinition): Promise<void> {
+    const needsNamespace = def.namespaced && !info.namespace;
+    switch (info.verb) {
+      case 'get':
+        if (needsNamespace) throw NOT_FOUND();
+        return handleGet(ctx, this.s.store, this.s.lists);
+      case 'list':
+        return handleList(ctx, this.s.lists, parseListOptions(ctx.query));
+      case 'watch':
+        throw ApiError.methodNotAllowed('watch is not supported yet');
+      case 'create':
+        if (needsNamespace) throw NOT_FOUND();
+        return handleCreate(ctx, this.s.store);
+      case 'update':
+        if (needsNamespace) throw NOT_FOUND();
+        return handleUpdate(ctx, this.s.store);
+      case 'patch':
+        if (needsNamespace) throw NOT_FOUND();
+        return handlePatch(ctx, this.s.store, true);
+      case 'delete':
+        if (needsNamespace) throw NOT_FOUND();
+        return handleDelete(ctx, this.s.deleter);
+      case 'deletecollection':
+        return handleDeleteCollection(ctx, this.s.deleter, this.s.lists);
+      default:
+        throw ApiError.methodNotAllowed(`the server does not allow this method on the requested resource`);
+    }
+  }
+
+  private async subresource(ctx: HandlerContext, def: ResourceDefinition): Promise<void> {
+    const sub = def.subresources.find((s) => s.name === ctx.info.subresource);
+    if (!sub) throw NOT_FOUND();
+    const verb = ctx.info.verb;
+    if (!sub.verbs.includes(verb)) throw ApiError.methodNotAllowed('the server does not allow this method on the requested resource');
+    const strategy = this.subresourceStrategy(def, sub.name);
+    if (verb === 'get') return handleGet(ctx, this.s.store, this.s.lists);
+    if (verb === 'update') return handleUpdate(ctx, this.s.store, strategy);
+    if (verb === 'patch') return handlePatch(ctx, this.s.store, true, strategy);
+    throw ApiError.methodNotAllowed('the server does not allow this method on the requested resource');
+  }
+
+  private subresourceStrategy(def: ResourceDefinition, name: string): ResourceStrategy | undefined {
+    if (def.group === '' && def.resource === 'namespaces') {
+      if (name === 'status') return namespaceStatusStrategy;
+      if (name === 'finalize') return namespaceFinalizeStrategy;
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,169 @@
+import { type ObjectListRepository, type ObjectStoreRepository, isStorageError } from '../../../../libs/storage/src/index.js';
+import { ApiError } from '../errors/api-error.js';
+import type { KubeObject } from '../registry/kube-object.js';
+import type { ResourceDefinition } from '../registry/resource-definition.js';
+import type { ResourceRegistry } from '../registry/resource-registry.js';
+import { mapStorageError } from './storage-errors.mapper.js';
+import { cloneJson, ResourceStoreService } from './resource-store.service.js';
+import type { WriteContext } from './write-context.js';
+
+/** Preconditions of a DeleteOptions. */
+export interface DeletePreconditions {
+  uid?: string;
+  resourceVersion?: string;
+}
+
+/** The outcome of one delete. */
+export interface DeleteOutcome {
+  /** The deleted object, or (pending finalizers) the object as it now is. */
+  object: KubeObject;
+  /** False while finalizers keep the object. */
+  deleted: boolean;
+}
+
+const MAX_ATTEMPTS = 16;
+
+function nowTimestamp(): string {
+  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * Deletion: preconditions, admission, finalizers (deletionTimestamp is set
+ * and the object stays until its finalizers are gone), and the namespace
+ * cascade (Terminating, contents deleted, then the namespace removed).
+ */
+export class ResourceDeleteService {
+  constructor(
+    private readonly objects: ObjectStoreRepository,
+    private readonly lists: ObjectListRepository,
+    private readonly store: ResourceStoreService,
+    private readonly registry: ResourceRegistry,
+  ) {}
+
+  /** Deletes one object. Throws ApiError NotFound / Conflict / admission errors. */
+  async delete(ctx: WriteContext, name: string, pre: DeletePreconditions = {}): Promise<DeleteOutcome> {
+    const { def } = ctx;
+    const key = ResourceStoreService.key(ctx.tenant, def, ctx.namespace, name);
+    const target = { group: def.group, kind: def.resource, name };
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const current = await this.objects.get(key);
+      if (!current) throw ApiError.notFound(target);
+      const old = current.body as KubeObject;
+      checkPreconditions(def, name, old, pre);
+      await this.store.runMutating(ctx, 'DELETE', null, old);
+      await this.store.runValidating(ctx, 'DELETE', null, old);
+      if (def.resource === 'namespaces' && def.group === '') return this.deleteNamespace(ctx, name, old);
+      if ((old.metadata.finalizers ?? []).length > 0) return this.markDeleting(ctx, name, old);
+      if (ctx.dryRun) return { object: old, deleted: true };
+      try {
+        const gone = await this.objects.delete(key, current.revision);
+        await this.afterContentDeleted(ctx);
+        return { object: gone.body as KubeObject, deleted: true };
+      } catch (err) {
+        if (isStorageError(err, 'Conflict') && !pre.resourceVersion) continue;
+        if (isStorageError(err, 'NotFound')) throw ApiError.notFound(target);
+        mapStorageError(err, def, name);
+      }
+    }
+    throw ApiError.staleConflict(target);
+  }
+
+  private async markDeleting(ctx: WriteContext, name: string, old: KubeObject): Promise<DeleteOutcome> {
+    if (old.metadata.deletionTimestamp) return { object: old, deleted: false };
+    const { object } = await this.store.update(
+      { ...ctx, warnings: [] },
+      name,
+      (cur) => {
+        const next = cloneJson(cur);
+        delete next.metadata.resourceVersion;
+        return next;
+      },
+      {
+        ...ctx.def.strategy,
+        prepareForUpdate: (next, prev) => {
+          ctx.def.strategy.prepareForUpdate(next, prev);
+          next.metadata.deletionTimestamp = prev.metadata.deletionTimestamp ?? nowTimestamp();
+          next.metadata.deletionGracePeriodSeconds = 0;
+        },
+      },
+    );
+    return { object, deleted: false };
+  }
+
+  private async deleteNamespace(ctx: WriteContext, name: string, old: KubeObject): Promise<DeleteOutcome> {
+    if (ctx.dryRun) return { object: old, deleted: false };
+    let ns = old;
+    if (!old.metadata.deletionTimestamp) {
+      ns = (
+        await this.store.update(ctx, name, (cur) => cur, {
+          ...ctx.def.strategy,
+          prepareForUpdate: (next, prev) => {
+            next.status = { ...(prev.status as object), phase: 'Terminating' };
+            next.spec = prev.spec;
+            next.metadata.deletionTimestamp = nowTimestamp();
+            next.metadata.deletionGracePeriodSeconds = 0;
+          },
+        })
+      ).object;
+    }
+    await this.deleteNamespaceContents(ctx, name);
+    return (await this.finalizeNamespaceIfEmpty(ctx.tenant, name)) ?? { object: ns, deleted: false };
+  }
+
+  private async deleteNamespaceContents(ctx: WriteContext, namespace: string): Promise<void> {
+    const resources = await this.objects.resourcesInNamespace(ctx.tenant, namespace);
+    for (const def of this.registry.all(ctx.tenant)) {
+      if (!def.namespaced || !resources.includes(def.storageResource)) continue;
+      const sub: WriteContext = { ...ctx, def, namespace, subresource: '', warnings: [] };
+      const page = await this.lists.list({ tenant: ctx.tenant, resource: def.storageResource, namespace });
+      for (const item of page.items) {
+        try {
+          await this.delete(sub, item.key.name);
+        } catch (err) {
+          if (!(err instanceof ApiError && err.code === 404)) throw err;
+        }
+      }
+    }
+  }
+
+  /**
+   * Removes a Terminating namespace once it holds no objects. Returns the
+   * removed namespace, or undefined when it is not Terminating or not empty.
+   */
+  async finalizeNamespaceIfEmpty(tenant: string, name: string): Promise<DeleteOutcome | undefined> {
+    const nsDef = this.registry.lookup(tenant, '', 'v1', 'namespaces');
+    if (!nsDef) return undefined;
+    const key = ResourceStoreService.key(tenant, nsDef, '', name);
+    const current = await this.objects.get(key);
+    if (!current || !(current.body as KubeObject).metadata.deletionTimestamp) return undefined;
+    if ((await this.objects.countInNamespace(tenant, name)) > 0) return undefined;
+    if (((current.body as KubeObject).metadata.finalizers ?? []).length > 0) return undefined;
+    try {
+      const gone = await this.objects.delete(key, current.revision);
+      const body = gone.body as KubeObject;
+      body.spec = { ...(body.spec as object), finalizers: [] };
+      return { object: body, deleted: true };
+    } catch (err) {
+      if (isStorageError(err, 'NotFound') || isStorageError(err, 'Conflict')) return undefined;
+      throw err;
+    }
+  }
+
+  private async afterContentDeleted(ctx: WriteContext): Promise<void> {
+    if (!ctx.def.namespaced || !ctx.namespace) return;
+    await this.finalizeNamespaceIfEmpty(ctx.tenant, ctx.namespace);
+  }
+}
+
+function checkPreconditions(def: ResourceDefinition, name: string, obj: KubeObject, pre: DeletePreconditions): void {
+  const target = { group: def.group, kind: def.resource, name };
+  if (pre.uid !== undefined && pre.uid !== obj.metadata.uid) {
+    throw ApiError.conflict(target, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${obj.metadata.uid}`);
+  }
+  if (pre.resourceVersion !== undefined && pre.resourceVersion !== obj.metadata.resourceVersion) {
+    throw ApiError.conflict(
+      target,
+      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in meta: ${obj.metadata.resourceVersion}`,
+    );
+  }
+}

@@ -1,0 +1,247 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import type { AdmissionAttributes, AdmissionChain, AdmissionOperation } from '../../../../libs/admission/src/index.js';
+import { type ObjectKey, ObjectStoreRepository, type StoredObject, isStorageError } from '../../../../libs/storage/src/index.js';
+import { ApiError } from '../errors/api-error.js';
+import { type FieldError, fieldErrors } from '../errors/field-error.js';
+import { type KubeObject, isPlainObject } from '../registry/kube-object.js';
+import { groupVersion, type ResourceDefinition, type ResourceStrategy } from '../registry/resource-definition.js';
+import { validateObjectMeta, validateObjectMetaUpdate } from '../validation/object-meta.validation.js';
+import { mapStorageError } from './storage-errors.mapper.js';
+import type { WriteContext } from './write-context.js';
+
+/** Turns the current object into the desired one; may throw ApiError. Must not mutate `current`. */
+export type UpdateTransform = (current: KubeObject) => KubeObject;
+
+const MAX_UPDATE_ATTEMPTS = 16;
+const GENERATE_NAME_ATTEMPTS = 8;
+const NAME_SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** Deep copy of a JSON value. */
+export function cloneJson<T>(v: T): T {
+  return structuredClone(v);
+}
+
+function randomSuffix(): string {
+  const bytes = randomBytes(5);
+  return [...bytes].map((b) => NAME_SUFFIX_ALPHABET[b % NAME_SUFFIX_ALPHABET.length]).join('');
+}
+
+/**
+ * The generic store: create and guaranteed update for every kind, calling
+ * the kind's strategy, metadata validation and the admission chain in
+ * upstream's order (mutating admission → strategy/validation → validating
+ * admission → storage). Storage is skipped on dry run.
+ */
+export class ResourceStoreService {
+  constructor(
+    private readonly objects: ObjectStoreRepository,
+    private readonly admission: AdmissionChain,
+  ) {}
+
+  /** The storage key of an object of `def`. */
+  static key(tenant: string, def: ResourceDefinition, namespace: string, name: string): ObjectKey {
+    return { tenant, resource: def.storageResource, namespace: def.namespaced ? namespace : '', name };
+  }
+
+  /** Reads one object, or throws ApiError NotFound. */
+  async get(tenant: string, def: ResourceDefinition, namespace: string, name: string): Promise<StoredObject> {
+    const found = await this.objects.get(ResourceStoreService.key(tenant, def, namespace, name));
+    if (!found) throw ApiError.notFound({ group: def.group, kind: def.resource, name });
+    return found;
+  }
+
+  /**
+   * Creates `input` (owned by the store afterwards: it is mutated). Returns
+   * the stored object, or on dry run the object as it would be stored.
+   */
+  async create(ctx: WriteContext, input: KubeObject): Promise<KubeObject> {
+    const { def } = ctx;
+    const obj = this.prepareNew(ctx, input);
+    await this.runMutating(ctx, 'CREATE', obj, null);
+    this.applyStrategyForCreate(def.strategy, obj);
+    this.validateCreate(ctx, obj);
+    await this.runValidating(ctx, 'CREATE', obj, null);
+    if (ctx.dryRun) return obj;
+    const generate = !input.metadata.name && !!obj.metadata.generateName;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const stored = await this.objects.create(ResourceStoreService.key(ctx.tenant, def, ctx.namespace, obj.metadata.name!), obj);
+        return stored.body as KubeObject;
+      } catch (err) {
+        if (generate && isStorageError(err, 'AlreadyExists') && attempt < GENERATE_NAME_ATTEMPTS) {
+          obj.metadata.name = `${obj.metadata.generateName}${randomSuffix()}`;
+          continue;
+        }
+        mapStorageError(err, def, obj.metadata.name!);
+      }
+    }
+  }
+
+  private prepareNew(ctx: WriteContext, input: KubeObject): KubeObject {
+    const { def } = ctx;
+    const obj = input;
+    if (!isPlainObject(obj.metadata)) obj.metadata = {};
+    const meta = obj.metadata;
+    if (def.namespaced) {
+      if (meta.namespace && meta.namespace !== ctx.namespace) {
+        throw ApiError.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      }
+      meta.namespace = ctx.namespace;
+    } else {
+      delete meta.namespace;
+    }
+    if (!meta.name && typeof meta.generateName === 'string' && meta.generateName) {
+      meta.name = `${meta.generateName}${randomSuffix()}`;
+    }
+    obj.apiVersion = groupVersion(def);
+    obj.kind = def.kind;
+    meta.uid = randomUUID();
+    meta.creationTimestamp = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    delete meta.resourceVersion;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.selfLink;
+    if (def.tracksGeneration) meta.generation = 1;
+    else delete meta.generation;
+    return obj;
+  }
+
+  private applyStrategyForCreate(strategy: ResourceStrategy, obj: KubeObject): void {
+    strategy.prepareForCreate(obj);
+    strategy.canonicalize?.(obj);
+  }
+
+  private validateCreate(ctx: WriteContext, obj: KubeObject): void {
+    const { def } = ctx;
+    const errs: FieldError[] = [
+      ...validateObjectMeta(obj.metadata, { namespaced: def.namespaced, nameValidation: def.nameValidation }),
+      ...def.strategy.validate(obj),
+    ];
+    if (errs.length > 0) {
+      throw ApiError.invalid({ group: def.group, kind: def.kind, name: obj.metadata.name ?? obj.metadata.generateName ?? '' }, errs);
+    }
+  }
+
+  /**
+   * Guaranteed update: read, transform, write conditionally on the read
+   * revision; on a conflict, retry unless the client pinned a
+   * resourceVersion (then 409). `strategy` defaults to the kind's (a
+   * subresource passes its own). Returns the stored object (dry run: the
+   * would-be object) and whether anything changed.
+   */
+  async update(
+    ctx: WriteContext,
+    name: string,
+    transform: UpdateTransform,
+    strategy: ResourceStrategy = ctx.def.strategy,
+  ): Promise<{ object: KubeObject; changed: boolean }> {
+    const { def } = ctx;
+    const key = ResourceStoreService.key(ctx.tenant, def, ctx.namespace, name);
+    for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+      const current = await this.objects.get(key);
+      if (!current) throw ApiError.notFound({ group: def.group, kind: def.resource, name });
+      const old = current.body as KubeObject;
+      const next = transform(cloneJson(old));
+      const pinned = next.metadata?.resourceVersion;
+      if (pinned !== undefined && pinned !== '' && pinned !== old.metadata.resourceVersion) {
+        throw ApiError.staleConflict({ group: def.group, kind: def.resource, name });
+      }
+      this.prepareUpdate(ctx, next, old, strategy);
+      await this.runMutating(ctx, 'UPDATE', next, old);
+      this.validateUpdate(ctx, next, old, strategy);
+      await this.runValidating(ctx, 'UPDATE', next, old);
+      if (isDeepStrictEqual(next, old)) return { object: old, changed: false };
+      if (ctx.dryRun) return { object: next, changed: true };
+      try {
+        const stored = await this.objects.update(key, next, current.revision);
+        const body = stored.body as KubeObject;
+        if (body.metadata.deletionTimestamp && (body.metadata.finalizers ?? []).length === 0) {
+          await this.objects.delete(key, stored.revision);
+        }
+        return { object: body, changed: true };
+      } catch (err) {
+        if (isStorageError(err, 'Conflict') && !pinned) continue;
+        mapStorageError(err, def, name);
+      }
+    }
+    throw ApiError.staleConflict({ group: def.group, kind: def.resource, name });
+  }
+
+  private prepareUpdate(ctx: WriteContext, next: KubeObject, old: KubeObject, strategy: ResourceStrategy): void {
+    const { def } = ctx;
+    if (!isPlainObject(next.metadata)) next.metadata = {};
+    const meta = next.metadata;
+    next.apiVersion = groupVersion(def);
+    next.kind = def.kind;
+    if (def.namespaced && meta.namespace === undefined) meta.namespace = old.metadata.namespace;
+    if (!def.namespaced) delete meta.namespace;
+    if (meta.name === undefined) meta.name = old.metadata.name;
+    if (!meta.uid) meta.uid = old.metadata.uid;
+    if (!meta.creationTimestamp) meta.creationTimestamp = old.metadata.creationTimestamp;
+    meta.resourceVersion = old.metadata.resourceVersion;
+    if (old.metadata.deletionTimestamp) {
+      meta.deletionTimestamp = old.metadata.deletionTimestamp;
+      meta.deletionGracePeriodSeconds = old.metadata.deletionGracePeriodSeconds;
+    } else {
+      delete meta.deletionTimestamp;
+      delete meta.deletionGracePeriodSeconds;
+    }
+    if (def.tracksGeneration) meta.generation = old.metadata.generation;
+    else delete meta.generation;
+    strategy.prepareForUpdate(next, old);
+    strategy.canonicalize?.(next);
+    if (def.tracksGeneration && !isDeepStrictEqual(specOf(next), specOf(old))) {
+      meta.generation = (old.metadata.generation ?? 0) + 1;
+    }
+  }
+
+  private validateUpdate(ctx: WriteContext, next: KubeObject, old: KubeObject, strategy: ResourceStrategy): void {
+    const { def } = ctx;
+    const metaOpts = { namespaced: def.namespaced, nameValidation: def.nameValidation };
+    const errs: FieldError[] = [...validateObjectMetaUpdate(next.metadata, old.metadata, metaOpts), ...strategy.validateUpdate(next, old)];
+    if (next.metadata.name !== old.metadata.name && !errs.some((e) => e.field === 'metadata.name')) {
+      errs.unshift(fieldErrors.invalid('metadata.name', next.metadata.name, 'field is immutable'));
+    }
+    if (errs.length > 0) throw ApiError.invalid({ group: def.group, kind: def.kind, name: old.metadata.name }, errs);
+  }
+
+  private attributes(ctx: WriteContext, op: AdmissionOperation, obj: KubeObject | null, old: KubeObject | null): AdmissionAttributes {
+    const { def } = ctx;
+    return {
+      tenant: ctx.tenant,
+      user: ctx.user,
+      operation: op,
+      kind: { group: def.group, version: def.version, kind: def.kind },
+      resource: { group: def.group, version: def.version, resource: def.resource },
+      subresource: ctx.subresource,
+      namespace: ctx.namespace,
+      name: (obj ?? old)?.metadata.name ?? '',
+      object: obj,
+      oldObject: old,
+      options: ctx.options,
+      dryRun: ctx.dryRun,
+      namespaced: def.namespaced,
+    };
+  }
+
+  /** Runs mutating admission; the modules may change `obj` in place. */
+  async runMutating(ctx: WriteContext, op: AdmissionOperation, obj: KubeObject | null, old: KubeObject | null): Promise<void> {
+    const attrs = this.attributes(ctx, op, obj, old);
+    await this.admission.admit(attrs, { warnings: ctx.warnings });
+    if (obj && attrs.object && attrs.object !== obj) {
+      for (const k of Object.keys(obj)) delete obj[k];
+      Object.assign(obj, attrs.object);
+    }
+  }
+
+  /** Runs validating admission. */
+  async runValidating(ctx: WriteContext, op: AdmissionOperation, obj: KubeObject | null, old: KubeObject | null): Promise<void> {
+    await this.admission.validate(this.attributes(ctx, op, obj, old), { warnings: ctx.warnings });
+  }
+}
+
+function specOf(o: KubeObject): unknown {
+  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = o;
+  return rest;
+}

@@ -1,0 +1,17 @@
+import type { UserInfo } from '../../../../libs/admission/src/index.js';
+import type { ResourceDefinition } from '../registry/resource-definition.js';
+
+/** One write request, as the store needs it. */
+export interface WriteContext {
+  tenant: string;
+  def: ResourceDefinition;
+  /** '' for cluster-scoped kinds. */
+  namespace: string;
+  subresource: string;
+  user: UserInfo;
+  dryRun: boolean;
+  /** The request's options object (CreateOptions, UpdateOptions…) as sent to webhooks. */
+  options: Record<string, unknown>;
+  /** Collected warnings, sent as `Warning: 299` headers. */
+  warnings: string[];
+}

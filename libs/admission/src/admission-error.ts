@@ -1,0 +1,39 @@
+/** Details of an admission rejection, shaped like a metav1.Status. */
+export interface AdmissionErrorStatus {
+  code: number;
+  reason: string;
+  message: string;
+  details?: { name?: string; group?: string; kind?: string; causes?: Array<{ reason?: string; message?: string; field?: string }> };
+}
+
+/**
+ * Thrown by admission modules to reject a request. The HTTP layer sends
+ * `status` to the client as a Status object with HTTP code `status.code`.
+ */
+export class AdmissionError extends Error {
+  constructor(readonly status: AdmissionErrorStatus) {
+    super(status.message);
+  }
+
+  /** 403 Forbidden about `resource "name"` (upstream's NewForbidden). */
+  static forbidden(group: string, resource: string, name: string, detail: string): AdmissionError {
+    const qualified = group ? `${resource}.${group}` : resource;
+    return new AdmissionError({
+      code: 403,
+      reason: 'Forbidden',
+      message: `${qualified} "${name}" is forbidden: ${detail}`,
+      details: { name, group: group || undefined, kind: resource },
+    });
+  }
+
+  /** 404 NotFound about `resource "name"`. */
+  static notFound(group: string, resource: string, name: string): AdmissionError {
+    const qualified = group ? `${resource}.${group}` : resource;
+    return new AdmissionError({
+      code: 404,
+      reason: 'NotFound',
+      message: `${qualified} "${name}" not found`,
+      details: { name, group: group || undefined, kind: resource },
+    });
+  }
+}

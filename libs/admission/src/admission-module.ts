@@ -1,0 +1,23 @@
+import type { AdmissionAttributes, AdmissionOperation } from './admission-attributes.js';
+
+/** What the chain collects from modules besides accept/deny. */
+export interface AdmissionResult {
+  /** Texts for `Warning: 299` headers. */
+  warnings: string[];
+}
+
+/**
+ * One admission module. It declares which operations it handles; it may
+ * mutate (`admit`), validate (`validate`), or both. A module rejects a
+ * request by throwing; the error is handed to the client as is, so modules
+ * throw errors the HTTP layer understands (Status-carrying errors).
+ */
+export interface AdmissionModule {
+  /** Unique; a duplicate fails start-up. */
+  readonly name: string;
+  handles(operation: AdmissionOperation): boolean;
+  /** Mutating phase: may change `attrs.object`. */
+  admit?(attrs: AdmissionAttributes, result: AdmissionResult): Promise<void>;
+  /** Validating phase: must not change anything. */
+  validate?(attrs: AdmissionAttributes, result: AdmissionResult): Promise<void>;
+}

