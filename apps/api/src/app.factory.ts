@@ -46,6 +46,10 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     }),
   ]);
   const store = new ResourceStoreService(objects, admission);
+  const deleter = new ResourceDeleteService(objects, lists, store, registry);
+  store.afterRemove = async (tenant, namespace) => {
+    if (namespace) await deleter.finalizeNamespaceIfEmpty(tenant, namespace);
+  };
   return {
     config,
     logger,
@@ -58,7 +62,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     tenants: new TenantRepository(db),
     admission,
     store,
-    deleter: new ResourceDeleteService(objects, lists, store, registry),
+    deleter,
   };
 }
 
@@ -78,7 +82,7 @@ function appModule(services: PlinthServices): DynamicModule {
  * filter, request metrics and logs. Not yet listening.
  */
 export async function createApp(services: PlinthServices): Promise<NestFastifyApplication> {
-  const adapter = new FastifyAdapter({ bodyLimit: MAX_BODY_BYTES, disableRequestLogging: true, maxParamLength: 1000 });
+  const adapter = new FastifyAdapter({ bodyLimit: MAX_BODY_BYTES, routerOptions: { maxParamLength: 1000 } });
   const app = await NestFactory.create<NestFastifyApplication>(appModule(services), adapter, {
     bodyParser: false,
     logger: new PinoNestLogger(services.logger),

@@ -1,6 +1,9 @@
 import { All, Controller, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DiscoveryService } from './discovery/discovery.service.js';
+import { OpenApiDocumentsService } from './discovery/openapi-documents.service.js';
 import { ApiError } from './errors/api-error.js';
+import { handleNonResource } from './handlers/non-resource.handler.js';
 import type { HandlerContext } from './handlers/handler-context.js';
 import { handleCreate } from './handlers/create.handler.js';
 import { handleDelete, handleDeleteCollection } from './handlers/delete.handler.js';
@@ -45,9 +48,13 @@ function allQueryValues(q: RawQuery): Record<string, string[]> {
 @Controller()
 export class ResourceController {
   private readonly tenantCache: TenantCache;
+  private readonly discovery: DiscoveryService;
+  private readonly openapi: OpenApiDocumentsService;
 
   constructor(@Inject(PLINTH_SERVICES) private readonly s: PlinthServices) {
     this.tenantCache = new TenantCache(s.tenants);
+    this.discovery = new DiscoveryService(s.registry);
+    this.openapi = new OpenApiDocumentsService(s.registry);
   }
 
   @All('*')
@@ -58,7 +65,7 @@ export class ResourceController {
     const info = parseRequestInfo(req.method, path, parseBool(query.watch) === true);
     req.plinth = { verb: info.verb || req.method.toLowerCase(), group: info.group, resource: info.resource };
     if (!(await this.tenantCache.exists(info.tenant))) throw NOT_FOUND();
-    if (!info.isResourceRequest) throw NOT_FOUND();
+    if (!info.isResourceRequest) return handleNonResource(req, reply, info, this.discovery, this.openapi);
     const def = this.s.registry.lookup(info.tenant, info.group, info.version, info.resource);
     if (!def || (!def.namespaced && info.namespace && info.resource !== 'namespaces')) throw NOT_FOUND();
     const ctx: HandlerContext = {

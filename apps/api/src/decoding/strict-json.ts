@@ -35,7 +35,7 @@ export function parseJsonStrict(text: string): StrictJsonResult {
   const stats = inspectValue(value);
   if (stats.depth > MAX_DEPTH) scanJson(text, null);
   if (stats.nonFinite) throw nonFiniteNumberError(text);
-  if (keyColonUpperBound(text) === stats.keys) return { value, duplicates: [] };
+  if (keyColonUpperBound(text) === stats.keys && !hasSurrogateEscape(text)) return { value, duplicates: [] };
   return { value, duplicates: findDuplicatePaths(text) };
 }
 
@@ -119,6 +119,11 @@ function keyColonUpperBound(text: string): number {
     if (c === 0x22) count++;
   }
   return count;
+}
+
+/** Escaped surrogates can make keys equal for Go (both become U+FFFD) that differ for JSON.parse. */
+function hasSurrogateEscape(text: string): boolean {
+  return text.includes('\\u') && /\\u[dD][89a-fA-F]/.test(text);
 }
 
 function findDuplicatePaths(text: string): string[] {

@@ -27,7 +27,7 @@ export interface StrictYamlResult {
  */
 export function parseYamlStrict(text: string): StrictYamlResult {
   const lineCounter = new LineCounter();
-  const parsed = parseAllDocuments(text, { schema: 'failsafe', uniqueKeys: false, prettyErrors: false, lineCounter });
+  const parsed = parseAllDocuments(text, { schema: 'failsafe', resolveKnownTags: false, uniqueKeys: false, prettyErrors: false, lineCounter });
   const docs = Array.isArray(parsed) ? parsed : [];
   for (const doc of docs) {
     const err = doc.errors[0];
@@ -89,7 +89,7 @@ class YamlConverter {
       this.fill(node, entries);
       return toObject(entries);
     }
-    throw this.fail(node, 'yaml: unsupported node');
+    throw this.fail(null, 'yaml: unsupported node');
   }
 
   private fill(map: Node, entries: Map<string, Entry>): void {

@@ -24,6 +24,7 @@ export function toApiError(err: unknown): { error: ApiError; unexpected: boolean
   }
   if (err instanceof HttpException) {
     const code = err.getStatus();
+    if (code === 413) return { error: ApiError.tooLarge('Request entity too large: limit is 3145728'), unexpected: false };
     if (code === 404) return { error: new ApiError(404, 'NotFound', 'the server could not find the requested resource', {}), unexpected: false };
     if (code < 500) return { error: new ApiError(code, code === 415 ? 'UnsupportedMediaType' : 'BadRequest', err.message), unexpected: false };
   }

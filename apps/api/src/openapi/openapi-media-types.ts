@@ -7,13 +7,13 @@ export function patchMediaTypes(op: Pick<PlannedOperation, 'builtin'>): string[]
   return op.builtin ? [...PATCH_TYPES] : PATCH_TYPES.filter((t) => t !== 'application/strategic-merge-patch+json');
 }
 
-/** The media types an operation's responses come in, in upstream's v2 `produces` order. */
+/**
+ * The media types an operation's responses come in, in upstream's v2
+ * `produces` order. Plinth does not encode objects as protobuf, so it is not
+ * advertised.
+ */
 export function responseMediaTypes(op: Pick<PlannedOperation, 'builtin' | 'streams'>): string[] {
   const types = ['application/json', 'application/yaml'];
-  if (op.builtin) types.push('application/vnd.kubernetes.protobuf');
-  if (op.streams) {
-    types.push('application/json;stream=watch');
-    if (op.builtin) types.push('application/vnd.kubernetes.protobuf;stream=watch');
-  }
+  if (op.streams) types.push('application/json;stream=watch');
   return types;
 }

@@ -43,7 +43,13 @@ function mergeObjects(doc: JsonObject, patch: JsonObject): void {
       continue;
     }
     const cur = Object.prototype.hasOwnProperty.call(doc, k) ? doc[k] : null;
-    doc[k] = cur === null ? pruneNulls(structuredClone(v)) : mergeValue(cur, v);
+    // defineProperty, because assigning a new `__proto__` member would replace the prototype instead.
+    Object.defineProperty(doc, k, {
+      value: cur === null ? pruneNulls(structuredClone(v)) : mergeValue(cur, v),
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
   }
 }
 

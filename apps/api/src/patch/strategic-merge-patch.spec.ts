@@ -225,15 +225,15 @@ describe('applyStrategicMergePatch on lists', () => {
     assert.deepEqual(out.metadata.finalizers, ['x', 'y']);
   });
 
-  it('unions integer lists with a merge strategy', () => {
+  it('unions integer lists with a merge strategy, new items leading as upstream orders them', () => {
     const out = smp({ spec: { ports: [1, 2] } }, { spec: { ports: [3, 2] } });
-    assert.deepEqual(out.spec.ports, [1, 3, 2]);
+    assert.deepEqual(out.spec.ports, [3, 1, 2]);
   });
 
-  it('removes list elements marked $patch: delete by merge key', () => {
+  it('removes list elements marked $patch: delete by merge key, new elements leading', () => {
     const live = { spec: { containers: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] } };
     const out = smp(live, { spec: { containers: [{ name: 'b', $patch: 'delete' }, { name: 'd' }] } });
-    assert.deepEqual(names(out.spec.containers), ['a', 'c', 'd']);
+    assert.deepEqual(names(out.spec.containers), ['d', 'a', 'c']);
   });
 
   it('replaces a merging list whose patch has a $patch: replace element', () => {
@@ -245,7 +245,7 @@ describe('applyStrategicMergePatch on lists', () => {
   it('merges lists declared with merge,retainKeys as merge lists', () => {
     const live = { spec: { volumes: [{ name: 'v1', emptyDir: {} }] } };
     const out = smp(live, { spec: { volumes: [{ name: 'v2', hostPath: { path: '/x' } }] } });
-    assert.deepEqual(names(out.spec.volumes), ['v1', 'v2']);
+    assert.deepEqual(out.spec.volumes, [{ name: 'v2', hostPath: { path: '/x' } }, { name: 'v1', emptyDir: {} }]);
   });
 
   it('applies $retainKeys inside a merged list element', () => {
@@ -313,9 +313,30 @@ describe('applyStrategicMergePatch parallel-list directives', () => {
     ]);
   });
 
-  it('adds a list named by $setElementOrder that only the patch has', () => {
-    const out = smp({ metadata: {} }, { metadata: { '$setElementOrder/finalizers': ['b', 'a'], finalizers: ['a', 'b'] } });
-    assert.deepEqual(out.metadata.finalizers, ['b', 'a']);
+  it('adds a list that only the patch has, dropping its directive elements', () => {
+    const out = smp({ spec: {} }, {
+      spec: { '$setElementOrder/containers': [{ name: 'x' }], containers: [{ name: 'x' }, { name: 'y', $patch: 'delete' }] },
+    });
+    assert.deepEqual(out.spec.containers, [{ name: 'x' }]);
+  });
+
+  it('orders server-only items by the live list as edited in place by deletions and appends', () => {
+    const live = { spec: { containers: [{ name: '1', other: 'a' }, { name: '4', other: 'c' }] } };
+    const out = smp(live, {
+      spec: {
+        '$setElementOrder/containers': [{ name: '2' }, { name: '3' }],
+        containers: [{ name: '2' }, { name: '3' }, { name: '1', $patch: 'delete' }],
+      },
+    });
+    assert.deepEqual(out.spec.containers, [{ name: '4', other: 'c' }, { name: '2' }, { name: '3' }]);
+  });
+
+  it('places a server-only item after an added one when the deletion freed its slot', () => {
+    const live = { spec: { containers: [{ name: '1' }, { name: '2', other: 'b' }, { name: '4', other: 'c' }] } };
+    const out = smp(live, {
+      spec: { '$setElementOrder/containers': [{ name: '2' }, { name: '3' }], containers: [{ name: '3' }, { name: '1', $patch: 'delete' }] },
+    });
+    assert.deepEqual(names(out.spec.containers), ['2', '4', '3']);
   });
 });
 

@@ -31,6 +31,11 @@ function hasOwn(o: object, key: string): boolean {
   return Object.prototype.hasOwnProperty.call(o, key);
 }
 
+/** Creates or sets an own member; plain assignment of a new `__proto__` key would swap the prototype instead. */
+function define(o: JsonMap, key: string, value: unknown): void {
+  Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
 /**
  * Applies a Kubernetes strategic merge patch the way kube-apiserver does
  * (apimachinery strategicpatch, server-side options): per-field
@@ -133,14 +138,15 @@ function mergeField(original: JsonMap, patchKey: string, patchValue: unknown, sc
     original[key] = meta.strategy === 'replace' ? patchValue : mergeMap(current, patchValue as JsonMap, meta.schema);
   } else if (Array.isArray(current)) {
     const meta = fieldMeta(schema, key, true);
-    original[key] = mergeListField(current, patchValue as unknown[], meta, isDeleteList);
+    original[key] = mergeListField(current, patchValue as unknown[], meta, isDeleteList)[0];
   } else {
     original[key] = patchValue;
   }
 }
 
-function mergeListField(current: unknown[], patch: unknown[], meta: FieldMeta, isDeleteList: boolean): unknown[] {
-  if (meta.strategy !== 'merge' && !isDeleteList) return patch;
+/** The merged list and the edited view of `current` (see mergeList); lists without merge strategy are replaced. */
+function mergeListField(current: unknown[], patch: unknown[], meta: FieldMeta, isDeleteList: boolean): [unknown[], unknown[]] {
+  if (meta.strategy !== 'merge' && !isDeleteList) return [patch, current];
   return mergeList(current, patch, meta.schema, meta.mergeKey, isDeleteList);
 }
 
@@ -148,7 +154,7 @@ function mergeListField(current: unknown[], patch: unknown[], meta: FieldMeta, i
 function setFromPatch(original: JsonMap, key: string, value: unknown): void {
   discardNulls(value);
   const [cleaned, keep] = removeDirectives(value);
-  if (keep) original[key] = cleaned;
+  if (keep) define(original, key, cleaned);
   else delete original[key];
 }
 
@@ -197,22 +203,32 @@ function elementType(lists: unknown[][]): string {
   return found;
 }
 
-function mergeList(original: unknown[], patch: unknown[], schema: Schema, mergeKey: string, isDeleteList: boolean): unknown[] {
-  if (original.length === 0 && patch.length === 0) return original;
+/**
+ * Merges a list with a merge strategy. Also returns how the caller's slice of
+ * `original` reads afterwards: upstream deletes and appends in place on the
+ * live list's backing array, and `$setElementOrder` then orders server-only
+ * items by that edited view.
+ */
+function mergeList(original: unknown[], patch: unknown[], schema: Schema, mergeKey: string, isDeleteList: boolean): [unknown[], unknown[]] {
+  if (original.length === 0 && patch.length === 0) return [original, original];
   const kind = elementType([original, patch]);
-  let base = original;
-  let patchItems = patch;
-  let merged: unknown[];
   if (kind !== MAP_TYPE) {
-    if (isDeleteList) return original.filter((v) => !patch.includes(v));
-    merged = dedupeScalars([...original, ...patch]);
-  } else {
-    if (mergeKey === '') throw PatchError.unhandled(`cannot merge lists without merge key for ${typeKindName(schema)}`);
-    [base, patchItems] = applyListDirectives(original as JsonMap[], patch as JsonMap[], mergeKey);
-    merged = mergeByKey(base as JsonMap[], patchItems as JsonMap[], mergeKey, schema);
+    if (isDeleteList) return [original.filter((v) => !patch.includes(v)), original];
+    const merged = dedupeScalars([...original, ...patch]);
+    return [ordered(merged, patch, original, mergeKey, kind), original];
   }
+  if (mergeKey === '') throw PatchError.unhandled(`cannot merge lists without merge key for ${typeKindName(schema)}`);
+  const view = [...original];
+  const { base, plain, replaced } = applyListDirectives(view, patch as JsonMap[], mergeKey);
+  const merged = mergeByKey(base, plain, mergeKey, schema);
+  // Appends reuse the backing array while it has room: the live list's length, as the server builds it.
+  for (let at = base.length; !replaced && at < merged.length && at < view.length; at++) view[at] = merged[at];
+  return [ordered(merged, plain, base, mergeKey, kind), view];
+}
+
+function ordered(merged: unknown[], patchItems: unknown[], serverOrder: unknown[], mergeKey: string, kind: string): unknown[] {
   const [inPatch, serverOnly] = partition(merged, patchItems, mergeKey);
-  return normalizeOrder(inPatch, serverOnly, patchItems, base, mergeKey, kind);
+  return normalizeOrder(inPatch, serverOnly, patchItems, serverOrder, mergeKey, kind);
 }
 
 /** Upstream's in-place dedupe, which moves the last element into each duplicate's slot. */
@@ -232,11 +248,15 @@ function dedupeScalars(list: unknown[]): unknown[] {
   return s;
 }
 
-/** Handles `$patch` elements of a merging list: returns the list to merge into and the plain patch elements. */
-function applyListDirectives(original: JsonMap[], patch: JsonMap[], mergeKey: string): [JsonMap[], JsonMap[]] {
-  let base = original;
+/**
+ * Handles `$patch` elements of a merging list. Deletions shift `view` left in
+ * place, as upstream's append(s[:i], s[i+1:]...) does. Returns the list to
+ * merge into and the plain patch elements.
+ */
+function applyListDirectives(view: unknown[], patch: JsonMap[], mergeKey: string): { base: JsonMap[]; plain: JsonMap[]; replaced: boolean } {
+  let length = view.length;
   const plain: JsonMap[] = [];
-  let replace = false;
+  let replaced = false;
   for (const el of patch) {
     if (!hasOwn(el, DIRECTIVE)) {
       plain.push(el);
@@ -245,20 +265,24 @@ function applyListDirectives(original: JsonMap[], patch: JsonMap[], mergeKey: st
     const directive = el[DIRECTIVE];
     if (directive === 'delete') {
       if (!hasOwn(el, mergeKey)) throw PatchError.noMergeKey(el, mergeKey);
-      base = base.filter((o) => !(hasOwn(o, mergeKey) && o[mergeKey] === el[mergeKey]));
+      for (let i = findByKey(view, mergeKey, el[mergeKey], length); i >= 0; i = findByKey(view, mergeKey, el[mergeKey], length)) {
+        view.copyWithin(i, i + 1, length);
+        length--;
+      }
     } else if (directive === 'replace') {
-      replace = true;
+      replaced = true;
     } else if (directive === 'merge') {
       throw PatchError.unhandled('merging lists cannot yet be specified in the patch');
     } else {
       throw PatchError.unknownPatchType(directive, el);
     }
   }
-  return replace ? [plain, []] : [base, plain];
+  if (replaced) return { base: plain, plain: [], replaced };
+  return { base: view.slice(0, length) as JsonMap[], plain, replaced };
 }
 
-function findByKey(list: unknown[], key: string, value: unknown): number {
-  for (let i = 0; i < list.length; i++) {
+function findByKey(list: unknown[], key: string, value: unknown, length = list.length): number {
+  for (let i = 0; i < length; i++) {
     const el = list[i];
     if (!isObject(el)) throw PatchError.unhandled(`value for key ${i} is not a map`);
     if (hasOwn(el, key) && el[key] === value) return i;
@@ -376,13 +400,14 @@ function applySetElementOrder(original: JsonMap, patch: JsonMap, schema: Schema)
     const meta = fieldMeta(schema, key, true);
     checkOrderList(patchList, order, meta.mergeKey);
     let merged: unknown[];
-    if (inOriginal && inPatch) merged = mergeListField(originalList, patchList, meta, false);
+    let liveOrder = originalList;
+    if (inOriginal && inPatch) [merged, liveOrder] = mergeListField(originalList, patchList, meta, false);
     else if (inPatch) merged = removeDirectives(patchList)[0] as unknown[];
     else if (inOriginal) merged = originalList;
     else continue;
     const [named, serverOnly] = partition(merged, order, meta.mergeKey);
     const kind = elementType([originalList, patchList]);
-    original[key] = normalizeOrder(named, serverOnly, order, originalList, meta.mergeKey, kind);
+    define(original, key, normalizeOrder(named, serverOnly, order, liveOrder, meta.mergeKey, kind));
     delete patch[key];
   }
 }

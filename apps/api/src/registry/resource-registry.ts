@@ -23,6 +23,13 @@ export class ResourceRegistry {
     return this.builtins.get(ResourceRegistry.key(group, version, resource));
   }
 
+  /** A string that changes whenever the tenant's set of served resources changes (for caches). */
+  signature(tenant: string): string {
+    return this.all(tenant)
+      .map((d) => `${d.group}/${d.version}/${d.resource}`)
+      .join(',');
+  }
+
   /** Every definition served to the tenant, in a stable order. */
   all(_tenant: string): ResourceDefinition[] {
     return [...this.builtins.values()];

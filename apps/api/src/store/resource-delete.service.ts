@@ -4,7 +4,7 @@ import type { KubeObject } from '../registry/kube-object.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { mapStorageError } from './storage-errors.mapper.js';
-import { cloneJson, ResourceStoreService } from './resource-store.service.js';
+import { ResourceStoreService } from './resource-store.service.js';
 import type { WriteContext } from './write-context.js';
 
 /** Preconditions of a DeleteOptions. */
@@ -70,42 +70,22 @@ export class ResourceDeleteService {
 
   private async markDeleting(ctx: WriteContext, name: string, old: KubeObject): Promise<DeleteOutcome> {
     if (old.metadata.deletionTimestamp) return { object: old, deleted: false };
-    const { object } = await this.store.update(
-      { ...ctx, warnings: [] },
-      name,
-      (cur) => {
-        const next = cloneJson(cur);
-        delete next.metadata.resourceVersion;
-        return next;
-      },
-      {
-        ...ctx.def.strategy,
-        prepareForUpdate: (next, prev) => {
-          ctx.def.strategy.prepareForUpdate(next, prev);
-          next.metadata.deletionTimestamp = prev.metadata.deletionTimestamp ?? nowTimestamp();
-          next.metadata.deletionGracePeriodSeconds = 0;
-        },
-      },
-    );
+    const object = await this.store.systemUpdate(ctx, name, (o) => {
+      o.metadata.deletionTimestamp ??= nowTimestamp();
+      o.metadata.deletionGracePeriodSeconds ??= 0;
+    });
     return { object, deleted: false };
   }
 
   private async deleteNamespace(ctx: WriteContext, name: string, old: KubeObject): Promise<DeleteOutcome> {
     if (ctx.dryRun) return { object: old, deleted: false };
-    let ns = old;
-    if (!old.metadata.deletionTimestamp) {
-      ns = (
-        await this.store.update(ctx, name, (cur) => cur, {
-          ...ctx.def.strategy,
-          prepareForUpdate: (next, prev) => {
-            next.status = { ...(prev.status as object), phase: 'Terminating' };
-            next.spec = prev.spec;
-            next.metadata.deletionTimestamp = nowTimestamp();
-            next.metadata.deletionGracePeriodSeconds = 0;
-          },
-        })
-      ).object;
-    }
+    const ns = old.metadata.deletionTimestamp
+      ? old
+      : await this.store.systemUpdate(ctx, name, (o) => {
+          o.status = { ...(o.status as object), phase: 'Terminating' };
+          o.metadata.deletionTimestamp ??= nowTimestamp();
+          o.metadata.deletionGracePeriodSeconds ??= 0;
+        });
     await this.deleteNamespaceContents(ctx, name);
     return (await this.finalizeNamespaceIfEmpty(ctx.tenant, name)) ?? { object: ns, deleted: false };
   }

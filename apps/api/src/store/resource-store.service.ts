@@ -34,6 +34,9 @@ function randomSuffix(): string {
  * admission → storage). Storage is skipped on dry run.
  */
 export class ResourceStoreService {
+  /** Called after an update removed an object whose last finalizer went away (namespace cleanup hooks in here). */
+  afterRemove?: (tenant: string, namespace: string) => Promise<void>;
+
   constructor(
     private readonly objects: ObjectStoreRepository,
     private readonly admission: AdmissionChain,
@@ -158,10 +161,35 @@ export class ResourceStoreService {
         const body = stored.body as KubeObject;
         if (body.metadata.deletionTimestamp && (body.metadata.finalizers ?? []).length === 0) {
           await this.objects.delete(key, stored.revision);
+          await this.afterRemove?.(ctx.tenant, key.namespace);
         }
         return { object: body, changed: true };
       } catch (err) {
         if (isStorageError(err, 'Conflict') && !pinned) continue;
+        mapStorageError(err, def, name);
+      }
+    }
+    throw ApiError.staleConflict({ group: def.group, kind: def.resource, name });
+  }
+
+  /**
+   * A system write that bypasses admission and validation (deletion
+   * bookkeeping: deletionTimestamp, namespace phase). `mutate` changes the
+   * current object in place; retried on conflicts. Returns the stored object.
+   */
+  async systemUpdate(ctx: WriteContext, name: string, mutate: (obj: KubeObject) => void): Promise<KubeObject> {
+    const { def } = ctx;
+    const key = ResourceStoreService.key(ctx.tenant, def, ctx.namespace, name);
+    for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+      const current = await this.objects.get(key);
+      if (!current) throw ApiError.notFound({ group: def.group, kind: def.resource, name });
+      const next = cloneJson(current.body) as KubeObject;
+      mutate(next);
+      if (ctx.dryRun) return next;
+      try {
+        return (await this.objects.update(key, next, current.revision)).body as KubeObject;
+      } catch (err) {
+        if (isStorageError(err, 'Conflict')) continue;
         mapStorageError(err, def, name);
       }
     }
