@@ -93,6 +93,13 @@ export async function createApp(services: PlinthServices): Promise<NestFastifyAp
   fastify.addHook('onRequest', async (req) => {
     (req as unknown as { startedAt: bigint }).startedAt = process.hrtime.bigint();
   });
+  // Fastify replaces Content-Types it cannot parse (the gnostic protobuf type has an '@');
+  // handlers that need one anyway set it here, after Fastify's defaulting.
+  fastify.addHook('onSend', async (_req, reply, payload) => {
+    const forced = (reply as unknown as { forcedContentType?: string }).forcedContentType;
+    if (forced) reply.header('content-type', forced);
+    return payload;
+  });
   fastify.addHook('onResponse', async (req, reply) => {
     const labels = req.plinth ?? { verb: req.method.toLowerCase(), group: '', resource: '' };
     const started = (req as unknown as { startedAt?: bigint }).startedAt ?? process.hrtime.bigint();

@@ -39,7 +39,8 @@ describe('parseJsonStrict: values', () => {
   });
 
   it('decodes integers beyond 2^53 to the nearest number, like JSON.parse', () => {
-    assert.equal(parseJsonStrict('{"n":9007199254740993}').value && (parseJsonStrict('{"n":9007199254740993}').value as { n: number }).n, 9007199254740992);
+    const { value } = parseJsonStrict('{"n":9007199254740993}');
+    assert.equal((value as { n: number }).n, 9007199254740992);
   });
 
   it('rejects a number beyond float64 with Go\'s unmarshal message', () => {

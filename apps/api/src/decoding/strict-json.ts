@@ -90,15 +90,23 @@ function inspectValue(root: object): ValueStats {
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
         const c = v[i];
-        if (typeof c === 'object' && c !== null) (values.push(c), depths.push(depth + 1));
-        else if (typeof c === 'number' && c - c !== 0) nonFinite = true;
+        if (typeof c === 'object' && c !== null) {
+          values.push(c);
+          depths.push(depth + 1);
+        } else if (typeof c === 'number' && c - c !== 0) {
+          nonFinite = true;
+        }
       }
     } else {
       for (const k in v) {
         keys++;
         const c = v[k];
-        if (typeof c === 'object' && c !== null) (values.push(c), depths.push(depth + 1));
-        else if (typeof c === 'number' && c - c !== 0) nonFinite = true;
+        if (typeof c === 'object' && c !== null) {
+          values.push(c);
+          depths.push(depth + 1);
+        } else if (typeof c === 'number' && c - c !== 0) {
+          nonFinite = true;
+        }
       }
     }
   }
@@ -199,7 +207,10 @@ function scanJson(text: string, onKey: KeyVisitor | null, onNumber?: NumberVisit
       const d = text.charCodeAt(i);
       if (d === 0x2c) {
         if (top.object) i = readKey(text, skipSpace(text, i + 1), top, onKey);
-        else (top.index++, i++);
+        else {
+          top.index++;
+          i++;
+        }
         prefix = onKey ? childPrefix(top) : '';
         break;
       }

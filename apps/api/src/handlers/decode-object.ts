@@ -2,7 +2,7 @@ import { pruneUnknownFields } from '../decoding/prune.js';
 import { ApiError } from '../errors/api-error.js';
 import { applyFieldValidation, checkTypeMeta, parseBody } from '../http/body-decoder.js';
 import type { KubeObject } from '../registry/kube-object.js';
-import type { ResourceDefinition } from '../registry/resource-definition.js';
+import { groupVersion, type ResourceDefinition } from '../registry/resource-definition.js';
 import { findTypeError } from '../schema/type-check.js';
 import type { StructuralSchema } from '../schema/structural-schema.js';
 
@@ -35,9 +35,11 @@ export function decodeObject(
   warnings: string[],
 ): KubeObject {
   if (!raw || raw.length === 0) throw ApiError.badRequest('the request body is empty; expected an object');
-  const { value, duplicates } = parseBody(raw, contentType);
-  const obj = checkTypeMeta(value, def);
+  const body = parseBody(raw, contentType, def.kind, def.version, groupVersion(def));
+  const obj = checkTypeMeta(body.value, def);
   checkTypes(obj, def);
-  applyFieldValidation(obj, duplicates, def.schema, mode, warnings, (o) => dropUndeclared(o, def.schema));
+  // Upstream wraps decode errors of typed objects this way (handlers/create.go transformDecodeError).
+  const prefix = `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: `;
+  applyFieldValidation(obj, body, def.schema, mode, warnings, (o) => dropUndeclared(o, def.schema), prefix);
   return obj;
 }

@@ -29,7 +29,10 @@ function sendDocument(req: FastifyRequest, reply: FastifyReply, doc: RenderedDoc
     return;
   }
   if (typeof doc.body === 'string') sendEncoded(req, reply, 200, contentType, doc.body);
-  else reply.code(200).header('Content-Type', contentType).send(Buffer.from(doc.body));
+  else {
+    (reply as unknown as { forcedContentType?: string }).forcedContentType = contentType;
+    reply.code(200).header('Content-Type', contentType).send(Buffer.from(doc.body));
+  }
 }
 
 const notFound = () => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});

@@ -59,7 +59,7 @@ export async function handlePatch(ctx: HandlerContext, store: ResourceStoreServi
     else patched = applyStrategicMergePatch(current, patch, def.schema);
     const obj = checkTypeMeta(patched, def);
     checkTypes(obj, def);
-    applyFieldValidation(obj, duplicates, def.schema, opts.fieldValidation, attemptWarnings, (o) => dropUndeclared(o, def.schema));
+    applyFieldValidation(obj, { duplicates, yaml: false }, def.schema, opts.fieldValidation, attemptWarnings, (o) => dropUndeclared(o, def.schema));
     return obj;
   };
   const { object } = await store.update(wctx, ctx.info.name, transform, strategy);

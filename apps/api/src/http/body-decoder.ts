@@ -1,4 +1,6 @@
-import { DecodeError } from '../decoding/decode-error.js';
+import { DecodeError, type StrictIssue, strictDecodingMessage } from '../decoding/decode-error.js';
+import { protobufMessageFor } from '../decoding/k8s-proto.descriptor.js';
+import { decodeKubernetesProtobuf } from '../decoding/protobuf-decode.js';
 import { parseJsonStrict } from '../decoding/strict-json.js';
 import { findUnknownFields } from '../decoding/unknown-fields.js';
 import { parseYamlStrict } from '../decoding/yaml-decode.js';
@@ -12,21 +14,43 @@ export function mediaType(contentType: string | undefined): string {
   return (contentType ?? '').split(';')[0].trim().toLowerCase();
 }
 
-const ACCEPTED = 'application/json, application/yaml';
+const ACCEPTED = 'application/json, application/yaml, application/vnd.kubernetes.protobuf';
+
+/** A decoded body: the value, its duplicate keys (JSON paths, or YAML `line N: …` texts), and its syntax. */
+export interface ParsedBody {
+  value: unknown;
+  duplicates: string[];
+  yaml: boolean;
+}
+
+/** Upstream's body summary in decode errors: the first 30 bytes, with `...` when cut. */
+function summarize(text: string): string {
+  return text.length > 30 ? `${text.slice(0, 30)}...` : text;
+}
 
 /**
- * Parses a body as JSON or YAML (by Content-Type; JSON when absent) and
- * reports duplicate keys. Throws ApiError 415 for other media types and 400
- * for undecodable bodies.
+ * Parses a body as JSON, YAML or Kubernetes protobuf (by Content-Type; JSON
+ * when absent) and reports duplicate keys. `kind` words upstream's decode
+ * errors. Throws ApiError 415 for other media types and 400 for
+ * undecodable bodies.
  */
-export function parseBody(raw: Buffer | undefined, contentType: string | undefined): { value: unknown; duplicates: string[] } {
+export function parseBody(raw: Buffer | undefined, contentType: string | undefined, kind: string, version: string, apiVersion = version): ParsedBody {
   const mt = mediaType(contentType);
   const text = raw ? raw.toString('utf8') : '';
   try {
-    if (mt === '' || mt === 'application/json' || mt === '*/*') return parseJsonStrict(text);
-    if (mt === 'application/yaml' || mt === 'application/x-yaml' || mt === 'text/yaml') return parseYamlStrict(text);
+    if (mt === '' || mt === 'application/json' || mt === '*/*') return { ...parseJsonStrict(text), yaml: false };
+    if (mt === 'application/yaml' || mt === 'application/x-yaml' || mt === 'text/yaml') return { ...parseYamlStrict(text), yaml: true };
+    if (mt === 'application/vnd.kubernetes.protobuf' && protobufMessageFor(apiVersion, kind)) {
+      return { value: decodeKubernetesProtobuf(raw ?? Buffer.alloc(0), { apiVersion, kind }), duplicates: [], yaml: false };
+    }
   } catch (err) {
-    if (err instanceof DecodeError) throw ApiError.badRequest(err.message);
+    if (err instanceof DecodeError) {
+      throw ApiError.badRequest(
+        err.beforeKind
+          ? `the object provided is unrecognized (must be of type ${kind}): ${err.message} (${summarize(text)})`
+          : `${kind} in version "${version}" cannot be handled as a ${kind}: ${err.message}`,
+      );
+    }
     throw err;
   }
   throw ApiError.unsupportedMediaType(
@@ -35,28 +59,34 @@ export function parseBody(raw: Buffer | undefined, contentType: string | undefin
 }
 
 /**
- * Applies field validation to the decoded object: Ignore drops nothing and
- * says nothing; Warn adds one warning per unknown or duplicate field; Strict
- * throws 400 `strict decoding error: …` listing them all. Unknown fields are
- * then removed (typed objects cannot hold them). Mutates `obj`.
+ * Applies field validation to the decoded object: Ignore reports nothing;
+ * Warn adds one warning per unknown or duplicate field; Strict throws 400
+ * `strict decoding error: …` listing them all (prefixed by `strictPrefix`).
+ * Unknown fields are then removed (typed objects cannot hold them) by
+ * `prune`. Mutates `obj`.
  */
 export function applyFieldValidation(
   obj: Record<string, unknown>,
-  duplicates: string[],
+  body: Pick<ParsedBody, 'duplicates' | 'yaml'>,
   schema: StructuralSchema,
   mode: 'Ignore' | 'Warn' | 'Strict',
   warnings: string[],
   prune: (obj: Record<string, unknown>) => void,
+  strictPrefix = '',
 ): void {
-  if (mode === 'Ignore') {
-    prune(obj);
-    return;
-  }
-  const unknown = findUnknownFields(obj, schema);
-  const problems = [...unknown.map((f) => `unknown field "${f}"`), ...duplicates.map((f) => `duplicate field "${f}"`)];
-  if (problems.length > 0) {
-    if (mode === 'Strict') throw ApiError.badRequest(`strict decoding error: ${problems.join(', ')}`);
-    warnings.push(...problems);
+  if (mode !== 'Ignore') {
+    const unknown = findUnknownFields(obj, schema);
+    const issues: StrictIssue[] = [
+      ...unknown.map((path) => ({ kind: 'unknown' as const, path })),
+      ...(body.yaml ? [] : body.duplicates.map((path) => ({ kind: 'duplicate' as const, path }))),
+    ];
+    const yamlDuplicates = body.yaml ? body.duplicates : [];
+    if (mode === 'Strict') {
+      const msg = strictDecodingMessage(issues, yamlDuplicates);
+      if (msg) throw ApiError.badRequest(`${strictPrefix}${msg}`);
+    } else {
+      warnings.push(...yamlDuplicates, ...issues.map((i) => `${i.kind} field "${i.path}"`));
+    }
   }
   prune(obj);
 }

@@ -53,6 +53,13 @@ describe('applyMergePatch', () => {
     assert.deepEqual(patch, patchSnapshot);
   });
 
+  it('keeps a __proto__ member as data without touching any prototype', () => {
+    const out = applyMergePatch({ a: 1 }, JSON.parse('{"__proto__": {"polluted": true}}')) as Record<string, unknown>;
+    assert.equal(Object.getPrototypeOf(out), Object.prototype);
+    assert.deepEqual(Object.keys(out), ['a', '__proto__']);
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  });
+
   it('applies the patch kubectl sends for an edited ConfigMap', () => {
     const doc = { kind: 'ConfigMap', metadata: { name: 'cm', annotations: { keep: 'y' } }, data: { k: 'v', old: 'o' } };
     const out = applyMergePatch(doc, {

@@ -160,6 +160,13 @@ describe('applyStrategicMergePatch on maps', () => {
     assert.deepEqual(out.spec.strategy, { type: 'Recreate' });
   });
 
+  it('keeps a __proto__ member as data without touching any prototype', () => {
+    const out = smp({ spec: {} }, JSON.parse('{"spec": {"__proto__": {"polluted": true}}}'));
+    assert.equal(Object.getPrototypeOf(out.spec), Object.prototype);
+    assert.deepEqual(Object.keys(out.spec), ['__proto__']);
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  });
+
   it('returns an equal copy for a null patch', () => {
     const live = { metadata: { name: 'x' } };
     const out = smp(live, null);

@@ -1,0 +1,287 @@
+import protobuf from 'protobufjs';
+
+/*
+ * Hand transcription of the Kubernetes protobuf messages Plinth decodes. Field numbers and types follow
+ * k8s.io/apimachinery pkg/runtime/generated.proto and pkg/apis/meta/v1/generated.proto, and k8s.io/api
+ * core/v1, autoscaling/v1 and admissionregistration/v1 generated.proto. Fields are listed in the order
+ * of the Go struct, which is the order Go's JSON encoder emits them in.
+ *
+ * Each field carries the facts of its Go field that decide its JSON form:
+ *   (json) - the Go `json:"…"` tag verbatim (`,inline` for an embedded struct);
+ *   (ptr)  - the Go field is a pointer, so presence on the wire decides whether it is emitted;
+ *   (go)   - the Go field name where it is not the proto name capitalised (used in wire-type errors).
+ */
+
+const RUNTIME = `
+syntax = "proto2";
+package k8s.io.apimachinery.pkg.runtime;
+
+message TypeMeta {
+  optional string apiVersion = 1 [(json) = "apiVersion,omitempty", (go) = "APIVersion"];
+  optional string kind = 2 [(json) = "kind,omitempty"];
+}
+
+message Unknown {
+  optional TypeMeta typeMeta = 1 [(json) = ",inline"];
+  optional bytes raw = 2 [(json) = "-"];
+  optional string contentEncoding = 3 [(json) = "-"];
+  optional string contentType = 4 [(json) = "-"];
+}
+`;
+
+const META_V1 = `
+syntax = "proto2";
+package k8s.io.apimachinery.pkg.apis.meta.v1;
+
+message Time {
+  optional int64 seconds = 1 [(json) = "seconds"];
+  optional int32 nanos = 2 [(json) = "nanos"];
+}
+
+message FieldsV1 {
+  optional bytes Raw = 1 [(json) = "-"];
+}
+
+message OwnerReference {
+  optional string apiVersion = 5 [(json) = "apiVersion", (go) = "APIVersion"];
+  optional string kind = 1 [(json) = "kind"];
+  optional string name = 3 [(json) = "name"];
+  optional string uid = 4 [(json) = "uid", (go) = "UID"];
+  optional bool controller = 6 [(json) = "controller,omitempty", (ptr) = true];
+  optional bool blockOwnerDeletion = 7 [(json) = "blockOwnerDeletion,omitempty", (ptr) = true];
+}
+
+message ManagedFieldsEntry {
+  optional string manager = 1 [(json) = "manager,omitempty"];
+  optional string operation = 2 [(json) = "operation,omitempty"];
+  optional string apiVersion = 3 [(json) = "apiVersion,omitempty", (go) = "APIVersion"];
+  optional Time time = 4 [(json) = "time,omitempty", (ptr) = true];
+  optional string fieldsType = 6 [(json) = "fieldsType,omitempty"];
+  optional FieldsV1 fieldsV1 = 7 [(json) = "fieldsV1,omitempty", (ptr) = true];
+  optional string subresource = 8 [(json) = "subresource,omitempty"];
+}
+
+message ObjectMeta {
+  optional string name = 1 [(json) = "name,omitempty"];
+  optional string generateName = 2 [(json) = "generateName,omitempty"];
+  optional string namespace = 3 [(json) = "namespace,omitempty"];
+  optional string selfLink = 4 [(json) = "selfLink,omitempty"];
+  optional string uid = 5 [(json) = "uid,omitempty", (go) = "UID"];
+  optional string resourceVersion = 6 [(json) = "resourceVersion,omitempty"];
+  optional int64 generation = 7 [(json) = "generation,omitempty"];
+  optional Time creationTimestamp = 8 [(json) = "creationTimestamp,omitempty,omitzero"];
+  optional Time deletionTimestamp = 9 [(json) = "deletionTimestamp,omitempty", (ptr) = true];
+  optional int64 deletionGracePeriodSeconds = 10 [(json) = "deletionGracePeriodSeconds,omitempty", (ptr) = true];
+  map<string, string> labels = 11 [(json) = "labels,omitempty"];
+  map<string, string> annotations = 12 [(json) = "annotations,omitempty"];
+  repeated OwnerReference ownerReferences = 13 [(json) = "ownerReferences,omitempty"];
+  repeated string finalizers = 14 [(json) = "finalizers,omitempty"];
+  repeated ManagedFieldsEntry managedFields = 17 [(json) = "managedFields,omitempty"];
+}
+
+message Preconditions {
+  optional string uid = 1 [(json) = "uid,omitempty", (ptr) = true, (go) = "UID"];
+  optional string resourceVersion = 2 [(json) = "resourceVersion,omitempty", (ptr) = true];
+}
+
+message DeleteOptions {
+  optional int64 gracePeriodSeconds = 1 [(json) = "gracePeriodSeconds,omitempty", (ptr) = true];
+  optional Preconditions preconditions = 2 [(json) = "preconditions,omitempty", (ptr) = true];
+  optional bool orphanDependents = 3 [(json) = "orphanDependents,omitempty", (ptr) = true];
+  optional string propagationPolicy = 4 [(json) = "propagationPolicy,omitempty", (ptr) = true];
+  repeated string dryRun = 5 [(json) = "dryRun,omitempty"];
+  optional bool ignoreStoreReadErrorWithClusterBreakingPotential = 6 [(json) = "ignoreStoreReadErrorWithClusterBreakingPotential,omitempty", (ptr) = true];
+}
+
+message LabelSelectorRequirement {
+  optional string key = 1 [(json) = "key"];
+  optional string operator = 2 [(json) = "operator"];
+  repeated string values = 3 [(json) = "values,omitempty"];
+}
+
+message LabelSelector {
+  map<string, string> matchLabels = 1 [(json) = "matchLabels,omitempty"];
+  repeated LabelSelectorRequirement matchExpressions = 2 [(json) = "matchExpressions,omitempty"];
+}
+`;
+
+const OBJECT_META = '.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta';
+const TIME = '.k8s.io.apimachinery.pkg.apis.meta.v1.Time';
+const LABEL_SELECTOR = '.k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector';
+
+const CORE_V1 = `
+syntax = "proto2";
+package k8s.io.api.core.v1;
+
+message NamespaceSpec {
+  repeated string finalizers = 1 [(json) = "finalizers,omitempty"];
+}
+
+message NamespaceCondition {
+  optional string type = 1 [(json) = "type"];
+  optional string status = 2 [(json) = "status"];
+  optional ${TIME} lastTransitionTime = 4 [(json) = "lastTransitionTime,omitempty"];
+  optional string reason = 5 [(json) = "reason,omitempty"];
+  optional string message = 6 [(json) = "message,omitempty"];
+}
+
+message NamespaceStatus {
+  optional string phase = 1 [(json) = "phase,omitempty"];
+  repeated NamespaceCondition conditions = 2 [(json) = "conditions,omitempty"];
+}
+
+message Namespace {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
+  optional NamespaceSpec spec = 2 [(json) = "spec,omitempty"];
+  optional NamespaceStatus status = 3 [(json) = "status,omitempty"];
+}
+
+message ConfigMap {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
+  optional bool immutable = 4 [(json) = "immutable,omitempty", (ptr) = true];
+  map<string, string> data = 2 [(json) = "data,omitempty"];
+  map<string, bytes> binaryData = 3 [(json) = "binaryData,omitempty"];
+}
+
+message Secret {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
+  optional bool immutable = 5 [(json) = "immutable,omitempty", (ptr) = true];
+  map<string, bytes> data = 2 [(json) = "data,omitempty"];
+  map<string, string> stringData = 4 [(json) = "stringData,omitempty"];
+  optional string type = 3 [(json) = "type,omitempty"];
+}
+`;
+
+const AUTOSCALING_V1 = `
+syntax = "proto2";
+package k8s.io.api.autoscaling.v1;
+
+message ScaleSpec {
+  optional int32 replicas = 1 [(json) = "replicas,omitempty"];
+}
+
+message ScaleStatus {
+  optional int32 replicas = 1 [(json) = "replicas"];
+  optional string selector = 2 [(json) = "selector,omitempty"];
+}
+
+message Scale {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
+  optional ScaleSpec spec = 2 [(json) = "spec,omitempty"];
+  optional ScaleStatus status = 3 [(json) = "status,omitempty"];
+}
+`;
+
+/** The fields MutatingWebhook and ValidatingWebhook share up to admissionReviewVersions. */
+function webhookFields(objectSelector: number): string {
+  return `
+  optional string name = 1 [(json) = "name"];
+  optional WebhookClientConfig clientConfig = 2 [(json) = "clientConfig"];
+  repeated RuleWithOperations rules = 3 [(json) = "rules,omitempty"];
+  optional string failurePolicy = 4 [(json) = "failurePolicy,omitempty", (ptr) = true];
+  optional string matchPolicy = 9 [(json) = "matchPolicy,omitempty", (ptr) = true];
+  optional ${LABEL_SELECTOR} namespaceSelector = 5 [(json) = "namespaceSelector,omitempty", (ptr) = true];
+  optional ${LABEL_SELECTOR} objectSelector = ${objectSelector} [(json) = "objectSelector,omitempty", (ptr) = true];
+  optional string sideEffects = 6 [(json) = "sideEffects", (ptr) = true];
+  optional int32 timeoutSeconds = 7 [(json) = "timeoutSeconds,omitempty", (ptr) = true];
+  repeated string admissionReviewVersions = 8 [(json) = "admissionReviewVersions"];`;
+}
+
+const ADMISSIONREGISTRATION_V1 = `
+syntax = "proto2";
+package k8s.io.api.admissionregistration.v1;
+
+message ServiceReference {
+  optional string namespace = 1 [(json) = "namespace"];
+  optional string name = 2 [(json) = "name"];
+  optional string path = 3 [(json) = "path,omitempty", (ptr) = true];
+  optional int32 port = 4 [(json) = "port,omitempty", (ptr) = true];
+}
+
+message WebhookClientConfig {
+  optional string url = 3 [(json) = "url,omitempty", (ptr) = true, (go) = "URL"];
+  optional ServiceReference service = 1 [(json) = "service,omitempty", (ptr) = true];
+  optional bytes caBundle = 2 [(json) = "caBundle,omitempty", (go) = "CABundle"];
+}
+
+message Rule {
+  repeated string apiGroups = 1 [(json) = "apiGroups,omitempty", (go) = "APIGroups"];
+  repeated string apiVersions = 2 [(json) = "apiVersions,omitempty", (go) = "APIVersions"];
+  repeated string resources = 3 [(json) = "resources,omitempty"];
+  optional string scope = 4 [(json) = "scope,omitempty", (ptr) = true];
+}
+
+message RuleWithOperations {
+  repeated string operations = 1 [(json) = "operations,omitempty"];
+  optional Rule rule = 2 [(json) = ",inline"];
+}
+
+message MatchCondition {
+  optional string name = 1 [(json) = "name"];
+  optional string expression = 2 [(json) = "expression"];
+}
+
+message MutatingWebhook {${webhookFields(11)}
+  optional string reinvocationPolicy = 10 [(json) = "reinvocationPolicy,omitempty", (ptr) = true];
+  repeated MatchCondition matchConditions = 12 [(json) = "matchConditions,omitempty"];
+}
+
+message ValidatingWebhook {${webhookFields(10)}
+  repeated MatchCondition matchConditions = 11 [(json) = "matchConditions,omitempty"];
+}
+
+message MutatingWebhookConfiguration {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
+  repeated MutatingWebhook Webhooks = 2 [(json) = "webhooks,omitempty"];
+}
+
+message ValidatingWebhookConfiguration {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
+  repeated ValidatingWebhook Webhooks = 2 [(json) = "webhooks,omitempty"];
+}
+`;
+
+/** Fully qualified name of the Unknown envelope message. */
+export const UNKNOWN_MESSAGE = 'k8s.io.apimachinery.pkg.runtime.Unknown';
+
+/** Fully qualified name of metav1.Time, whose JSON form is an RFC 3339 string rather than its fields. */
+export const TIME_MESSAGE = TIME.slice(1);
+/** Fully qualified name of metav1.FieldsV1, whose JSON form is its raw bytes parsed as JSON. */
+export const FIELDS_V1_MESSAGE = 'k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1';
+
+/** Message of each decodable `apiVersion/kind`; DeleteOptions is looked up separately (any version). */
+const KIND_MESSAGES: ReadonlyMap<string, string> = new Map([
+  ['v1/Namespace', 'k8s.io.api.core.v1.Namespace'],
+  ['v1/ConfigMap', 'k8s.io.api.core.v1.ConfigMap'],
+  ['v1/Secret', 'k8s.io.api.core.v1.Secret'],
+  ['autoscaling/v1/Scale', 'k8s.io.api.autoscaling.v1.Scale'],
+  ['admissionregistration.k8s.io/v1/MutatingWebhookConfiguration', 'k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration'],
+  ['admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration', 'k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration'],
+]);
+
+/**
+ * Fully qualified message name for `apiVersion` + `kind`, or undefined when Plinth cannot decode that
+ * kind from protobuf. DeleteOptions is accepted in every version, as upstream registers it in each
+ * group version. Pure.
+ */
+export function protobufMessageFor(apiVersion: string, kind: string): string | undefined {
+  if (kind === 'DeleteOptions') return 'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions';
+  return KIND_MESSAGES.get(`${apiVersion}/${kind}`);
+}
+
+let cachedRoot: protobuf.Root | undefined;
+
+/**
+ * The resolved protobufjs Root holding every transcribed message (names kept as in the .proto files),
+ * built once and cached. Throws only if the transcription itself is broken (a programming error).
+ */
+export function k8sProtoRoot(): protobuf.Root {
+  if (cachedRoot) return cachedRoot;
+  const root = new protobuf.Root();
+  for (const source of [RUNTIME, META_V1, CORE_V1, AUTOSCALING_V1, ADMISSIONREGISTRATION_V1]) {
+    protobuf.parse(source, root, { keepCase: true });
+  }
+  root.resolveAll();
+  cachedRoot = root;
+  return root;
+}

@@ -1,0 +1,67 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../apps/api/src/config/embedded-postgres.js';
+
+/** Latency percentiles in milliseconds from a list of samples (ms). */
+export function percentiles(samples: number[]): { p50: number; p99: number; n: number } {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => (s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))] : NaN);
+  return { p50: at(0.5), p99: at(0.99), n: s.length };
+}
+
+/** Prints a progress line to stderr (figures go to stdout). */
+export function progress(msg: string): void {
+  process.stderr.write(`[bench] ${msg}\n`);
+}
+
+/** Starts a durable embedded PostgreSQL (fsync on, synchronous commit) for a benchmark run. */
+export async function startBenchPostgres(name: string, port: number): Promise<EmbeddedDatabase> {
+  const dir = path.resolve('.test-tmp', `bench-${name}-${randomBytes(3).toString('hex')}`);
+  progress(`starting PostgreSQL (durable: fsync on, synchronous_commit on) in ${dir}`);
+  return startEmbeddedPostgres({ dataDir: dir, port, database: 'plinth', extraFlags: ['-c', 'shared_buffers=256MB'] });
+}
+
+/** Starts `node dist/apps/api/src/main.js` as a child process and waits for /readyz. */
+export async function startServerProcess(env: Record<string, string>, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [path.resolve('dist/apps/api/src/main.js')], {
+    env: { ...process.env, LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const deadline = Date.now() + 30000;
+  for (;;) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+      if (res.ok) return child;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error('server did not become ready');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Runs `worker` on `concurrency` loops until `ms` elapse; returns per-op latencies (ms) and ops/s. */
+export async function runLoad(concurrency: number, ms: number, worker: (i: number) => Promise<void>): Promise<{ latencies: number[]; opsPerSec: number; errors: number }> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let counter = 0;
+  const until = Date.now() + ms;
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < until) {
+        const i = counter++;
+        const t0 = process.hrtime.bigint();
+        try {
+          await worker(i);
+          latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  return { latencies, opsPerSec: latencies.length / seconds, errors };
+}

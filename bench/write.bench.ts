@@ -1,0 +1,89 @@
+import { Agent, request } from 'undici';
+import pg from 'pg';
+import { percentiles, progress, runLoad, startBenchPostgres, startServerProcess } from './bench-support.js';
+
+const CONCURRENCY = 32;
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const VALUE = 'x'.repeat(1024 - 120);
+
+function configMap(name: string): string {
+  return JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'bench' }, data: { v: VALUE } });
+}
+
+/**
+ * The raw PostgreSQL ceiling: the statements an API create runs (the
+ * namespace lookup of NamespaceLifecycle, then the write function), driven
+ * directly by 32 pg clients. `withLookup` false runs the write alone.
+ */
+async function rawCeiling(url: string, withLookup: boolean): Promise<{ opsPerSec: number; p50: number; p99: number }> {
+  const pool = new pg.Pool({ connectionString: url, max: CONCURRENCY });
+  const body = JSON.parse(configMap('x'));
+  const prefix = withLookup ? 'rawl' : 'raw';
+  const run = await runLoad(CONCURRENCY, SECONDS * 1000, async (i) => {
+    body.metadata.name = `${prefix}-${i}`;
+    if (withLookup) {
+      await pool.query('SELECT revision, body FROM objects WHERE tenant = $1 AND resource = $2 AND namespace = $3 AND name = $4', ['default', 'namespaces', '', 'bench']);
+    }
+    await pool.query('SELECT plinth_create($1, $2, $3, $4, $5::jsonb)', ['default', 'configmaps', prefix, `${prefix}-${i}`, JSON.stringify(body)]);
+  });
+  await pool.end();
+  const p = percentiles(run.latencies);
+  return { opsPerSec: run.opsPerSec, p50: p.p50, p99: p.p99 };
+}
+
+async function main(): Promise<void> {
+  const pgPort = 57500 + (process.pid % 400);
+  const apiPort = 18500 + (process.pid % 400);
+  const db = await startBenchPostgres('write', pgPort);
+  const server = await startServerProcess({ DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '32' }, apiPort);
+  const base = `http://127.0.0.1:${apiPort}`;
+  const agent = new Agent({ connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 30000 });
+  const call = async (method: 'GET' | 'POST', path: string, body?: string) => {
+    const res = await request(`${base}${path}`, { method, body, headers: { 'content-type': 'application/json' }, dispatcher: agent });
+    await res.body.arrayBuffer();
+    if (res.statusCode >= 300) throw new Error(`${method} ${path}: ${res.statusCode}`);
+  };
+  try {
+    await call('POST', '/api/v1/namespaces', JSON.stringify({ metadata: { name: 'bench' } }));
+    progress(`HTTP creates: ${CONCURRENCY} keep-alive clients for ${SECONDS}s`);
+    const creates = await runLoad(CONCURRENCY, SECONDS * 1000, (i) => call('POST', '/api/v1/namespaces/bench/configmaps', configMap(`cm-${i}`)));
+    progress(`HTTP gets for ${SECONDS / 2}s`);
+    const gets = await runLoad(CONCURRENCY, (SECONDS * 1000) / 2, (i) => call('GET', `/api/v1/namespaces/bench/configmaps/cm-${i % 1000}`));
+    await call('POST', '/api/v1/namespaces', JSON.stringify({ metadata: { name: 'list100' } }));
+    for (let i = 0; i < 100; i++) {
+      await call('POST', '/api/v1/namespaces/list100/configmaps', configMap(`l-${i}`).replace('"bench"', '"list100"'));
+    }
+    progress(`HTTP lists of 100 objects for ${SECONDS / 2}s`);
+    const lists = await runLoad(8, (SECONDS * 1000) / 2, () => call('GET', '/api/v1/namespaces/list100/configmaps'));
+    progress(`raw PostgreSQL ceiling: namespace lookup + plinth_create() by ${CONCURRENCY} pg clients for ${SECONDS}s`);
+    const raw = await rawCeiling(db.url, true);
+    progress(`raw PostgreSQL: plinth_create() alone for ${SECONDS}s`);
+    const rawWrite = await rawCeiling(db.url, false);
+    const c = percentiles(creates.latencies);
+    const g = percentiles(gets.latencies);
+    const l = percentiles(lists.latencies);
+    const rows = [
+      ['API create (1 KiB configmap, 32 clients)', creates.opsPerSec, c.p50, c.p99, creates.errors],
+      ['API get', gets.opsPerSec, g.p50, g.p99, gets.errors],
+      ['API list (100 objects, 8 clients)', lists.opsPerSec, l.p50, l.p99, lists.errors],
+      ['raw PG: same statements as a create', raw.opsPerSec, raw.p50, raw.p99, 0],
+      ['raw PG: plinth_create() alone', rawWrite.opsPerSec, rawWrite.p50, rawWrite.p99, 0],
+    ] as const;
+    console.log('\nwrite benchmark (this machine, durable PostgreSQL)\n');
+    console.log('operation                                   ops/s     p50 ms   p99 ms   errors');
+    for (const [name, ops, p50, p99, errs] of rows) {
+      console.log(`${name.padEnd(42)} ${ops.toFixed(0).padStart(7)}  ${p50.toFixed(2).padStart(7)}  ${p99.toFixed(2).padStart(7)}   ${errs}`);
+    }
+    console.log(`\nAPI creates / raw ceiling = ${((creates.opsPerSec / raw.opsPerSec) * 100).toFixed(1)}% (target >= 50%); p99 create ${c.p99.toFixed(1)} ms (target <= 50 ms)`);
+  } finally {
+    await agent.close();
+    server.kill('SIGTERM');
+    await new Promise((r) => server.once('exit', r));
+    await db.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

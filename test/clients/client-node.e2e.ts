@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { KubeConfig, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+
+type ConfigMap = KubernetesObject & { data?: Record<string, string> };
+
+describe('@kubernetes/client-node KubernetesObjectApi against Plinth', () => {
+  let s: TestServer;
+  let client: KubernetesObjectApi;
+
+  before(async () => {
+    s = await startTestServer('client-node');
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'plinth', server: s.url, skipTLSVerify: true }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'c', cluster: 'plinth', user: 'u' }],
+      currentContext: 'c',
+    });
+    client = KubernetesObjectApi.makeApiClient(kc);
+  });
+  after(async () => s.close());
+
+  it('creates, reads, patches, lists and deletes', async () => {
+    await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cn' } });
+    const created = await client.create<ConfigMap>({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'one', namespace: 'cn', labels: { app: 'x' } }, data: { a: '1' } });
+    assert.ok(created.metadata?.uid);
+    const read = await client.read<ConfigMap>({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'one', namespace: 'cn' } });
+    assert.deepEqual(read.data, { a: '1' });
+    const patched = await client.patch<ConfigMap>(
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'one', namespace: 'cn' }, data: { b: '2' } },
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      PatchStrategy.MergePatch,
+    );
+    assert.deepEqual(patched.data, { a: '1', b: '2' });
+    await client.create<ConfigMap>({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'two', namespace: 'cn' } });
+    const list = await client.list<ConfigMap>('v1', 'ConfigMap', 'cn', undefined, undefined, undefined, undefined, 'app=x');
+    assert.deepEqual(list.items.map((i) => i.metadata?.name), ['one']);
+    const status = await client.delete({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'one', namespace: 'cn' } });
+    assert.equal(status.status, 'Success');
+    await assert.rejects(
+      client.read({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'one', namespace: 'cn' } }),
+      (e: unknown) => (e as { code?: number }).code === 404,
+    );
+  });
+});
