@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { DB } from './db.js';
+import type { ChangesTable, DB } from './db.js';
 import { type ObjectKey, withResourceVersion } from './object-key.js';
 import { StorageError } from './storage-error.js';
 
@@ -29,18 +29,7 @@ export class ChangeLogRepository {
    * StorageError Expired when changes after `after` have been compacted away.
    */
   async changesAfter(after: number, limit: number): Promise<ChangeEvent[]> {
-    const { rows } = await sql<{
-      compacted: number;
-      revision: number | null;
-      tenant: string;
-      resource: string;
-      namespace: string;
-      name: string;
-      type: 'A' | 'M' | 'D';
-      object: Record<string, unknown>;
-      prev_object: Record<string, unknown> | null;
-      prev_revision: number | null;
-    }>`
+    const { rows } = await sql<ChangeRow & { compacted: number; revision: number | null }>`
       SELECT cs.compacted_revision AS compacted, c.*
       FROM compaction_state cs
       LEFT JOIN LATERAL (
@@ -52,7 +41,7 @@ export class ChangeLogRepository {
     if (after < compacted) {
       throw new StorageError('Expired', `too old resource version: ${after} (${compacted})`, undefined, compacted);
     }
-    return rows.filter((r) => r.revision !== null).map((r) => toEvent(r as Required<typeof r> & { revision: number }));
+    return rows.filter((r): r is typeof r & { revision: number } => r.revision !== null).map(toEvent);
   }
 
   /** The oldest revision a watch or list may start from. */
@@ -95,17 +84,10 @@ export class ChangeLogRepository {
   }
 }
 
-function toEvent(r: {
-  revision: number;
-  tenant: string;
-  resource: string;
-  namespace: string;
-  name: string;
-  type: 'A' | 'M' | 'D';
-  object: Record<string, unknown>;
-  prev_object: Record<string, unknown> | null;
-  prev_revision: number | null;
-}): ChangeEvent {
+/** A `changes` row as read for followers. */
+type ChangeRow = Omit<ChangesTable, 'created_at'>;
+
+function toEvent(r: ChangeRow): ChangeEvent {
   return {
     revision: r.revision,
     key: { tenant: r.tenant, resource: r.resource, namespace: r.namespace, name: r.name },
