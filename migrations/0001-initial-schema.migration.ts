@@ -10,6 +10,15 @@ import { type Kysely, sql } from 'kysely';
  * bump, so committed revisions are contiguous: no gaps, no placeholder rows.
  * Locks are always taken object row first, counter second, so writers never
  * deadlock.
+ *
+ * Group commit: holding the counter through a synchronous COMMIT would make
+ * every write wait for the previous one's WAL flush. So each write function
+ * commits asynchronously (synchronous_commit off for its own transaction
+ * only), which releases the counter as soon as the commit is visible, and the
+ * caller then calls plinth_flush(), a synchronous no-op commit whose WAL
+ * flush covers the write's commit record. Concurrent flushes share one fsync.
+ * A write is acknowledged only after plinth_flush() returns, and readers that
+ * might see unflushed commits call it too (see the repositories).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
@@ -61,6 +70,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   `.execute(db);
 
   await sql`
+    -- A durability barrier: a synchronously committed transaction that writes
+    -- one WAL record, so its commit flushes all WAL before it, including the
+    -- asynchronous commits of earlier writes. Call it in autocommit mode.
+    CREATE FUNCTION plinth_flush() RETURNS void LANGUAGE sql AS $fn$
+      SELECT pg_logical_emit_message(true, 'plinth', '')
+    $fn$;
+
     CREATE FUNCTION plinth_next_revision() RETURNS bigint LANGUAGE sql AS $fn$
       UPDATE revision_counter SET value = value + 1 WHERE id = 1 RETURNING value
     $fn$;
@@ -73,6 +89,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     RETURNS bigint LANGUAGE plpgsql AS $fn$
     DECLARE r bigint;
     BEGIN
+      PERFORM set_config('synchronous_commit', 'off', true);
       r := plinth_next_revision();
       INSERT INTO objects (tenant, resource, namespace, name, revision, body)
         VALUES (p_tenant, p_resource, p_namespace, p_name, r, p_body)
@@ -92,6 +109,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     RETURNS bigint LANGUAGE plpgsql AS $fn$
     DECLARE r bigint; old_body jsonb; old_rev bigint;
     BEGIN
+      PERFORM set_config('synchronous_commit', 'off', true);
       SELECT body, revision INTO old_body, old_rev FROM objects
         WHERE tenant = p_tenant AND resource = p_resource AND namespace = p_namespace AND name = p_name
         FOR UPDATE;
@@ -115,6 +133,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     RETURNS TABLE (revision bigint, body jsonb) LANGUAGE plpgsql AS $fn$
     DECLARE r bigint; old_body jsonb; old_rev bigint;
     BEGIN
+      PERFORM set_config('synchronous_commit', 'off', true);
       SELECT o.body, o.revision INTO old_body, old_rev FROM objects o
         WHERE o.tenant = p_tenant AND o.resource = p_resource AND o.namespace = p_namespace AND o.name = p_name
         FOR UPDATE;
@@ -138,7 +157,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 /** Drops everything `up` created. */
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`
-    DROP FUNCTION plinth_delete; DROP FUNCTION plinth_update; DROP FUNCTION plinth_create; DROP FUNCTION plinth_next_revision;
+    DROP FUNCTION plinth_delete; DROP FUNCTION plinth_update; DROP FUNCTION plinth_create; DROP FUNCTION plinth_next_revision; DROP FUNCTION plinth_flush;
     DROP TABLE changes; DROP TABLE objects; DROP TABLE compaction_state; DROP TABLE revision_counter; DROP TABLE tenants;
   `.execute(db);
 }

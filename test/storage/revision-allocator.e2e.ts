@@ -82,6 +82,9 @@ describe('revision allocator under concurrent writers', () => {
       const follower = (async () => {
         let last = start;
         for (;;) {
+          // Read `done` before the batch: an empty batch only proves the end if
+          // every writer had already finished when it was read.
+          const finished = done;
           const batch = await changes.changesAfter(last, 500);
           for (const ev of batch) {
             // Each batch must continue exactly where the last one ended: a hole or
@@ -90,7 +93,7 @@ describe('revision allocator under concurrent writers', () => {
             last = ev.revision;
             seen.push({ revision: ev.revision, name: ev.key.name, type: ev.type });
           }
-          if (done && batch.length === 0) return;
+          if (finished && batch.length === 0) return;
           if (batch.length === 0) await new Promise((r) => setTimeout(r, 2));
         }
       })();

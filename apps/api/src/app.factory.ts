@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
 import { AdmissionChain, NamespaceLifecycleModule } from '../../../libs/admission/src/index.js';
+import { createWebhookAdmission } from './admission/webhook-admission.js';
 import {
   ChangeLogRepository,
   createDatabase,
@@ -12,6 +13,7 @@ import {
   TenantRepository,
 } from '../../../libs/storage/src/index.js';
 import type { AppConfig } from './config/app-config.js';
+import { createCrdSupport } from './crd/crd-support.js';
 import { StatusExceptionFilter } from './errors/status.filter.js';
 import { HealthController } from './health.controller.js';
 import { PinoNestLogger } from './observability/logger.js';
@@ -22,6 +24,7 @@ import { ResourceRegistry } from './registry/resource-registry.js';
 import { ResourceController } from './resource.controller.js';
 import { ResourceDeleteService } from './store/resource-delete.service.js';
 import { ResourceStoreService } from './store/resource-store.service.js';
+import { WatchService } from './watch/watch.service.js';
 
 /** Request bodies above this are refused with 413, as kube-apiserver's 3 MiB limit. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -36,33 +39,52 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
   const objects = new ObjectStoreRepository(db);
   const lists = new ObjectListRepository(db);
   const registry = new ResourceRegistry();
+  const metrics = new Metrics();
+  const webhooks = createWebhookAdmission({
+    registry,
+    objects,
+    lists,
+    logger,
+    metricsRegistry: metrics.registry,
+    serviceMap: config.webhookServiceMap,
+    refreshMs: config.webhookRefreshMs,
+  });
   const nsDef = registry.lookup('default', '', 'v1', 'namespaces')!;
   const admission = new AdmissionChain([
     new NamespaceLifecycleModule(async (tenant, namespace) => {
-      const ns = await objects.get(ResourceStoreService.key(tenant, nsDef, '', namespace));
+      const ns = await objects.get(ResourceStoreService.key(tenant, nsDef, '', namespace), undefined, true);
       if (!ns) return undefined;
       const status = ns.body.status;
       return isPlainObject(status) && status.phase === 'Terminating' ? 'Terminating' : 'Active';
     }),
+    // Webhooks last in each phase, as upstream's default plugin order.
+    webhooks.mutating,
+    webhooks.validating,
   ]);
   const store = new ResourceStoreService(objects, admission);
   const deleter = new ResourceDeleteService(objects, lists, store, registry);
   store.afterRemove = async (tenant, namespace) => {
     if (namespace) await deleter.finalizeNamespaceIfEmpty(tenant, namespace);
   };
+  const crds = createCrdSupport({ db, registry, lists, store, deleter, logger, pollIntervalMs: config.crdPollIntervalMs });
+  const changes = new ChangeLogRepository(db);
+  const watch = new WatchService({ config, logger, registry: metrics.registry, db, changes, lists, databaseUrl });
   return {
     config,
     logger,
     db,
-    metrics: new Metrics(),
+    metrics,
     registry,
     objects,
     lists,
-    changes: new ChangeLogRepository(db),
+    changes,
     tenants: new TenantRepository(db),
     admission,
     store,
     deleter,
+    watch,
+    webhooks,
+    crds,
   };
 }
 
@@ -108,6 +130,7 @@ export async function createApp(services: PlinthServices): Promise<NestFastifyAp
     services.metrics.latency.observe(labels, seconds);
     services.logger.debug({ method: req.method, url: req.url, code: reply.statusCode, ms: Math.round(seconds * 1000) }, 'request');
   });
+  fastify.addHook('onClose', async () => services.webhooks.close());
   app.useGlobalFilters(new StatusExceptionFilter(services.logger));
   await app.init();
   return app;

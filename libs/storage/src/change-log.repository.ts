@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { ChangesTable, DB } from './db.js';
 import { type ObjectKey, withResourceVersion } from './object-key.js';
+import { DURABLE, flushWal } from './object-store.repository.js';
 import { StorageError } from './storage-error.js';
 
 /** One committed change, as watchers receive it. */
@@ -25,19 +26,22 @@ export class ChangeLogRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
   /**
-   * Up to `limit` changes with revision > `after`, oldest first. Throws
+   * Up to `limit` changes with revision > `after`, oldest first, all of them
+   * durable (the barrier runs when the read could see unflushed commits). Throws
    * StorageError Expired when changes after `after` have been compacted away.
    */
   async changesAfter(after: number, limit: number): Promise<ChangeEvent[]> {
-    const { rows } = await sql<ChangeRow & { compacted: number; revision: number | null }>`
-      SELECT cs.compacted_revision AS compacted, c.*
+    const { rows } = await sql<ChangeRow & { compacted: number; revision: number | null; durable: boolean }>`
+      SELECT cs.compacted_revision AS compacted, ${DURABLE} AS durable, c.*
       FROM compaction_state cs
       LEFT JOIN LATERAL (
         SELECT revision, tenant, resource, namespace, name, type, object, prev_object, prev_revision
         FROM changes WHERE revision > ${after} ORDER BY revision LIMIT ${limit}
       ) c ON TRUE
     `.execute(this.db);
-    const compacted = rows[0].compacted;
+    const { compacted, durable } = rows[0];
+    // Followers must never see a change that a crash could still undo.
+    if (!durable) await flushWal(this.db);
     if (after < compacted) {
       throw new StorageError('Expired', `too old resource version: ${after} (${compacted})`, undefined, compacted);
     }

@@ -1,6 +1,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DB } from './db.js';
 import { type StoredObject, withResourceVersion } from './object-key.js';
+import { DURABLE, flushWal } from './object-store.repository.js';
 import { type KeyFieldRequirement, type LabelRequirementLike, selectorSql } from './selector-sql.js';
 import { StorageError } from './storage-error.js';
 
@@ -130,8 +131,8 @@ export class ObjectListRepository {
   }
 
   private async readLatest(q: ListQuery, after: ListCursor | undefined, n: number | null): Promise<{ rows: StateRow[]; revision: number }> {
-    const { rows } = await sql<StateRow & { list_revision: number }>`
-      SELECT rc.value AS list_revision, o.namespace, o.name, o.revision, o.body, o.total
+    const { rows } = await sql<StateRow & { list_revision: number; durable: boolean }>`
+      SELECT rc.value AS list_revision, ${DURABLE} AS durable, o.namespace, o.name, o.revision, o.body, o.total
       FROM revision_counter rc
       LEFT JOIN LATERAL (
         SELECT namespace, name, revision, body, ${this.totalSql(q)} AS total
@@ -142,12 +143,13 @@ export class ObjectListRepository {
       ) o ON TRUE
     `.execute(this.db);
     const revision = rows[0].list_revision;
+    if (!rows[0].durable) await flushWal(this.db);
     return { rows: rows.filter((r) => r.name !== null), revision };
   }
 
   private async readAt(q: ListQuery, after: ListCursor | undefined, n: number | null, at: number): Promise<{ rows: StateRow[]; revision: number }> {
     const nsFilter = q.namespace !== undefined ? sql`AND namespace = ${q.namespace}` : sql``;
-    const { rows } = await sql<StateRow & { compacted: number; current: number }>`
+    const { rows } = await sql<StateRow & { compacted: number; current: number; durable: boolean }>`
       WITH state AS (
         SELECT namespace, name, revision, body FROM objects
           WHERE tenant = ${q.tenant} AND resource = ${q.resource} ${nsFilter} AND revision <= ${at}
@@ -158,7 +160,7 @@ export class ObjectListRepository {
             ORDER BY namespace, name, revision
         ) first_change WHERE prev_object IS NOT NULL
       )
-      SELECT cs.compacted_revision AS compacted, rc.value AS current, s.namespace, s.name, s.revision, s.body, s.total
+      SELECT cs.compacted_revision AS compacted, rc.value AS current, ${DURABLE} AS durable, s.namespace, s.name, s.revision, s.body, s.total
       FROM compaction_state cs CROSS JOIN revision_counter rc
       LEFT JOIN LATERAL (
         SELECT namespace, name, revision, body, ${this.totalSql(q)} AS total FROM state
@@ -167,7 +169,8 @@ export class ObjectListRepository {
         LIMIT ${n}
       ) s ON TRUE
     `.execute(this.db);
-    const { compacted, current } = rows[0];
+    const { compacted, current, durable } = rows[0];
+    if (!durable) await flushWal(this.db);
     if (at < compacted) {
       throw new StorageError('Expired', `too old resource version: ${at} (${compacted})`, current, compacted);
     }

@@ -16,25 +16,48 @@ function mapWriteError(err: unknown, key: ObjectKey): never {
 }
 
 /**
+ * A SQL expression that is true when every WAL record inserted so far is
+ * flushed, so that any commit the same statement could see is durable.
+ */
+export const DURABLE = sql<boolean>`pg_current_wal_insert_lsn() <= pg_current_wal_flush_lsn()`;
+
+/**
+ * The durability barrier: returns once every commit made before the call is
+ * flushed to disk (one synchronous commit; concurrent calls share an fsync).
+ * Writes commit asynchronously to let commits group, so a write is only
+ * acknowledged, and a read only answered from possibly-unflushed state, after
+ * this. Must run outside a transaction.
+ */
+export async function flushWal(db: Kysely<DB>): Promise<void> {
+  await sql`SELECT plinth_flush()`.execute(db);
+}
+
+/**
  * Reads and writes current objects. Every write is one statement (a call of
  * a function from the initial migration) that also appends to the change
- * log and NOTIFYs, so it commits atomically with its revision. Writes may be
- * passed a transaction as `db` (tests roll some back on purpose).
+ * log and NOTIFYs, so it commits atomically with its revision, followed by
+ * the durability barrier. Writes may be passed a transaction as `db` (tests
+ * roll some back on purpose); the caller then owns durability.
  */
 export class ObjectStoreRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  /** Returns the object, or undefined when it does not exist. */
-  async get(key: ObjectKey, db: Kysely<DB> = this.db): Promise<StoredObject | undefined> {
-    const row = await db
-      .selectFrom('objects')
-      .select(['revision', 'body'])
-      .where('tenant', '=', key.tenant)
-      .where('resource', '=', key.resource)
-      .where('namespace', '=', key.namespace)
-      .where('name', '=', key.name)
-      .executeTakeFirst();
-    return row ? { key, revision: row.revision, body: withResourceVersion(row.body, row.revision) } : undefined;
+  /**
+   * Returns the object, or undefined when it does not exist. Never answers
+   * from a commit that is not yet durable unless `internal` is set: internal
+   * reads (admission lookups, the read of a read-modify-write) are not shown
+   * to clients as such, and the write that follows them has its own barrier.
+   */
+  async get(key: ObjectKey, db: Kysely<DB> = this.db, internal = false): Promise<StoredObject | undefined> {
+    const { rows } = await sql<{ revision: number | null; body: Record<string, unknown> | null; durable: boolean }>`
+      SELECT o.revision, o.body, ${DURABLE} AS durable
+      FROM (SELECT 1) AS one
+      LEFT JOIN objects o ON o.tenant = ${key.tenant} AND o.resource = ${key.resource}
+        AND o.namespace = ${key.namespace} AND o.name = ${key.name}
+    `.execute(db);
+    const row = rows[0];
+    if (!row.durable && !internal && db === this.db) await flushWal(db);
+    return row.body && row.revision !== null ? { key, revision: row.revision, body: withResourceVersion(row.body, row.revision) } : undefined;
   }
 
   /** Inserts a new object. Throws StorageError AlreadyExists. Does not mutate `body`. */
@@ -44,6 +67,7 @@ export class ObjectStoreRepository {
       const { rows } = await sql<{ r: number }>`
         SELECT plinth_create(${key.tenant}, ${key.resource}, ${key.namespace}, ${key.name}, ${JSON.stringify(stored)}::jsonb) AS r
       `.execute(db);
+      if (db === this.db) await flushWal(db);
       return { key, revision: rows[0].r, body: withResourceVersion(stored, rows[0].r) };
     } catch (err) {
       mapWriteError(err, key);
@@ -66,6 +90,7 @@ export class ObjectStoreRepository {
         SELECT plinth_update(${key.tenant}, ${key.resource}, ${key.namespace}, ${key.name},
                              ${JSON.stringify(stored)}::jsonb, ${expectedRevision}::bigint) AS r
       `.execute(db);
+      if (db === this.db) await flushWal(db);
       return { key, revision: rows[0].r, body: withResourceVersion(stored, rows[0].r) };
     } catch (err) {
       mapWriteError(err, key);
@@ -82,10 +107,16 @@ export class ObjectStoreRepository {
       const { rows } = await sql<{ revision: number; body: Record<string, unknown> }>`
         SELECT * FROM plinth_delete(${key.tenant}, ${key.resource}, ${key.namespace}, ${key.name}, ${expectedRevision}::bigint)
       `.execute(db);
+      if (db === this.db) await flushWal(db);
       return { key, revision: rows[0].revision, body: withResourceVersion(rows[0].body, rows[0].revision) };
     } catch (err) {
       mapWriteError(err, key);
     }
+  }
+
+  /** Returns once every commit made so far is durable (the barrier, see {@link flushWal}). */
+  async ensureDurable(): Promise<void> {
+    await flushWal(this.db);
   }
 
   /** The newest committed revision. */

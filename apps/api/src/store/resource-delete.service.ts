@@ -114,7 +114,7 @@ export class ResourceDeleteService {
     const nsDef = this.registry.lookup(tenant, '', 'v1', 'namespaces');
     if (!nsDef) return undefined;
     const key = ResourceStoreService.key(tenant, nsDef, '', name);
-    const current = await this.objects.get(key);
+    const current = await this.objects.get(key, undefined, true);
     if (!current || !(current.body as KubeObject).metadata.deletionTimestamp) return undefined;
     if ((await this.objects.countInNamespace(tenant, name)) > 0) return undefined;
     if (((current.body as KubeObject).metadata.finalizers ?? []).length > 0) return undefined;

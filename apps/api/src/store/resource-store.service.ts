@@ -62,11 +62,13 @@ export class ResourceStoreService {
     const { def } = ctx;
     const obj = this.prepareNew(ctx, input);
     await this.runMutating(ctx, 'CREATE', obj, null);
+    // As upstream's BeforeCreate, the name is generated after mutating admission: webhooks see name "".
+    const generate = !obj.metadata.name && typeof obj.metadata.generateName === 'string' && obj.metadata.generateName !== '';
+    if (generate) obj.metadata.name = `${obj.metadata.generateName}${randomSuffix()}`;
     this.applyStrategyForCreate(def.strategy, obj);
     this.validateCreate(ctx, obj);
     await this.runValidating(ctx, 'CREATE', obj, null);
     if (ctx.dryRun) return obj;
-    const generate = !input.metadata.name && !!obj.metadata.generateName;
     for (let attempt = 0; ; attempt++) {
       try {
         const stored = await this.objects.create(ResourceStoreService.key(ctx.tenant, def, ctx.namespace, obj.metadata.name!), obj);
@@ -93,9 +95,6 @@ export class ResourceStoreService {
       meta.namespace = ctx.namespace;
     } else {
       delete meta.namespace;
-    }
-    if (!meta.name && typeof meta.generateName === 'string' && meta.generateName) {
-      meta.name = `${meta.generateName}${randomSuffix()}`;
     }
     obj.apiVersion = groupVersion(def);
     obj.kind = def.kind;
@@ -142,7 +141,7 @@ export class ResourceStoreService {
     const { def } = ctx;
     const key = ResourceStoreService.key(ctx.tenant, def, ctx.namespace, name);
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
-      const current = await this.objects.get(key);
+      const current = await this.objects.get(key, undefined, true);
       if (!current) throw ApiError.notFound({ group: def.group, kind: def.resource, name });
       const old = current.body as KubeObject;
       const next = transform(cloneJson(old));
@@ -154,7 +153,11 @@ export class ResourceStoreService {
       await this.runMutating(ctx, 'UPDATE', next, old);
       this.validateUpdate(ctx, next, old, strategy);
       await this.runValidating(ctx, 'UPDATE', next, old);
-      if (isDeepStrictEqual(next, old)) return { object: old, changed: false };
+      if (isDeepStrictEqual(next, old)) {
+        // Answering with what was read: it must be durable before a client sees it.
+        await this.objects.ensureDurable();
+        return { object: old, changed: false };
+      }
       if (ctx.dryRun) return { object: next, changed: true };
       try {
         const stored = await this.objects.update(key, next, current.revision);
@@ -181,7 +184,7 @@ export class ResourceStoreService {
     const { def } = ctx;
     const key = ResourceStoreService.key(ctx.tenant, def, ctx.namespace, name);
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
-      const current = await this.objects.get(key);
+      const current = await this.objects.get(key, undefined, true);
       if (!current) throw ApiError.notFound({ group: def.group, kind: def.resource, name });
       const next = cloneJson(current.body) as KubeObject;
       mutate(next);
