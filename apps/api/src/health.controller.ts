@@ -16,11 +16,15 @@ export class HealthController {
 
   @Get('readyz')
   async ready(@Res() reply: FastifyReply): Promise<void> {
-    const ok = await this.databaseReachable();
+    const failed: string[] = [];
+    if (!(await this.databaseReachable())) failed.push('[-]database failed: PostgreSQL is unreachable');
+    const watchProblems = await this.s.watch.readiness().catch((err: Error) => [err.message]);
+    if (watchProblems.length > 0) failed.push(`[-]watch-pipeline failed: ${watchProblems.join('; ')}`);
+    const ok = failed.length === 0;
     reply
       .code(ok ? 200 : 503)
       .header('Content-Type', 'text/plain; charset=utf-8')
-      .send(ok ? 'ok' : '[-]database failed: PostgreSQL is unreachable\nreadyz check failed');
+      .send(ok ? 'ok' : `${failed.join('\n')}\nreadyz check failed`);
   }
 
   @Get('metrics')

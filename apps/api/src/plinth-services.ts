@@ -4,8 +4,11 @@ import type { AdmissionChain } from '../../../libs/admission/src/index.js';
 import type { DB, ObjectListRepository, ObjectStoreRepository, TenantRepository, ChangeLogRepository } from '../../../libs/storage/src/index.js';
 import type { AppConfig } from './config/app-config.js';
 import type { Metrics } from './observability/metrics.js';
+import type { CrdSupport } from './crd/crd-support.js';
 import type { ResourceRegistry } from './registry/resource-registry.js';
+import type { WebhookAdmission } from './admission/webhook-admission.js';
 import type { ResourceDeleteService } from './store/resource-delete.service.js';
+import type { WatchService } from './watch/watch.service.js';
 import type { ResourceStoreService } from './store/resource-store.service.js';
 
 /** Injection token of {@link PlinthServices}. */
@@ -25,4 +28,10 @@ export interface PlinthServices {
   admission: AdmissionChain;
   store: ResourceStoreService;
   deleter: ResourceDeleteService;
+  /** The admission webhook modules (also in `admission`), their configuration cache and HTTPS client. */
+  webhooks: WebhookAdmission;
+  /** Watch streams and the change pipeline feeding them; started and stopped by server.ts. */
+  watch: WatchService;
+  /** CustomResourceDefinitions: the per-tenant CRD cache behind `registry` and the CRD controller; started and stopped by server.ts. */
+  crds: CrdSupport;
 }

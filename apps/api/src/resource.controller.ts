@@ -1,5 +1,8 @@
 import { All, Controller, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { customResourceDefinitionResource } from './crd/crd-resource.js';
+import { crdStatusStrategy } from './crd/crd.strategy.js';
+import { handleScaleGet, handleScalePatch, handleScaleUpdate } from './crd/scale.handler.js';
 import { DiscoveryService } from './discovery/discovery.service.js';
 import { OpenApiDocumentsService } from './discovery/openapi-documents.service.js';
 import { ApiError } from './errors/api-error.js';
@@ -11,6 +14,7 @@ import { handleGet } from './handlers/get.handler.js';
 import { handleList } from './handlers/list.handler.js';
 import { handlePatch } from './handlers/patch.handler.js';
 import { handleUpdate } from './handlers/update.handler.js';
+import { handleWatch } from './handlers/watch.handler.js';
 import { parseListOptions } from './http/options/list-options.dto.js';
 import { firstValues, parseBool, type RawQuery } from './http/options/query-validation.js';
 import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
@@ -29,8 +33,12 @@ export interface RequestLabels {
 declare module 'fastify' {
   interface FastifyRequest {
     plinth?: RequestLabels;
+    /** Warnings collected while handling; sent with the answer, errors included. */
+    plinthWarnings?: string[];
   }
 }
+
+const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
 const NOT_FOUND = () => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
 
@@ -65,6 +73,7 @@ export class ResourceController {
     const info = parseRequestInfo(req.method, path, parseBool(query.watch) === true);
     req.plinth = { verb: info.verb || req.method.toLowerCase(), group: info.group, resource: info.resource };
     if (!(await this.tenantCache.exists(info.tenant))) throw NOT_FOUND();
+    await this.s.registry.prepare(info.tenant);
     if (!info.isResourceRequest) return handleNonResource(req, reply, info, this.discovery, this.openapi);
     const def = this.s.registry.lookup(info.tenant, info.group, info.version, info.resource);
     if (!def || (!def.namespaced && info.namespace && info.resource !== 'namespaces')) throw NOT_FOUND();
@@ -79,8 +88,15 @@ export class ResourceController {
       user: { username: 'system:admin', groups: ['system:masters', 'system:authenticated'] },
       warnings: [],
     };
-    if (info.subresource) return this.subresource(ctx, def);
-    await this.dispatch(ctx, info, def);
+    req.plinthWarnings = ctx.warnings;
+    if (def.custom?.deprecationWarning) ctx.warnings.push(def.custom.deprecationWarning);
+    try {
+      if (info.subresource) await this.subresource(ctx, def);
+      else await this.dispatch(ctx, info, def);
+    } finally {
+      // A CRD write changes what the tenant serves: reload its CRDs now rather than at the next poll.
+      if (def === customResourceDefinitionResource && WRITE_VERBS.has(info.verb)) this.s.crds.afterWrite(info.tenant);
+    }
   }
 
   private async dispatch(ctx: HandlerContext, info: RequestInfo, def: ResourceDefinition): Promise<void> {
@@ -92,7 +108,7 @@ export class ResourceController {
       case 'list':
         return handleList(ctx, this.s.lists, parseListOptions(ctx.query));
       case 'watch':
-        throw ApiError.methodNotAllowed('watch is not supported yet');
+        return handleWatch(ctx, this.s.watch, this.s.lists, parseListOptions(ctx.query, true));
       case 'create':
         if (needsNamespace) throw NOT_FOUND();
         return handleCreate(ctx, this.s.store);
@@ -101,7 +117,7 @@ export class ResourceController {
         return handleUpdate(ctx, this.s.store);
       case 'patch':
         if (needsNamespace) throw NOT_FOUND();
-        return handlePatch(ctx, this.s.store, true);
+        return handlePatch(ctx, this.s.store, !def.custom);
       case 'delete':
         if (needsNamespace) throw NOT_FOUND();
         return handleDelete(ctx, this.s.deleter);
@@ -117,14 +133,21 @@ export class ResourceController {
     if (!sub) throw NOT_FOUND();
     const verb = ctx.info.verb;
     if (!sub.verbs.includes(verb)) throw ApiError.methodNotAllowed('the server does not allow this method on the requested resource');
+    if (sub.name === 'scale' && def.custom?.scale) {
+      if (verb === 'get') return handleScaleGet(ctx, this.s.store);
+      if (verb === 'update') return handleScaleUpdate(ctx, this.s.store);
+      if (verb === 'patch') return handleScalePatch(ctx, this.s.store);
+    }
     const strategy = this.subresourceStrategy(def, sub.name);
     if (verb === 'get') return handleGet(ctx, this.s.store, this.s.lists);
     if (verb === 'update') return handleUpdate(ctx, this.s.store, strategy);
-    if (verb === 'patch') return handlePatch(ctx, this.s.store, true, strategy);
+    if (verb === 'patch') return handlePatch(ctx, this.s.store, !def.custom, strategy);
     throw ApiError.methodNotAllowed('the server does not allow this method on the requested resource');
   }
 
   private subresourceStrategy(def: ResourceDefinition, name: string): ResourceStrategy | undefined {
+    if (def.custom) return def.custom.subresourceStrategies[name];
+    if (def === customResourceDefinitionResource && name === 'status') return crdStatusStrategy;
     if (def.group === '' && def.resource === 'namespaces') {
       if (name === 'status') return namespaceStatusStrategy;
       if (name === 'finalize') return namespaceFinalizeStrategy;

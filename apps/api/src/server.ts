@@ -42,6 +42,8 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
     const tenants = new TenantRepository(services.db);
     for (const t of config.tenants) if (await tenants.ensure(t)) logger.info({ tenant: t }, 'tenant created');
     logger.info({ modules: services.admission.names() }, 'admission chain');
+    await services.watch.start();
+    services.crds.start();
     const app = await createApp(services);
     await app.listen(config.port, config.host);
     const address = app.getHttpServer().address();
@@ -54,12 +56,16 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
       url,
       port,
       stop: async () => {
+        await services.crds.stop();
+        await services.watch.stop();
         await app.close();
         await services.db.destroy();
         await embedded?.stop();
       },
     };
   } catch (err) {
+    await services.crds.stop();
+    await services.watch.stop();
     await services.db.destroy();
     await embedded?.stop();
     throw err;

@@ -1,15 +1,18 @@
 import type { AdmissionAttributes } from './admission-attributes.js';
 import type { AdmissionModule, AdmissionResult } from './admission-module.js';
+import { ReinvocationContext } from './reinvocation-context.js';
 
 /**
- * The ordered admission modules. `admit` runs every mutating module in
- * order; `validate` runs every validating module. The caller runs schema
- * validation between the two, as upstream does.
+ * The ordered admission modules, as upstream's admission chain. `admit`
+ * runs every mutating module in the configured order (and, when a module
+ * asks for it, a second time — upstream's reinvocation); `validate` runs
+ * every validating module in the same order. The caller runs schema
+ * validation and defaulting between the two phases, as upstream does.
  */
 export class AdmissionChain {
   private readonly modules: AdmissionModule[];
 
-  /** Throws when two modules share a name. */
+  /** Keeps `modules` in the given order. Throws when two modules share a name (fails start-up). */
   constructor(modules: AdmissionModule[]) {
     const seen = new Set<string>();
     for (const m of modules) {
@@ -24,8 +27,30 @@ export class AdmissionChain {
     return this.modules.map((m) => m.name);
   }
 
-  /** Runs the mutating phase; may change `attrs.object`. Throws the first rejection. */
+  /** The names of the modules taking part in each phase, in order (for the start-up log). */
+  phases(): { mutating: string[]; validating: string[] } {
+    return {
+      mutating: this.modules.filter((m) => m.admit).map((m) => m.name),
+      validating: this.modules.filter((m) => m.validate).map((m) => m.name),
+    };
+  }
+
+  /**
+   * Runs the mutating phase; may change (or replace) `attrs.object`. When a
+   * module set `reinvocation.shouldReinvoke`, every mutating module runs once
+   * more with `reinvocation.isReinvoke` true (modules decide themselves what
+   * to do again). Throws the first rejection.
+   */
   async admit(attrs: AdmissionAttributes, result: AdmissionResult): Promise<void> {
+    const reinvocation = result.reinvocation ?? new ReinvocationContext();
+    const r: AdmissionResult = { warnings: result.warnings, reinvocation };
+    await this.admitOnce(attrs, r);
+    if (!reinvocation.shouldReinvoke) return;
+    reinvocation.isReinvoke = true;
+    await this.admitOnce(attrs, r);
+  }
+
+  private async admitOnce(attrs: AdmissionAttributes, result: AdmissionResult): Promise<void> {
     for (const m of this.modules) {
       if (m.admit && m.handles(attrs.operation)) await m.admit(attrs, result);
     }

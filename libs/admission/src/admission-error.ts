@@ -26,6 +26,21 @@ export class AdmissionError extends Error {
     });
   }
 
+  /** 500 InternalError as upstream's NewInternalError: `Internal error occurred: <detail>`, the detail as the one cause. */
+  static internal(detail: string): AdmissionError {
+    return new AdmissionError({
+      code: 500,
+      reason: 'InternalError',
+      message: `Internal error occurred: ${detail}`,
+      details: { causes: [{ message: detail }] },
+    });
+  }
+
+  /** 400 BadRequest with `message` as is (upstream's NewBadRequest). */
+  static badRequest(message: string): AdmissionError {
+    return new AdmissionError({ code: 400, reason: 'BadRequest', message });
+  }
+
   /** 404 NotFound about `resource "name"`. */
   static notFound(group: string, resource: string, name: string): AdmissionError {
     const qualified = group ? `${resource}.${group}` : resource;

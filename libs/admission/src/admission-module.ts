@@ -1,9 +1,15 @@
 import type { AdmissionAttributes, AdmissionOperation } from './admission-attributes.js';
+import type { ReinvocationContext } from './reinvocation-context.js';
 
 /** What the chain collects from modules besides accept/deny. */
 export interface AdmissionResult {
   /** Texts for `Warning: 299` headers. */
   warnings: string[];
+  /**
+   * Per-request reinvocation state; the chain sets it during the mutating
+   * phase (callers need not). Absent outside the chain.
+   */
+  reinvocation?: ReinvocationContext;
 }
 
 /**

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { plainToInstance, Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
+import { ServiceResolver } from '../../../../libs/admission/src/webhook/service-resolver.js';
 
 /** The environment Plinth reads, validated once at start-up. */
 class EnvironmentVariables {
@@ -44,6 +45,24 @@ class EnvironmentVariables {
 
   @IsOptional() @Type(() => Number) @IsInt() @Min(1)
   PLINTH_MAX_WATCH_SECONDS?: number;
+
+  @IsOptional() @IsString()
+  PLINTH_WEBHOOK_SERVICE_MAP?: string;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(50) @Max(60000)
+  PLINTH_WEBHOOK_REFRESH_MS?: number;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(50)
+  PLINTH_WATCH_POLL_INTERVAL_MS?: number;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1024)
+  PLINTH_WATCH_BUFFER_BYTES?: number;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1)
+  PLINTH_COMPACTION_INTERVAL_SECONDS?: number;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(50) @Max(60000)
+  PLINTH_CRD_POLL_INTERVAL_MS?: number;
 }
 
 /** Plinth's typed configuration. Nothing else reads process.env. */
@@ -64,6 +83,17 @@ export interface AppConfig {
   watchCacheSize: number;
   bookmarkIntervalSeconds: number;
   maxWatchSeconds: number;
+  /** Admission webhook `service` references → addresses (docs/admission.md); '' when unset. */
+  webhookServiceMap: string;
+  /** Webhook configuration snapshots are refreshed after this; changes take effect within twice this. */
+  webhookRefreshMs: number;
+  /** Fallback poll of the change log when no NOTIFY / stream entry arrives. */
+  watchPollIntervalMs: number;
+  /** Bytes a watcher may have queued before it is closed as too slow. */
+  watchBufferBytes: number;
+  compactionIntervalSeconds: number;
+  /** How often each replica checks its tenants' CRDs for changes (docs/crd.md). */
+  crdPollIntervalMs: number;
 }
 
 /** Thrown by {@link loadConfig}; `message` lists every bad variable. */
@@ -80,6 +110,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     );
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
+  try {
+    ServiceResolver.parse(parsed.PLINTH_WEBHOOK_SERVICE_MAP);
+  } catch (err) {
+    throw new ConfigError(`invalid configuration:\n  PLINTH_WEBHOOK_SERVICE_MAP: ${(err as Error).message}`);
+  }
   return {
     port: parsed.PORT ?? 8080,
     host: parsed.HOST ?? '127.0.0.1',
@@ -94,5 +129,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     watchCacheSize: parsed.PLINTH_WATCH_CACHE_SIZE ?? 10000,
     bookmarkIntervalSeconds: parsed.PLINTH_BOOKMARK_INTERVAL_SECONDS ?? 60,
     maxWatchSeconds: parsed.PLINTH_MAX_WATCH_SECONDS ?? 1800,
+    webhookServiceMap: parsed.PLINTH_WEBHOOK_SERVICE_MAP ?? '',
+    webhookRefreshMs: parsed.PLINTH_WEBHOOK_REFRESH_MS ?? 500,
+    watchPollIntervalMs: parsed.PLINTH_WATCH_POLL_INTERVAL_MS ?? 1000,
+    watchBufferBytes: parsed.PLINTH_WATCH_BUFFER_BYTES ?? 1024 * 1024,
+    compactionIntervalSeconds: parsed.PLINTH_COMPACTION_INTERVAL_SECONDS ?? 60,
+    crdPollIntervalMs: parsed.PLINTH_CRD_POLL_INTERVAL_MS ?? 500,
   };
 }

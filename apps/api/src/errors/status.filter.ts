@@ -48,7 +48,7 @@ export class StatusExceptionFilter implements ExceptionFilter {
     if (unexpected) this.logger.error({ err: exception, method: req.method, url: req.url }, 'unexpected error');
     if (reply.sent || reply.raw.headersSent) return;
     for (const [k, v] of Object.entries(error.headers)) reply.header(k, v);
-    setWarnings(reply, []);
+    setWarnings(reply, req.plinthWarnings ?? []);
     sendPlain(req, reply, error.code, error.status);
   }
 }

@@ -37,6 +37,11 @@ export function decodeObject(
   if (!raw || raw.length === 0) throw ApiError.badRequest('the request body is empty; expected an object');
   const body = parseBody(raw, contentType, def.kind, def.version, groupVersion(def));
   const obj = checkTypeMeta(body.value, def);
+  if (def.custom) {
+    // Custom resources are schema-checked by validation (422), not as Go types; unknown fields are pruned.
+    def.custom.decode(obj, body, mode, warnings);
+    return obj;
+  }
   checkTypes(obj, def);
   // Upstream wraps decode errors of typed objects this way (handlers/create.go transformDecodeError).
   const prefix = `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: `;

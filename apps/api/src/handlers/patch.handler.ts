@@ -38,8 +38,11 @@ function unsupported(accepted: string[]): ApiError {
 export async function handlePatch(ctx: HandlerContext, store: ResourceStoreService, builtin: boolean, strategy?: ResourceStrategy): Promise<void> {
   const accepted = patchTypesFor(builtin);
   const mt = mediaType(ctx.req.headers['content-type']);
+  // Upstream's text for custom resources names apply-patch+yaml too (kubectl users see it on strategic merge patches).
+  if (!builtin && mt === STRATEGIC_PATCH) throw unsupported([JSON_PATCH, MERGE_PATCH, APPLY_PATCH]);
   if (!accepted.includes(mt) || mt === APPLY_PATCH) throw unsupported(accepted);
-  const { wctx, opts } = writeContext(ctx, 'PatchOptions');
+  // Upstream hands admission UpdateOptions for a patch (patchToUpdateOptions).
+  const { wctx, opts } = writeContext(ctx, 'UpdateOptions');
   const text = ctx.body?.toString('utf8') ?? '';
   let patch: unknown;
   let duplicates: string[] = [];
@@ -54,10 +57,16 @@ export async function handlePatch(ctx: HandlerContext, store: ResourceStoreServi
   const transform = (current: KubeObject): KubeObject => {
     attemptWarnings = [];
     let patched: unknown;
-    if (mt === JSON_PATCH) patched = applyJsonPatch(current, patch, { fieldValidation: opts.fieldValidation });
-    else if (mt === MERGE_PATCH) patched = applyMergePatch(current, patch);
-    else patched = applyStrategicMergePatch(current, patch, def.schema);
+    // A custom resource is patched as the requested version shows it (stored in any version).
+    const base = def.custom ? def.custom.present(current) : current;
+    if (mt === JSON_PATCH) patched = applyJsonPatch(base, patch, { fieldValidation: opts.fieldValidation });
+    else if (mt === MERGE_PATCH) patched = applyMergePatch(base, patch);
+    else patched = applyStrategicMergePatch(base, patch, def.schema);
     const obj = checkTypeMeta(patched, def);
+    if (def.custom) {
+      def.custom.decode(obj, { duplicates, yaml: false }, opts.fieldValidation, attemptWarnings);
+      return obj;
+    }
     checkTypes(obj, def);
     applyFieldValidation(obj, { duplicates, yaml: false }, def.schema, opts.fieldValidation, attemptWarnings, (o) => dropUndeclared(o, def.schema));
     return obj;

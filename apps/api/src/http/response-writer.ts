@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { stringify as yamlStringify } from 'yaml';
 import type { KubeObject } from '../registry/kube-object.js';
 import { inServedOrder } from '../registry/object-order.js';
-import type { ResourceDefinition } from '../registry/resource-definition.js';
+import { presentObject, type ResourceDefinition } from '../registry/resource-definition.js';
 import { type IncludeObject, toPartialObjectMetadata, toTable } from '../table/table-convertor.js';
 import { negotiate, type ResponseFormat } from './negotiation.js';
 
@@ -53,7 +53,7 @@ function includeObjectOf(req: FastifyRequest): IncludeObject {
 /** Sends one object, as the object, a Table, or PartialObjectMetadata per Accept. */
 export function sendObject(req: FastifyRequest, reply: FastifyReply, def: ResourceDefinition, code: number, obj: KubeObject): void {
   const format = negotiate(req.headers.accept as string | undefined);
-  obj = inServedOrder(obj, def.schema) as KubeObject;
+  obj = inServedOrder(presentObject(def, obj), def.schema) as KubeObject;
   let body: unknown = obj;
   if (format.transform === 'table') body = toTable(def, [obj], includeObjectOf(req), { resourceVersion: obj.metadata.resourceVersion });
   else if (format.transform === 'partial') body = toPartialObjectMetadata(obj);
@@ -69,7 +69,7 @@ export function sendList(
   listMeta: Record<string, unknown>,
 ): void {
   const format = negotiate(req.headers.accept as string | undefined);
-  items = items.map((i) => inServedOrder(i, def.schema) as KubeObject);
+  items = items.map((i) => inServedOrder(presentObject(def, i), def.schema) as KubeObject);
   let body: unknown;
   if (format.transform === 'table') body = toTable(def, items, includeObjectOf(req), listMeta);
   else if (format.transform === 'partial') {

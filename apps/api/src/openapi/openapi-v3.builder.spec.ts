@@ -143,7 +143,7 @@ describe('buildOpenApiV3', () => {
 
   it('types responses per media type and parameters through schema', () => {
     const get = core.paths['/api/v1/namespaces/{namespace}/configmaps/{name}'].get;
-    assert.deepEqual(Object.keys(get.responses['200'].content), ['application/json', 'application/vnd.kubernetes.protobuf', 'application/yaml']);
+    assert.deepEqual(Object.keys(get.responses['200'].content), ['application/json', 'application/yaml']);
     assert.deepEqual(get.responses['401'], { description: 'Unauthorized' });
     const name = core.paths['/api/v1/namespaces/{namespace}/configmaps/{name}'].parameters[0];
     assert.deepEqual(name, { description: 'name of the ConfigMap', in: 'path', name: 'name', required: true, schema: { type: 'string', uniqueItems: true } });

@@ -1,5 +1,7 @@
 import { configMapSchema, namespaceSchema, secretSchema } from '../schema/builtin-schemas.js';
 import { ageCell } from '../table/human-duration.js';
+import { customResourceDefinitionResource } from '../crd/crd-resource.js';
+import { admissionRegistrationResources } from './admissionregistration-resources.js';
 import { type KubeObject, isPlainObject } from './kube-object.js';
 import type { ResourceDefinition, TableColumn } from './resource-definition.js';
 import { configMapStrategy } from './strategies/configmap.strategy.js';
@@ -125,4 +127,10 @@ export const namespaceResource: ResourceDefinition = {
 };
 
 /** The built-in kinds every tenant has. */
-export const builtinResources: ResourceDefinition[] = [namespaceResource, configMapResource, secretResource];
+export const builtinResources: ResourceDefinition[] = [
+  namespaceResource,
+  configMapResource,
+  secretResource,
+  ...admissionRegistrationResources,
+  customResourceDefinitionResource,
+];

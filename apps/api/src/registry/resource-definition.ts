@@ -81,6 +81,31 @@ export interface ResourceDefinition {
   returnDeletedObject: boolean;
   /** How names are validated: DNS-1123 subdomain by default, label for namespaces. */
   nameValidation: 'subdomain' | 'label' | 'path-segment';
+  /** Set for custom resources (kinds served from a CustomResourceDefinition); undefined for built-in kinds. */
+  custom?: CustomResourceHooks;
+}
+
+/** What differs for custom resources: schema-driven decoding, output conversion, subresources. */
+export interface CustomResourceHooks {
+  /**
+   * Field validation and pruning of a decoded body, replacing the typed
+   * (Go-struct) checks of built-in kinds: unknown fields are reported per
+   * `mode` (Strict throws ApiError 400) and removed. Mutates `obj`.
+   */
+  decode(obj: KubeObject, body: { duplicates: string[]; yaml: boolean }, mode: 'Ignore' | 'Warn' | 'Strict', warnings: string[]): void;
+  /** The stored object as this version serves it (apiVersion of the version, schema defaults applied). Does not mutate `obj`. */
+  present(obj: KubeObject): KubeObject;
+  /** Sent as a Warning header with every request to this version (deprecated versions). */
+  deprecationWarning?: string;
+  /** Strategies of the served subresources, by name (`status`). */
+  subresourceStrategies: Record<string, ResourceStrategy>;
+  /** The scale subresource's JSON paths, when it is served. */
+  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
+}
+
+/** `obj` as `def` serves it to clients: custom resources are converted and defaulted; others unchanged. */
+export function presentObject(def: ResourceDefinition, obj: KubeObject): KubeObject {
+  return def.custom ? def.custom.present(obj) : obj;
 }
 
 /** `apps/v1` or `v1` for the core group. */

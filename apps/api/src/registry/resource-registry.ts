@@ -1,6 +1,16 @@
 import { builtinResources } from './builtin-resources.js';
 import type { ResourceDefinition } from './resource-definition.js';
 
+/** Per-tenant definitions added at runtime (the CRD cache). Synchronous reads of a cache kept fresh by polling. */
+export interface DynamicResourceSource {
+  /** Makes sure the tenant's definitions are loaded (called once per request before any read). */
+  prepare(tenant: string): Promise<void>;
+  definitions(tenant: string): ResourceDefinition[];
+  lookup(tenant: string, group: string, version: string, resource: string): ResourceDefinition | undefined;
+  /** Changes whenever the tenant's dynamic definitions or their schemas change. */
+  signature(tenant: string): string;
+}
+
 /**
  * The served resources of each tenant. Built-in kinds are the same for
  * every tenant; later, CRDs add per-tenant definitions. Discovery, OpenAPI
@@ -9,6 +19,7 @@ import type { ResourceDefinition } from './resource-definition.js';
  */
 export class ResourceRegistry {
   private readonly builtins = new Map<string, ResourceDefinition>();
+  private dynamic: DynamicResourceSource | undefined;
 
   constructor(definitions: ResourceDefinition[] = builtinResources) {
     for (const d of definitions) this.builtins.set(ResourceRegistry.key(d.group, d.version, d.resource), d);
@@ -18,20 +29,33 @@ export class ResourceRegistry {
     return `${group}/${version}/${resource}`;
   }
 
-  /** The definition served at group/version/resource for the tenant, or undefined. */
-  lookup(_tenant: string, group: string, version: string, resource: string): ResourceDefinition | undefined {
-    return this.builtins.get(ResourceRegistry.key(group, version, resource));
+  /** Adds per-tenant definitions (CRDs); built-in kinds win on a clash. */
+  setDynamicSource(source: DynamicResourceSource): void {
+    this.dynamic = source;
   }
 
-  /** A string that changes whenever the tenant's set of served resources changes (for caches). */
+  /** Loads the tenant's dynamic definitions if needed; call before lookup/all/signature in a request. */
+  async prepare(tenant: string): Promise<void> {
+    await this.dynamic?.prepare(tenant);
+  }
+
+  /** The definition served at group/version/resource for the tenant, or undefined. */
+  lookup(tenant: string, group: string, version: string, resource: string): ResourceDefinition | undefined {
+    return this.builtins.get(ResourceRegistry.key(group, version, resource)) ?? this.dynamic?.lookup(tenant, group, version, resource);
+  }
+
+  /** A string that changes whenever the tenant's set of served resources or their schemas change (for caches). */
   signature(tenant: string): string {
-    return this.all(tenant)
+    const names = this.all(tenant)
       .map((d) => `${d.group}/${d.version}/${d.resource}`)
       .join(',');
+    return this.dynamic ? `${names}|${this.dynamic.signature(tenant)}` : names;
   }
 
   /** Every definition served to the tenant, in a stable order. */
-  all(_tenant: string): ResourceDefinition[] {
-    return [...this.builtins.values()];
+  all(tenant: string): ResourceDefinition[] {
+    const builtins = [...this.builtins.values()];
+    if (!this.dynamic) return builtins;
+    return [...builtins, ...this.dynamic.definitions(tenant).filter((d) => !this.builtins.has(ResourceRegistry.key(d.group, d.version, d.resource)))];
   }
 }

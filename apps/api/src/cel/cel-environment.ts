@@ -1,0 +1,148 @@
+import { Environment } from '@marcbachmann/cel-js';
+import { registerHasMacro } from './cel-has.macro.js';
+import { registerKubernetesTypesLibrary } from './cel-kubernetes-types.library.js';
+import { registerListsLibrary } from './cel-lists.library.js';
+import { installMetering, StepLimitReached, type StepMeter, withMeter } from './cel-metering.js';
+import { identifiersOf, rewriteMatchesCalls } from './cel-source.js';
+import { registerStringsLibrary } from './cel-strings.library.js';
+
+/**
+ * The shared CEL environment of Plinth: cel-js (@marcbachmann/cel-js, a
+ * maintained, dependency-free CEL implementation) with the Kubernetes
+ * libraries real CRDs and admission policies use, RE2 regular expressions,
+ * optional types, and a runtime cost limit. Used by CRD validation rules
+ * and reusable by admission webhooks' matchConditions: call
+ * {@link compileCel} once per expression and {@link CelProgram.evaluate}
+ * per request.
+ */
+
+/** Upstream PerCallLimit: the most cost (here: evaluation steps) one expression may use. */
+export const CEL_PER_CALL_LIMIT = 1_000_000;
+/** Upstream RuntimeCELCostBudget: the most cost all rules of one object may use together. */
+export const CEL_RUNTIME_BUDGET = 10_000_000;
+/** Wall-clock bound of one evaluation, a second line of defence besides the step count. */
+export const CEL_MAX_EVALUATION_MS = 250;
+
+/** An expression that does not parse or type-check; `message` is cel-style (`ERROR: <input>:1:5: …`). */
+export class CelCompileError extends Error {}
+
+/** A runtime error of an expression (no such key, overload, division by zero…). */
+export class CelEvaluationError extends Error {}
+
+/** The expression (`call`) or the whole object's rules (`total`) ran out of cost budget. */
+export class CelCostLimitError extends CelEvaluationError {
+  constructor(readonly scope: 'call' | 'total') {
+    super('operation cancelled: actual cost limit exceeded');
+  }
+}
+
+/** What several evaluations (e.g. all rules of one object) may spend together. */
+export class CelBudget {
+  constructor(public remaining: number = CEL_RUNTIME_BUDGET) {}
+}
+
+/** A compiled expression. Thread-safe (evaluation is synchronous). */
+export interface CelProgram {
+  readonly expression: string;
+  /** True when the expression reads variable `name` (e.g. `oldSelf` makes a transition rule). */
+  uses(name: string): boolean;
+  /**
+   * Evaluates with `activation` (variable values as CEL values: see
+   * cel-values.ts). Throws CelEvaluationError, or CelCostLimitError when
+   * the per-call limit or `budget` runs out; charges `budget`.
+   */
+  evaluate(activation: Record<string, unknown>, budget?: CelBudget): unknown;
+}
+
+/** A variable declaration: name → CEL type (`dyn` for schema-typed JSON values). */
+export type CelVariables = Record<string, string>;
+
+const environments = new Map<string, { env: Environment; metered: boolean }>();
+
+function buildEnvironment(vars: CelVariables): { env: Environment; metered: boolean } {
+  const env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true, unlistedVariablesAreDyn: false });
+  registerHasMacro(env);
+  registerStringsLibrary(env);
+  registerListsLibrary(env);
+  registerKubernetesTypesLibrary(env);
+  for (const [name, type] of Object.entries(vars)) env.registerVariable(name, type);
+  const metered = installMetering(env);
+  return { env, metered };
+}
+
+function environmentFor(vars: CelVariables): { env: Environment; metered: boolean } {
+  const key = JSON.stringify(Object.entries(vars).sort(([a], [b]) => (a < b ? -1 : 1)));
+  let hit = environments.get(key);
+  if (!hit) {
+    hit = buildEnvironment(vars);
+    environments.set(key, hit);
+  }
+  return hit;
+}
+
+function positionOf(src: string, pos: number | undefined): string {
+  if (pos === undefined) return '';
+  const before = src.slice(0, pos);
+  const line = before.split('\n').length;
+  const col = pos - before.lastIndexOf('\n');
+  return `<input>:${line}:${col}: `;
+}
+
+function compileMessage(src: string, err: unknown): string {
+  const e = err as { summary?: string; message?: string; range?: { start: number } };
+  const text = (e.summary ?? e.message ?? String(err)).replace(/__re2__/g, 'matches').replace(/\bh_s\b/g, 'has');
+  return `ERROR: ${positionOf(src, e.range?.start)}${text}`;
+}
+
+/**
+ * Compiles `expression` for variables `vars` (cached environment per
+ * variable set). Throws CelCompileError for syntax and type errors.
+ */
+export function compileCel(expression: string, vars: CelVariables): CelProgram {
+  const { env, metered } = environmentFor(vars);
+  const src = rewriteMatchesCalls(expression);
+  let fn: ((ctx: Record<string, unknown>) => unknown) & { ast?: unknown; check?: () => { valid: boolean; error?: unknown } };
+  try {
+    fn = env.parse(src) as typeof fn;
+  } catch (err) {
+    throw new CelCompileError(compileMessage(expression, err));
+  }
+  const checked = fn.check?.();
+  if (checked && !checked.valid) throw new CelCompileError(compileMessage(expression, checked.error));
+  const ids = identifiersOf(fn.ast);
+  return {
+    expression,
+    uses: (name) => ids.has(name),
+    evaluate: (activation, budget) => evaluateCompiled(fn, activation, budget, metered),
+  };
+}
+
+function evaluateCompiled(
+  fn: (ctx: Record<string, unknown>) => unknown,
+  activation: Record<string, unknown>,
+  budget: CelBudget | undefined,
+  metered: boolean,
+): unknown {
+  const allowed = Math.min(CEL_PER_CALL_LIMIT, budget ? budget.remaining : CEL_PER_CALL_LIMIT);
+  const meter: StepMeter = { left: allowed, deadline: performance.now() + CEL_MAX_EVALUATION_MS, exceeded: false };
+  let result: unknown;
+  let failure: unknown;
+  try {
+    result = metered ? withMeter(meter, () => fn(activation)) : fn(activation);
+  } catch (err) {
+    failure = err;
+  } finally {
+    if (budget) budget.remaining -= allowed - Math.max(meter.left, 0);
+  }
+  if (meter.exceeded || failure instanceof StepLimitReached) {
+    throw new CelCostLimitError(budget && budget.remaining <= 0 && allowed < CEL_PER_CALL_LIMIT ? 'total' : 'call');
+  }
+  if (failure !== undefined) {
+    const e = failure as { summary?: string; message?: string };
+    // cel-go's wording for the commonest runtime error, which clients match on.
+    const text = (e.summary ?? e.message ?? String(failure)).replace(/__re2__/g, 'matches').replace(/^No such key: /, 'no such key: ');
+    throw new CelEvaluationError(text);
+  }
+  if (result instanceof Promise) throw new CelEvaluationError('asynchronous functions are not supported');
+  return result;
+}

@@ -1,0 +1,19 @@
+/**
+ * Plinth's shared CEL environment (see cel-environment.ts): compile once,
+ * evaluate per request, with Kubernetes' libraries and cost limits.
+ */
+export {
+  CEL_MAX_EVALUATION_MS,
+  CEL_PER_CALL_LIMIT,
+  CEL_RUNTIME_BUDGET,
+  CelBudget,
+  CelCompileError,
+  CelCostLimitError,
+  CelEvaluationError,
+  type CelProgram,
+  type CelVariables,
+  compileCel,
+} from './cel-environment.js';
+export { celToJson, jsonToCel } from './cel-values.js';
+export { compileRe2, re2Test, Re2SyntaxError } from './re2-regex.js';
+export { Quantity } from './quantity.js';

@@ -1,0 +1,207 @@
+import type { Logger } from 'pino';
+import type { ObjectListRepository } from '../../../../libs/storage/src/index.js';
+import { ApiError } from '../errors/api-error.js';
+import type { KubeObject } from '../registry/kube-object.js';
+import type { ResourceDefinition } from '../registry/resource-definition.js';
+import type { ResourceDeleteService } from '../store/resource-delete.service.js';
+import type { ResourceStoreService } from '../store/resource-store.service.js';
+import type { WriteContext } from '../store/write-context.js';
+import type { CrdRegistry } from './crd-registry.service.js';
+import { customResourceDefinitionResource } from './crd-resource.js';
+import {
+  asCrd,
+  CRD_CLEANUP_FINALIZER,
+  type CrdCondition,
+  type CrdNames,
+  type CrdObject,
+  customResourceStorage,
+  findCondition,
+  isConditionTrue,
+  setCondition,
+} from './crd-types.js';
+import { crdStatusStrategy } from './crd.strategy.js';
+import { calculateNames } from './crd-naming.js';
+
+/**
+ * The CRD controller every replica runs (upstream's naming, establishing
+ * and finalizer controllers in one loop): whenever the CRD cache reloads a
+ * tenant, it accepts names (reporting conflicts in the NamesAccepted
+ * condition), marks CRDs Established, and for deleted CRDs removes every
+ * instance and then the cleanup finalizer. Work on one tenant is
+ * serialised; failures and pending deletions are retried.
+ */
+
+const SYSTEM_USER = { username: 'system:apiextensions-controller', groups: ['system:masters', 'system:authenticated'] };
+const RETRY_MS = 1000;
+
+/** Dependencies of the controller. */
+export interface CrdControllerDeps {
+  registry: CrdRegistry;
+  store: ResourceStoreService;
+  deleter: ResourceDeleteService;
+  lists: ObjectListRepository;
+  logger?: Logger;
+}
+
+/** See the file comment. */
+export class CrdController {
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
+  private readonly retries = new Map<string, NodeJS.Timeout>();
+  private stopped = false;
+
+  constructor(private readonly deps: CrdControllerDeps) {}
+
+  /** Schedules a reconcile of the tenant (coalesced with one in progress). */
+  enqueue(tenant: string): void {
+    if (this.stopped) return;
+    if (this.running.has(tenant)) {
+      this.again.add(tenant);
+      return;
+    }
+    const p = this.reconcileTenant(tenant)
+      .catch((err) => {
+        this.deps.logger?.warn({ tenant, err: (err as Error).message }, 'CRD reconcile failed');
+        this.retryLater(tenant);
+      })
+      .finally(() => {
+        this.running.delete(tenant);
+        if (this.again.delete(tenant)) this.enqueue(tenant);
+      });
+    this.running.set(tenant, p);
+  }
+
+  /** Stops retries and waits for reconciles in progress. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.retries.values()) clearTimeout(t);
+    this.retries.clear();
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  private retryLater(tenant: string): void {
+    if (this.stopped || this.retries.has(tenant)) return;
+    const t = setTimeout(() => {
+      this.retries.delete(tenant);
+      this.enqueue(tenant);
+    }, RETRY_MS);
+    t.unref();
+    this.retries.set(tenant, t);
+  }
+
+  private ctx(tenant: string, subresource: string): WriteContext {
+    return {
+      tenant,
+      def: customResourceDefinitionResource,
+      namespace: '',
+      subresource,
+      user: SYSTEM_USER,
+      dryRun: false,
+      options: { kind: 'UpdateOptions', apiVersion: 'meta.k8s.io/v1' },
+      warnings: [],
+    };
+  }
+
+  /** One pass over the tenant's CRDs. */
+  async reconcileTenant(tenant: string): Promise<void> {
+    const crds = this.deps.registry.crds(tenant);
+    let changed = false;
+    let pending = false;
+    for (const crd of crds) {
+      if (crd.metadata.deletionTimestamp) {
+        const done = await this.finalize(tenant, crd);
+        changed ||= done;
+        pending ||= !done && (crd.metadata.finalizers ?? []).includes(CRD_CLEANUP_FINALIZER);
+      } else {
+        changed ||= await this.acceptNames(tenant, crd, crds);
+      }
+    }
+    if (changed) await this.deps.registry.refresh(tenant);
+    if (pending) this.retryLater(tenant);
+  }
+
+  private async writeStatus(tenant: string, name: string, mutate: (crd: CrdObject) => void): Promise<boolean> {
+    try {
+      await this.deps.store.update(this.ctx(tenant, 'status'), name, (cur) => {
+        const crd = asCrd(cur);
+        mutate(crd);
+        return crd;
+      }, crdStatusStrategy);
+      return true;
+    } catch (err) {
+      if (err instanceof ApiError && (err.code === 404 || err.code === 409)) return false;
+      throw err;
+    }
+  }
+
+  private async acceptNames(tenant: string, crd: CrdObject, all: CrdObject[]): Promise<boolean> {
+    const { names, namesAccepted } = calculateNames(crd, all);
+    const established = isConditionTrue(crd, 'Established');
+    const accepted = namesAccepted.status === 'True';
+    const sameNames = JSON.stringify(names) === JSON.stringify(crd.status?.acceptedNames ?? {});
+    const cur = findCondition(crd, 'NamesAccepted');
+    const sameCond = cur?.status === namesAccepted.status && cur?.reason === namesAccepted.reason && cur?.message === namesAccepted.message;
+    if (sameNames && sameCond && (established || !accepted)) return false;
+    return this.writeStatus(tenant, crd.metadata.name ?? '', (c) => {
+      c.status ??= {};
+      c.status.acceptedNames = names as CrdNames;
+      setCondition(c, namesAccepted);
+      const est: CrdCondition = accepted
+        ? { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' }
+        : findCondition(c, 'Established') ?? { type: 'Established', status: 'False', reason: 'NotAccepted', message: 'not all names are accepted' };
+      if (!isConditionTrue(c, 'Established')) setCondition(c, est);
+    });
+  }
+
+  /** Deletes the CRD's instances, then its finalizer. Returns true when the finalizer is gone. */
+  private async finalize(tenant: string, crd: CrdObject): Promise<boolean> {
+    if (!(crd.metadata.finalizers ?? []).includes(CRD_CLEANUP_FINALIZER)) return false;
+    const name = crd.metadata.name ?? '';
+    const def = this.instanceDefinition(tenant, crd);
+    let remaining = 0;
+    if (def && isConditionTrue(crd, 'Established')) {
+      if (findCondition(crd, 'Terminating')?.reason !== 'InstanceDeletionInProgress') {
+        await this.writeStatus(tenant, name, (c) =>
+          setCondition(c, { type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' }),
+        );
+      }
+      remaining = await this.deleteInstances(tenant, def);
+    }
+    if (remaining > 0) return false;
+    try {
+      await this.deps.store.update(this.ctx(tenant, ''), name, (cur) => {
+        cur.metadata.finalizers = (cur.metadata.finalizers ?? []).filter((f) => f !== CRD_CLEANUP_FINALIZER);
+        const c = asCrd(cur);
+        setCondition(c, { type: 'Terminating', status: 'False', reason: 'InstanceDeletionCompleted', message: 'removed all instances' });
+        return c;
+      });
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) return true;
+      throw err;
+    }
+    return true;
+  }
+
+  private instanceDefinition(tenant: string, crd: CrdObject): ResourceDefinition | undefined {
+    const storage = customResourceStorage(crd);
+    return this.deps.registry.definitions(tenant).find((d) => d.storageResource === storage);
+  }
+
+  /** Deletes every instance (finalizers respected); returns how many are still there. */
+  private async deleteInstances(tenant: string, def: ResourceDefinition): Promise<number> {
+    const page = await this.deps.lists.list({ tenant, resource: def.storageResource });
+    let remaining = 0;
+    for (const item of page.items) {
+      const body = item.body as KubeObject;
+      const wctx: WriteContext = { ...this.ctx(tenant, ''), def, namespace: item.key.namespace, options: { kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1' } };
+      try {
+        const outcome = await this.deps.deleter.delete(wctx, item.key.name, { uid: body.metadata.uid });
+        if (!outcome.deleted) remaining++;
+      } catch (err) {
+        if (!(err instanceof ApiError && (err.code === 404 || err.code === 409))) throw err;
+        if (err.code === 409) remaining++;
+      }
+    }
+    return remaining;
+  }
+}

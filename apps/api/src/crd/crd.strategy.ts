@@ -1,0 +1,67 @@
+import { isPlainObject, type KubeObject } from '../registry/kube-object.js';
+import type { ResourceStrategy } from '../registry/resource-definition.js';
+import { asCrd, CRD_CLEANUP_FINALIZER, type CrdObject, storageVersionOf } from './crd-types.js';
+import { validateCrd, validateCrdUpdate, validateNames } from './crd-validation.js';
+
+/**
+ * The strategies of CustomResourceDefinitions
+ * (registry/customresourcedefinition): v1 defaulting (singular, listKind,
+ * conversion None), status owned by the server, storedVersions tracking,
+ * and the cleanup finalizer that makes deletion remove all instances first.
+ */
+
+/** v1 SetDefaults of a CRD spec. Mutates `crd`. */
+export function defaultCrd(crd: CrdObject): void {
+  const names = (crd.spec.names ??= {});
+  if (names.kind && !names.singular) names.singular = names.kind.toLowerCase();
+  if (names.kind && !names.listKind) names.listKind = `${names.kind}List`;
+  if (!isPlainObject(crd.spec.conversion)) crd.spec.conversion = { strategy: 'None' };
+}
+
+function recordStorageVersion(crd: CrdObject): void {
+  const storage = storageVersionOf(crd);
+  if (!storage) return;
+  crd.status ??= {};
+  const stored = (crd.status.storedVersions ??= []);
+  if (!stored.includes(storage)) stored.push(storage);
+}
+
+function ensureFinalizer(obj: KubeObject): void {
+  if (obj.metadata.deletionTimestamp) return;
+  const f = (obj.metadata.finalizers ??= []);
+  if (!f.includes(CRD_CLEANUP_FINALIZER)) f.push(CRD_CLEANUP_FINALIZER);
+}
+
+/** The main strategy of customresourcedefinitions. */
+export const crdStrategy: ResourceStrategy = {
+  prepareForCreate(obj) {
+    const crd = asCrd(obj);
+    crd.status = { acceptedNames: { plural: '', kind: '' } };
+    defaultCrd(crd);
+    recordStorageVersion(crd);
+    ensureFinalizer(obj);
+  },
+  prepareForUpdate(obj, old) {
+    const crd = asCrd(obj);
+    crd.status = structuredClone((old as CrdObject).status ?? {});
+    defaultCrd(crd);
+    recordStorageVersion(crd);
+    ensureFinalizer(obj);
+  },
+  validate: (obj) => validateCrd(asCrd(obj)),
+  validateUpdate: (obj, old) => validateCrdUpdate(asCrd(obj), asCrd(old)),
+  allowCreateOnUpdate: false,
+  allowUnconditionalUpdate: false,
+};
+
+/** The `/status` strategy of customresourcedefinitions: the spec is kept. */
+export const crdStatusStrategy: ResourceStrategy = {
+  prepareForCreate: () => undefined,
+  prepareForUpdate(obj, old) {
+    obj.spec = structuredClone((old as CrdObject).spec);
+  },
+  validate: () => [],
+  validateUpdate: (obj) => validateNames(asCrd(obj).status?.acceptedNames, 'status.acceptedNames'),
+  allowCreateOnUpdate: false,
+  allowUnconditionalUpdate: false,
+};

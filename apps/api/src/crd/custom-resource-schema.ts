@@ -1,0 +1,124 @@
+import { type StrictIssue, strictDecodingMessage } from '../decoding/decode-error.js';
+import { pruneUnknownFields } from '../decoding/prune.js';
+import { ApiError } from '../errors/api-error.js';
+import { isDeepStrictEqual } from 'node:util';
+import type { FieldError } from '../errors/field-error.js';
+import type { KubeObject } from '../registry/kube-object.js';
+import { objectMetaSchema } from '../schema/object-meta.schema.js';
+import type { StructuralSchema } from '../schema/structural-schema.js';
+import { compileRules, type RuleNode, validateRules } from './schema/cel-rules.js';
+import { applyDefaults, pruneNonNullableNulls, schemaHasDefaults } from './schema/defaulting.js';
+import { validateEmbeddedMeta } from './schema/embedded-meta.validation.js';
+import { validateListSetsAndMaps } from './schema/list-type.validation.js';
+import { validateSchemaValue } from './schema/value-validation.js';
+
+/**
+ * Everything one CRD version's schema does to its objects, compiled once
+ * when the CRD is loaded: pruning and unknown-field reports on decode,
+ * defaulting (on writes and reads), and validation (OpenAPI value checks,
+ * embedded ObjectMeta, list-type invariants, then CEL rules unless a
+ * blocking error was found, as upstream).
+ */
+export class CustomResourceSchema {
+  readonly rules: RuleNode | undefined;
+  readonly hasDefaults: boolean;
+
+  constructor(
+    readonly schema: StructuralSchema,
+    private readonly kind: string,
+    private readonly version: string,
+  ) {
+    this.rules = compileRules(schema);
+    this.hasDefaults = schemaHasDefaults(schema);
+  }
+
+  /** Prunes undeclared fields of `obj` in place; returns their paths (`.spec.foo`), in upstream's order. */
+  prune(obj: KubeObject): string[] {
+    const { pruned, removed } = pruneUnknownFields(obj, this.schema, { objectMeta: objectMetaSchema });
+    if (removed.length > 0) {
+      for (const k of Object.keys(obj)) delete obj[k];
+      Object.assign(obj, pruned);
+    }
+    pruneNonNullableNulls(obj, this.schema);
+    return removed;
+  }
+
+  /**
+   * Decode-time field validation: Strict throws 400 `strict decoding
+   * error: unknown field "spec.foo"`, Warn adds one warning per field.
+   */
+  decode(obj: KubeObject, body: { duplicates: string[]; yaml: boolean }, mode: 'Ignore' | 'Warn' | 'Strict', warnings: string[]): void {
+    const removed = this.prune(obj);
+    if (mode === 'Ignore') return;
+    const issues: StrictIssue[] = [
+      ...(body.yaml ? [] : body.duplicates.map((path) => ({ kind: 'duplicate' as const, path }))),
+      ...removed.map((p) => ({ kind: 'unknown' as const, path: p.slice(1) })),
+    ];
+    const yamlDuplicates = body.yaml ? body.duplicates : [];
+    if (mode === 'Strict') {
+      const msg = strictDecodingMessage(issues, yamlDuplicates);
+      if (msg) throw ApiError.badRequest(`${this.kind} in version "${this.version}" cannot be handled as a ${this.kind}: ${msg}`);
+      return;
+    }
+    warnings.push(...yamlDuplicates, ...issues.map((i) => `${i.kind} field "${i.path}"`));
+  }
+
+  /** Applies defaults in place. */
+  defaultObject(obj: unknown): void {
+    if (this.hasDefaults) applyDefaults(obj, this.schema);
+  }
+
+  /**
+   * Validation of a whole object (create, or update with `old`). On updates,
+   * schema errors at values that did not change are dropped (upstream's
+   * CRDValidationRatcheting, on by default in 1.32), so objects that a
+   * stricter schema would reject can still be updated elsewhere.
+   */
+  validate(obj: KubeObject, old?: KubeObject): FieldError[] {
+    const valueErrs = validateSchemaValue(obj, this.schema);
+    const errs = [...(old ? ratchet(valueErrs, obj, old) : valueErrs), ...validateEmbeddedMeta(obj, this.schema)];
+    const listErrs = validateListSetsAndMaps(obj, this.schema);
+    if (!old || validateListSetsAndMaps(old, this.schema).length === 0) errs.push(...listErrs);
+    errs.push(...this.celErrors(errs, obj, old));
+    return errs;
+  }
+
+  /** Validation of a /status write: the status subtree and rules. */
+  validateStatus(obj: KubeObject, old: KubeObject): FieldError[] {
+    const statusSchema = this.schema.properties?.status;
+    const errs = statusSchema && obj.status !== undefined ? validateSchemaValue(obj.status, statusSchema, 'status') : [];
+    const listErrs = validateListSetsAndMaps(obj, this.schema);
+    if (listErrs.length > 0 && validateListSetsAndMaps(old, this.schema).length === 0) errs.push(...listErrs);
+    errs.push(...this.celErrors(errs, obj, old));
+    return errs;
+  }
+
+  private celErrors(errs: FieldError[], obj: KubeObject, old?: KubeObject): FieldError[] {
+    if (!this.rules) return [];
+    const blocking = errs.some((e) => ['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid'].includes(e.type));
+    if (blocking) {
+      return [{ type: 'FieldValueInvalid', field: '<nil>', value: null, detail: 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation' }];
+    }
+    return validateRules(this.rules, obj, old);
+  }
+}
+
+/** The value at a field path such as `spec.bars[0].name`, or undefined. */
+function valueAt(obj: unknown, field: string): unknown {
+  let v: unknown = obj;
+  for (const seg of field.split(/\.|\[|\]/).filter((x) => x !== '')) {
+    if (Array.isArray(v) && /^\d+$/.test(seg)) v = v[Number(seg)];
+    else if (v !== null && typeof v === 'object' && !Array.isArray(v)) v = (v as Record<string, unknown>)[seg];
+    else return undefined;
+  }
+  return v;
+}
+
+/** Drops errors whose value is unchanged from `old` (ratcheting). */
+function ratchet(errs: FieldError[], obj: KubeObject, old: KubeObject): FieldError[] {
+  return errs.filter((e) => {
+    if (!e.field || e.field === '<nil>') return true;
+    const now = valueAt(obj, e.field);
+    return now === undefined || !isDeepStrictEqual(now, valueAt(old, e.field));
+  });
+}

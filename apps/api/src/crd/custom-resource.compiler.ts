@@ -1,0 +1,137 @@
+import { pruneUnknownFields } from '../decoding/prune.js';
+import type { KubeObject } from '../registry/kube-object.js';
+import type { ResourceDefinition, SubresourceDefinition } from '../registry/resource-definition.js';
+import { objectMetaSchema } from '../schema/object-meta.schema.js';
+import type { StructuralSchema } from '../schema/structural-schema.js';
+import { type CrdObject, type CrdVersion, customResourceStorage, isConditionTrue } from './crd-types.js';
+import { CustomResourceSchema } from './custom-resource-schema.js';
+import { customResourceStatusStrategy, customResourceStrategy, type CustomResourceStrategyOptions } from './custom-resource.strategy.js';
+import { customResourceTable } from './printer-columns.js';
+import { selectableFieldGetters } from './selectable-fields.js';
+
+/**
+ * Turns a stored CRD into the ResourceDefinitions of its served versions:
+ * everything (schemas, CEL programs, printer columns) is compiled here,
+ * once per CRD generation, never per request.
+ */
+
+const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+const OPEN_SCHEMA: StructuralSchema = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+
+/** The compiled form of one CRD. */
+export interface CompiledCrd {
+  /** Identifies the inputs the compilation depended on. */
+  key: string;
+  name: string;
+  group: string;
+  plural: string;
+  established: boolean;
+  /** Served versions (empty until the CRD is Established). */
+  defs: ResourceDefinition[];
+  /** Mutable: set when a newer revision of the same CRD says it is being deleted. */
+  state: { terminating: boolean };
+}
+
+/** What a compiled CRD depends on: a new key means recompiling. */
+export function compileKey(crd: CrdObject): string {
+  return JSON.stringify([crd.metadata.uid, crd.metadata.generation, isConditionTrue(crd, 'Established'), crd.status?.acceptedNames ?? null]);
+}
+
+function versionPriority(v: string): number {
+  const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
+  if (!m) return 0;
+  const stage = m[2] === 'alpha' ? 1 : m[2] === 'beta' ? 2 : 3;
+  return stage * 1e6 + Number(m[1]) * 1e3 + (m[3] ? Number(m[3]) : 0);
+}
+
+/** Upstream defaultDeprecationWarning. */
+function deprecationWarning(crd: CrdObject, v: CrdVersion, kind: string): string {
+  if (typeof v.deprecationWarning === 'string') return v.deprecationWarning;
+  const group = crd.spec.group ?? '';
+  const msg = `${group}/${v.name} ${kind} is deprecated`;
+  const newer = (crd.spec.versions ?? [])
+    .filter((x) => x.served && !x.deprecated && versionPriority(x.name ?? '') > versionPriority(v.name ?? ''))
+    .map((x) => x.name ?? '')
+    .sort((a, b) => versionPriority(b) - versionPriority(a));
+  return newer.length === 0 ? msg : `${msg}; use ${group}/${newer[0]} ${kind}`;
+}
+
+function compileVersion(crd: CrdObject, v: CrdVersion, state: { terminating: boolean }): ResourceDefinition {
+  const group = crd.spec.group ?? '';
+  const accepted = crd.status?.acceptedNames;
+  const names = accepted?.kind ? accepted : (crd.spec.names ?? {});
+  const kind = names.kind ?? '';
+  const plural = crd.spec.names?.plural ?? '';
+  const version = v.name ?? '';
+  const schemaRoot = v.schema?.openAPIV3Schema ?? OPEN_SCHEMA;
+  const schema = new CustomResourceSchema(schemaRoot, kind, version);
+  const scalePaths = v.subresources?.scale
+    ? { specReplicasPath: v.subresources.scale.specReplicasPath ?? '', statusReplicasPath: v.subresources.scale.statusReplicasPath ?? '', labelSelectorPath: v.subresources.scale.labelSelectorPath || undefined }
+    : undefined;
+  const opts: CustomResourceStrategyOptions = { schema, statusEnabled: !!v.subresources?.status, scale: scalePaths, terminating: () => state.terminating, plural, group };
+  const subresources: SubresourceDefinition[] = [];
+  if (v.subresources?.status) subresources.push({ name: 'status', kind, group, version, verbs: ['get', 'patch', 'update'] });
+  if (scalePaths) subresources.push({ name: 'scale', kind: 'Scale', group: 'autoscaling', version: 'v1', verbs: ['get', 'patch', 'update'] });
+  const apiVersion = `${group}/${version}`;
+  return {
+    group,
+    version,
+    resource: plural,
+    singular: names.singular ?? kind.toLowerCase(),
+    kind,
+    listKind: names.listKind ?? `${kind}List`,
+    namespaced: crd.spec.scope === 'Namespaced',
+    shortNames: names.shortNames ?? [],
+    categories: names.categories ?? [],
+    verbs: VERBS,
+    subresources,
+    schema: publishedSchema(schemaRoot),
+    strategy: customResourceStrategy(opts),
+    table: customResourceTable(v.additionalPrinterColumns),
+    selectableFields: selectableFieldGetters(v.selectableFields),
+    storageResource: customResourceStorage(crd),
+    tracksGeneration: true,
+    returnDeletedObject: true,
+    nameValidation: 'subdomain',
+    custom: {
+      decode: (obj, body, mode, warnings) => schema.decode(obj, body, mode, warnings),
+      present: (obj) => present(obj, schema, apiVersion),
+      deprecationWarning: v.deprecated ? deprecationWarning(crd, v, kind) : undefined,
+      subresourceStrategies: v.subresources?.status ? { status: customResourceStatusStrategy(opts) } : {},
+      scale: scalePaths,
+    },
+  };
+}
+
+/** The schema OpenAPI and `kubectl explain` publish: the CRD's, without its root `metadata` (ObjectMeta is added). */
+function publishedSchema(schema: StructuralSchema): StructuralSchema {
+  if (!schema.properties?.metadata) return schema;
+  const { metadata: _m, ...rest } = schema.properties;
+  return { ...schema, properties: rest };
+}
+
+/** A stored object as version `apiVersion` serves it: pruned to the schema, defaulted, apiVersion rewritten. */
+function present(obj: KubeObject, schema: CustomResourceSchema, apiVersion: string): KubeObject {
+  const out = pruneUnknownFields(obj, schema.schema, { objectMeta: objectMetaSchema }).pruned as KubeObject;
+  schema.defaultObject(out);
+  out.apiVersion = apiVersion;
+  if (!out.metadata) out.metadata = {};
+  if (obj.metadata?.resourceVersion !== undefined) out.metadata.resourceVersion = obj.metadata.resourceVersion;
+  return out;
+}
+
+/** Compiles `crd`; served versions only once it is Established. */
+export function compileCrd(crd: CrdObject): CompiledCrd {
+  const state = { terminating: !!crd.metadata.deletionTimestamp };
+  const established = isConditionTrue(crd, 'Established');
+  const defs = established ? (crd.spec.versions ?? []).filter((v) => v.served).map((v) => compileVersion(crd, v, state)) : [];
+  return {
+    key: compileKey(crd),
+    name: crd.metadata.name ?? '',
+    group: crd.spec.group ?? '',
+    plural: crd.spec.names?.plural ?? '',
+    established,
+    defs,
+    state,
+  };
+}

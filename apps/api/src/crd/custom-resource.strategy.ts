@@ -1,0 +1,111 @@
+import { isDeepStrictEqual } from 'node:util';
+import { ApiError } from '../errors/api-error.js';
+import { type FieldError, fieldErrors } from '../errors/field-error.js';
+import { type KubeObject, isPlainObject } from '../registry/kube-object.js';
+import type { ResourceStrategy } from '../registry/resource-definition.js';
+import type { CustomResourceSchema } from './custom-resource-schema.js';
+
+/**
+ * The strategies of a custom resource version (apiextensions-apiserver
+ * registry/customresource): the main resource ignores `status` when the
+ * status subresource is on and bumps `metadata.generation` on any
+ * non-metadata change; `/status` writes keep everything but `status`.
+ * Both prune and default after mutating admission and validate with the
+ * version's compiled schema.
+ */
+
+/** What the strategies need to know about their CRD version. */
+export interface CustomResourceStrategyOptions {
+  schema: CustomResourceSchema;
+  statusEnabled: boolean;
+  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
+  /** True while the CRD is being deleted: creates are refused. */
+  terminating: () => boolean;
+  plural: string;
+  group: string;
+}
+
+/** Reads a dotted JSON path (`.spec.replicas`) of an object. */
+export function readPath(obj: unknown, path: string): unknown {
+  let v = obj;
+  for (const seg of path.replace(/^\./, '').split('.')) v = isPlainObject(v) ? v[seg] : undefined;
+  return v;
+}
+
+function replicasErrors(obj: KubeObject, path: string): FieldError[] {
+  const v = readPath(obj, path);
+  if (v === undefined) return [];
+  if (typeof v !== 'number' || !Number.isInteger(v)) {
+    return [fieldErrors.invalid(path, 0, `${path.replace(/^\./, '')} accessor error: ${JSON.stringify(v)} is of the type ${typeof v === 'number' ? 'float64' : typeof v}, expected int64`)];
+  }
+  if (v < 0) return [fieldErrors.invalid(path, v, 'should be a non-negative integer')];
+  if (v > 2147483647) return [fieldErrors.invalid(path, v, 'should be less than or equal to 2147483647')];
+  return [];
+}
+
+function scaleErrors(o: CustomResourceStrategyOptions, obj: KubeObject, spec: boolean): FieldError[] {
+  if (!o.scale) return [];
+  const errs = spec ? replicasErrors(obj, o.scale.specReplicasPath) : [];
+  errs.push(...replicasErrors(obj, o.scale.statusReplicasPath));
+  if (o.scale.labelSelectorPath) {
+    const sel = readPath(obj, o.scale.labelSelectorPath);
+    if (sel !== undefined && typeof sel !== 'string') errs.push(fieldErrors.invalid(o.scale.labelSelectorPath, '', `${o.scale.labelSelectorPath.replace(/^\./, '')} accessor error: ${JSON.stringify(sel)} is of the type ${typeof sel}, expected string`));
+  }
+  return errs;
+}
+
+function nonMetadata(o: KubeObject): Record<string, unknown> {
+  const { metadata: _m, ...rest } = o;
+  return rest;
+}
+
+/** The main-resource strategy of a custom resource version. */
+export function customResourceStrategy(o: CustomResourceStrategyOptions): ResourceStrategy {
+  return {
+    prepareForCreate(obj) {
+      if (o.terminating()) {
+        throw ApiError.methodNotAllowed(`create not allowed while custom resource definition is terminating`);
+      }
+      if (o.statusEnabled) delete obj.status;
+      o.schema.prune(obj);
+      o.schema.defaultObject(obj);
+      obj.metadata.generation = 1;
+    },
+    prepareForUpdate(obj, old) {
+      if (o.statusEnabled) {
+        if (old.status !== undefined) obj.status = structuredClone(old.status);
+        else delete obj.status;
+      }
+      o.schema.prune(obj);
+      o.schema.defaultObject(obj);
+      if (!isDeepStrictEqual(nonMetadata(obj), nonMetadata(old))) obj.metadata.generation = (old.metadata.generation ?? 0) + 1;
+    },
+    validate: (obj) => [...o.schema.validate(obj), ...scaleErrors(o, obj, true)],
+    validateUpdate: (obj, old) => [...o.schema.validate(obj, old), ...scaleErrors(o, obj, true)],
+    allowCreateOnUpdate: false,
+    allowUnconditionalUpdate: false,
+  };
+}
+
+/** The `/status` strategy: only `status` of the request is kept. */
+export function customResourceStatusStrategy(o: CustomResourceStrategyOptions): ResourceStrategy {
+  return {
+    prepareForCreate: () => undefined,
+    prepareForUpdate(obj, old) {
+      const hasStatus = Object.hasOwn(obj, 'status');
+      const status = obj.status;
+      const managedFields = obj.metadata.managedFields;
+      for (const k of Object.keys(obj)) delete obj[k];
+      Object.assign(obj, structuredClone(old));
+      if (managedFields !== undefined) obj.metadata.managedFields = managedFields;
+      if (hasStatus) obj.status = status;
+      else delete obj.status;
+      o.schema.prune(obj);
+      o.schema.defaultObject(obj);
+    },
+    validate: () => [],
+    validateUpdate: (obj, old) => [...o.schema.validateStatus(obj, old), ...scaleErrors(o, obj, false)],
+    allowCreateOnUpdate: false,
+    allowUnconditionalUpdate: false,
+  };
+}

@@ -1,0 +1,27 @@
+import { applyWebhookDefaults, type WebhookKind } from '../../../../../libs/admission/src/index.js';
+import { validateWebhookConfiguration, validateWebhookConfigurationUpdate } from '../../validation/webhook-configuration.validation.js';
+import type { KubeObject } from '../kube-object.js';
+import type { ResourceStrategy } from '../resource-definition.js';
+
+/**
+ * Mutating- or ValidatingWebhookConfiguration: the admissionregistration/v1
+ * defaults (failurePolicy Fail, matchPolicy Equivalent, selectors {},
+ * timeoutSeconds 10, scope *, port 443, reinvocationPolicy Never) are
+ * applied on every write, as upstream's decoding defaults them; no status.
+ */
+function webhookConfigurationStrategy(kind: WebhookKind): ResourceStrategy {
+  return {
+    prepareForCreate: (obj: KubeObject) => applyWebhookDefaults(obj, kind),
+    prepareForUpdate: (obj: KubeObject) => applyWebhookDefaults(obj, kind),
+    validate: (obj: KubeObject) => validateWebhookConfiguration(obj, kind),
+    validateUpdate: (obj: KubeObject, old: KubeObject) => validateWebhookConfigurationUpdate(obj, old, kind),
+    allowCreateOnUpdate: false,
+    allowUnconditionalUpdate: true,
+  };
+}
+
+/** MutatingWebhookConfiguration's strategy. */
+export const mutatingWebhookConfigurationStrategy: ResourceStrategy = webhookConfigurationStrategy('mutating');
+
+/** ValidatingWebhookConfiguration's strategy. */
+export const validatingWebhookConfigurationStrategy: ResourceStrategy = webhookConfigurationStrategy('validating');

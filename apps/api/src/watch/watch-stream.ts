@@ -1,0 +1,188 @@
+import type { ServerResponse } from 'node:http';
+import { once } from 'node:events';
+import { type ChangeEvent, withResourceVersion } from '../../../../libs/storage/src/index.js';
+import type { CachedChange, CacheSubscriber } from '../../../../libs/storage/src/watch/index.js';
+import type { StatusBody } from '../errors/api-error.js';
+import type { KubeObject } from '../registry/kube-object.js';
+import { bookmarkBytes, cachedEventBytes, encodeEvent, errorBytes, type WatchEventType, type WatchFormat } from './watch-encoder.js';
+
+/** Which changes a watch wants. */
+export interface WatchFilter {
+  tenant: string;
+  /** The storage resource (ChangeEvent key.resource). */
+  resource: string;
+  /** Undefined: all namespaces. */
+  namespace: string | undefined;
+  /** Set for a watch on one object by path. */
+  name: string | undefined;
+  /** Label and field selectors; undefined when there are none. */
+  matches: ((obj: KubeObject) => boolean) | undefined;
+}
+
+/** What a stream needs from the service that owns it. */
+export interface WatchStreamOwner {
+  /** Bytes a live stream may have queued before it is evicted. */
+  readonly maxBufferBytes: number;
+  /** Called once when the stream closes, for any reason. */
+  streamClosed(stream: WatchStream, reason: string): void;
+  /** Counts written events. */
+  eventsWritten(n: number): void;
+  /** Unsubscribes a stream from the cache. */
+  unsubscribe(stream: WatchStream): void;
+}
+
+/** While catching up, a stream waits for the socket to drain above this many queued bytes. */
+const CATCH_UP_HIGH_WATER = 256 * 1024;
+/** A closed stream whose client does not read its queued bytes within this time is cut off. */
+const FLUSH_GRACE_MS = 10_000;
+
+function uncork(stream: WatchStream): void {
+  stream.uncork();
+}
+
+/**
+ * One watcher: filters changes, encodes them (sharing memoized bytes with
+ * other watchers of the same format) and writes them to its HTTP response.
+ * Its per-watcher state is a handful of fields; the response's socket
+ * buffer is its queue. Writes in one tick are corked into one syscall.
+ */
+export class WatchStream implements CacheSubscriber {
+  /** The newest revision this watcher has been given or has skipped. */
+  from = 0;
+  /** True once joined to the cache's live feed. */
+  live = false;
+  closed = false;
+  /** When the server ends the watch (ms since the epoch). */
+  deadline: number;
+  /** When the next periodic BOOKMARK is due; 0 when bookmarks are off. */
+  nextBookmark: number;
+  private columnsSent = false;
+  private corked = false;
+
+  constructor(
+    private readonly owner: WatchStreamOwner,
+    readonly res: ServerResponse,
+    readonly bucket: string,
+    readonly filter: WatchFilter,
+    readonly format: WatchFormat,
+    deadline: number,
+    nextBookmark: number,
+  ) {
+    this.deadline = deadline;
+    this.nextBookmark = nextBookmark;
+  }
+
+  /** Feeds a live change from the cache (CacheSubscriber). */
+  onChange(change: CachedChange): void {
+    this.offer(change, true);
+  }
+
+  /** The cache ended the live feed (reset or shutdown). */
+  onEnd(reason: string): void {
+    this.close(reason);
+  }
+
+  /**
+   * Offers one change (from the cache or the change log): skipped when at
+   * or below {@link from}; otherwise {@link from} advances and the change is
+   * written if the watcher sees it. `memoize` shares the encoded bytes via
+   * the cached change.
+   */
+  offer(change: ChangeEvent | CachedChange, memoize: boolean): void {
+    if (change.revision <= this.from || this.closed) return;
+    this.from = change.revision;
+    const f = this.filter;
+    // Catch-up offers every change of the window or the log, so the tenant and resource are checked here too.
+    if (change.key.resource !== f.resource || change.key.tenant !== f.tenant) return;
+    if (f.namespace !== undefined && change.key.namespace !== f.namespace) return;
+    if (f.name !== undefined && change.key.name !== f.name) return;
+    const object = change.object as KubeObject;
+    const prev = change.prevObject as KubeObject | null;
+    // As upstream's cacher: an object entering the selection is ADDED, one leaving it DELETED (its old state at this revision).
+    const nowIn = change.type !== 'DELETED' && (f.matches === undefined || f.matches(object));
+    const wasIn = prev !== null && (f.matches === undefined || f.matches(prev));
+    let type: WatchEventType;
+    let variant: 'new' | 'old' = 'new';
+    if (nowIn) type = wasIn ? 'MODIFIED' : 'ADDED';
+    else if (wasIn) {
+      type = 'DELETED';
+      if (change.type !== 'DELETED') variant = 'old';
+    } else return;
+    const shown = variant === 'new' ? object : (withResourceVersion(prev!, change.revision) as KubeObject);
+    const cols = this.takeColumns();
+    const bytes = memoize
+      ? cachedEventBytes(this.format, change as CachedChange, type, variant, shown, cols)
+      : encodeEvent(this.format, type, shown, cols);
+    this.write(bytes);
+  }
+
+  /** Writes one object of the initial state as ADDED. */
+  sendInitial(obj: KubeObject): void {
+    this.write(encodeEvent(this.format, 'ADDED', obj, this.takeColumns()));
+  }
+
+  /** Writes a BOOKMARK at `revision`; `bytes` may be shared with other watchers of the same format. */
+  sendBookmark(revision: number, initialEventsEnd: boolean, shared?: (withColumns: boolean) => Buffer): void {
+    const cols = this.takeColumns();
+    this.write(shared ? shared(cols) : bookmarkBytes(this.format, revision, initialEventsEnd, cols));
+  }
+
+  /** Writes an ERROR event with `status`. */
+  sendError(status: StatusBody): void {
+    this.write(errorBytes(this.format, status));
+  }
+
+  /** While catching up: resolves when the socket has room again (or the stream closed). */
+  async drain(): Promise<void> {
+    if (this.closed || this.res.writableLength <= CATCH_UP_HIGH_WATER) return;
+    this.uncork();
+    await Promise.race([once(this.res, 'drain'), once(this.res, 'close')]).catch(() => undefined);
+  }
+
+  /** Ends the response cleanly (the client re-watches from its last revision) and stops the feed. */
+  close(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.live = false;
+    this.owner.unsubscribe(this);
+    this.uncork();
+    const res = this.res;
+    if (!res.writableEnded && !res.destroyed) res.end();
+    if (res.writableLength > 0 && !res.destroyed) {
+      const timer = setTimeout(() => res.destroy(), FLUSH_GRACE_MS);
+      timer.unref();
+      res.once('close', () => clearTimeout(timer));
+    }
+    this.owner.streamClosed(this, reason);
+  }
+
+  /** Flushes writes corked in this tick. */
+  uncork(): void {
+    if (!this.corked) return;
+    this.corked = false;
+    if (!this.res.destroyed) this.res.uncork();
+  }
+
+  private takeColumns(): boolean {
+    if (this.format.transform !== 'table' || this.columnsSent) return false;
+    this.columnsSent = true;
+    return true;
+  }
+
+  private write(bytes: Buffer): void {
+    if (this.closed || this.res.destroyed) return;
+    if (!this.corked) {
+      // What earlier ticks queued is still unread: the client is not keeping up. (This tick's own writes
+      // do not count, so one large event or one large batch never evicts a reader that keeps up.)
+      if (this.live && this.res.writableLength > this.owner.maxBufferBytes) {
+        this.close('slow');
+        return;
+      }
+      this.corked = true;
+      this.res.cork();
+      process.nextTick(uncork, this);
+    }
+    this.res.write(bytes);
+    this.owner.eventsWritten(1);
+  }
+}

@@ -1,0 +1,352 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import http from 'node:http';
+import net from 'node:net';
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { Agent, request } from 'undici';
+import { percentiles, progress, startBenchPostgres, startServerProcess } from './bench-support.js';
+
+// Watch benchmark: write→event latency (1, 100, 1,000 watchers; one replica and two replicas
+// through Redis), fan-out events/s, resident memory per idle watcher at 10,000 watchers, and the
+// raw PostgreSQL LISTEN/NOTIFY ceiling, all in one run on this machine. Figures on stdout,
+// progress on stderr.
+
+const WRITES = Number(process.env.BENCH_WATCH_WRITES ?? 150);
+const IDLE_WATCHERS = Number(process.env.BENCH_IDLE_WATCHERS ?? 10_000);
+const MARK = Buffer.from('"name":"w-');
+
+interface Row {
+  name: string;
+  p50: number;
+  p99: number;
+  n: number;
+  note?: string;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+function rssKiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) : NaN;
+}
+
+/**
+ * Watchers on one server: raw HTTP streams whose data handler only looks
+ * for the sequence number of the bench object in the chunk and stamps its
+ * arrival, so the client adds as little as possible to what is measured.
+ */
+class WatcherPool {
+  readonly sockets: http.ClientRequest[] = [];
+  private arrivals = new Map<number, number[]>();
+  private expected = 0;
+  private waiting: { seq: number; resolve: () => void } | undefined;
+
+  async open(base: string, path: string, n: number, batch = 250): Promise<void> {
+    for (let i = 0; i < n; i += batch) {
+      const k = Math.min(batch, n - i);
+      await Promise.all(Array.from({ length: k }, () => this.openOne(base, path)));
+      if (n >= 2000 && (i / batch) % 8 === 0) progress(`  ${Math.min(i + k, n)}/${n} watchers open`);
+    }
+    this.expected = this.sockets.length;
+  }
+
+  private openOne(base: string, path: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const req = http.get(new URL(path, base), { agent: false }, (res) => {
+        if (res.statusCode !== 200) reject(new Error(`watch answered ${res.statusCode}`));
+        res.on('data', (chunk: Buffer) => this.onData(chunk));
+        res.on('error', () => undefined);
+        resolve();
+      });
+      req.on('error', reject);
+      this.sockets.push(req);
+    });
+  }
+
+  private onData(chunk: Buffer): void {
+    const now = performance.now();
+    let at = chunk.indexOf(MARK);
+    while (at >= 0) {
+      let seq = 0;
+      for (let j = at + MARK.length; j < chunk.length && chunk[j] >= 48 && chunk[j] <= 57; j++) seq = seq * 10 + chunk[j] - 48;
+      let list = this.arrivals.get(seq);
+      if (!list) this.arrivals.set(seq, (list = []));
+      list.push(now);
+      if (this.waiting?.seq === seq && list.length >= this.expected) this.waiting.resolve();
+      at = chunk.indexOf(MARK, at + MARK.length);
+    }
+  }
+
+  /** Resolves when every watcher got event `seq` (or after `ms`). */
+  waitFor(seq: number, ms: number): Promise<void> {
+    if ((this.arrivals.get(seq)?.length ?? 0) >= this.expected) return Promise.resolve();
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, ms);
+      this.waiting = {
+        seq,
+        resolve: () => {
+          clearTimeout(t);
+          this.waiting = undefined;
+          resolve();
+        },
+      };
+    });
+  }
+
+  arrivalsOf(seq: number): number[] {
+    return this.arrivals.get(seq) ?? [];
+  }
+
+  totalArrivals(): number {
+    let n = 0;
+    for (const l of this.arrivals.values()) n += l.length;
+    return n;
+  }
+
+  close(): void {
+    for (const s of this.sockets) s.destroy();
+    this.sockets.length = 0;
+    this.arrivals.clear();
+  }
+}
+
+class Api {
+  private readonly agent = new Agent({ connections: 32, keepAliveTimeout: 30_000 });
+  constructor(readonly base: string) {}
+
+  async call(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+    const res = await request(`${this.base}${path}`, {
+      method,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+      dispatcher: this.agent,
+    });
+    const json = (await res.body.json()) as Record<string, unknown>;
+    return { status: res.statusCode, json };
+  }
+
+  async revision(ns: string): Promise<string> {
+    const r = await this.call('GET', `/api/v1/namespaces/${ns}/configmaps?limit=1`);
+    return String((r.json.metadata as { resourceVersion: string }).resourceVersion);
+  }
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+}
+
+let seqCounter = 0;
+
+/** Sequential writes on `writer`; per write, the arrival delay at every watcher. */
+async function latencyRun(label: string, writer: Api, readerBase: string, ns: string, watchers: number, writes: number): Promise<Row> {
+  const pool = new WatcherPool();
+  const rv = await writer.revision(ns);
+  progress(`${label}: opening ${watchers} watchers`);
+  await pool.open(readerBase, `/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${rv}`, watchers);
+  const samples: number[] = [];
+  const rtts: number[] = [];
+  let missing = 0;
+  for (let i = 0; i < writes + 10; i++) {
+    const seq = ++seqCounter;
+    const t0 = performance.now();
+    const res = await writer.call('POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: `w-${seq}` }, data: { v: 'x' } });
+    if (res.status !== 201) throw new Error(`create answered ${res.status}`);
+    rtts.push(performance.now() - t0);
+    await pool.waitFor(seq, 5000);
+    const got = pool.arrivalsOf(seq);
+    missing += watchers - got.length;
+    if (i >= 10) for (const t of got) samples.push(t - t0);
+    if (i % 50 === 0) progress(`  ${label}: ${i}/${writes + 10} writes`);
+  }
+  pool.close();
+  const p = percentiles(samples);
+  const r = percentiles(rtts.slice(10));
+  return { name: label, p50: p.p50, p99: p.p99, n: p.n, note: `write RTT p50 ${r.p50.toFixed(2)} ms${missing ? `, ${missing} events missing` : ''}` };
+}
+
+/** Bursts `writes` creates from 16 concurrent writers at `watchers` watchers; delivered events per second. */
+async function fanOut(writer: Api, readerBase: string, ns: string, watchers: number, writes: number): Promise<{ eventsPerSec: number; events: number; seconds: number }> {
+  const pool = new WatcherPool();
+  await pool.open(readerBase, `/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${await writer.revision(ns)}`, watchers);
+  const first = seqCounter + 1;
+  seqCounter += writes;
+  let next = first;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < first + writes) {
+        const seq = next++;
+        await writer.call('POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: `w-${seq}` }, data: { v: 'x' } });
+      }
+    }),
+  );
+  const deadline = performance.now() + 30_000;
+  while (pool.totalArrivals() < writes * watchers && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  let last = t0;
+  for (let s = first; s < first + writes; s++) for (const t of pool.arrivalsOf(s)) last = Math.max(last, t);
+  const events = pool.totalArrivals();
+  pool.close();
+  const seconds = (last - t0) / 1000;
+  return { eventsPerSec: events / seconds, events, seconds };
+}
+
+/** Raw PostgreSQL: the API's write statements, and the NOTIFY reaching `listeners` LISTEN connections. */
+async function rawNotify(url: string, listeners: number, writes: number): Promise<Row> {
+  const clients: pg.Client[] = [];
+  const arrivals = new Map<number, number[]>();
+  for (let i = 0; i < listeners; i++) {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query('LISTEN plinth_changes');
+    c.on('notification', (m) => {
+      const rev = Number(m.payload);
+      let l = arrivals.get(rev);
+      if (!l) arrivals.set(rev, (l = []));
+      l.push(performance.now());
+    });
+    clients.push(c);
+  }
+  const writer = new pg.Client({ connectionString: url });
+  await writer.connect();
+  const samples: number[] = [];
+  for (let i = 0; i < writes + 10; i++) {
+    const seq = ++seqCounter;
+    const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `w-${seq}`, namespace: 'raw' }, data: { v: 'x' } });
+    const t0 = performance.now();
+    const { rows } = await writer.query<{ r: string }>('SELECT plinth_create($1, $2, $3, $4, $5::jsonb) AS r', ['default', 'configmaps', 'raw', `w-${seq}`, body]);
+    await writer.query('SELECT plinth_flush()');
+    const rev = Number(rows[0].r);
+    const deadline = performance.now() + 2000;
+    while ((arrivals.get(rev)?.length ?? 0) < listeners && performance.now() < deadline) await new Promise((r) => setImmediate(r));
+    if (i >= 10) for (const t of arrivals.get(rev) ?? []) samples.push(t - t0);
+  }
+  await writer.end();
+  for (const c of clients) await c.end();
+  const p = percentiles(samples);
+  return { name: `raw PG LISTEN/NOTIFY, ${listeners} listener${listeners > 1 ? 's' : ''}`, p50: p.p50, p99: p.p99, n: p.n, note: 'write+flush → notification' };
+}
+
+async function startRedis(): Promise<{ url: string; proc: ChildProcess }> {
+  const port = await freePort();
+  const proc = spawn('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let i = 0; i < 100; i++) {
+    const ok = await new Promise<boolean>((r) => {
+      const s = net.connect(port, '127.0.0.1', () => (s.end(), r(true)));
+      s.on('error', () => r(false));
+    });
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { url: `redis://127.0.0.1:${port}`, proc };
+}
+
+async function createDatabase(adminUrl: string, name: string): Promise<string> {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  await c.query(`CREATE DATABASE "${name}"`);
+  await c.end();
+  return adminUrl.replace(/\/[^/]*$/, `/${name}`);
+}
+
+async function stopProcess(p: ChildProcess): Promise<void> {
+  if (p.exitCode !== null) return;
+  const exited = new Promise((r) => p.once('exit', r));
+  p.kill('SIGTERM');
+  await exited;
+}
+
+async function memoryRun(base: string, pid: number, api: Api): Promise<{ perWatcherKiB: number; baseMiB: number; withMiB: number }> {
+  await api.call('POST', '/api/v1/namespaces', { metadata: { name: 'idle' } });
+  const rv = await api.revision('idle');
+  const warm = new WatcherPool();
+  await warm.open(base, `/api/v1/namespaces/idle/configmaps?watch=1&resourceVersion=${rv}`, 100);
+  await new Promise((r) => setTimeout(r, 2000));
+  const before = rssKiB(pid);
+  progress(`memory: server RSS ${(before / 1024).toFixed(1)} MiB with 100 watchers; opening ${IDLE_WATCHERS}`);
+  const pool = new WatcherPool();
+  await pool.open(base, `/api/v1/namespaces/idle/configmaps?watch=1&resourceVersion=${rv}`, IDLE_WATCHERS - 100, 500);
+  await new Promise((r) => setTimeout(r, 3000));
+  const afterKiB = rssKiB(pid);
+  pool.close();
+  warm.close();
+  return { perWatcherKiB: (afterKiB - before) / (IDLE_WATCHERS - 100), baseMiB: before / 1024, withMiB: afterKiB / 1024 };
+}
+
+function print(rows: Row[]): void {
+  console.log('case                                              p50 ms   p99 ms   samples  note');
+  for (const r of rows) {
+    console.log(`${r.name.padEnd(48)} ${r.p50.toFixed(2).padStart(7)}  ${r.p99.toFixed(2).padStart(7)}  ${String(r.n).padStart(8)}  ${r.note ?? ''}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const pgPort = await freePort();
+  const db = await startBenchPostgres('watch', pgPort);
+  const redis = await startRedis();
+  const procs: ChildProcess[] = [];
+  const apis: Api[] = [];
+  const rows: Row[] = [];
+  try {
+    // One replica.
+    const port1 = await freePort();
+    progress('single replica: starting the server');
+    const single = await startServerProcess({ DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '16' }, port1);
+    procs.push(single);
+    const base1 = `http://127.0.0.1:${port1}`;
+    const api1 = new Api(base1);
+    apis.push(api1);
+    await api1.call('POST', '/api/v1/namespaces', { metadata: { name: 'lat' } });
+    for (const n of [1, 100, 1000]) rows.push(await latencyRun(`1 replica, ${n} watcher${n > 1 ? 's' : ''}`, api1, base1, 'lat', n, WRITES));
+    progress('fan-out: 1,000 watchers, 300 creates from 16 writers');
+    await api1.call('POST', '/api/v1/namespaces', { metadata: { name: 'fan' } });
+    const fan = await fanOut(api1, base1, 'fan', 1000, 300);
+    progress('raw PostgreSQL LISTEN/NOTIFY ceiling');
+    rows.push(await rawNotify(db.url, 1, WRITES));
+    rows.push(await rawNotify(db.url, 100, Math.min(WRITES, 100)));
+    progress(`memory: ${IDLE_WATCHERS} idle watchers on one replica`);
+    const mem = await memoryRun(base1, single.pid!, api1);
+
+    // Two replicas through Redis: writes on A, watchers on B.
+    progress('two replicas: starting both on a fresh database with Redis');
+    const clusterUrl = await createDatabase(db.adminUrl, 'plinth_cluster');
+    const portA = await freePort();
+    const portB = await freePort();
+    const env = { DATABASE_URL: clusterUrl, REDIS_URL: redis.url, PLINTH_DB_POOL_SIZE: '16' };
+    procs.push(await startServerProcess(env, portA));
+    procs.push(await startServerProcess(env, portB));
+    const apiA = new Api(`http://127.0.0.1:${portA}`);
+    apis.push(apiA);
+    await apiA.call('POST', '/api/v1/namespaces', { metadata: { name: 'lat' } });
+    for (const n of [1, 100, 1000]) rows.push(await latencyRun(`2 replicas via Redis, ${n} watcher${n > 1 ? 's' : ''}`, apiA, `http://127.0.0.1:${portB}`, 'lat', n, WRITES));
+
+    console.log('\nwatch benchmark (this machine: 2 cores; durable PostgreSQL; server, Redis and clients share the cores)\n');
+    console.log('write→event latency: from sending the create to the event arriving at each watcher\n');
+    print(rows);
+    console.log(`\nfan-out: ${fan.events} events to 1,000 watchers in ${fan.seconds.toFixed(2)} s = ${Math.round(fan.eventsPerSec).toLocaleString('en')} events/s`);
+    console.log(
+      `memory: ${IDLE_WATCHERS.toLocaleString('en')} idle watchers: RSS ${mem.baseMiB.toFixed(1)} → ${mem.withMiB.toFixed(1)} MiB = ${mem.perWatcherKiB.toFixed(1)} KiB per watcher (target <= 16 KiB)`,
+    );
+    const p99at1000 = rows.find((r) => r.name === '1 replica, 1000 watchers')!.p99;
+    console.log(`p99 at 1,000 watchers on one replica: ${p99at1000.toFixed(2)} ms (target <= 20 ms)`);
+  } finally {
+    for (const a of apis) await a.close();
+    for (const p of procs) await stopProcess(p);
+    redis.proc.kill('SIGTERM');
+    await db.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,161 @@
+import { createHash } from 'node:crypto';
+import { Pool } from 'undici';
+import type { CallFailureKind } from './webhook-errors.js';
+
+/** Where and how to POST one AdmissionReview. */
+export interface WebhookTarget {
+  /** The full URL including `?timeout=Ns`. */
+  url: URL;
+  /** TLS server name to verify; default: the URL's host. */
+  servername?: string;
+  /** Base64 of a PEM CA bundle; empty or undefined: the system roots. */
+  caBundle?: string | null;
+}
+
+/** An HTTP answer of a webhook. */
+export interface WebhookHttpResponse {
+  status: number;
+  body: string;
+}
+
+/** A transport-level failure, with Go's wording where kube-apiserver users know it. */
+export class WebhookTransportError extends Error {
+  constructor(
+    message: string,
+    readonly kind: CallFailureKind,
+  ) {
+    super(message);
+  }
+}
+
+/** Options of {@link WebhookClient}. */
+export interface WebhookClientOptions {
+  /** At most this many connection pools are kept (least recently used are closed). Default 256. */
+  maxPools?: number;
+  /** Connections per pool. Default 128. */
+  connectionsPerPool?: number;
+  /** Larger responses are a call failure. Default 16 MiB. */
+  maxResponseBytes?: number;
+}
+
+const UNKNOWN_AUTHORITY = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+]);
+
+/** Go's texts for the common failures (so messages read like kube-apiserver's); Node's message otherwise. */
+function describe(err: unknown, url: URL): string {
+  const e = err as { code?: string; message?: string };
+  const host = url.host;
+  if (e.code && UNKNOWN_AUTHORITY.has(e.code)) return 'tls: failed to verify certificate: x509: certificate signed by unknown authority';
+  if (e.code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `tls: failed to verify certificate: x509: ${e.message}`;
+  if (e.code === 'CERT_HAS_EXPIRED') return 'tls: failed to verify certificate: x509: certificate has expired or is not yet valid';
+  if (e.code === 'ECONNREFUSED') return `dial tcp ${host}: connect: connection refused`;
+  if (e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN') return `dial tcp: lookup ${url.hostname}: no such host`;
+  if (e.code === 'UND_ERR_SOCKET' || e.code === 'ECONNRESET') return 'EOF';
+  return e.message ?? String(err);
+}
+
+/**
+ * The HTTPS client of the webhook modules: one undici connection pool per
+ * (origin, TLS server name, CA bundle), reused across calls and webhooks
+ * (keep-alive), TLS always verified. Every call has a hard deadline
+ * (AbortSignal) so a hanging webhook never holds a request longer than its
+ * timeout.
+ */
+export class WebhookClient {
+  private readonly pools = new Map<string, Pool>();
+  private readonly maxPools: number;
+  private readonly connections: number;
+  private readonly maxResponseBytes: number;
+
+  constructor(opts: WebhookClientOptions = {}) {
+    this.maxPools = opts.maxPools ?? 256;
+    this.connections = opts.connectionsPerPool ?? 128;
+    this.maxResponseBytes = opts.maxResponseBytes ?? 16 * 1024 * 1024;
+  }
+
+  private pool(t: WebhookTarget): Pool {
+    const ca = t.caBundle ?? '';
+    const key = `${t.url.origin}|${t.servername ?? ''}|${ca ? createHash('sha256').update(ca).digest('hex') : ''}`;
+    const existing = this.pools.get(key);
+    if (existing) {
+      // Re-insert: Map order is the LRU order.
+      this.pools.delete(key);
+      this.pools.set(key, existing);
+      return existing;
+    }
+    const connect: Record<string, unknown> = { rejectUnauthorized: true };
+    if (ca) connect.ca = Buffer.from(ca, 'base64').toString('utf8');
+    if (t.servername) connect.servername = t.servername;
+    const pool = new Pool(t.url.origin, { connections: this.connections, pipelining: 1, keepAliveTimeout: 30_000, connect });
+    this.pools.set(key, pool);
+    if (this.pools.size > this.maxPools) {
+      const [oldestKey, oldest] = this.pools.entries().next().value as [string, Pool];
+      this.pools.delete(oldestKey);
+      oldest.close().catch(() => undefined);
+    }
+    return pool;
+  }
+
+  /**
+   * POSTs `body` (JSON) to the target and returns status and body text.
+   * Throws WebhookTransportError: kind `timeout` with "context deadline
+   * exceeded" after `timeoutMs`, `transport` for connection/TLS failures,
+   * `response` for an oversized answer.
+   */
+  async post(target: WebhookTarget, body: string, timeoutMs: number): Promise<WebhookHttpResponse> {
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      return await this.attempt(target, body, timeoutMs, signal);
+    } catch (err) {
+      // A kept-alive connection the webhook closed just as it was reused: try once more on a fresh one.
+      const code = (err as { code?: string }).code;
+      if (signal.aborted || (code !== 'UND_ERR_SOCKET' && code !== 'ECONNRESET')) throw this.describeFailure(err, target, signal);
+      try {
+        return await this.attempt(target, body, timeoutMs, signal);
+      } catch (retryErr) {
+        throw this.describeFailure(retryErr, target, signal);
+      }
+    }
+  }
+
+  private describeFailure(err: unknown, target: WebhookTarget, signal: AbortSignal): WebhookTransportError {
+    if (err instanceof WebhookTransportError) return err;
+    if (signal.aborted) return new WebhookTransportError('context deadline exceeded', 'timeout');
+    return new WebhookTransportError(describe(err, target.url), 'transport');
+  }
+
+  private async attempt(target: WebhookTarget, body: string, timeoutMs: number, signal: AbortSignal): Promise<WebhookHttpResponse> {
+    const res = await this.pool(target).request({
+      method: 'POST',
+      path: `${target.url.pathname}${target.url.search}`,
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body,
+      signal,
+      headersTimeout: timeoutMs + 1000,
+      bodyTimeout: timeoutMs + 1000,
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body) {
+      size += (chunk as Buffer).length;
+      if (size > this.maxResponseBytes) {
+        res.body.destroy();
+        throw new WebhookTransportError(`response body larger than ${this.maxResponseBytes} bytes`, 'response');
+      }
+      chunks.push(chunk as Buffer);
+    }
+    return { status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') };
+  }
+
+  /** Closes every pool (server shutdown). */
+  async close(): Promise<void> {
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(pools.map((p) => p.destroy().catch(() => undefined)));
+  }
+}

@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import type { AdmissionAttributes } from '../admission-attributes.js';
+import { buildAdmissionReview, type InvocationTarget, type VerifiedResponse, verifyAdmissionResponse } from './admission-review.js';
+import type { CompiledWebhook } from './compiled-webhook.js';
+import { WebhookClient, type WebhookTarget, WebhookTransportError } from './webhook-client.js';
+import { dryRunUnsupported, WebhookCallError, webhookRejection } from './webhook-errors.js';
+import { noWebhookMetrics, type WebhookMetricsSink } from './webhook-metrics.js';
+import { ServiceResolver } from './service-resolver.js';
+
+/** The part of a pino logger the webhook modules use. */
+export interface WebhookLogger {
+  warn(obj: object, msg: string): void;
+}
+
+/** What calling webhooks needs; shared by both webhook modules. */
+export interface WebhookCallDependencies {
+  client: WebhookClient;
+  services: ServiceResolver;
+  metrics?: WebhookMetricsSink;
+  logger?: WebhookLogger;
+}
+
+/** Go's rest-client texts for HTTP errors without a Status body. */
+const HTTP_ERROR_TEXTS: Record<number, string> = {
+  400: 'the server rejected our request for an unknown reason',
+  401: 'the server has asked for the client to provide credentials',
+  403: 'the server does not allow access to the requested resource',
+  404: 'the server could not find the requested resource',
+  405: 'the server does not allow this method on the requested resource',
+  409: 'the server reported a conflict',
+  429: 'the server has received too many requests and has asked us to try again later',
+  503: 'the server is currently unable to handle the request',
+  504: 'the server was unable to return a response in the time allotted, but may still be processing the request',
+};
+
+function httpErrorText(status: number, body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { kind?: string; message?: string };
+    if (parsed?.kind === 'Status' && typeof parsed.message === 'string' && parsed.message) return parsed.message;
+  } catch {
+    // not a Status
+  }
+  const known = HTTP_ERROR_TEXTS[status];
+  if (known) return known;
+  const shown = body.length > 100 ? `${body.slice(0, 100)}…` : body;
+  return `an error on the server (${JSON.stringify(shown || 'unknown')}) has prevented the request from succeeding`;
+}
+
+/**
+ * Performs one webhook call end to end: dry-run gate, endpoint resolution
+ * (url, or service through the service map), the AdmissionReview POST with
+ * `?timeout=Ns` and a hard deadline, response verification, warnings, and
+ * the denial. Records one metrics observation per call.
+ */
+export class WebhookInvoker {
+  private readonly metrics: WebhookMetricsSink;
+
+  constructor(private readonly deps: WebhookCallDependencies) {
+    this.metrics = deps.metrics ?? noWebhookMetrics;
+  }
+
+  /**
+   * Calls `hook` and returns its verified allowed response. Throws
+   * AdmissionError for a denial (or an unsupported dry run), and
+   * WebhookCallError for a call failure (the caller applies failurePolicy).
+   */
+  async call(
+    hook: CompiledWebhook,
+    target: InvocationTarget,
+    attrs: AdmissionAttributes,
+    objects: { object: unknown; oldObject: unknown },
+    warnings: string[],
+  ): Promise<VerifiedResponse> {
+    if (attrs.dryRun) {
+      if (hook.sideEffects === undefined) throw new WebhookCallError(hook.name, 'Webhook SideEffects is nil', 'config');
+      if (hook.sideEffects !== 'None' && hook.sideEffects !== 'NoneOnDryRun') throw dryRunUnsupported(hook.name);
+    }
+    const started = process.hrtime.bigint();
+    const type = hook.kind === 'mutating' ? 'admit' : 'validating';
+    const observe = (outcome: 'allowed' | 'rejected' | 'failed', extra: { code?: number; failure?: WebhookCallError['kind'] } = {}) =>
+      this.metrics.observe({
+        tenant: attrs.tenant,
+        webhook: hook.name,
+        type,
+        operation: attrs.operation,
+        seconds: Number(process.hrtime.bigint() - started) / 1e9,
+        outcome,
+        ignored: outcome === 'failed' ? hook.failurePolicy === 'Ignore' : undefined,
+        ...extra,
+      });
+    let code: number | undefined;
+    try {
+      const response = await this.exchange(hook, target, attrs, objects, (c) => (code = c));
+      for (const w of response.warnings) warnings.push(w);
+      if (!response.allowed) {
+        observe('rejected', { code });
+        throw webhookRejection(attrs, hook.name, response.result);
+      }
+      observe('allowed', { code });
+      return response;
+    } catch (err) {
+      if (err instanceof WebhookCallError) {
+        observe('failed', { code, failure: err.kind });
+        this.deps.logger?.warn({ webhook: hook.name, tenant: attrs.tenant, failurePolicy: hook.failurePolicy, err: err.message }, 'webhook call failed');
+      }
+      throw err;
+    }
+  }
+
+  private endpoint(hook: CompiledWebhook, attrs: AdmissionAttributes): WebhookTarget {
+    const cc = hook.spec.clientConfig ?? {};
+    let url: URL;
+    let servername: string | undefined;
+    if (cc.url) {
+      try {
+        url = new URL(cc.url);
+      } catch {
+        throw new WebhookCallError(hook.name, `could not get REST client: invalid url ${JSON.stringify(cc.url)}`, 'config');
+      }
+    } else if (cc.service) {
+      const resolved = this.deps.services.resolve(attrs.tenant, cc.service);
+      if (!resolved) {
+        const s = cc.service;
+        throw new WebhookCallError(
+          hook.name,
+          `could not get REST client: service "${s.namespace}/${s.name}" port ${s.port ?? 443} has no address: map it in PLINTH_WEBHOOK_SERVICE_MAP (Plinth has no cluster DNS)`,
+          'config',
+        );
+      }
+      url = resolved.url;
+      servername = resolved.servername;
+    } else {
+      throw new WebhookCallError(hook.name, 'could not get REST client: exactly one of url or service is required', 'config');
+    }
+    url.search = `?timeout=${hook.timeoutSeconds}s`;
+    return { url, servername, caBundle: cc.caBundle };
+  }
+
+  private async exchange(
+    hook: CompiledWebhook,
+    target: InvocationTarget,
+    attrs: AdmissionAttributes,
+    objects: { object: unknown; oldObject: unknown },
+    onStatus: (code: number) => void,
+  ): Promise<VerifiedResponse> {
+    const mutating = hook.kind === 'mutating';
+    const version = hook.reviewVersion;
+    if (!version) {
+      throw new WebhookCallError(hook.name, 'could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)', 'config');
+    }
+    const endpoint = this.endpoint(hook, attrs);
+    const uid = randomUUID();
+    const body = JSON.stringify(buildAdmissionReview(version, uid, attrs, target, objects.object, objects.oldObject));
+    const prefix = mutating ? 'failed to call webhook: ' : '';
+    let status: number;
+    let text: string;
+    try {
+      ({ status, body: text } = await this.deps.client.post(endpoint, body, hook.timeoutSeconds * 1000));
+    } catch (err) {
+      if (!(err instanceof WebhookTransportError)) throw err;
+      throw new WebhookCallError(hook.name, `${prefix}Post "${endpoint.url.href}": ${err.message}`, err.kind);
+    }
+    onStatus(status);
+    if (status < 200 || status > 299) throw new WebhookCallError(hook.name, `${prefix}${httpErrorText(status, text)}`, 'response');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (err) {
+      throw new WebhookCallError(hook.name, `${prefix}couldn't get version/kind; json parse error: ${(err as Error).message}`, 'response');
+    }
+    try {
+      return verifyAdmissionResponse(version, uid, mutating, parsed);
+    } catch (err) {
+      const detail = err instanceof Error ? err.message : String(err);
+      throw new WebhookCallError(hook.name, mutating ? `received invalid webhook response: ${detail}` : detail, 'response');
+    }
+  }
+}

@@ -1,0 +1,144 @@
+import type { Redis } from 'ioredis';
+import { ChangeListener } from './change-listener.js';
+import { ChangeRelay } from './change-relay.js';
+import type { ChangeFeed, ChangeFeedDeps } from './change-feed.js';
+import { RedisChangeConsumer } from './redis-change-consumer.js';
+import { RedisChangePublisher } from './redis-change-publisher.js';
+import { createRedisClient, waitReady } from './redis-connection.js';
+import { RelayElection } from './relay-election.js';
+
+/** Options of {@link ClusterChangeFeed} beyond the common ones. */
+export interface ClusterFeedOptions {
+  redisUrl: string;
+  streamKey: string;
+  /** Approximate number of entries the stream keeps. */
+  streamMaxLen: number;
+  electionIntervalMs?: number;
+}
+
+/**
+ * Cluster feed. Every replica runs an election; the one holding the
+ * advisory lock runs the relay (LISTEN + change log → Redis Stream). Every
+ * replica, the relay included, consumes the stream into its cache. When
+ * the stream has said nothing for a poll interval while PostgreSQL has
+ * newer revisions (relay failover, Redis down), the replica reads the
+ * change log itself, so watchers keep getting every change, only later.
+ */
+export class ClusterChangeFeed implements ChangeFeed {
+  private election: RelayElection | undefined;
+  private consumer: RedisChangeConsumer | undefined;
+  private consumerRedis: Redis | undefined;
+  private publisherRedis: Redis | undefined;
+  private relay: ChangeRelay | undefined;
+  private listener: ChangeListener | undefined;
+  private stallTimer: NodeJS.Timeout | undefined;
+  private checking = false;
+
+  constructor(
+    private readonly deps: ChangeFeedDeps,
+    private readonly opts: ClusterFeedOptions,
+  ) {}
+
+  /** True while this replica holds the relay lock. */
+  get isRelay(): boolean {
+    return this.election?.isLeader ?? false;
+  }
+
+  /** Starts consuming, electing and the stall check. */
+  async start(): Promise<void> {
+    const { logger } = this.deps;
+    this.consumerRedis = createRedisClient(this.opts.redisUrl, 'plinth-change-consumer', logger);
+    this.publisherRedis = createRedisClient(this.opts.redisUrl, 'plinth-relay-publisher', logger);
+    this.consumer = new RedisChangeConsumer({
+      redis: this.consumerRedis,
+      streamKey: this.opts.streamKey,
+      cache: this.deps.cache,
+      feeder: this.deps.feeder,
+      logger,
+      onError: this.deps.onError,
+    });
+    this.consumer.start();
+    this.election = new RelayElection({
+      connectionString: this.deps.databaseUrl,
+      logger,
+      intervalMs: this.opts.electionIntervalMs,
+      onElected: () => this.startRelay(),
+      onDeposed: () => this.stopRelay(),
+    });
+    await this.election.start();
+    this.stallTimer = setInterval(() => void this.checkStall(), this.deps.pollIntervalMs);
+    this.stallTimer.unref();
+  }
+
+  /** Stops everything, stepping down as relay first. */
+  async stop(): Promise<void> {
+    clearInterval(this.stallTimer);
+    await this.election?.stop();
+    await this.consumer?.stop();
+    this.publisherRedis?.disconnect();
+  }
+
+  /** Redis or the election connection down, or the relay failing. */
+  problems(): string[] {
+    const out: string[] = [];
+    if (this.consumer && !this.consumer.healthy) out.push('Redis is unreachable (change stream)');
+    if (this.election && !this.election.connected) out.push('the relay election connection to PostgreSQL is down');
+    if (this.isRelay) {
+      if (this.listener && !this.listener.connected) out.push('the relay LISTEN connection is down');
+      if (this.relay && !this.relay.healthy) out.push('the relay cannot read the change log or publish to Redis');
+    }
+    return out;
+  }
+
+  private async startRelay(): Promise<void> {
+    const { logger } = this.deps;
+    const publisher = new RedisChangePublisher(this.publisherRedis!, this.opts.streamKey, this.opts.streamMaxLen);
+    const current = await this.deps.currentRevision();
+    let from = current;
+    if (await waitReady(this.publisherRedis!, 1000)) {
+      try {
+        const last = await publisher.lastPublished();
+        if (last !== undefined && last > current) await publisher.drop();
+        else if (last !== undefined) from = last;
+      } catch (err) {
+        logger.warn({ err: (err as Error).message }, 'watch relay: cannot read the stream position; starting at the newest revision');
+      }
+    }
+    // Starting at `current` after a Redis loss leaves a hole the consumers fill from PostgreSQL.
+    const relay = new ChangeRelay({
+      changes: this.deps.changes,
+      sink: publisher,
+      from,
+      pollIntervalMs: this.deps.pollIntervalMs,
+      currentRevision: this.deps.currentRevision,
+      logger,
+      onError: this.deps.onError,
+    });
+    this.relay = relay;
+    this.listener = new ChangeListener({ connectionString: this.deps.databaseUrl, logger, onWake: (rev) => relay.wake(rev) });
+    relay.start();
+    await this.listener.start();
+    logger.info({ from, stream: this.opts.streamKey }, 'watch relay: publishing');
+  }
+
+  private async stopRelay(): Promise<void> {
+    await this.listener?.stop();
+    await this.relay?.stop();
+    this.listener = undefined;
+    this.relay = undefined;
+  }
+
+  private async checkStall(): Promise<void> {
+    if (this.checking || !this.consumer) return;
+    if (Date.now() - this.consumer.lastDeliveryAt < this.deps.pollIntervalMs) return;
+    this.checking = true;
+    try {
+      const current = await this.deps.currentRevision();
+      if (current > this.deps.cache.revision) await this.deps.feeder.catchUp(current);
+    } catch (err) {
+      this.deps.onError?.(err);
+    } finally {
+      this.checking = false;
+    }
+  }
+}

@@ -1,0 +1,159 @@
+import type { ChangeEvent } from '../change-log.repository.js';
+
+/**
+ * A change as the watch cache holds it. One instance is shared by every
+ * watcher of its resource; `encoded` memoizes serialized forms (keyed by the
+ * HTTP layer's encoding key) so that watchers of one encoding write the same
+ * bytes instead of each serializing the object again.
+ */
+export interface CachedChange extends ChangeEvent {
+  encoded?: Map<string, Buffer>;
+}
+
+/** A live watcher as the cache sees it. */
+export interface CacheSubscriber {
+  /** {@link WatchCache.bucketKey} of the tenant and resource it watches. */
+  readonly bucket: string;
+  /** Receives every change of its bucket appended after it subscribed, in revision order. Must not throw. */
+  onChange(change: CachedChange): void;
+  /** The cache was reset or is shutting down: the stream it fed has a hole now, so the subscriber must end. */
+  onEnd(reason: string): void;
+}
+
+/**
+ * The per-replica window of recent changes (a ring of `capacity` entries)
+ * and the live watchers it feeds. Changes are appended in strictly
+ * increasing revision order; every change after {@link oldestResumable} up
+ * to {@link revision} is in the window, so a watcher that has seen revision
+ * R ≥ oldestResumable can join from it without touching PostgreSQL.
+ *
+ * Everything here is synchronous: a caller that reads {@link since} and
+ * then {@link subscribe}s in the same tick cannot miss or repeat a change.
+ */
+export class WatchCache {
+  private readonly ring: (CachedChange | undefined)[];
+  private head = 0;
+  private size = 0;
+  private last = 0;
+  private floor = 0;
+  private readonly buckets = new Map<string, Set<CacheSubscriber>>();
+  private subscribers = 0;
+
+  constructor(readonly capacity: number) {
+    if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`watch cache capacity must be a positive integer, got ${capacity}`);
+    this.ring = new Array(capacity);
+  }
+
+  /** The bucket of a tenant's resource (the storage resource, e.g. `/configmaps`). */
+  static bucketKey(tenant: string, resource: string): string {
+    return `${tenant}\u0000${resource}`;
+  }
+
+  /** The newest revision the cache has applied (0 before the first reset). */
+  get revision(): number {
+    return this.last;
+  }
+
+  /** The oldest revision a watcher may join from: every change after it is in the window. */
+  get oldestResumable(): number {
+    return this.floor;
+  }
+
+  /** How many changes the window holds. */
+  get length(): number {
+    return this.size;
+  }
+
+  /** How many watchers are subscribed. */
+  get subscriberCount(): number {
+    return this.subscribers;
+  }
+
+  /**
+   * Empties the window and restarts it at `revision`. Every subscriber is
+   * ended (with `reason`), since what it receives next would not continue
+   * what it saw.
+   */
+  reset(revision: number, reason = 'watch cache reset'): void {
+    this.ring.fill(undefined);
+    this.head = 0;
+    this.size = 0;
+    this.last = revision;
+    this.floor = revision;
+    this.endAll(reason);
+  }
+
+  /** Ends every subscriber (e.g. at shutdown) without touching the window. */
+  endAll(reason: string): void {
+    const all = [...this.buckets.values()].flatMap((s) => [...s]);
+    this.buckets.clear();
+    this.subscribers = 0;
+    for (const sub of all) sub.onEnd(reason);
+  }
+
+  /**
+   * Appends one change and hands it to the subscribers of its bucket.
+   * Throws when `change.revision` is not above {@link revision}: callers
+   * must skip what the cache already has.
+   */
+  append(change: CachedChange): void {
+    if (change.revision <= this.last) {
+      throw new Error(`watch cache: revision ${change.revision} is not after ${this.last}`);
+    }
+    if (this.size === this.capacity) {
+      const evicted = this.ring[this.head]!;
+      this.floor = evicted.revision;
+      this.ring[this.head] = change;
+      this.head = (this.head + 1) % this.capacity;
+    } else {
+      this.ring[(this.head + this.size) % this.capacity] = change;
+      this.size++;
+    }
+    this.last = change.revision;
+    const subs = this.buckets.get(WatchCache.bucketKey(change.key.tenant, change.key.resource));
+    if (subs) for (const sub of subs) sub.onChange(change);
+  }
+
+  /**
+   * The changes after `revision`, oldest first, or undefined when `revision`
+   * is older than the window ({@link oldestResumable}). A revision at or
+   * above {@link revision} gives an empty array.
+   */
+  since(revision: number): CachedChange[] | undefined {
+    if (revision < this.floor) return undefined;
+    if (revision >= this.last) return [];
+    let lo = 0;
+    let hi = this.size;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.at(mid).revision > revision) hi = mid;
+      else lo = mid + 1;
+    }
+    const out: CachedChange[] = [];
+    for (let i = lo; i < this.size; i++) out.push(this.at(i));
+    return out;
+  }
+
+  /** Starts feeding `sub` with every change appended from now on. */
+  subscribe(sub: CacheSubscriber): void {
+    let set = this.buckets.get(sub.bucket);
+    if (!set) this.buckets.set(sub.bucket, (set = new Set()));
+    if (!set.has(sub)) {
+      set.add(sub);
+      this.subscribers++;
+    }
+  }
+
+  /** Stops feeding `sub`. Safe to call from inside onChange and more than once. */
+  unsubscribe(sub: CacheSubscriber): void {
+    const set = this.buckets.get(sub.bucket);
+    if (set?.delete(sub)) {
+      this.subscribers--;
+      if (set.size === 0) this.buckets.delete(sub.bucket);
+    }
+  }
+
+  private at(i: number): CachedChange {
+    return this.ring[(this.head + i) % this.capacity]!;
+  }
+}

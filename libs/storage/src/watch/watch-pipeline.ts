@@ -1,0 +1,142 @@
+import type { Kysely } from 'kysely';
+import type { ChangeLogRepository } from '../change-log.repository.js';
+import type { DB } from '../db.js';
+import { CacheFeeder } from './cache-feeder.js';
+import type { ChangeFeed } from './change-feed.js';
+import { ClusterChangeFeed } from './cluster-change-feed.js';
+import { CompactionQueue } from './compaction-queue.js';
+import { CompactionService } from './compaction.service.js';
+import { type CompactionScheduler, CompactionTimer } from './compaction-timer.js';
+import { LocalChangeFeed } from './local-change-feed.js';
+import type { PipelineLogger } from './pipeline-logger.js';
+import { redisKeyPrefix } from './redis-connection.js';
+import { WatchCache } from './watch-cache.js';
+
+/** Options of {@link WatchPipeline}. */
+export interface WatchPipelineOptions {
+  databaseUrl: string;
+  db: Kysely<DB>;
+  changes: ChangeLogRepository;
+  /** The newest committed revision. */
+  currentRevision: () => Promise<number>;
+  /** Changes the watch cache window holds. */
+  cacheSize: number;
+  /** Fallback poll of the change log (missed NOTIFY, stalled stream). */
+  pollIntervalMs: number;
+  retentionSeconds: number;
+  compactionIntervalMs: number;
+  /** Set: cluster mode (relay election, Redis Stream fan-out, BullMQ compaction). */
+  redisUrl?: string;
+  electionIntervalMs?: number;
+  logger: PipelineLogger;
+}
+
+/** Counters the pipeline keeps for metrics. */
+export interface PipelineCounters {
+  /** Changes read from PostgreSQL to fill holes in the stream. */
+  backfilled: number;
+  /** Failed reads, publishes or stream reads. */
+  errors: number;
+}
+
+const STALL_GRACE_MS = 5000;
+
+/**
+ * The path of a change from commit to a replica's watch cache, per mode:
+ * single node, NOTIFY → relay → cache; cluster, NOTIFY → elected relay →
+ * Redis Stream → every replica's cache, with PostgreSQL filling holes. Also
+ * runs history compaction. Watchers subscribe to {@link cache}.
+ */
+export class WatchPipeline {
+  readonly cache: WatchCache;
+  readonly compaction: CompactionService;
+  readonly counters: PipelineCounters = { backfilled: 0, errors: 0 };
+  readonly mode: 'single' | 'cluster';
+  private readonly feeder: CacheFeeder;
+  private readonly feed: ChangeFeed;
+  private readonly scheduler: CompactionScheduler;
+  private behind: { target: number; since: number } | undefined;
+  private started = false;
+
+  constructor(private readonly opts: WatchPipelineOptions) {
+    const { logger } = opts;
+    this.cache = new WatchCache(opts.cacheSize);
+    this.feeder = new CacheFeeder({
+      cache: this.cache,
+      changes: opts.changes,
+      currentRevision: opts.currentRevision,
+      logger,
+      onBackfill: (n) => (this.counters.backfilled += n),
+    });
+    this.compaction = new CompactionService({ db: opts.db, changes: opts.changes, retentionSeconds: opts.retentionSeconds, logger });
+    const deps = {
+      databaseUrl: opts.databaseUrl,
+      changes: opts.changes,
+      cache: this.cache,
+      feeder: this.feeder,
+      currentRevision: opts.currentRevision,
+      pollIntervalMs: opts.pollIntervalMs,
+      logger,
+      onError: () => this.counters.errors++,
+    };
+    const prefix = redisKeyPrefix(opts.databaseUrl);
+    if (opts.redisUrl) {
+      this.mode = 'cluster';
+      this.feed = new ClusterChangeFeed(deps, {
+        redisUrl: opts.redisUrl,
+        streamKey: `${prefix}:changes`,
+        streamMaxLen: Math.max(opts.cacheSize, 1000),
+        electionIntervalMs: opts.electionIntervalMs,
+      });
+      this.scheduler = new CompactionQueue(this.compaction, { redisUrl: opts.redisUrl, prefix: `${prefix}:bull`, intervalMs: opts.compactionIntervalMs, logger });
+    } else {
+      this.mode = 'single';
+      this.feed = new LocalChangeFeed(deps);
+      this.scheduler = new CompactionTimer(this.compaction, opts.compactionIntervalMs, logger);
+    }
+  }
+
+  /** True while this process runs the relay (always in single-node mode). */
+  get isRelay(): boolean {
+    return this.feed.isRelay;
+  }
+
+  /** Starts the window at the newest revision, then the feed and compaction. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.cache.reset(await this.opts.currentRevision(), 'watch cache started');
+    await this.feed.start();
+    await this.scheduler.start();
+    this.started = true;
+  }
+
+  /** Ends every watcher, then stops the feed and compaction. */
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    this.cache.endAll('server shutting down');
+    await this.scheduler.stop();
+    await this.feed.stop();
+  }
+
+  /**
+   * What is wrong with the pipeline, for readiness: the feed's own problems,
+   * plus the cache staying behind the newest committed revision for more
+   * than a few seconds. Empty when healthy.
+   */
+  async problems(): Promise<string[]> {
+    const out = this.feed.problems();
+    let current: number;
+    try {
+      current = await this.opts.currentRevision();
+    } catch {
+      return [...out, 'cannot read the newest revision'];
+    }
+    if (current <= this.cache.revision) this.behind = undefined;
+    else if (!this.behind || this.behind.target < this.cache.revision) this.behind = { target: current, since: Date.now() };
+    else if (Date.now() - this.behind.since > STALL_GRACE_MS) {
+      out.push(`the watch cache is ${current - this.cache.revision} revisions behind`);
+    }
+    return out;
+  }
+}
