@@ -34,7 +34,9 @@ export async function createTestDatabase(label: string): Promise<TestDatabase> {
   } finally {
     await client.end();
   }
-  const url = adminUrl().replace(/\/[^/]*$/, `/${name}`);
+  const u = new URL(adminUrl());
+  u.pathname = `/${name}`;
+  const url = u.toString();
   return {
     url,
     name,
