@@ -151,12 +151,40 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       PERFORM pg_notify('plinth_changes', r::text);
       RETURN QUERY SELECT r, old_body;
     END $fn$;
+
+    -- The same writes as one round trip each: the write commits (asynchronously,
+    -- releasing the counter), then the barrier commits synchronously. Only for
+    -- autocommit callers; inside a transaction block CALL cannot COMMIT.
+    CREATE PROCEDURE plinth_create_durable(p_tenant text, p_resource text, p_namespace text, p_name text, p_body jsonb, INOUT r bigint)
+    LANGUAGE plpgsql AS $fn$
+    BEGIN
+      r := plinth_create(p_tenant, p_resource, p_namespace, p_name, p_body);
+      COMMIT;
+      PERFORM plinth_flush();
+    END $fn$;
+
+    CREATE PROCEDURE plinth_update_durable(p_tenant text, p_resource text, p_namespace text, p_name text, p_body jsonb, p_expected bigint, INOUT r bigint)
+    LANGUAGE plpgsql AS $fn$
+    BEGIN
+      r := plinth_update(p_tenant, p_resource, p_namespace, p_name, p_body, p_expected);
+      COMMIT;
+      PERFORM plinth_flush();
+    END $fn$;
+
+    CREATE PROCEDURE plinth_delete_durable(p_tenant text, p_resource text, p_namespace text, p_name text, p_expected bigint, INOUT r bigint, INOUT b jsonb)
+    LANGUAGE plpgsql AS $fn$
+    BEGIN
+      SELECT d.revision, d.body INTO r, b FROM plinth_delete(p_tenant, p_resource, p_namespace, p_name, p_expected) d;
+      COMMIT;
+      PERFORM plinth_flush();
+    END $fn$;
   `.execute(db);
 }
 
 /** Drops everything `up` created. */
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`
+    DROP PROCEDURE plinth_delete_durable; DROP PROCEDURE plinth_update_durable; DROP PROCEDURE plinth_create_durable;
     DROP FUNCTION plinth_delete; DROP FUNCTION plinth_update; DROP FUNCTION plinth_create; DROP FUNCTION plinth_next_revision; DROP FUNCTION plinth_flush;
     DROP TABLE changes; DROP TABLE objects; DROP TABLE compaction_state; DROP TABLE revision_counter; DROP TABLE tenants;
   `.execute(db);

@@ -63,11 +63,12 @@ export class ObjectStoreRepository {
   /** Inserts a new object. Throws StorageError AlreadyExists. Does not mutate `body`. */
   async create(key: ObjectKey, body: Record<string, unknown>, db: Kysely<DB> = this.db): Promise<StoredObject> {
     const stored = withoutResourceVersion(body);
+    const args = sql`${key.tenant}, ${key.resource}, ${key.namespace}, ${key.name}, ${JSON.stringify(stored)}::jsonb`;
     try {
-      const { rows } = await sql<{ r: number }>`
-        SELECT plinth_create(${key.tenant}, ${key.resource}, ${key.namespace}, ${key.name}, ${JSON.stringify(stored)}::jsonb) AS r
-      `.execute(db);
-      if (db === this.db) await flushWal(db);
+      const { rows } =
+        db === this.db
+          ? await sql<{ r: number }>`CALL plinth_create_durable(${args}, NULL)`.execute(db)
+          : await sql<{ r: number }>`SELECT plinth_create(${args}) AS r`.execute(db);
       return { key, revision: rows[0].r, body: withResourceVersion(stored, rows[0].r) };
     } catch (err) {
       mapWriteError(err, key);
@@ -85,12 +86,12 @@ export class ObjectStoreRepository {
     db: Kysely<DB> = this.db,
   ): Promise<StoredObject> {
     const stored = withoutResourceVersion(body);
+    const args = sql`${key.tenant}, ${key.resource}, ${key.namespace}, ${key.name}, ${JSON.stringify(stored)}::jsonb, ${expectedRevision}::bigint`;
     try {
-      const { rows } = await sql<{ r: number }>`
-        SELECT plinth_update(${key.tenant}, ${key.resource}, ${key.namespace}, ${key.name},
-                             ${JSON.stringify(stored)}::jsonb, ${expectedRevision}::bigint) AS r
-      `.execute(db);
-      if (db === this.db) await flushWal(db);
+      const { rows } =
+        db === this.db
+          ? await sql<{ r: number }>`CALL plinth_update_durable(${args}, NULL)`.execute(db)
+          : await sql<{ r: number }>`SELECT plinth_update(${args}) AS r`.execute(db);
       return { key, revision: rows[0].r, body: withResourceVersion(stored, rows[0].r) };
     } catch (err) {
       mapWriteError(err, key);
@@ -103,12 +104,13 @@ export class ObjectStoreRepository {
    * revision. Throws StorageError NotFound or Conflict.
    */
   async delete(key: ObjectKey, expectedRevision: number | null, db: Kysely<DB> = this.db): Promise<StoredObject> {
+    const args = sql`${key.tenant}, ${key.resource}, ${key.namespace}, ${key.name}, ${expectedRevision}::bigint`;
     try {
-      const { rows } = await sql<{ revision: number; body: Record<string, unknown> }>`
-        SELECT * FROM plinth_delete(${key.tenant}, ${key.resource}, ${key.namespace}, ${key.name}, ${expectedRevision}::bigint)
-      `.execute(db);
-      if (db === this.db) await flushWal(db);
-      return { key, revision: rows[0].revision, body: withResourceVersion(rows[0].body, rows[0].revision) };
+      const { rows } =
+        db === this.db
+          ? await sql<{ r: number; b: Record<string, unknown> }>`CALL plinth_delete_durable(${args}, NULL, NULL)`.execute(db)
+          : await sql<{ r: number; b: Record<string, unknown> }>`SELECT revision AS r, body AS b FROM plinth_delete(${args})`.execute(db);
+      return { key, revision: rows[0].r, body: withResourceVersion(rows[0].b, rows[0].r) };
     } catch (err) {
       mapWriteError(err, key);
     }
