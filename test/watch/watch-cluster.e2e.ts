@@ -41,7 +41,7 @@ describe('watch: cluster mode (two replicas, Redis fan-out)', { timeout: 120_000
   };
 
   before(async () => {
-    c = await TestCluster.start('watch_cluster', 2, sharedRedis(), { PLINTH_WATCH_POLL_INTERVAL_MS: '300', PLINTH_COMPACTION_INTERVAL_SECONDS: '1' });
+    c = await TestCluster.start('watch_cluster', 2, sharedRedis(), { PLINTH_WATCH_POLL_INTERVAL_MS: '5000', PLINTH_COMPACTION_INTERVAL_SECONDS: '1' });
     for (const ns of ['fan', 'fail']) await request(c.replicas[0].url).post('/api/v1/namespaces').send({ metadata: { name: ns } }).expect(201);
   });
   after(async () => {
@@ -73,6 +73,8 @@ describe('watch: cluster mode (two replicas, Redis fan-out)', { timeout: 120_000
     assert.deepEqual(revisionsOf(await wa.take(80, 10_000)), want);
     assert.deepEqual(revisionsOf(await wb.take(80, 10_000)), want);
     assert.deepEqual(await wb.drainFor(300), []);
+    // The changes came through the Redis stream (the fallback poll is 5 s here).
+    for (const r of [a, b]) assert.ok(r.services.watch.pipeline.counters.streamed >= 80, `streamed ${r.services.watch.pipeline.counters.streamed}`);
   });
 
   it('fails the relay over when the relay replica stops mid-stream; no watcher misses or repeats a change', async () => {
@@ -121,9 +123,12 @@ describe('watch: cluster mode survives a Redis restart', { timeout: 120_000 }, (
   });
   after(async () => {
     for (const w of open) w.close();
-    await redis.restart().catch(() => undefined);
-    await c.close();
-    await redis.kill();
+    try {
+      await redis.restart().catch(() => undefined);
+      await c?.close();
+    } finally {
+      await redis.kill();
+    }
   });
 
   it('keeps every watcher exact through the outage, reports it in /readyz, and recovers by itself', async () => {

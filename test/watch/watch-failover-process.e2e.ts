@@ -31,6 +31,9 @@ async function spawnReplica(database: TestDatabase, redisUrl: string, dataDir: s
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  const reap = () => proc.kill('SIGKILL');
+  process.once('exit', reap);
+  proc.once('exit', () => process.removeListener('exit', reap));
   const url = `http://127.0.0.1:${port}`;
   await eventually(`replica on ${port} ready`, async () => (await request(url).get('/readyz').catch(() => ({ status: 0 }))).status === 200, 30_000);
   return { url, proc };
@@ -60,7 +63,7 @@ describe('watch: relay failover when the relay process is killed', { timeout: 12
   after(async () => {
     for (const w of open) w.close();
     for (const r of replicas) if (r.proc.exitCode === null) r.proc.kill('SIGKILL');
-    await database.drop();
+    await database.drop().catch(() => undefined);
     rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -49,9 +49,15 @@ export class TestRedis {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  /** Starts it again on the same port. */
+  /** Starts it again on the same port (no-op while it runs). */
   async restart(): Promise<void> {
-    this.proc = spawn('/usr/bin/redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    if (this.proc && this.proc.exitCode === null && this.proc.signalCode === null) return;
+    const proc = spawn('/usr/bin/redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    this.proc = proc;
+    // Never outlive the test file, whatever its hooks did.
+    const reap = () => proc.kill('SIGKILL');
+    process.once('exit', reap);
+    proc.once('exit', () => process.removeListener('exit', reap));
     await waitForPort(this.port, 5000);
   }
 
@@ -108,10 +114,10 @@ export class TestCluster {
     await r.stop();
   }
 
-  /** Stops every replica and drops the database. */
+  /** Stops every replica and drops the database (never throws: it runs in after hooks that must go on). */
   async close(): Promise<void> {
     for (const r of this.replicas.splice(0)) await r.stop().catch(() => undefined);
-    await this.database.drop();
+    await this.database.drop().catch(() => undefined);
   }
 }
 

@@ -3,11 +3,14 @@ import type { CachedChange } from '../../../../libs/storage/src/watch/index.js';
 import type { StatusBody } from '../errors/api-error.js';
 import type { ResponseFormat } from '../http/negotiation.js';
 import type { KubeObject } from '../registry/kube-object.js';
-import { groupVersion, type ResourceDefinition } from '../registry/resource-definition.js';
+import { groupVersion, presentObject, type ResourceDefinition } from '../registry/resource-definition.js';
+import { inServedOrder } from '../registry/object-order.js';
 import { type IncludeObject, toPartialObjectMetadata, toTable } from '../table/table-convertor.js';
 
 /** The watch event types on the wire. */
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+const TYPE_SLOT: Record<WatchEventType, number> = { ADDED: 0, MODIFIED: 1, DELETED: 2, BOOKMARK: 3, ERROR: 4 };
 
 /** Marks the BOOKMARK that ends the initial events of a streaming list. */
 export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
@@ -36,8 +39,8 @@ export function watchFormat(def: ResourceDefinition, format: ResponseFormat, inc
     format.transform === 'table'
       ? `${format.encoding}:table:${includeObject}:${groupVersion(def)}`
       : format.transform === 'partial'
-        ? `${format.encoding}:partial`
-        : `${format.encoding}:none`;
+        ? `${format.encoding}:partial:${groupVersion(def)}`
+        : `${format.encoding}:none:${groupVersion(def)}`;
   let byKey = interned.get(def);
   if (!byKey) interned.set(def, (byKey = new Map()));
   let f = byKey.get(key);
@@ -55,14 +58,36 @@ export function watchFormat(def: ResourceDefinition, format: ResponseFormat, inc
   return f;
 }
 
-/** Frames one event: a JSON line, or a YAML document. */
+/**
+ * Wraps `payload` in one HTTP/1.1 chunk (size line, data, CRLF). Events are
+ * encoded straight to wire bytes so a memoized event is written to every
+ * watcher's socket as the same buffer, with no per-watcher framing work.
+ */
+function httpChunk(payload: string): Buffer {
+  const len = Buffer.byteLength(payload);
+  const head = `${len.toString(16)}\r\n`;
+  const buf = Buffer.allocUnsafe(head.length + len + 2);
+  buf.write(head, 0, 'latin1');
+  buf.write(payload, head.length, 'utf8');
+  buf.write('\r\n', head.length + len, 'latin1');
+  return buf;
+}
+
+/** The event bytes inside an HTTP chunk made by the encoder (for connections that are not chunked). */
+export function chunkPayload(chunk: Buffer): Buffer {
+  return chunk.subarray(chunk.indexOf(10) + 1, chunk.length - 2);
+}
+
+/** Frames one event as an HTTP chunk holding a JSON line, or a YAML document. */
 function frame(fmt: WatchFormat, type: WatchEventType, body: unknown): Buffer {
-  if (fmt.encoding === 'yaml') return Buffer.from(`---\n${yamlStringify({ type, object: body }, { lineWidth: 0 })}`);
-  return Buffer.from(`{"type":"${type}","object":${JSON.stringify(body)}}\n`);
+  if (fmt.encoding === 'yaml') return httpChunk(`---\n${yamlStringify({ type, object: body }, { lineWidth: 0 })}`);
+  return httpChunk(`{"type":"${type}","object":${JSON.stringify(body)}}\n`);
 }
 
 /** The object as the watch's format shows it. `withColumns` only matters for Tables (first event). */
-function transform(fmt: WatchFormat, obj: KubeObject, withColumns: boolean): unknown {
+function transform(fmt: WatchFormat, stored: KubeObject, withColumns: boolean): unknown {
+  // As on reads: the served version's view (CRD conversion, read-time defaults), in served key order.
+  const obj = inServedOrder(presentObject(fmt.def, stored), fmt.def.schema) as KubeObject;
   if (fmt.transform === 'table') {
     return toTable(fmt.def, [obj], fmt.includeObject, { resourceVersion: obj.metadata.resourceVersion }, withColumns);
   }
@@ -88,13 +113,13 @@ export function cachedEventBytes(
   obj: KubeObject,
   withColumns: boolean,
 ): Buffer {
-  const memoKey = `${fmt.key}|${type}|${variant}|${withColumns ? 1 : 0}`;
+  // Keyed by the interned format object, then a slot per (type, variant, columns): no string building per watcher.
   const memo = (change.encoded ??= new Map());
-  let bytes = memo.get(memoKey);
-  if (!bytes) {
-    bytes = encodeEvent(fmt, type, obj, withColumns);
-    memo.set(memoKey, bytes);
-  }
+  let slots = memo.get(fmt);
+  if (!slots) memo.set(fmt, (slots = []));
+  const slot = TYPE_SLOT[type] * 4 + (variant === 'old' ? 2 : 0) + (withColumns ? 1 : 0);
+  let bytes = slots[slot];
+  if (!bytes) slots[slot] = bytes = encodeEvent(fmt, type, obj, withColumns);
   return bytes;
 }
 

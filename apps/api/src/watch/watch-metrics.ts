@@ -10,6 +10,7 @@ export interface WatchMetricsSource {
   compactionLagSeconds(): number;
   compactedRevision(): number;
   backfilled(): number;
+  streamed(): number;
   pipelineErrors(): number;
   compactedTotal(): number;
 }
@@ -45,8 +46,23 @@ export class WatchMetrics {
     gauge('plinth_watch_relay_leader', '1 when this replica runs the watch relay.', () => (src.isRelay() ? 1 : 0));
     gauge('plinth_watch_compaction_lag_seconds', 'How far the oldest kept change is past the retention.', src.compactionLagSeconds);
     gauge('plinth_watch_compacted_revision', 'Changes at or below this revision may be gone.', src.compactedRevision);
-    gauge('plinth_watch_compacted_changes_total', 'Changes deleted by compaction on this replica.', src.compactedTotal);
-    gauge('plinth_watch_backfilled_changes_total', 'Changes read from PostgreSQL to fill holes in the stream.', src.backfilled);
-    gauge('plinth_watch_pipeline_errors_total', 'Failed change-log reads, publishes and stream reads.', src.pipelineErrors);
+    // Counters kept by the pipeline, exposed as Prometheus counters that catch up when scraped.
+    const counter = (name: string, help: string, read: () => number) => {
+      let seen = 0;
+      return new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          const now = read();
+          if (now > seen) this.inc(now - seen);
+          seen = now;
+        },
+      });
+    };
+    counter('plinth_watch_compacted_changes_total', 'Changes deleted by compaction on this replica.', src.compactedTotal);
+    counter('plinth_watch_backfilled_changes_total', 'Changes read from PostgreSQL to fill holes in the stream.', src.backfilled);
+    counter('plinth_watch_streamed_changes_total', 'Changes received from the Redis stream (cluster mode).', src.streamed);
+    counter('plinth_watch_pipeline_errors_total', 'Failed change-log reads, publishes and stream reads.', src.pipelineErrors);
   }
 }

@@ -1,10 +1,11 @@
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { once } from 'node:events';
 import { type ChangeEvent, withResourceVersion } from '../../../../libs/storage/src/index.js';
 import type { CachedChange, CacheSubscriber } from '../../../../libs/storage/src/watch/index.js';
 import type { StatusBody } from '../errors/api-error.js';
 import type { KubeObject } from '../registry/kube-object.js';
-import { bookmarkBytes, cachedEventBytes, encodeEvent, errorBytes, type WatchEventType, type WatchFormat } from './watch-encoder.js';
+import { bookmarkBytes, cachedEventBytes, chunkPayload, encodeEvent, errorBytes, type WatchEventType, type WatchFormat } from './watch-encoder.js';
 
 /** Which changes a watch wants. */
 export interface WatchFilter {
@@ -21,7 +22,7 @@ export interface WatchFilter {
 
 /** What a stream needs from the service that owns it. */
 export interface WatchStreamOwner {
-  /** Bytes a live stream may have queued before it is evicted. */
+  /** Bytes a live stream may still have queued from earlier ticks when a new event comes; more closes it as too slow. */
   readonly maxBufferBytes: number;
   /** Called once when the stream closes, for any reason. */
   streamClosed(stream: WatchStream, reason: string): void;
@@ -38,6 +39,22 @@ const FLUSH_GRACE_MS = 10_000;
 
 function uncork(stream: WatchStream): void {
   stream.uncork();
+}
+
+// A counter that advances once per tick in which some stream wrote: a stream's first write in a tick goes
+// straight to the socket; further writes in the same tick (a batch of changes) are corked into one.
+let tick = 0;
+let tickPending = false;
+function advanceTick(): void {
+  tick++;
+  tickPending = false;
+}
+function currentTick(): number {
+  if (!tickPending) {
+    tickPending = true;
+    process.nextTick(advanceTick);
+  }
+  return tick;
 }
 
 /**
@@ -58,6 +75,9 @@ export class WatchStream implements CacheSubscriber {
   nextBookmark: number;
   private columnsSent = false;
   private corked = false;
+  private lastTick = -1;
+  /** The connection, written directly with pre-framed chunks; undefined when the response is not chunked (HTTP/1.0). */
+  private readonly sock: Socket | undefined;
 
   constructor(
     private readonly owner: WatchStreamOwner,
@@ -70,6 +90,12 @@ export class WatchStream implements CacheSubscriber {
   ) {
     this.deadline = deadline;
     this.nextBookmark = nextBookmark;
+    this.sock = res.chunkedEncoding && res.socket ? res.socket : undefined;
+  }
+
+  /** Bytes written but not yet taken by the client's connection. */
+  get queuedBytes(): number {
+    return this.sock ? this.sock.writableLength : this.res.writableLength;
   }
 
   /** Feeds a live change from the cache (CacheSubscriber). */
@@ -134,9 +160,9 @@ export class WatchStream implements CacheSubscriber {
 
   /** While catching up: resolves when the socket has room again (or the stream closed). */
   async drain(): Promise<void> {
-    if (this.closed || this.res.writableLength <= CATCH_UP_HIGH_WATER) return;
+    if (this.closed || this.queuedBytes <= CATCH_UP_HIGH_WATER) return;
     this.uncork();
-    await Promise.race([once(this.res, 'drain'), once(this.res, 'close')]).catch(() => undefined);
+    await Promise.race([once(this.sock ?? this.res, 'drain'), once(this.res, 'close')]).catch(() => undefined);
   }
 
   /** Ends the response cleanly (the client re-watches from its last revision) and stops the feed. */
@@ -147,8 +173,9 @@ export class WatchStream implements CacheSubscriber {
     this.owner.unsubscribe(this);
     this.uncork();
     const res = this.res;
+    // end() writes the terminating chunk after everything queued on the socket.
     if (!res.writableEnded && !res.destroyed) res.end();
-    if (res.writableLength > 0 && !res.destroyed) {
+    if (this.queuedBytes > 0 && !res.destroyed) {
       const timer = setTimeout(() => res.destroy(), FLUSH_GRACE_MS);
       timer.unref();
       res.once('close', () => clearTimeout(timer));
@@ -160,7 +187,8 @@ export class WatchStream implements CacheSubscriber {
   uncork(): void {
     if (!this.corked) return;
     this.corked = false;
-    if (!this.res.destroyed) this.res.uncork();
+    const target = this.sock ?? this.res;
+    if (!target.destroyed) target.uncork();
   }
 
   private takeColumns(): boolean {
@@ -171,18 +199,23 @@ export class WatchStream implements CacheSubscriber {
 
   private write(bytes: Buffer): void {
     if (this.closed || this.res.destroyed) return;
-    if (!this.corked) {
+    const target = this.sock ?? this.res;
+    const now = currentTick();
+    if (this.lastTick !== now) {
+      this.lastTick = now;
       // What earlier ticks queued is still unread: the client is not keeping up. (This tick's own writes
       // do not count, so one large event or one large batch never evicts a reader that keeps up.)
-      if (this.live && this.res.writableLength > this.owner.maxBufferBytes) {
+      if (this.live && this.queuedBytes > this.owner.maxBufferBytes) {
         this.close('slow');
         return;
       }
+    } else if (!this.corked) {
       this.corked = true;
-      this.res.cork();
+      target.cork();
       process.nextTick(uncork, this);
     }
-    this.res.write(bytes);
+    if (this.sock) this.sock.write(bytes);
+    else this.res.write(chunkPayload(bytes));
     this.owner.eventsWritten(1);
   }
 }

@@ -80,6 +80,7 @@ export class WatchService implements WatchStreamOwner {
       compactedRevision: () => p.compaction.stats.compactedRevision,
       compactedTotal: () => p.compaction.stats.deletedTotal,
       backfilled: () => p.counters.backfilled,
+      streamed: () => p.counters.streamed,
       pipelineErrors: () => p.counters.errors,
     });
   }

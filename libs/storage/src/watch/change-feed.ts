@@ -24,4 +24,6 @@ export interface ChangeFeedDeps {
   pollIntervalMs: number;
   logger: PipelineLogger;
   onError?: (err: unknown) => void;
+  /** Cluster mode: called with the number of changes each stream read delivered. */
+  onStreamed?: (count: number) => void;
 }

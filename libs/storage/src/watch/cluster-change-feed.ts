@@ -56,6 +56,7 @@ export class ClusterChangeFeed implements ChangeFeed {
       feeder: this.deps.feeder,
       logger,
       onError: this.deps.onError,
+      onStreamed: this.deps.onStreamed,
     });
     this.consumer.start();
     this.election = new RelayElection({

@@ -15,6 +15,8 @@ export interface RedisChangeConsumerOptions {
   logger: PipelineLogger;
   blockMs?: number;
   onError?: (err: unknown) => void;
+  /** Called with the number of changes each stream read delivered. */
+  onStreamed?: (count: number) => void;
 }
 
 /**
@@ -64,20 +66,18 @@ export class RedisChangeConsumer {
           await sleep(100);
           continue;
         }
-        const reply = (await redis.call('XREAD', 'COUNT', '1000', 'BLOCK', block, 'STREAMS', streamKey, streamId(cache.revision))) as
-          | [string, [string, string[]][]][]
-          | null;
+        const reply = await redis.call('XREAD', 'COUNT', '1000', 'BLOCK', block, 'STREAMS', streamKey, streamId(cache.revision));
         this.failed = false;
-        if (!reply) continue;
+        const entries = streamEntries(reply);
+        if (entries.length === 0) continue;
         const changes: ChangeEvent[] = [];
-        for (const [, entries] of reply) {
-          for (const [id, fields] of entries) {
-            const at = fields.indexOf('c');
-            if (at >= 0 && at + 1 < fields.length) changes.push(decodeChange(id, fields[at + 1]));
-          }
+        for (const [id, fields] of entries) {
+          const at = fields.indexOf('c');
+          if (at >= 0 && at + 1 < fields.length) changes.push(decodeChange(id, fields[at + 1]));
         }
         if (changes.length > 0) {
           this.lastDelivery = Date.now();
+          this.opts.onStreamed?.(changes.length);
           await feeder.applyStream(changes);
         }
       } catch (err) {
@@ -89,6 +89,19 @@ export class RedisChangeConsumer {
       }
     }
   }
+}
+
+type StreamEntry = [id: string, fields: string[]];
+
+/**
+ * The entries of an XREAD reply for one stream, whichever shape the
+ * protocol gives: RESP2 `[[key, entries]]`, or RESP3's map flattened to
+ * `[key, entries]`; null (timeout) gives none.
+ */
+function streamEntries(reply: unknown): StreamEntry[] {
+  if (!Array.isArray(reply) || reply.length === 0) return [];
+  if (typeof reply[0] === 'string' || Buffer.isBuffer(reply[0])) return (reply[1] ?? []) as StreamEntry[];
+  return reply.flatMap((pair) => ((pair as [string, StreamEntry[]])[1] ?? []) as StreamEntry[]);
 }
 
 function sleep(ms: number): Promise<void> {

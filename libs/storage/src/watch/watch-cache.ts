@@ -2,12 +2,12 @@ import type { ChangeEvent } from '../change-log.repository.js';
 
 /**
  * A change as the watch cache holds it. One instance is shared by every
- * watcher of its resource; `encoded` memoizes serialized forms (keyed by the
- * HTTP layer's encoding key) so that watchers of one encoding write the same
- * bytes instead of each serializing the object again.
+ * watcher of its resource; `encoded` memoizes serialized forms (keyed and
+ * shaped by the HTTP layer, per encoding) so that watchers of one encoding
+ * write the same bytes instead of each serializing the object again.
  */
 export interface CachedChange extends ChangeEvent {
-  encoded?: Map<string, Buffer>;
+  encoded?: Map<object, (Buffer | undefined)[]>;
 }
 
 /** A live watcher as the cache sees it. */

@@ -37,6 +37,8 @@ export interface PipelineCounters {
   backfilled: number;
   /** Failed reads, publishes or stream reads. */
   errors: number;
+  /** Cluster mode: changes received from the Redis stream. */
+  streamed: number;
 }
 
 const STALL_GRACE_MS = 5000;
@@ -50,7 +52,7 @@ const STALL_GRACE_MS = 5000;
 export class WatchPipeline {
   readonly cache: WatchCache;
   readonly compaction: CompactionService;
-  readonly counters: PipelineCounters = { backfilled: 0, errors: 0 };
+  readonly counters: PipelineCounters = { backfilled: 0, errors: 0, streamed: 0 };
   readonly mode: 'single' | 'cluster';
   private readonly feeder: CacheFeeder;
   private readonly feed: ChangeFeed;
@@ -78,6 +80,7 @@ export class WatchPipeline {
       pollIntervalMs: opts.pollIntervalMs,
       logger,
       onError: () => this.counters.errors++,
+      onStreamed: (n: number) => (this.counters.streamed += n),
     };
     const prefix = redisKeyPrefix(opts.databaseUrl);
     if (opts.redisUrl) {
