@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 import { allow, makeCertificates, patch, TestWebhookServer, webhookConfiguration } from '../test/admission/support/webhook-server.js';
-import { percentiles, progress, runLoad, startBenchPostgres, startServerProcess } from './bench-support.js';
+import { percentiles, progress, runLoad, startBenchPostgres, runBenchmark, startServerProcess, stopServerAndDatabase } from './bench-support.js';
 
 const CONCURRENCY = 32;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -92,14 +92,9 @@ async function main(): Promise<void> {
     );
   } finally {
     await agent.close();
-    server.kill('SIGTERM');
-    await new Promise((r) => server.once('exit', r));
     await hooks.close();
-    await db.stop();
+    await stopServerAndDatabase(server, db);
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBenchmark(main);

@@ -65,3 +65,18 @@ export async function runLoad(concurrency: number, ms: number, worker: (i: numbe
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   return { latencies, opsPerSec: latencies.length / seconds, errors };
 }
+
+/** Stops a server child process (SIGTERM, then waits for it) and the benchmark's PostgreSQL. */
+export async function stopServerAndDatabase(server: ChildProcess, db: EmbeddedDatabase): Promise<void> {
+  server.kill('SIGTERM');
+  await new Promise((r) => server.once('exit', r));
+  await db.stop();
+}
+
+/** Runs a benchmark's main function, exiting 1 with the error printed when it fails. */
+export function runBenchmark(main: () => Promise<void>): void {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -1,5 +1,5 @@
 import { Agent, request } from 'undici';
-import { percentiles, progress, runLoad, startBenchPostgres, startServerProcess } from './bench-support.js';
+import { percentiles, progress, runLoad, startBenchPostgres, runBenchmark, startServerProcess, stopServerAndDatabase } from './bench-support.js';
 
 /**
  * Custom resource create throughput against configmaps of the same size in
@@ -137,13 +137,8 @@ async function main(): Promise<void> {
     console.log(`\nratio CR / ConfigMap creates/s = ${(cr / cm).toFixed(2)} (target >= 0.7)`);
   } finally {
     await agent.close();
-    server.kill('SIGTERM');
-    await new Promise((r) => server.once('exit', r));
-    await db.stop();
+    await stopServerAndDatabase(server, db);
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBenchmark(main);

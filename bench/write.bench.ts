@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 import pg from 'pg';
-import { percentiles, progress, runLoad, startBenchPostgres, startServerProcess } from './bench-support.js';
+import { percentiles, progress, runLoad, startBenchPostgres, runBenchmark, startServerProcess, stopServerAndDatabase } from './bench-support.js';
 
 const CONCURRENCY = 32;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -79,13 +79,8 @@ async function main(): Promise<void> {
     console.log(`\nAPI creates / raw ceiling = ${((creates.opsPerSec / raw.opsPerSec) * 100).toFixed(1)}% (target >= 50%); p99 create ${c.p99.toFixed(1)} ms (target <= 50 ms)`);
   } finally {
     await agent.close();
-    server.kill('SIGTERM');
-    await new Promise((r) => server.once('exit', r));
-    await db.stop();
+    await stopServerAndDatabase(server, db);
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBenchmark(main);

@@ -1,32 +1,15 @@
 import { configMapSchema, namespaceSchema, secretSchema } from '../schema/builtin-schemas.js';
 import { ageCell } from '../table/human-duration.js';
+import { ageColumn, nameColumn } from '../table/standard-columns.js';
 import { customResourceDefinitionResource } from '../crd/crd-resource.js';
 import { admissionRegistrationResources } from './admissionregistration-resources.js';
 import { type KubeObject, isPlainObject } from './kube-object.js';
-import type { ResourceDefinition, TableColumn } from './resource-definition.js';
+import type { ResourceDefinition } from './resource-definition.js';
 import { configMapStrategy } from './strategies/configmap.strategy.js';
 import { namespaceStrategy } from './strategies/namespace.strategy.js';
 import { secretStrategy } from './strategies/secret.strategy.js';
 
 const STANDARD_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
-
-const nameColumn: TableColumn = {
-  name: 'Name',
-  type: 'string',
-  format: 'name',
-  description:
-    'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names',
-  priority: 0,
-};
-
-const ageColumn: TableColumn = {
-  name: 'Age',
-  type: 'string',
-  format: '',
-  description:
-    'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata',
-  priority: 0,
-};
 
 function countKeys(...maps: unknown[]): number {
   return maps.reduce<number>((n, m) => n + (isPlainObject(m) ? Object.keys(m).length : 0), 0);
