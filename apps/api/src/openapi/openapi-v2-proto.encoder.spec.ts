@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import YAML from 'yaml';
+import { configMapResource } from '../registry/builtin-resources.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import { configMapSchema } from '../schema/builtin-schemas.js';
 import { openApiV2DocumentType, openApiV2MessageType } from './openapi-v2-proto.descriptor.js';
@@ -9,34 +10,7 @@ import { buildOpenApiV2 } from './openapi-v2.builder.js';
 
 type Msg = Record<string, any>;
 
-const configMaps: ResourceDefinition = {
-  group: '',
-  version: 'v1',
-  resource: 'configmaps',
-  singular: 'configmap',
-  kind: 'ConfigMap',
-  listKind: 'ConfigMapList',
-  namespaced: true,
-  shortNames: ['cm'],
-  categories: [],
-  verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
-  subresources: [],
-  schema: configMapSchema,
-  strategy: {
-    prepareForCreate: () => {},
-    prepareForUpdate: () => {},
-    validate: () => [],
-    validateUpdate: () => [],
-    allowCreateOnUpdate: false,
-    allowUnconditionalUpdate: true,
-  },
-  table: { columns: [], cells: () => [] },
-  selectableFields: {},
-  storageResource: '/configmaps',
-  tracksGeneration: false,
-  returnDeletedObject: false,
-  nameValidation: 'subdomain',
-};
+const configMaps: ResourceDefinition = configMapResource;
 
 const json = buildOpenApiV2([configMaps], { title: 'Kubernetes', version: 'v1.31.0' });
 const bytes = encodeOpenApiV2Proto(json);

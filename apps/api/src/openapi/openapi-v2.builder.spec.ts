@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { configMapResource } from '../registry/builtin-resources.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import { configMapSchema, namespaceSchema } from '../schema/builtin-schemas.js';
 import type { StructuralSchema } from '../schema/structural-schema.js';
@@ -9,36 +10,9 @@ type Json = Record<string, any>;
 
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
+/** The real ConfigMap definition with `overrides`: builders only read its declarative parts. */
 function fakeResource(overrides: Partial<ResourceDefinition>): ResourceDefinition {
-  return {
-    group: '',
-    version: 'v1',
-    resource: 'configmaps',
-    singular: 'configmap',
-    kind: 'ConfigMap',
-    listKind: 'ConfigMapList',
-    namespaced: true,
-    shortNames: [],
-    categories: [],
-    verbs: ALL_VERBS,
-    subresources: [],
-    schema: configMapSchema,
-    strategy: {
-      prepareForCreate: () => {},
-      prepareForUpdate: () => {},
-      validate: () => [],
-      validateUpdate: () => [],
-      allowCreateOnUpdate: false,
-      allowUnconditionalUpdate: true,
-    },
-    table: { columns: [], cells: () => [] },
-    selectableFields: {},
-    storageResource: '/configmaps',
-    tracksGeneration: false,
-    returnDeletedObject: false,
-    nameValidation: 'subdomain',
-    ...overrides,
-  };
+  return { ...configMapResource, storageResource: '/configmaps', ...overrides };
 }
 
 const cronTabSchema: StructuralSchema = {

@@ -1,41 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { configMapResource } from '../registry/builtin-resources.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import { configMapSchema, secretSchema } from '../schema/builtin-schemas.js';
 import { buildOpenApiV3, buildOpenApiV3Index } from './openapi-v3.builder.js';
 
 type Json = Record<string, any>;
 
+/** The real ConfigMap definition with `overrides`: builders only read its declarative parts. */
 function fakeResource(overrides: Partial<ResourceDefinition>): ResourceDefinition {
-  return {
-    group: '',
-    version: 'v1',
-    resource: 'configmaps',
-    singular: 'configmap',
-    kind: 'ConfigMap',
-    listKind: 'ConfigMapList',
-    namespaced: true,
-    shortNames: [],
-    categories: [],
-    verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
-    subresources: [],
-    schema: configMapSchema,
-    strategy: {
-      prepareForCreate: () => {},
-      prepareForUpdate: () => {},
-      validate: () => [],
-      validateUpdate: () => [],
-      allowCreateOnUpdate: false,
-      allowUnconditionalUpdate: true,
-    },
-    table: { columns: [], cells: () => [] },
-    selectableFields: {},
-    storageResource: '/configmaps',
-    tracksGeneration: false,
-    returnDeletedObject: false,
-    nameValidation: 'subdomain',
-    ...overrides,
-  };
+  return { ...configMapResource, storageResource: '/configmaps', ...overrides };
 }
 
 const resources = [
