@@ -103,22 +103,30 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       RETURN r;
     END $fn$;
 
+    -- Locks the current row (FOR UPDATE) and returns it; raises P0404 when it is
+    -- missing and P0412 when p_expected is set and differs from its revision.
+    CREATE FUNCTION plinth_lock_current(p_tenant text, p_resource text, p_namespace text, p_name text, p_expected bigint,
+                                        OUT body jsonb, OUT revision bigint)
+    LANGUAGE plpgsql AS $fn$
+    BEGIN
+      SELECT o.body, o.revision INTO body, revision FROM objects o
+        WHERE o.tenant = p_tenant AND o.resource = p_resource AND o.namespace = p_namespace AND o.name = p_name
+        FOR UPDATE;
+      IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'P0404', MESSAGE = 'not found';
+      END IF;
+      IF p_expected IS NOT NULL AND revision <> p_expected THEN
+        RAISE EXCEPTION USING ERRCODE = 'P0412', MESSAGE = 'revision mismatch';
+      END IF;
+    END $fn$;
+
     -- Update: lock the row, check the expected revision, then take the counter.
-    -- Raises P0404 when missing, P0412 on a revision mismatch.
     CREATE FUNCTION plinth_update(p_tenant text, p_resource text, p_namespace text, p_name text, p_body jsonb, p_expected bigint)
     RETURNS bigint LANGUAGE plpgsql AS $fn$
     DECLARE r bigint; old_body jsonb; old_rev bigint;
     BEGIN
       PERFORM set_config('synchronous_commit', 'off', true);
-      SELECT body, revision INTO old_body, old_rev FROM objects
-        WHERE tenant = p_tenant AND resource = p_resource AND namespace = p_namespace AND name = p_name
-        FOR UPDATE;
-      IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'P0404', MESSAGE = 'not found';
-      END IF;
-      IF p_expected IS NOT NULL AND old_rev <> p_expected THEN
-        RAISE EXCEPTION USING ERRCODE = 'P0412', MESSAGE = 'revision mismatch';
-      END IF;
+      SELECT l.body, l.revision INTO old_body, old_rev FROM plinth_lock_current(p_tenant, p_resource, p_namespace, p_name, p_expected) l;
       r := plinth_next_revision();
       UPDATE objects SET body = p_body, revision = r
         WHERE tenant = p_tenant AND resource = p_resource AND namespace = p_namespace AND name = p_name;
@@ -134,15 +142,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     DECLARE r bigint; old_body jsonb; old_rev bigint;
     BEGIN
       PERFORM set_config('synchronous_commit', 'off', true);
-      SELECT o.body, o.revision INTO old_body, old_rev FROM objects o
-        WHERE o.tenant = p_tenant AND o.resource = p_resource AND o.namespace = p_namespace AND o.name = p_name
-        FOR UPDATE;
-      IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'P0404', MESSAGE = 'not found';
-      END IF;
-      IF p_expected IS NOT NULL AND old_rev <> p_expected THEN
-        RAISE EXCEPTION USING ERRCODE = 'P0412', MESSAGE = 'revision mismatch';
-      END IF;
+      SELECT l.body, l.revision INTO old_body, old_rev FROM plinth_lock_current(p_tenant, p_resource, p_namespace, p_name, p_expected) l;
       r := plinth_next_revision();
       DELETE FROM objects o
         WHERE o.tenant = p_tenant AND o.resource = p_resource AND o.namespace = p_namespace AND o.name = p_name;
@@ -185,7 +185,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`
     DROP PROCEDURE plinth_delete_durable; DROP PROCEDURE plinth_update_durable; DROP PROCEDURE plinth_create_durable;
-    DROP FUNCTION plinth_delete; DROP FUNCTION plinth_update; DROP FUNCTION plinth_create; DROP FUNCTION plinth_next_revision; DROP FUNCTION plinth_flush;
+    DROP FUNCTION plinth_delete; DROP FUNCTION plinth_update; DROP FUNCTION plinth_lock_current; DROP FUNCTION plinth_create; DROP FUNCTION plinth_next_revision; DROP FUNCTION plinth_flush;
     DROP TABLE changes; DROP TABLE objects; DROP TABLE compaction_state; DROP TABLE revision_counter; DROP TABLE tenants;
   `.execute(db);
 }
