@@ -98,6 +98,16 @@ describe('kubectl 1.32 against Plinth', () => {
     assert.deepEqual(obj.data, { key: '2', m: '1', j: '2', s: '3' });
   });
 
+  it('kubectl describe shows the object and the events about it', async () => {
+    const uid = JSON.parse(ok(await k(['get', 'cm', 'web', '-n', 'demo', '-o', 'json']))).metadata.uid;
+    const event = `apiVersion: v1\nkind: Event\nmetadata:\n  name: web.e2e\n  namespace: demo\ninvolvedObject:\n  kind: ConfigMap\n  name: web\n  namespace: demo\n  uid: ${uid}\nreason: Checked\nmessage: looked at by the e2e test\ntype: Normal\n`;
+    ok(await k(['create', '-f', '-'], event));
+    const out = ok(await k(['describe', 'cm', 'web', '-n', 'demo']));
+    assert.match(out, /^Name:\s+web$/m);
+    assert.match(out, /Normal\s+Checked\s+.*looked at by the e2e test/);
+    assert.match(ok(await k(['get', 'events', '-n', 'demo'])), /Normal\s+Checked\s+configmap\/web\s+looked at by the e2e test/);
+  });
+
   it('kubectl create secret generic stores base64 data', async () => {
     assert.equal(ok(await k(['create', 'secret', 'generic', 's', '-n', 'demo', '--from-literal=a=b'])).trim(), 'secret/s created');
     const obj = JSON.parse(ok(await k(['get', 'secret', 's', '-n', 'demo', '-o', 'json'])));

@@ -5,6 +5,7 @@ import { customResourceDefinitionResource } from '../crd/crd-resource.js';
 import { admissionRegistrationResources } from './admissionregistration-resources.js';
 import { type KubeObject, isPlainObject } from './kube-object.js';
 import type { ResourceDefinition } from './resource-definition.js';
+import { eventResource } from './event-resource.js';
 import { configMapStrategy } from './strategies/configmap.strategy.js';
 import { namespaceStrategy } from './strategies/namespace.strategy.js';
 import { secretStrategy } from './strategies/secret.strategy.js';
@@ -114,6 +115,7 @@ export const builtinResources: ResourceDefinition[] = [
   namespaceResource,
   configMapResource,
   secretResource,
+  eventResource,
   ...admissionRegistrationResources,
   customResourceDefinitionResource,
 ];
