@@ -66,6 +66,13 @@ describe('namespace status and finalize subresources, owner references', () => {
     assert.match(twoControllers.body.message, /Only one reference can have Controller set to true/);
   });
 
+  it('treats null list elements as Go does (zero values), answering 422, never 500', async () => {
+    const refs = await api.post('/api/v1/namespaces/sub/configmaps').send({ metadata: { name: 'nulls', ownerReferences: [null] } }).expect(422);
+    assert.ok(refs.body.details.causes.some((c: { field: string }) => c.field === 'metadata.ownerReferences[0].apiVersion'));
+    const fins = await api.post('/api/v1/namespaces/sub/configmaps').send({ metadata: { name: 'nulls', finalizers: [null] } }).expect(422);
+    assert.equal(fins.body.reason, 'Invalid');
+  });
+
   it('rejects an invalid finalizer name with 422', async () => {
     const res = await api.post('/api/v1/namespaces/sub/configmaps').send({ metadata: { name: 'f', finalizers: ['not a finalizer'] } }).expect(422);
     assert.equal(res.body.details.causes[0].field, 'metadata.finalizers');

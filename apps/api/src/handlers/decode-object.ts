@@ -3,7 +3,7 @@ import { ApiError } from '../errors/api-error.js';
 import { applyFieldValidation, checkTypeMeta, parseBody } from '../http/body-decoder.js';
 import type { KubeObject } from '../registry/kube-object.js';
 import { groupVersion, type ResourceDefinition } from '../registry/resource-definition.js';
-import { findTypeError } from '../schema/type-check.js';
+import { findTypeError, zeroNullListItems } from '../schema/type-check.js';
 import type { StructuralSchema } from '../schema/structural-schema.js';
 
 /**
@@ -20,6 +20,7 @@ export function dropUndeclared(obj: Record<string, unknown>, schema: StructuralS
 export function checkTypes(obj: unknown, def: ResourceDefinition): void {
   const err = findTypeError(obj, def.schema, def.kind);
   if (err) throw ApiError.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${err}`);
+  if (!def.custom) zeroNullListItems(obj, def.schema);
 }
 
 /**

@@ -77,3 +77,43 @@ export function findTypeError(obj: unknown, schema: StructuralSchema, kind: stri
   };
   return walk(obj, schema, '');
 }
+
+function zeroValue(s: StructuralSchema): unknown {
+  if (s['x-kubernetes-int-or-string']) return null;
+  switch (s.type) {
+    case 'object':
+      return {};
+    case 'string':
+      return '';
+    case 'integer':
+    case 'number':
+      return 0;
+    case 'boolean':
+      return false;
+    default:
+      return null;
+  }
+}
+
+/**
+ * Replaces `null` list elements with the element type's zero value, as Go's
+ * json.Unmarshal leaves them in a typed slice (`[null]` in `[]OwnerReference`
+ * is one empty reference), so validation sees what upstream validates.
+ * Mutates `obj`; call after {@link findTypeError} found the types fitting.
+ */
+export function zeroNullListItems(obj: unknown, schema: StructuralSchema): void {
+  if (schema.type === 'array' && Array.isArray(obj) && schema.items) {
+    const items = schema.items;
+    obj.forEach((v, i) => {
+      if (v === null) obj[i] = zeroValue(items);
+      else zeroNullListItems(v, items);
+    });
+    return;
+  }
+  if (schema.type === 'object' && isPlainObject(obj)) {
+    for (const [k, v] of Object.entries(obj)) {
+      const cs = schema.properties?.[k] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+      if (cs && v !== null) zeroNullListItems(v, cs);
+    }
+  }
+}
