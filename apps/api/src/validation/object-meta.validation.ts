@@ -86,7 +86,9 @@ function validateOwnerReference(ref: OwnerReference, field: string): FieldError[
 function validateOwnerReferences(refs: OwnerReference[] | undefined, field: string): FieldError[] {
   const errs: FieldError[] = [];
   let firstController = '';
-  (refs ?? []).forEach((ref, i) => {
+  (Array.isArray(refs) ? refs : []).forEach((given, i) => {
+    // A null element is Go's zero-valued reference: every required field is missing.
+    const ref: OwnerReference = given && typeof given === 'object' ? given : ({} as OwnerReference);
     errs.push(...validateOwnerReference(ref, `${field}[${i}]`));
     if (ref.controller !== true) return;
     const current = `${ref.kind ?? ''}/${ref.name ?? ''}`;
@@ -108,8 +110,8 @@ function validateOwnerReferences(refs: OwnerReference[] | undefined, field: stri
 /** Finalizers: qualified names (errors on the list path, unindexed), and not both orphan and foregroundDeletion. */
 function validateFinalizers(finalizers: string[] | undefined, field: string): FieldError[] {
   const errs: FieldError[] = [];
-  const list = finalizers ?? [];
-  for (const f of list) errs.push(...validateFinalizerName(f, field));
+  const list = Array.isArray(finalizers) ? finalizers : [];
+  for (const f of list) errs.push(...validateFinalizerName(typeof f === 'string' ? f : '', field));
   if (list.includes('orphan') && list.includes('foregroundDeletion')) {
     errs.push(fieldErrors.invalid(field, list, 'finalizer orphan and foregroundDeletion cannot be both set'));
   }
