@@ -5,6 +5,7 @@
 // node:test; stops everything. Usage: node test/run-tests.mjs [file filter]
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -26,7 +27,37 @@ function findTests(dir, out = []) {
 const { startEmbeddedPostgres } = await import(path.join(dist, 'apps/api/src/config/embedded-postgres.js'));
 const { createDatabase, migrateToLatest } = await import(path.join(dist, 'libs/storage/src/index.js'));
 
-const pgPort = 56000 + (process.pid % 4000);
+/** A port nothing listens on right now (the kernel picks it). */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once something accepts connections and answers PING on `port`, or rejects after `ms`. */
+async function waitForRedis(port, ms) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const ok = await new Promise((resolve) => {
+      const sock = net.connect(port, '127.0.0.1', () => sock.write('PING\r\n'));
+      sock.once('data', (d) => {
+        sock.destroy();
+        resolve(String(d).startsWith('+PONG'));
+      });
+      sock.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`redis-server did not answer on port ${port}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const pgPort = await freePort();
 console.log(`[test] starting PostgreSQL on 127.0.0.1:${pgPort} (data in ${tmp})`);
 const pg = await startEmbeddedPostgres({
   dataDir: tmp,
@@ -41,10 +72,11 @@ await db.destroy();
 console.log('[test] template database migrated');
 
 let redis;
-const redisPort = 57000 + (process.pid % 4000);
+const redisPort = await freePort();
 const redisBin = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((p) => existsSync(p));
 if (redisBin) {
   redis = spawn(redisBin, ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  await waitForRedis(redisPort, 10000);
   console.log(`[test] started redis-server on 127.0.0.1:${redisPort}`);
 } else {
   console.log('[test] redis-server not installed: cluster-mode tests will fail');
@@ -61,7 +93,8 @@ const env = {
   PLINTH_TEST_TMP: tmp,
 };
 const concurrency = process.env.PLINTH_TEST_CONCURRENCY ?? '3';
-const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {
+// A per-test timeout and forced exit keep one stuck test from hanging the whole run.
+const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=180000', '--test-force-exit', '--test-reporter=spec', ...files], {
   stdio: 'inherit',
   env,
   cwd: root,
