@@ -45,6 +45,13 @@ describe('kubectl 1.32 against Plinth', () => {
     assert.match(out, /^secrets\s+v1\s+true\s+Secret$/m);
   });
 
+  it('every tenant starts with the system namespaces, so kubectl works without -n', async () => {
+    const out = ok(await k(['get', 'ns', '-o', 'name']));
+    for (const ns of ['default', 'kube-node-lease', 'kube-public', 'kube-system']) assert.match(out, new RegExp(`^namespace/${ns}$`, 'm'));
+    assert.equal(ok(await k(['create', 'configmap', 'in-default', '--from-literal=a=b'])).trim(), 'configmap/in-default created');
+    assert.equal(ok(await k(['get', 'cm', 'in-default', '-o', 'jsonpath={.metadata.namespace}'])), 'default');
+  });
+
   it('kubectl create namespace', async () => {
     assert.equal(ok(await k(['create', 'namespace', 'demo'])).trim(), 'namespace/demo created');
   });

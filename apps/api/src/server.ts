@@ -7,6 +7,7 @@ import { buildServices, createApp } from './app.factory.js';
 import type { AppConfig } from './config/app-config.js';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './config/embedded-postgres.js';
 import type { PlinthServices } from './plinth-services.js';
+import { ensureSystemNamespaces } from './store/system-namespaces.js';
 
 /** A running Plinth server. */
 export interface RunningServer {
@@ -41,6 +42,10 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
     logger.info({ applied }, 'migrations up to date');
     const tenants = new TenantRepository(services.db);
     for (const t of config.tenants) if (await tenants.ensure(t)) logger.info({ tenant: t }, 'tenant created');
+    for (const t of await tenants.list()) {
+      const created = await ensureSystemNamespaces(services, t);
+      if (created.length > 0) logger.info({ tenant: t, namespaces: created }, 'system namespaces created');
+    }
     logger.info({ modules: services.admission.names() }, 'admission chain');
     await services.watch.start();
     services.crds.start();
