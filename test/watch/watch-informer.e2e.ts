@@ -70,6 +70,8 @@ describe('watch: @kubernetes/client-node informer under concurrent writers', { t
     await eventually('every change seen', () => seen.length >= log.length, 5000);
     assert.deepEqual(seen, log, 'the informer saw every change exactly once, in order');
     assert.deepEqual(errors, []);
+    // The writers can finish within one watch period; the server ends each watch within 1–2 s.
+    await eventually('the informer re-watched', () => lists >= 2, 10_000);
     await informer.stop();
     assert.ok(lists >= 2, `the informer re-watched (${lists} connects)`);
   });
