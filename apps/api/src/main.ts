@@ -14,6 +14,8 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger(config.logLevel);
+  // A stray rejected promise in a background loop must not end a replica that serves everyone else.
+  process.on('unhandledRejection', (err) => logger.error({ err: err instanceof Error ? err.stack : String(err) }, 'unhandled promise rejection'));
   const server = await startServer(config, logger);
   const kubeconfig = await writeKubeconfig(config.dataDir, server.url, config.tenants);
   logger.info({ kubeconfig }, `kubectl: export KUBECONFIG=${kubeconfig}`);

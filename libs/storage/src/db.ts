@@ -61,17 +61,36 @@ pg.types.setTypeParser(20, (v: string) => Number(v));
 export interface DatabaseOptions {
   connectionString: string;
   maxConnections?: number;
-  /** Called for errors on idle pool clients (e.g. the server restarted); the pool recovers by itself. */
+  /**
+   * Called for connection errors of pool clients, idle or checked out (e.g.
+   * the server restarted); the pool drops the broken client and recovers by itself.
+   */
   onPoolError?: (err: Error) => void;
+  /** How long a request waits for a connection before failing (ms, default 5000). */
+  connectionTimeoutMs?: number;
 }
 
-/** Opens a pooled Kysely handle. The caller owns it and must `destroy()` it. */
+/**
+ * Opens a pooled Kysely handle. The caller owns it and must `destroy()` it.
+ *
+ * Every client gets an 'error' listener for its whole life: pg-pool listens
+ * only while a client is idle, and an 'error' event with no listener (a
+ * checked-out client whose server restarted: `ECONNRESET`, `terminating
+ * connection due to unexpected postmaster exit`) would end the process. The
+ * query in flight fails with the same error, and the released client, no
+ * longer queryable, is dropped from the pool.
+ */
 export function createDatabase(opts: DatabaseOptions): Kysely<DB> {
   const pool = new pg.Pool({
     connectionString: opts.connectionString,
     max: opts.maxConnections ?? 20,
-    connectionTimeoutMillis: 5000,
+    connectionTimeoutMillis: opts.connectionTimeoutMs ?? 5000,
+    keepAlive: true,
   });
-  pool.on('error', (err) => opts.onPoolError?.(err));
+  const report = (err: Error) => opts.onPoolError?.(err);
+  pool.on('error', report);
+  pool.on('connect', (client) => {
+    client.on('error', report);
+  });
   return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 }

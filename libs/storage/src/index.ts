@@ -1,5 +1,6 @@
 export * from './db.js';
 export * from './storage-error.js';
+export * from './database-errors.js';
 export * from './migrator.js';
 export * from './object-key.js';
 export * from './object-store.repository.js';

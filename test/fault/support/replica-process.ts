@@ -1,0 +1,70 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { eventually, freePort } from '../../watch/support/cluster.js';
+
+/** A Plinth server in a child process (`node dist/apps/api/src/main.js`), so it can crash, be killed or get SIGTERM. */
+export class ReplicaProcess {
+  /** The last 20 kB the process wrote (its warnings and errors as JSON logs, and any crash). */
+  output = '';
+  readonly exited: Promise<number | null>;
+
+  private constructor(
+    readonly url: string,
+    readonly proc: ChildProcess,
+    private readonly dataDir: string,
+  ) {
+    this.exited = new Promise((resolve) => proc.once('exit', (code) => resolve(code)));
+    for (const stream of [proc.stdout, proc.stderr]) {
+      stream?.setEncoding('utf8');
+      stream?.on('data', (d: string) => {
+        this.output = (this.output + d).slice(-20_000);
+      });
+    }
+  }
+
+  /** Starts one and waits until its /readyz answers 200. `env` is added to the server's environment. */
+  static async start(env: Record<string, string>): Promise<ReplicaProcess> {
+    const port = await freePort();
+    const dataDir = mkdtempSync(path.join(process.env.PLINTH_TEST_TMP ?? os.tmpdir(), 'replica-'));
+    const proc = spawn(process.execPath, [path.resolve('dist/apps/api/src/main.js')], {
+      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', PLINTH_DATA_DIR: dataDir, PLINTH_DB_POOL_SIZE: '5', LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const reap = () => proc.kill('SIGKILL');
+    process.once('exit', reap);
+    proc.once('exit', () => process.removeListener('exit', reap));
+    const r = new ReplicaProcess(`http://127.0.0.1:${port}`, proc, dataDir);
+    await eventually(`replica on ${port} ready`, () => r.ready(), 30_000);
+    return r;
+  }
+
+  /** True while the process runs. */
+  get alive(): boolean {
+    return this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
+  /** True when /readyz answers 200. */
+  async ready(): Promise<boolean> {
+    return (await this.readyzStatus()) === 200;
+  }
+
+  /** The status of /readyz, 0 when the request fails. */
+  async readyzStatus(): Promise<number> {
+    try {
+      const res = await fetch(`${this.url}/readyz`, { signal: AbortSignal.timeout(5000) });
+      await res.arrayBuffer();
+      return res.status;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** Kills it (SIGKILL unless told otherwise) and waits for the exit; removes its data folder. */
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    if (this.alive) this.proc.kill(signal);
+    await this.exited;
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
