@@ -55,19 +55,25 @@ export class ResourceStoreService {
   }
 
   /**
-   * Creates `input` (owned by the store afterwards: it is mutated). Returns
-   * the stored object, or on dry run the object as it would be stored.
+   * Creates `input` (owned by the store afterwards: it is mutated) in
+   * upstream's order: mutating admission sees the object as decoded; then
+   * the name is generated, system fields are filled and the strategy
+   * prepares the object (BeforeCreate); then validation; then validating
+   * admission on a copy; then storage. Returns the stored object, or on dry
+   * run the object as it would be stored.
    */
   async create(ctx: WriteContext, input: KubeObject): Promise<KubeObject> {
     const { def } = ctx;
-    const obj = this.prepareNew(ctx, input);
+    const obj = this.typeAndNamespace(ctx, input);
     await this.runMutating(ctx, 'CREATE', obj, null);
-    // As upstream's BeforeCreate, the name is generated after mutating admission: webhooks see name "".
+    this.typeAndNamespace(ctx, obj);
+    // As upstream's store, the name is generated after mutating admission: webhooks see name "".
     const generate = !obj.metadata.name && typeof obj.metadata.generateName === 'string' && obj.metadata.generateName !== '';
     if (generate) obj.metadata.name = `${obj.metadata.generateName}${randomSuffix()}`;
+    this.fillSystemFields(ctx, obj);
     this.applyStrategyForCreate(def.strategy, obj);
     this.validateCreate(ctx, obj);
-    await this.runValidating(ctx, 'CREATE', obj, null);
+    await this.runValidating(ctx, 'CREATE', cloneJson(obj), null);
     if (ctx.dryRun) return obj;
     for (let attempt = 0; ; attempt++) {
       try {
@@ -83,9 +89,9 @@ export class ResourceStoreService {
     }
   }
 
-  private prepareNew(ctx: WriteContext, input: KubeObject): KubeObject {
+  /** Sets apiVersion and kind and checks the object's namespace against the request's (before and after mutating admission). Mutates `obj`. */
+  private typeAndNamespace(ctx: WriteContext, obj: KubeObject): KubeObject {
     const { def } = ctx;
-    const obj = input;
     if (!isPlainObject(obj.metadata)) obj.metadata = {};
     const meta = obj.metadata;
     if (def.namespaced) {
@@ -98,15 +104,20 @@ export class ResourceStoreService {
     }
     obj.apiVersion = groupVersion(def);
     obj.kind = def.kind;
+    return obj;
+  }
+
+  /** Upstream's FillObjectMetaSystemFields plus what a create may not carry. Mutates `obj`. */
+  private fillSystemFields(ctx: WriteContext, obj: KubeObject): void {
+    const meta = obj.metadata;
     meta.uid = randomUUID();
     meta.creationTimestamp = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     delete meta.resourceVersion;
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
     delete meta.selfLink;
-    if (def.tracksGeneration) meta.generation = 1;
+    if (ctx.def.tracksGeneration) meta.generation = 1;
     else delete meta.generation;
-    return obj;
   }
 
   private applyStrategyForCreate(strategy: ResourceStrategy, obj: KubeObject): void {
@@ -149,10 +160,12 @@ export class ResourceStoreService {
       if (pinned !== undefined && pinned !== '' && pinned !== old.metadata.resourceVersion) {
         throw ApiError.staleConflict({ group: def.group, kind: def.resource, name });
       }
-      this.prepareUpdate(ctx, next, old, strategy);
+      this.typeAndIdentity(ctx, next, old);
       await this.runMutating(ctx, 'UPDATE', next, old);
+      this.typeAndIdentity(ctx, next, old);
+      this.prepareUpdate(ctx, next, old, strategy);
       this.validateUpdate(ctx, next, old, strategy);
-      await this.runValidating(ctx, 'UPDATE', next, old);
+      await this.runValidating(ctx, 'UPDATE', cloneJson(next), cloneJson(old));
       if (isDeepStrictEqual(next, old)) {
         // Answering with what was read: it must be durable before a client sees it.
         await this.objects.ensureDurable();
@@ -199,7 +212,8 @@ export class ResourceStoreService {
     throw ApiError.staleConflict({ group: def.group, kind: def.resource, name });
   }
 
-  private prepareUpdate(ctx: WriteContext, next: KubeObject, old: KubeObject, strategy: ResourceStrategy): void {
+  /** Sets apiVersion and kind and defaults name and namespace from the stored object (before and after mutating admission). Mutates `next`. */
+  private typeAndIdentity(ctx: WriteContext, next: KubeObject, old: KubeObject): void {
     const { def } = ctx;
     if (!isPlainObject(next.metadata)) next.metadata = {};
     const meta = next.metadata;
@@ -208,6 +222,18 @@ export class ResourceStoreService {
     if (def.namespaced && meta.namespace === undefined) meta.namespace = old.metadata.namespace;
     if (!def.namespaced) delete meta.namespace;
     if (meta.name === undefined) meta.name = old.metadata.name;
+  }
+
+  /**
+   * Upstream's BeforeUpdate, after mutating admission: generation reset to
+   * the stored one, the strategy's prepareForUpdate (which discards what
+   * this endpoint may not change, e.g. status on the main resource), system
+   * fields carried over, canonical form, and generation bumped when the
+   * spec changed. Mutates `next`.
+   */
+  private prepareUpdate(ctx: WriteContext, next: KubeObject, old: KubeObject, strategy: ResourceStrategy): void {
+    const { def } = ctx;
+    const meta = next.metadata;
     if (!meta.uid) meta.uid = old.metadata.uid;
     if (!meta.creationTimestamp) meta.creationTimestamp = old.metadata.creationTimestamp;
     meta.resourceVersion = old.metadata.resourceVersion;
@@ -222,8 +248,9 @@ export class ResourceStoreService {
     else delete meta.generation;
     strategy.prepareForUpdate(next, old);
     strategy.canonicalize?.(next);
+    // The strategy may have replaced next.metadata (subresource strategies start from the stored object).
     if (def.tracksGeneration && !isDeepStrictEqual(specOf(next), specOf(old))) {
-      meta.generation = (old.metadata.generation ?? 0) + 1;
+      next.metadata.generation = (old.metadata.generation ?? 0) + 1;
     }
   }
 
