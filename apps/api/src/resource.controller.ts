@@ -96,6 +96,8 @@ export class ResourceController {
     } finally {
       // A CRD write changes what the tenant serves: reload its CRDs now rather than at the next poll.
       if (def === customResourceDefinitionResource && WRITE_VERBS.has(info.verb)) this.s.crds.afterWrite(info.tenant);
+      // A webhook configuration write is seen by this replica's next request (read-your-writes).
+      if (def.group === 'admissionregistration.k8s.io' && WRITE_VERBS.has(info.verb)) this.s.webhooks.cache.invalidate(info.tenant);
     }
   }
 
