@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import {
@@ -106,18 +107,14 @@ const MAX_CACHED_NAMESPACES = 10_000;
  * namespace is never remembered: it may be created the next moment.
  */
 function namespaceLabelCache(ttlMs: number, lookup: LabelLookup): LabelLookup {
-  const cache = new Map<string, { at: number; labels: Record<string, string> }>();
+  const cache = new LRUCache<string, Record<string, string>>({ max: MAX_CACHED_NAMESPACES, ttl: ttlMs });
   return async (tenant, namespace) => {
     const key = `${tenant}/${namespace}`;
-    const now = Date.now();
     const hit = cache.get(key);
-    if (hit && now - hit.at <= ttlMs) return hit.labels;
+    if (hit) return hit;
     const labels = await lookup(tenant, namespace);
-    cache.delete(key);
-    if (labels !== undefined) {
-      cache.set(key, { at: now, labels });
-      if (cache.size > MAX_CACHED_NAMESPACES) cache.delete(cache.keys().next().value as string);
-    }
+    if (labels !== undefined) cache.set(key, labels);
+    else cache.delete(key);
     return labels;
   };
 }

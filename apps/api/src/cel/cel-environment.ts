@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { Environment } from '@marcbachmann/cel-js';
 import { registerHasMacro } from './cel-has.macro.js';
 import { registerKubernetesTypesLibrary } from './cel-kubernetes-types.library.js';
@@ -57,7 +58,8 @@ export interface CelProgram {
 /** A variable declaration: name → CEL type (`dyn` for schema-typed JSON values). */
 export type CelVariables = Record<string, string>;
 
-const environments = new Map<string, { env: Environment; metered: boolean }>();
+/** Environments by variable declarations (a handful in practice; bounded all the same). */
+const environments = new LRUCache<string, { env: Environment; metered: boolean }>({ max: 64 });
 
 function buildEnvironment(vars: CelVariables): { env: Environment; metered: boolean } {
   const env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true, unlistedVariablesAreDyn: false });

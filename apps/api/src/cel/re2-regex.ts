@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { setFlagsFromString } from 'node:v8';
 
 /**
@@ -228,8 +229,8 @@ function translate(src: string): { source: string; flags: string } {
   return { source: s.out, flags: s.unicode ? 'u' : '' };
 }
 
-const cache = new Map<string, RegExp>();
-const CACHE_LIMIT = 1000;
+/** Compiled patterns; the least recently used go first. */
+const cache = new LRUCache<string, RegExp>({ max: 1000 });
 
 /**
  * Compiles an RE2 pattern into a JS RegExp (cached). Uses the linear-time
@@ -252,7 +253,6 @@ export function compileRe2(pattern: string): RegExp {
       throw new Re2SyntaxError((err as Error).message.replace(/^Invalid regular expression: /, ''));
     }
   }
-  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
   cache.set(pattern, re);
   return re;
 }

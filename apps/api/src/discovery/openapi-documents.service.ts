@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { encodeOpenApiV2Proto } from '../openapi/openapi-v2-proto.encoder.js';
 import { buildOpenApiV2 } from '../openapi/openapi-v2.builder.js';
 import { buildOpenApiV3, buildOpenApiV3Index } from '../openapi/openapi-v3.builder.js';
@@ -22,7 +23,8 @@ function etagOf(data: string | Uint8Array): string {
  * tenant's set of served resources changes.
  */
 export class OpenApiDocumentsService {
-  private readonly cache = new Map<string, RenderedDocument>();
+  /** Rendered documents by tenant, resource-set signature and format; the least recently used go first. */
+  private readonly cache = new LRUCache<string, RenderedDocument>({ max: 500 });
 
   constructor(private readonly registry: ResourceRegistry) {}
 
@@ -35,7 +37,6 @@ export class OpenApiDocumentsService {
     if (!doc) {
       const body = build();
       doc = { body, etag: etagOf(body) };
-      if (this.cache.size > 500) this.cache.clear();
       this.cache.set(key, doc);
     }
     return doc;

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { createHash } from 'node:crypto';
 import { Pool } from 'undici';
 import type { CallFailureKind } from './webhook-errors.js';
@@ -67,13 +68,18 @@ function describe(err: unknown, url: URL): string {
  * timeout.
  */
 export class WebhookClient {
-  private readonly pools = new Map<string, Pool>();
-  private readonly maxPools: number;
+  /** Pools by target; the least recently used beyond `maxPools` is closed. */
+  private readonly pools: LRUCache<string, Pool>;
   private readonly connections: number;
   private readonly maxResponseBytes: number;
 
   constructor(opts: WebhookClientOptions = {}) {
-    this.maxPools = opts.maxPools ?? 256;
+    this.pools = new LRUCache<string, Pool>({
+      max: opts.maxPools ?? 256,
+      dispose: (pool, _key, reason) => {
+        if (reason === 'evict') pool.close().catch(() => undefined);
+      },
+    });
     this.connections = opts.connectionsPerPool ?? 128;
     this.maxResponseBytes = opts.maxResponseBytes ?? 16 * 1024 * 1024;
   }
@@ -82,22 +88,12 @@ export class WebhookClient {
     const ca = t.caBundle ?? '';
     const key = `${t.url.origin}|${t.servername ?? ''}|${ca ? createHash('sha256').update(ca).digest('hex') : ''}`;
     const existing = this.pools.get(key);
-    if (existing) {
-      // Re-insert: Map order is the LRU order.
-      this.pools.delete(key);
-      this.pools.set(key, existing);
-      return existing;
-    }
+    if (existing) return existing;
     const connect: Record<string, unknown> = { rejectUnauthorized: true };
     if (ca) connect.ca = Buffer.from(ca, 'base64').toString('utf8');
     if (t.servername) connect.servername = t.servername;
     const pool = new Pool(t.url.origin, { connections: this.connections, pipelining: 1, keepAliveTimeout: 30_000, connect });
     this.pools.set(key, pool);
-    if (this.pools.size > this.maxPools) {
-      const [oldestKey, oldest] = this.pools.entries().next().value as [string, Pool];
-      this.pools.delete(oldestKey);
-      oldest.close().catch(() => undefined);
-    }
     return pool;
   }
 

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { Duration } from '@marcbachmann/cel-js/evaluator';
 import { jsonToCel } from '../../cel/cel-values.js';
 import { isPlainObject } from '../../registry/kube-object.js';
@@ -27,10 +28,12 @@ export function escapeCelName(name: string): string | undefined {
   return name.replace(/__|[./-]/g, (m) => (m === '__' ? '__underscores__' : m === '.' ? '__dot__' : m === '-' ? '__dash__' : '__slash__'));
 }
 
-const escapeCache = new Map<string, string | undefined>();
+/** Escaped property names (tenant schemas choose them, so the cache is bounded; least recently used go first). */
+const escapeCache = new LRUCache<string, { name: string | undefined }>({ max: 10_000 });
 function escaped(name: string): string | undefined {
-  if (!escapeCache.has(name)) escapeCache.set(name, escapeCelName(name));
-  return escapeCache.get(name);
+  let hit = escapeCache.get(name);
+  if (!hit) escapeCache.set(name, (hit = { name: escapeCelName(name) }));
+  return hit.name;
 }
 
 function parseDuration(s: string): Duration | string {

@@ -1,0 +1,29 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { TenantCache } from './tenant-cache.js';
+
+describe('TenantCache', () => {
+  it('answers repeated lookups from the cache, including "does not exist"', async () => {
+    const asked: string[] = [];
+    const cache = new TenantCache({ exists: async (n: string) => (asked.push(n), n === 'acme') });
+    assert.equal(await cache.exists('acme'), true);
+    assert.equal(await cache.exists('acme'), true);
+    assert.equal(await cache.exists('nope'), false);
+    assert.equal(await cache.exists('nope'), false);
+    assert.deepEqual(asked, ['acme', 'nope']);
+  });
+
+  it('stays bounded under a flood of made-up tenant names, keeping the recently used', async () => {
+    const asked: string[] = [];
+    const cache = new TenantCache({ exists: async (n: string) => (asked.push(n), n === 'acme') });
+    await cache.exists('acme');
+    for (let i = 0; i < 12_000; i++) {
+      await cache.exists(`made-up-${i}`);
+      if (i % 1000 === 0) await cache.exists('acme');
+    }
+    assert.equal(cache.size, 10_000);
+    asked.length = 0;
+    assert.equal(await cache.exists('acme'), true);
+    assert.deepEqual(asked, []);
+  });
+});
