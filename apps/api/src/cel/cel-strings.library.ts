@@ -1,6 +1,6 @@
 import type { Environment } from '@marcbachmann/cel-js';
 import { RE2_MATCHES } from './cel-source.js';
-import { compileRe2, Re2SyntaxError } from './re2-regex.js';
+import { compileRe2, type Re2Pattern, Re2SyntaxError } from './re2-regex.js';
 
 /**
  * cel-go's strings extension (version 2, as Kubernetes 1.29+ enables it)
@@ -13,7 +13,7 @@ function codePoints(s: string): string[] {
   return [...s];
 }
 
-function re2(pattern: string): RegExp {
+function re2(pattern: string): Re2Pattern {
   try {
     return compileRe2(pattern);
   } catch (err) {
@@ -24,14 +24,7 @@ function re2(pattern: string): RegExp {
 
 function findAll(s: string, pattern: string, limit: bigint): string[] {
   if (limit === 0n) return [];
-  const re = re2(pattern);
-  const global = new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`);
-  const out: string[] = [];
-  for (const m of s.matchAll(global)) {
-    out.push(m[0]);
-    if (limit > 0n && BigInt(out.length) >= limit) break;
-  }
-  return out;
+  return re2(pattern).findAll(s, limit < 0n ? -1 : Number(limit > 1_000_000n ? 1_000_000n : limit));
 }
 
 function celString(v: unknown): string {
@@ -127,7 +120,7 @@ export function registerStringsLibrary(env: Environment): void {
   env.registerFunction('StringsNamespace.quote(string): string', (_ns: unknown, s: string) => quote(s));
   env.registerFunction(`string.${RE2_MATCHES}(string): bool`, (s: string, p: string) => re2(p).test(s));
   env.registerFunction(`${RE2_MATCHES}(string, string): bool`, (s: string, p: string) => re2(p).test(s));
-  env.registerFunction('string.find(string): string', (s: string, p: string) => re2(p).exec(s)?.[0] ?? '');
+  env.registerFunction('string.find(string): string', (s: string, p: string) => re2(p).find(s) ?? '');
   env.registerFunction('string.findAll(string): list<string>', (s: string, p: string) => findAll(s, p, -1n));
   env.registerFunction('string.findAll(string, int): list<string>', (s: string, p: string, n: bigint) => findAll(s, p, n));
 }
