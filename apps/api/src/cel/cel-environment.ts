@@ -37,14 +37,26 @@ export class CelCostLimitError extends CelEvaluationError {
   }
 }
 
-/** What several evaluations (e.g. all rules of one object) may spend together. */
+/**
+ * What several evaluations (e.g. all rules of one object) may spend
+ * together: cost, and wall-clock time from the budget's creation (so one
+ * write spends at most CEL_MAX_EVALUATION_MS in CEL, however many rules).
+ */
 export class CelBudget {
-  constructor(public remaining: number = CEL_RUNTIME_BUDGET) {}
+  readonly deadline: number;
+  constructor(
+    public remaining: number = CEL_RUNTIME_BUDGET,
+    maxMs: number = CEL_MAX_EVALUATION_MS,
+  ) {
+    this.deadline = performance.now() + maxMs;
+  }
 }
 
 /** A compiled expression. Thread-safe (evaluation is synchronous). */
 export interface CelProgram {
   readonly expression: string;
+  /** The parsed expression (cel-js AST), for static analysis such as cost estimation. */
+  readonly ast: unknown;
   /** True when the expression reads variable `name` (e.g. `oldSelf` makes a transition rule). */
   uses(name: string): boolean;
   /**
@@ -114,6 +126,7 @@ export function compileCel(expression: string, vars: CelVariables): CelProgram {
   const ids = identifiersOf(fn.ast);
   return {
     expression,
+    ast: fn.ast,
     uses: (name) => ids.has(name),
     evaluate: (activation, budget) => evaluateCompiled(fn, activation, budget, metered),
   };
@@ -126,7 +139,8 @@ function evaluateCompiled(
   metered: boolean,
 ): unknown {
   const allowed = Math.min(CEL_PER_CALL_LIMIT, budget ? budget.remaining : CEL_PER_CALL_LIMIT);
-  const meter: StepMeter = { left: allowed, deadline: performance.now() + CEL_MAX_EVALUATION_MS, exceeded: false };
+  const ownDeadline = performance.now() + CEL_MAX_EVALUATION_MS;
+  const meter: StepMeter = { left: allowed, deadline: budget ? Math.min(ownDeadline, budget.deadline) : ownDeadline, exceeded: false };
   let result: unknown;
   let failure: unknown;
   try {
@@ -137,7 +151,8 @@ function evaluateCompiled(
     if (budget) budget.remaining -= allowed - Math.max(meter.left, 0);
   }
   if (meter.exceeded || failure instanceof StepLimitReached) {
-    throw new CelCostLimitError(budget && budget.remaining <= 0 && allowed < CEL_PER_CALL_LIMIT ? 'total' : 'call');
+    const budgetSpent = budget !== undefined && ((budget.remaining <= 0 && allowed < CEL_PER_CALL_LIMIT) || (budget.deadline < ownDeadline && performance.now() >= budget.deadline));
+    throw new CelCostLimitError(budgetSpent ? 'total' : 'call');
   }
   if (failure !== undefined) {
     const e = failure as { summary?: string; message?: string };

@@ -3,6 +3,7 @@ import { pruneUnknownFields } from '../../decoding/prune.js';
 import { type FieldError, fieldErrors } from '../../errors/field-error.js';
 import type { StructuralSchema } from '../../schema/structural-schema.js';
 import { objectMetaSchema } from '../../schema/object-meta.schema.js';
+import { CelCostTotal, maxEntries, ruleCostErrors } from './cel-cost.js';
 import { ruleCompileErrors, type ValidationRule } from './cel-rules.js';
 import { validateEmbeddedMeta } from './embedded-meta.validation.js';
 import { validateSchemaValue } from './value-validation.js';
@@ -27,6 +28,10 @@ interface Ctx {
   insideMeta: boolean;
   /** The first ancestor path where old/new values cannot be correlated, if any. */
   uncorrelatable?: string;
+  /** How many times a rule at this node may run per object (product of list and map sizes above). */
+  cardinality: number;
+  /** The estimated cost of every rule so far. */
+  costs: CelCostTotal;
 }
 
 function keywordChecks(s: Node, p: string, ctx: Ctx, errs: FieldError[]): void {
@@ -129,7 +134,9 @@ function ruleChecks(s: Node, p: string, ctx: Ctx, errs: FieldError[], celErrs: F
     if (r.fieldPath !== undefined && r.fieldPath.length > 0 && !r.fieldPath.trim()) errs.push(fieldErrors.invalid(`${rp}.fieldPath`, r.fieldPath, 'fieldPath must be non-empty if specified'));
   });
   if (errs.length > before) return;
+  let compiled = true;
   for (const e of ruleCompileErrors(rules)) {
+    if (e.detail) compiled = false;
     const rp = `${p}.x-kubernetes-validations[${e.index}]`;
     if (e.detail) celErrs.push(fieldErrors.invalid(`${rp}.${e.field}`, rules[e.index], e.detail));
     else if (e.usesOldSelf && ctx.uncorrelatable !== undefined) {
@@ -138,13 +145,18 @@ function ruleChecks(s: Node, p: string, ctx: Ctx, errs: FieldError[], celErrs: F
       celErrs.push(fieldErrors.invalid(`${rp}.optionalOldSelf`, rules[e.index].optionalOldSelf, 'may not be set if oldSelf is not used in rule'));
     }
   }
+  if (compiled) celErrs.push(...ruleCostErrors(rules, s, p, ctx.cardinality, ctx.costs));
+}
+
+function times(ctx: Ctx, n: number): Ctx {
+  return { ...ctx, cardinality: Math.min(Number.MAX_SAFE_INTEGER, ctx.cardinality * n) };
 }
 
 function walk(s: Node | undefined, p: string, ctx: Ctx, isRoot: boolean, errs: FieldError[], celErrs: FieldError[]): void {
   if (!isObj(s)) return;
   keywordChecks(s, p, ctx, errs);
   if (isObj(s.additionalProperties)) {
-    const sub = ctx.insideMeta ? { ...ctx, allowDefaults: false, defaultsReason: 'inside additionalProperties applying to object metadata' } : ctx;
+    const sub = times(ctx.insideMeta ? { ...ctx, allowDefaults: false, defaultsReason: 'inside additionalProperties applying to object metadata' } : ctx, maxEntries(s));
     walk(s.additionalProperties as Node, `${p}.additionalProperties`, sub, false, errs, celErrs);
   }
   for (const [k, v] of Object.entries(s.properties ?? {})) {
@@ -160,7 +172,7 @@ function walk(s: Node | undefined, p: string, ctx: Ctx, isRoot: boolean, errs: F
   if (isObj(s.not)) walk(s.not as Node, `${p}.not`, ctx, false, errs, celErrs);
   if (isObj(s.items)) {
     const sub = s['x-kubernetes-list-type'] !== 'map' && ctx.uncorrelatable === undefined ? { ...ctx, uncorrelatable: p } : ctx;
-    walk(s.items as Node, `${p}.items`, sub, false, errs, celErrs);
+    walk(s.items as Node, `${p}.items`, times(sub, maxEntries(s)), false, errs, celErrs);
   }
   listAndMapChecks(s, p, errs);
   ruleChecks(s, p, ctx, errs, celErrs);
@@ -170,8 +182,9 @@ function walk(s: Node | undefined, p: string, ctx: Ctx, isRoot: boolean, errs: F
 export function validateOpenApiSchema(schema: StructuralSchema, path: string, allowDefaults = true): FieldError[] {
   const errs: FieldError[] = [];
   const celErrs: FieldError[] = [];
-  walk(schema as Node, path, { allowDefaults, defaultsReason: '', insideMeta: false }, true, errs, celErrs);
-  return [...errs, ...celErrs];
+  const costs = new CelCostTotal();
+  walk(schema as Node, path, { allowDefaults, defaultsReason: '', insideMeta: false, cardinality: 1, costs }, true, errs, celErrs);
+  return [...errs, ...celErrs, ...costs.errors(path)];
 }
 
 /** The errors of every `default` under `schema`: it must validate against its node and carry no unknown fields. */

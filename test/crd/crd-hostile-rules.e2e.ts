@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import request from 'supertest';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+import { installCrd, widgetCrd } from './crd-fixtures.js';
+
+const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+const CATASTROPHIC = '^(\\pL+)+$';
+
+function specSchema(properties: Record<string, unknown>, rules?: unknown[]): Record<string, unknown> {
+  return { type: 'object', properties: { spec: { type: 'object', properties, ...(rules ? { 'x-kubernetes-validations': rules } : {}) } } };
+}
+
+// Patterns and rules a hostile tenant can submit: answered at once, or refused when the CRD is created.
+describe('custom resources: hostile patterns and rules', () => {
+  let s: TestServer;
+  let api: ReturnType<typeof request>;
+
+  before(async () => {
+    s = await startTestServer('crd-hostile', { PLINTH_CRD_POLL_INTERVAL_MS: '100' });
+    api = request(s.url);
+    await api.post('/api/v1/namespaces').send({ metadata: { name: 'demo' } }).expect(201);
+  });
+  after(async () => s?.close());
+
+  it('answers a catastrophic-backtracking schema pattern at once, while other requests keep being served', async () => {
+    await installCrd(api, widgetCrd({ plural: 'patterns', kind: 'Pattern', schema: specSchema({ name: { type: 'string', pattern: CATASTROPHIC } }) }));
+    const path = '/apis/example.com/v1/namespaces/demo/patterns';
+    // 29 letters then a digit blocked a backtracking engine for 8.7 s; 5,000 letters would never finish.
+    const hostile = [`${'a'.repeat(29)}1`, `${'é'.repeat(5000)}!`].map((name, i) => api.post(path).send({ metadata: { name: `p${i}` }, spec: { name } }));
+    const health = api.get('/healthz');
+    const [bad1, bad2, ok] = await Promise.all([...hostile, health]);
+    for (const res of [bad1, bad2]) {
+      assert.equal(res.status, 422, res.text);
+      assert.match(res.body.message, /spec\.name in body should match '\^\(\\pL\+\)\+\$'/);
+    }
+    assert.equal(ok.status, 200);
+    await api.post(path).send({ metadata: { name: 'good' }, spec: { name: 'héllo' } }).expect(201);
+  });
+
+  it('answers a catastrophic pattern in CEL matches() at once', async () => {
+    const rules = [{ rule: `self.name.matches('${CATASTROPHIC.replace(/\\/g, '\\\\')}')`, message: 'letters only' }];
+    await installCrd(api, widgetCrd({ plural: 'celpatterns', kind: 'CelPattern', schema: specSchema({ name: { type: 'string', maxLength: 10000 } }, rules) }));
+    const path = '/apis/example.com/v1/namespaces/demo/celpatterns';
+    const res = await api.post(path).send({ metadata: { name: 'c' }, spec: { name: `${'a'.repeat(9000)}1` } }).expect(422);
+    assert.match(res.body.message, /spec: Invalid value: "object": letters only/);
+    await api.post(path).send({ metadata: { name: 'ok' }, spec: { name: 'abc' } }).expect(201);
+  });
+
+  it('refuses at creation a rule whose estimated cost is over the per-rule budget (nested quantifiers over unbounded lists)', async () => {
+    const crd = widgetCrd({ plural: 'nesteds', kind: 'Nested', schema: specSchema({ l: { type: 'array', items: { type: 'string' } } }, [{ rule: 'self.l.all(a, self.l.exists(b, a == b))' }]) });
+    const res = await api.post(CRDS).send(crd).expect(422);
+    assert.equal(res.body.reason, 'Invalid');
+    const field = 'spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule';
+    const cause = res.body.details.causes.find((c: { field: string; message: string }) => c.field === field && /estimated rule cost/.test(c.message));
+    assert.ok(cause, res.text);
+    assert.equal(cause.reason, 'FieldValueForbidden');
+    assert.match(cause.message, /^Forbidden: estimated rule cost exceeds budget by factor of more than 100x \(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared\)$/);
+    // The same rule is accepted once the list and its strings are bounded.
+    const bounded = widgetCrd({ plural: 'nesteds', kind: 'Nested', schema: specSchema({ l: { type: 'array', maxItems: 100, items: { type: 'string', maxLength: 64 } } }, [{ rule: 'self.l.all(a, self.l.exists(b, a == b))' }]) });
+    await api.post(CRDS).send(bounded).expect(201);
+  });
+
+  it('refuses at creation rules that together exceed the per-CRD budget, naming the costliest', async () => {
+    // Cheap once, but it runs for every item of an unbounded list of unbounded strings.
+    const items = { type: 'string', 'x-kubernetes-validations': [{ rule: "self.matches('^[a-z]+$')" }] };
+    const crd = widgetCrd({ plural: 'totals', kind: 'Total', schema: specSchema({ l: { type: 'array', items } }) });
+    const res = await api.post(CRDS).send(crd).expect(422);
+    const causes = res.body.details.causes as Array<{ field: string; message: string }>;
+    assert.ok(
+      causes.some((c) => c.field === 'spec.validation.openAPIV3Schema' && /^Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x/.test(c.message)),
+      res.text,
+    );
+    assert.ok(
+      causes.some((c) => c.field === 'spec.validation.openAPIV3Schema.properties[spec].properties[l].items.x-kubernetes-validations[0].rule' && c.message === 'Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema'),
+      res.text,
+    );
+    assert.ok(!causes.some((c) => /estimated rule cost exceeds/.test(c.message)), 'the rule alone is within its own budget');
+  });
+});
