@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   const hooks = await TestWebhookServer.start(certs, { record: false });
   hooks.on('/mutate', () => patch([{ op: 'add', path: '/metadata/labels', value: { mutated: 'yes' } }]));
   hooks.on('/validate', () => allow());
-  const server = await startServerProcess({ DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '32', PLINTH_WEBHOOK_REFRESH_MS: String(REFRESH_MS) }, apiPort);
+  const server = await startServerProcess({ DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '32', PLINTH_WEBHOOK_TRUSTED_TENANTS: 'default', PLINTH_WEBHOOK_REFRESH_MS: String(REFRESH_MS) }, apiPort);
   const base = `http://127.0.0.1:${apiPort}`;
   const agent = new Agent({ connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 30000 });
   const call = async (method: 'POST' | 'DELETE', path: string, body?: unknown) => {

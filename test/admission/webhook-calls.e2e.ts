@@ -43,6 +43,8 @@ describe('admission webhooks: calls, denials, patches', () => {
     certs = await makeCertificates(['webhook.plinth-test.svc']);
     hooks = await TestWebhookServer.start(certs);
     s = await startTestServer('webhook-calls', {
+      // The webhook servers listen on loopback: the documented local-development exemption.
+      PLINTH_WEBHOOK_TRUSTED_TENANTS: 'default,acme',
       PLINTH_TENANTS: 'acme',
       PLINTH_WEBHOOK_REFRESH_MS: String(REFRESH_MS),
       PLINTH_WEBHOOK_SERVICE_MAP: `plinth-test/webhook:8443=https://127.0.0.1:${hooks.port}/base`,

@@ -17,7 +17,7 @@ describe('MutatingWebhookConfiguration and ValidatingWebhookConfiguration resour
   before(async () => {
     certs = await makeCertificates();
     hooks = await TestWebhookServer.start(certs);
-    s = await startTestServer('webhook-config', { PLINTH_WEBHOOK_REFRESH_MS: '100' });
+    s = await startTestServer('webhook-config', { PLINTH_WEBHOOK_TRUSTED_TENANTS: 'default', PLINTH_WEBHOOK_REFRESH_MS: '100' });
     api = request(s.url);
   });
   after(async () => {

@@ -46,7 +46,7 @@ describe('admission webhooks: failures, timeouts and a hanging webhook', () => {
     hooks.on('/hang', () => 'hang');
     hooks.on('/allow', () => allow());
     // The DB pool is small on purpose: hanging calls must not hold connections.
-    s = await startTestServer('webhook-failures', { PLINTH_WEBHOOK_REFRESH_MS: String(REFRESH_MS), PLINTH_DB_POOL_SIZE: '4' });
+    s = await startTestServer('webhook-failures', { PLINTH_WEBHOOK_TRUSTED_TENANTS: 'default', PLINTH_WEBHOOK_REFRESH_MS: String(REFRESH_MS), PLINTH_DB_POOL_SIZE: '4' });
     api = request(s.url);
   });
   after(async () => {

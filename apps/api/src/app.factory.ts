@@ -3,7 +3,8 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
-import { AdmissionChain, NamespaceLifecycleModule } from '../../../libs/admission/src/index.js';
+import os from 'node:os';
+import { AdmissionChain, NamespaceLifecycleModule, WebhookEgressModule, WebhookEgressPolicy } from '../../../libs/admission/src/index.js';
 import { createWebhookAdmission } from './admission/webhook-admission.js';
 import {
   ChangeLogRepository,
@@ -29,6 +30,15 @@ import { WatchService } from './watch/watch.service.js';
 /** Request bodies above this are refused with 413, as kube-apiserver's 3 MiB limit. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
+/** The platform's webhook egress policy: the configured settings, and this host's addresses as its own. */
+function webhookEgressPolicy(config: AppConfig): WebhookEgressPolicy {
+  const own = Object.values(os.networkInterfaces())
+    .flat()
+    .flatMap((i) => (i ? [i.address] : []));
+  if (config.host !== '0.0.0.0' && config.host !== '::') own.push(config.host);
+  return new WebhookEgressPolicy({ allowPrivateNetworks: config.webhookAllowPrivateNetworks, trustedTenants: config.webhookTrustedTenants, ownAddresses: own });
+}
+
 /** Builds every service of one server instance over `databaseUrl`. The caller owns `db` and must destroy it. */
 export function buildServices(config: AppConfig, databaseUrl: string, logger: Logger): PlinthServices {
   const db = createDatabase({
@@ -40,7 +50,9 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
   const lists = new ObjectListRepository(db);
   const registry = new ResourceRegistry();
   const metrics = new Metrics();
+  const egress = webhookEgressPolicy(config);
   const webhooks = createWebhookAdmission({
+    egress,
     registry,
     objects,
     lists,
@@ -57,6 +69,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
       const status = ns.body.status;
       return isPlainObject(status) && status.phase === 'Terminating' ? 'Terminating' : 'Active';
     }),
+    new WebhookEgressModule(egress),
     // Webhooks last in each phase, as upstream's default plugin order.
     webhooks.mutating,
     webhooks.validating,

@@ -41,6 +41,21 @@ export class AdmissionError extends Error {
     return new AdmissionError({ code: 400, reason: 'BadRequest', message });
   }
 
+  /**
+   * 422 Invalid as upstream's NewInvalid: `<Kind>.<group> "name" is invalid:
+   * <field>: <detail>` (several errors in brackets), one cause per error.
+   */
+  static invalid(group: string, kind: string, name: string, errors: Array<{ field: string; reason: string; detail: string }>): AdmissionError {
+    const qualified = group ? `${kind}.${group}` : kind;
+    const texts = errors.map((e) => `${e.field}: ${e.detail}`);
+    return new AdmissionError({
+      code: 422,
+      reason: 'Invalid',
+      message: `${qualified} "${name}" is invalid: ${texts.length === 1 ? texts[0] : `[${texts.join(', ')}]`}`,
+      details: { name, group: group || undefined, kind, causes: errors.map((e) => ({ reason: e.reason, message: e.detail, field: e.field })) },
+    });
+  }
+
   /** 404 NotFound about `resource "name"`. */
   static notFound(group: string, resource: string, name: string): AdmissionError {
     const qualified = group ? `${resource}.${group}` : resource;

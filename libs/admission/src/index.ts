@@ -4,6 +4,8 @@ export * from './admission-chain.js';
 export * from './admission-error.js';
 export * from './reinvocation-context.js';
 export * from './modules/namespace-lifecycle.module.js';
+export * from './modules/webhook-egress.module.js';
+export * from './webhook/egress-policy.js';
 export * from './webhook/webhook-configuration.js';
 export * from './webhook/match-conditions.js';
 export * from './webhook/rule-matcher.js';

@@ -12,6 +12,7 @@ import {
   WebhookClient,
   WebhookConfigurationCache,
   type WebhookConfigurationV1,
+  type WebhookEgressPolicy,
   type WebhookKind,
   type WebhookModuleDependencies,
 } from '../../../../libs/admission/src/index.js';
@@ -33,6 +34,8 @@ export interface WebhookAdmissionOptions {
   serviceMap?: string;
   /** Configuration snapshots older than this are refreshed; changes take effect within twice this. */
   refreshMs?: number;
+  /** Where tenants' webhook URLs may point (unset: anywhere). */
+  egress?: WebhookEgressPolicy;
 }
 
 /** The two webhook modules and what they share; `close()` releases the connection pools. */
@@ -137,6 +140,7 @@ export function createWebhookAdmission(o: WebhookAdmissionOptions): WebhookAdmis
     source: cache,
     client,
     services: ServiceResolver.parse(o.serviceMap),
+    egress: o.egress,
     metrics: new PrometheusWebhookMetrics(o.metricsRegistry),
     logger: o.logger,
     namespaceLabels: namespaceLabelCache(o.refreshMs ?? 500, async (tenant, namespace) => {

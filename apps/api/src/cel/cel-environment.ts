@@ -151,8 +151,8 @@ function evaluateCompiled(
     if (budget) budget.remaining -= allowed - Math.max(meter.left, 0);
   }
   if (meter.exceeded || failure instanceof StepLimitReached) {
-    const budgetSpent = budget !== undefined && ((budget.remaining <= 0 && allowed < CEL_PER_CALL_LIMIT) || (budget.deadline < ownDeadline && performance.now() >= budget.deadline));
-    throw new CelCostLimitError(budgetSpent ? 'total' : 'call');
+    // Running out of time is reported as the call's limit (upstream has no clock; the rule at hand is the one to blame).
+    throw new CelCostLimitError(budget && budget.remaining <= 0 && allowed < CEL_PER_CALL_LIMIT ? 'total' : 'call');
   }
   if (failure !== undefined) {
     const e = failure as { summary?: string; message?: string };

@@ -52,6 +52,14 @@ class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @IsInt() @Min(50) @Max(60000)
   PLINTH_WEBHOOK_REFRESH_MS?: number;
 
+  @IsOptional() @IsIn(['allow', 'deny'])
+  PLINTH_WEBHOOK_PRIVATE_NETWORKS?: string;
+
+  @IsOptional() @Matches(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(,[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, {
+    message: 'PLINTH_WEBHOOK_TRUSTED_TENANTS must be a comma-separated list of tenant names',
+  })
+  PLINTH_WEBHOOK_TRUSTED_TENANTS?: string;
+
   @IsOptional() @Type(() => Number) @IsInt() @Min(50)
   PLINTH_WATCH_POLL_INTERVAL_MS?: number;
 
@@ -87,6 +95,10 @@ export interface AppConfig {
   webhookServiceMap: string;
   /** Webhook configuration snapshots are refreshed after this; changes take effect within twice this. */
   webhookRefreshMs: number;
+  /** Whether tenants' webhook URLs may reach private ranges (RFC 1918, CGNAT, fc00::/7). Default true. */
+  webhookAllowPrivateNetworks: boolean;
+  /** Tenants whose webhooks may call loopback and the server's own addresses, with detailed errors (local development). */
+  webhookTrustedTenants: string[];
   /** Fallback poll of the change log when no NOTIFY / stream entry arrives. */
   watchPollIntervalMs: number;
   /** Bytes a watcher may have queued before it is closed as too slow. */
@@ -131,6 +143,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxWatchSeconds: parsed.PLINTH_MAX_WATCH_SECONDS ?? 1800,
     webhookServiceMap: parsed.PLINTH_WEBHOOK_SERVICE_MAP ?? '',
     webhookRefreshMs: parsed.PLINTH_WEBHOOK_REFRESH_MS ?? 500,
+    webhookAllowPrivateNetworks: (parsed.PLINTH_WEBHOOK_PRIVATE_NETWORKS ?? 'allow') === 'allow',
+    webhookTrustedTenants: parsed.PLINTH_WEBHOOK_TRUSTED_TENANTS ? parsed.PLINTH_WEBHOOK_TRUSTED_TENANTS.split(',') : [],
     watchPollIntervalMs: parsed.PLINTH_WATCH_POLL_INTERVAL_MS ?? 1000,
     watchBufferBytes: parsed.PLINTH_WATCH_BUFFER_BYTES ?? 1024 * 1024,
     compactionIntervalSeconds: parsed.PLINTH_COMPACTION_INTERVAL_SECONDS ?? 60,

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { createHash } from 'node:crypto';
 import { Pool } from 'undici';
+import { EgressRefusedError, type WebhookEgressPolicy } from './egress-policy.js';
 import type { CallFailureKind } from './webhook-errors.js';
 
 /** Where and how to POST one AdmissionReview. */
@@ -11,6 +12,12 @@ export interface WebhookTarget {
   servername?: string;
   /** Base64 of a PEM CA bundle; empty or undefined: the system roots. */
   caBundle?: string | null;
+  /**
+   * The egress policy and the calling tenant, for tenant-supplied URLs:
+   * the host is checked before connecting and every resolved address
+   * before it is used. Unset: no check (operator-configured addresses).
+   */
+  egress?: { policy: WebhookEgressPolicy; tenant: string };
 }
 
 /** An HTTP answer of a webhook. */
@@ -47,9 +54,17 @@ const UNKNOWN_AUTHORITY = new Set([
   'UNABLE_TO_GET_ISSUER_CERT',
 ]);
 
+/**
+ * What an untrusted tenant is told of a transport failure: the same words
+ * whether the port was closed, filtered or answered with something else,
+ * so webhooks cannot be used to map a network.
+ */
+export const OPAQUE_TRANSPORT_FAILURE = 'the webhook could not be reached (connection or TLS failure)';
+
 /** Go's texts for the common failures (so messages read like kube-apiserver's); Node's message otherwise. */
 function describe(err: unknown, url: URL): string {
   const e = err as { code?: string; message?: string };
+  if (err instanceof EgressRefusedError) return err.message;
   const host = url.host;
   if (e.code && UNKNOWN_AUTHORITY.has(e.code)) return 'tls: failed to verify certificate: x509: certificate signed by unknown authority';
   if (e.code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `tls: failed to verify certificate: x509: ${e.message}`;
@@ -86,12 +101,15 @@ export class WebhookClient {
 
   private pool(t: WebhookTarget): Pool {
     const ca = t.caBundle ?? '';
-    const key = `${t.url.origin}|${t.servername ?? ''}|${ca ? createHash('sha256').update(ca).digest('hex') : ''}`;
+    const egress = t.egress ? (t.egress.policy.trusts(t.egress.tenant) ? 'trusted' : 'checked') : 'operator';
+    const key = `${t.url.origin}|${t.servername ?? ''}|${ca ? createHash('sha256').update(ca).digest('hex') : ''}|${egress}`;
     const existing = this.pools.get(key);
     if (existing) return existing;
     const connect: Record<string, unknown> = { rejectUnauthorized: true };
     if (ca) connect.ca = Buffer.from(ca, 'base64').toString('utf8');
     if (t.servername) connect.servername = t.servername;
+    // Names are resolved and checked here, and the connection goes to the checked address.
+    if (t.egress) connect.lookup = t.egress.policy.lookupFor(t.egress.tenant);
     const pool = new Pool(t.url.origin, { connections: this.connections, pipelining: 1, keepAliveTimeout: 30_000, connect });
     this.pools.set(key, pool);
     return pool;
@@ -104,6 +122,10 @@ export class WebhookClient {
    * `response` for an oversized answer.
    */
   async post(target: WebhookTarget, body: string, timeoutMs: number): Promise<WebhookHttpResponse> {
+    if (target.egress) {
+      const refusal = target.egress.policy.hostRefusal(target.egress.tenant, target.url.hostname);
+      if (refusal) throw new WebhookTransportError(new EgressRefusedError(refusal).message, 'config');
+    }
     const signal = AbortSignal.timeout(timeoutMs);
     try {
       return await this.attempt(target, body, timeoutMs, signal);
@@ -122,6 +144,8 @@ export class WebhookClient {
   private describeFailure(err: unknown, target: WebhookTarget, signal: AbortSignal): WebhookTransportError {
     if (err instanceof WebhookTransportError) return err;
     if (signal.aborted) return new WebhookTransportError('context deadline exceeded', 'timeout');
+    if (err instanceof EgressRefusedError) return new WebhookTransportError(err.message, 'config');
+    if (target.egress && !target.egress.policy.trusts(target.egress.tenant)) return new WebhookTransportError(OPAQUE_TRANSPORT_FAILURE, 'transport');
     return new WebhookTransportError(describe(err, target.url), 'transport');
   }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AdmissionAttributes } from '../admission-attributes.js';
 import { buildAdmissionReview, type InvocationTarget, type VerifiedResponse, verifyAdmissionResponse } from './admission-review.js';
 import type { CompiledWebhook } from './compiled-webhook.js';
+import type { WebhookEgressPolicy } from './egress-policy.js';
 import { WebhookClient, type WebhookTarget, WebhookTransportError } from './webhook-client.js';
 import { dryRunUnsupported, WebhookCallError, webhookRejection } from './webhook-errors.js';
 import { noWebhookMetrics, type WebhookMetricsSink } from './webhook-metrics.js';
@@ -16,6 +17,8 @@ export interface WebhookLogger {
 export interface WebhookCallDependencies {
   client: WebhookClient;
   services: ServiceResolver;
+  /** Where tenants' webhook URLs may point; unset: anywhere (no check). */
+  egress?: WebhookEgressPolicy;
   metrics?: WebhookMetricsSink;
   logger?: WebhookLogger;
 }
@@ -32,6 +35,11 @@ const HTTP_ERROR_TEXTS: Record<number, string> = {
   503: 'the server is currently unable to handle the request',
   504: 'the server was unable to return a response in the time allotted, but may still be processing the request',
 };
+
+/** What an untrusted tenant learns of an HTTP error: the status only, never the remote body. */
+function opaqueHttpErrorText(status: number): string {
+  return HTTP_ERROR_TEXTS[status] ?? `the webhook answered with HTTP status ${status}`;
+}
 
 function httpErrorText(status: number, body: string): string {
   try {
@@ -133,7 +141,8 @@ export class WebhookInvoker {
       throw new WebhookCallError(hook.name, 'could not get REST client: exactly one of url or service is required', 'config');
     }
     url.search = `?timeout=${hook.timeoutSeconds}s`;
-    return { url, servername, caBundle: cc.caBundle };
+    const egress = cc.url && this.deps.egress ? { policy: this.deps.egress, tenant: attrs.tenant } : undefined;
+    return { url, servername, caBundle: cc.caBundle, egress };
   }
 
   private async exchange(
@@ -161,12 +170,14 @@ export class WebhookInvoker {
       throw new WebhookCallError(hook.name, `${prefix}Post "${endpoint.url.href}": ${err.message}`, err.kind);
     }
     onStatus(status);
-    if (status < 200 || status > 299) throw new WebhookCallError(hook.name, `${prefix}${httpErrorText(status, text)}`, 'response');
+    const opaque = endpoint.egress !== undefined && !endpoint.egress.policy.trusts(attrs.tenant);
+    if (status < 200 || status > 299) throw new WebhookCallError(hook.name, `${prefix}${opaque ? opaqueHttpErrorText(status) : httpErrorText(status, text)}`, 'response');
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch (err) {
-      throw new WebhookCallError(hook.name, `${prefix}couldn't get version/kind; json parse error: ${(err as Error).message}`, 'response');
+      const detail = opaque ? 'the response is not JSON' : (err as Error).message;
+      throw new WebhookCallError(hook.name, `${prefix}couldn't get version/kind; json parse error: ${detail}`, 'response');
     }
     try {
       return verifyAdmissionResponse(version, uid, mutating, parsed);
