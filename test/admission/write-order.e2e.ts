@@ -25,7 +25,7 @@ describe('write path order: mutating admission before the strategy', () => {
   before(async () => {
     certs = await makeCertificates();
     hooks = await TestWebhookServer.start(certs);
-    s = await startTestServer('write-order', { PLINTH_WEBHOOK_REFRESH_MS: String(REFRESH_MS) });
+    s = await startTestServer('write-order', { PLINTH_WEBHOOK_TRUSTED_TENANTS: 'default', PLINTH_WEBHOOK_REFRESH_MS: String(REFRESH_MS) });
     api = request(s.url);
     await api.post('/api/v1/namespaces').send({ metadata: { name: 'order', labels: { test: 'order' } } }).expect(201);
     await installCrd(api, widgetCrd({ subresources: { status: {} } }));
