@@ -8,6 +8,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY apps ./apps
 COPY libs ./libs
 COPY migrations ./migrations
+COPY scripts ./scripts
 COPY test ./test
 COPY bench ./bench
 RUN npm run build

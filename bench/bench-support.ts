@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../apps/api/src/config/embedded-postgres.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '@plinth/storage';
 
 /** Latency percentiles in milliseconds from a list of samples (ms). */
 export function percentiles(samples: number[]): { p50: number; p99: number; n: number } {

@@ -24,7 +24,7 @@ function findTests(dir, out = []) {
   return out;
 }
 
-const { startEmbeddedPostgres } = await import(path.join(dist, 'apps/api/src/config/embedded-postgres.js'));
+const { startEmbeddedPostgres } = await import(path.join(dist, 'libs/storage/src/index.js'));
 const { createDatabase, migrateToLatest } = await import(path.join(dist, 'libs/storage/src/index.js'));
 
 /** A port nothing listens on right now (the kernel picks it). */

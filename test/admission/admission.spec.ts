@@ -19,7 +19,7 @@ import {
   WebhookConfigurationCache,
   type WebhookConfigurationV1,
   webhookRejection,
-} from '../../libs/admission/src/index.js';
+} from '@plinth/admission';
 
 function attrs(over: Partial<AdmissionAttributes> = {}): AdmissionAttributes {
   return {
@@ -133,6 +133,19 @@ describe('matchConditions', () => {
     assert.match(errOnly.errors[0], /^expression 'object.data\['missing'\] == 'x'' resulted in error: no such key/);
     const ints = compileMatchConditions([{ name: 'int', expression: 'object.spec.replicas + 1 == 3 && request.operation == "CREATE"' }]);
     assert.equal(evaluateMatchConditions(ints, { object: { spec: { replicas: 2 } }, oldObject: null, request: { operation: 'CREATE' } }).matches, true);
+  });
+
+  it('compiles with the Kubernetes CEL libraries CRD rules have (@plinth/cel)', () => {
+    const compiled = compileMatchConditions([
+      { name: 'quantity', expression: "quantity(object.spec.memory).isGreaterThan(quantity('1Gi'))" },
+      { name: 'url', expression: "isURL(object.spec.url) && url(object.spec.url).getHost() == 'example.com'" },
+      { name: 'regex', expression: "object.metadata.name.matches('^[a-z]+$')" },
+    ]);
+    assert.deepEqual(compiled.map((c) => c.error), [undefined, undefined, undefined]);
+    const object = { metadata: { name: 'web' }, spec: { memory: '2Gi', url: 'https://example.com/x' } };
+    assert.deepEqual(evaluateMatchConditions(compiled, { object, oldObject: null, request: {} }), { matches: true, errors: [] });
+    const small = { ...object, spec: { ...object.spec, memory: '512Mi' } };
+    assert.equal(evaluateMatchConditions(compiled, { object: small, oldObject: null, request: {} }).matches, false);
   });
 
   it('fails closed (403) or skips (Ignore) when a condition errors, and passes the request variable', async () => {

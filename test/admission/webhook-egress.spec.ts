@@ -11,7 +11,7 @@ import {
   WebhookClient,
   WebhookEgressPolicy,
   WebhookTransportError,
-} from '../../libs/admission/src/index.js';
+} from '@plinth/admission';
 import { makeCertificates, type TestCertificates, TestWebhookServer, webhookConfiguration } from './support/webhook-server.js';
 
 /** Lets an untrusted tenant reach this machine's loopback, so the opaque errors can be observed locally. */

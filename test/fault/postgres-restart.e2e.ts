@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ChangeLogRepository, createDatabase } from '../../libs/storage/src/index.js';
+import { ChangeLogRepository, createDatabase } from '@plinth/storage';
 import { TestPostgres } from '../support/test-postgres.js';
 import { eventually } from '../watch/support/cluster.js';
 import { WatchClient, type WatchEvent } from '../watch/support/watch-client.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
-import { createDatabase, type DB, ObjectStoreRepository } from '../../libs/storage/src/index.js';
+import { createDatabase, type DB, ObjectStoreRepository } from '@plinth/storage';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 describe('durability barrier', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Kysely } from 'kysely';
-import { ChangeLogRepository, createDatabase, type DB, ObjectStoreRepository, isStorageError } from '../../libs/storage/src/index.js';
+import { ChangeLogRepository, createDatabase, type DB, ObjectStoreRepository, isStorageError } from '@plinth/storage';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 class IntentionalRollback extends Error {}

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../apps/api/src/config/embedded-postgres.js';
-import { createDatabase, migrateToLatest } from '../../libs/storage/src/index.js';
+import { type EmbeddedDatabase, startEmbeddedPostgres } from '@plinth/storage';
+import { createDatabase, migrateToLatest } from '@plinth/storage';
 import { freePort } from '../watch/support/cluster.js';
 
 /**

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
-import { ChangeLogRepository, createDatabase } from '../../libs/storage/src/index.js';
+import { ChangeLogRepository, createDatabase } from '@plinth/storage';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { eventually, freePort } from './support/cluster.js';
 import { WatchClient } from './support/watch-client.js';

@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
 import os from 'node:os';
-import { AdmissionChain, NamespaceLifecycleModule, WebhookEgressModule, WebhookEgressPolicy } from '../../../libs/admission/src/index.js';
+import { AdmissionChain, NamespaceLifecycleModule, WebhookEgressModule, WebhookEgressPolicy } from '@plinth/admission';
 import { createWebhookAdmission } from './admission/webhook-admission.js';
 import {
   ChangeLogRepository,
@@ -12,7 +12,7 @@ import {
   ObjectListRepository,
   ObjectStoreRepository,
   TenantRepository,
-} from '../../../libs/storage/src/index.js';
+} from '@plinth/storage';
 import type { AppConfig } from './config/app-config.js';
 import { createCrdSupport } from './crd/crd-support.js';
 import { StatusExceptionFilter } from './errors/status.filter.js';
@@ -20,7 +20,7 @@ import { HealthController } from './health.controller.js';
 import { PinoNestLogger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
 import { PLINTH_SERVICES, type PlinthServices } from './plinth-services.js';
-import { isPlainObject } from './registry/kube-object.js';
+import { isPlainObject } from '@plinth/apimachinery';
 import { ResourceRegistry } from './registry/resource-registry.js';
 import { ResourceController } from './resource.controller.js';
 import { ResourceDeleteService } from './store/resource-delete.service.js';

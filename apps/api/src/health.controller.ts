@@ -1,6 +1,6 @@
 import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { sql } from 'kysely';
+import { probeDatabase } from '@plinth/storage';
 import { PLINTH_SERVICES, type PlinthServices } from './plinth-services.js';
 
 /** /healthz, /livez, /readyz and /metrics. Plain text, as kube-apiserver answers them. */
@@ -17,7 +17,7 @@ export class HealthController {
   @Get('readyz')
   async ready(@Res() reply: FastifyReply): Promise<void> {
     const failed: string[] = [];
-    if (!(await this.databaseReachable())) failed.push('[-]database failed: PostgreSQL is unreachable');
+    if (!(await probeDatabase(this.s.db))) failed.push('[-]database failed: PostgreSQL is unreachable');
     const watchProblems = await this.s.watch.readiness().catch((err: Error) => [err.message]);
     if (watchProblems.length > 0) failed.push(`[-]watch-pipeline failed: ${watchProblems.join('; ')}`);
     const ok = failed.length === 0;
@@ -30,17 +30,5 @@ export class HealthController {
   @Get('metrics')
   async metrics(@Res() reply: FastifyReply): Promise<void> {
     reply.header('Content-Type', this.s.metrics.registry.contentType).send(await this.s.metrics.registry.metrics());
-  }
-
-  private async databaseReachable(): Promise<boolean> {
-    try {
-      await Promise.race([
-        sql`SELECT 1`.execute(this.s.db),
-        new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000)),
-      ]);
-      return true;
-    } catch {
-      return false;
-    }
   }
 }

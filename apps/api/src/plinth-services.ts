@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
-import type { Kysely } from 'kysely';
-import type { AdmissionChain } from '../../../libs/admission/src/index.js';
-import type { DB, ObjectListRepository, ObjectStoreRepository, TenantRepository, ChangeLogRepository } from '../../../libs/storage/src/index.js';
+import type { AdmissionChain } from '@plinth/admission';
+import type { Database, ObjectListRepository, ObjectStoreRepository, TenantRepository, ChangeLogRepository } from '@plinth/storage';
 import type { AppConfig } from './config/app-config.js';
 import type { Metrics } from './observability/metrics.js';
 import type { CrdSupport } from './crd/crd-support.js';
@@ -18,7 +17,7 @@ export const PLINTH_SERVICES = Symbol('PLINTH_SERVICES');
 export interface PlinthServices {
   config: AppConfig;
   logger: Logger;
-  db: Kysely<DB>;
+  db: Database;
   metrics: Metrics;
   registry: ResourceRegistry;
   objects: ObjectStoreRepository;

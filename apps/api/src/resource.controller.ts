@@ -5,7 +5,7 @@ import { crdStatusStrategy } from './crd/crd.strategy.js';
 import { handleScaleGet, handleScalePatch, handleScaleUpdate } from './crd/scale.handler.js';
 import { DiscoveryService } from './discovery/discovery.service.js';
 import { OpenApiDocumentsService } from './discovery/openapi-documents.service.js';
-import { ApiError } from './errors/api-error.js';
+import { ApiError } from '@plinth/apimachinery';
 import { handleNonResource } from './handlers/non-resource.handler.js';
 import type { HandlerContext } from './handlers/handler-context.js';
 import { handleCreate } from './handlers/create.handler.js';

@@ -2,10 +2,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
-import { migrateToLatest, TenantRepository } from '../../../libs/storage/src/index.js';
+import { migrateToLatest, TenantRepository } from '@plinth/storage';
 import { buildServices, createApp } from './app.factory.js';
 import type { AppConfig } from './config/app-config.js';
-import { type EmbeddedDatabase, startEmbeddedPostgres } from './config/embedded-postgres.js';
+import { type EmbeddedDatabase, startEmbeddedPostgres } from '@plinth/storage';
 import type { PlinthServices } from './plinth-services.js';
 import { ensureSystemNamespaces } from './store/system-namespaces.js';
 

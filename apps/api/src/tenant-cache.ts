@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { TenantRepository } from '../../../libs/storage/src/index.js';
+import type { TenantRepository } from '@plinth/storage';
 
 const TTL_MS = 2000;
 const MAX_TENANTS = 10_000;

@@ -1,3 +1,5 @@
+import type { UserInfo } from '@plinth/apimachinery';
+
 /** The operation an admission request is for. */
 export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
@@ -15,13 +17,8 @@ export interface GroupVersionResource {
   resource: string;
 }
 
-/** Who makes the request. */
-export interface UserInfo {
-  username: string;
-  uid?: string;
-  groups: string[];
-  extra?: Record<string, string[]>;
-}
+/** Who makes the request; re-exported from @plinth/apimachinery where it lives. */
+export type { UserInfo };
 
 /**
  * Everything an admission module may look at, as upstream's

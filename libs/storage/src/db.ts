@@ -57,6 +57,9 @@ export interface DB {
 // bigint columns hold revisions, far below 2^53; numbers are what callers want.
 pg.types.setTypeParser(20, (v: string) => Number(v));
 
+/** A pooled handle on Plinth's database; callers outside libs/storage name it by this type, not Kysely's. */
+export type Database = Kysely<DB>;
+
 /** Options for {@link createDatabase}. */
 export interface DatabaseOptions {
   connectionString: string;

@@ -1,3 +1,8 @@
+/**
+ * @plinth/storage: PostgreSQL storage (Kysely): schema, migrations,
+ * repositories, the change log and the watch pipeline. The only place, with
+ * migrations/, that imports kysely or pg or writes SQL.
+ */
 export * from './db.js';
 export * from './storage-error.js';
 export * from './database-errors.js';
@@ -8,6 +13,7 @@ export * from './object-list.repository.js';
 export * from './change-log.repository.js';
 export * from './tenant.repository.js';
 export * from './selector-sql.js';
-export * from './selector/label-selector.js';
-export * from './selector/field-selector.js';
-export * from './selector/selector-error.js';
+export * from './resource-revisions.repository.js';
+export * from './embedded-postgres.js';
+export * from './database-probe.js';
+export * from './watch/index.js';

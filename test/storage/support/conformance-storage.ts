@@ -5,7 +5,7 @@ import {
   type DB,
   ObjectListRepository,
   ObjectStoreRepository,
-} from '../../../libs/storage/src/index.js';
+} from '@plinth/storage';
 
 /** A watch the conformance suite opened: the changes of one tenant's resource after a revision. */
 export interface ConformanceWatch {

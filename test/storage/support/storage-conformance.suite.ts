@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Kysely } from 'kysely';
-import { createDatabase, type DB, StorageError } from '../../../libs/storage/src/index.js';
+import { createDatabase, type DB, StorageError } from '@plinth/storage';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
 import type { ConformanceStorage, ConformanceStorageFactory } from './conformance-storage.js';
 

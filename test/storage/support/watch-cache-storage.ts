@@ -5,8 +5,8 @@ import {
   type DB,
   ObjectListRepository,
   ObjectStoreRepository,
-} from '../../../libs/storage/src/index.js';
-import { type CacheSubscriber, WatchCache, WatchPipeline } from '../../../libs/storage/src/watch/index.js';
+} from '@plinth/storage';
+import { type CacheSubscriber, WatchCache, WatchPipeline } from '@plinth/storage';
 import { ChangeCollector, type ConformanceStorage, type ConformanceStorageFactory } from './conformance-storage.js';
 
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };

@@ -15,8 +15,8 @@ import {
   type WebhookEgressPolicy,
   type WebhookKind,
   type WebhookModuleDependencies,
-} from '../../../../libs/admission/src/index.js';
-import type { ObjectListRepository, ObjectStoreRepository } from '../../../../libs/storage/src/index.js';
+} from '@plinth/admission';
+import type { ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
 import { checkTypes, dropUndeclared } from '../handlers/decode-object.js';
 import { groupVersion } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';

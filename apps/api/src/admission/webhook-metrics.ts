@@ -1,5 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { WebhookCallObservation, WebhookMetricsSink } from '../../../../libs/admission/src/index.js';
+import type { WebhookCallObservation, WebhookMetricsSink } from '@plinth/admission';
 
 /**
  * Per-webhook Prometheus metrics (names follow kube-apiserver's

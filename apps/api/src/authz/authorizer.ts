@@ -1,4 +1,4 @@
-import type { UserInfo } from '../../../../libs/admission/src/index.js';
+import type { UserInfo } from '@plinth/admission';
 
 /**
  * What an authorizer decides on, as upstream's authorizer.Attributes: who

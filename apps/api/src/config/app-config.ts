@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { plainToInstance, Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
-import { ServiceResolver } from '../../../../libs/admission/src/webhook/service-resolver.js';
+import { ServiceResolver } from '@plinth/admission';
 
 /** The environment Plinth reads, validated once at start-up. */
 class EnvironmentVariables {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { ObjectListRepository } from '../../../../libs/storage/src/index.js';
-import { ApiError } from '../errors/api-error.js';
-import type { KubeObject } from '../registry/kube-object.js';
+import type { ObjectListRepository } from '@plinth/storage';
+import { ApiError } from '@plinth/apimachinery';
+import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceDeleteService } from '../store/resource-delete.service.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';

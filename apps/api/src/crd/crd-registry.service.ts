@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { ObjectListRepository } from '../../../../libs/storage/src/index.js';
-import type { ResourceRevisionsRepository, ResourceRevisionSummary } from '../../../../libs/storage/src/resource-revisions.repository.js';
-import type { KubeObject } from '../registry/kube-object.js';
+import type { ObjectListRepository } from '@plinth/storage';
+import type { ResourceRevisionsRepository, ResourceRevisionSummary } from '@plinth/storage';
+import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import { CRD_STORAGE_RESOURCE } from './crd-resource.js';
 import { asCrd, type CrdObject } from './crd-types.js';

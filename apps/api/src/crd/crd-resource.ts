@@ -1,4 +1,4 @@
-import type { KubeObject } from '../registry/kube-object.js';
+import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import { customResourceDefinitionSchema } from '../schema/apiextensions-v1.schema.js';
 import { objectMetaSchema } from '../schema/object-meta.schema.js';

@@ -1,7 +1,6 @@
-import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { DB, ObjectListRepository } from '../../../../libs/storage/src/index.js';
-import { ResourceRevisionsRepository } from '../../../../libs/storage/src/resource-revisions.repository.js';
+import type { Database, ObjectListRepository } from '@plinth/storage';
+import { ResourceRevisionsRepository } from '@plinth/storage';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import type { ResourceDeleteService } from '../store/resource-delete.service.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
@@ -21,7 +20,7 @@ export interface CrdSupport {
 
 /** What CRD support needs from the rest of the server. */
 export interface CrdSupportDeps {
-  db: Kysely<DB>;
+  db: Database;
   registry: ResourceRegistry;
   lists: ObjectListRepository;
   store: ResourceStoreService;

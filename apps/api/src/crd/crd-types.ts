@@ -1,6 +1,6 @@
-import type { KubeObject } from '../registry/kube-object.js';
-import { isPlainObject } from '../registry/kube-object.js';
-import type { StructuralSchema } from '../schema/structural-schema.js';
+import type { KubeObject } from '@plinth/apimachinery';
+import { isPlainObject } from '@plinth/apimachinery';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 /** apiextensions.k8s.io/v1 CustomResourceDefinitionNames. */
 export interface CrdNames {

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-import { type FieldError, fieldErrors } from '../errors/field-error.js';
-import type { StructuralSchema } from '../schema/structural-schema.js';
-import { isDNS1035Label, isDNS1123Subdomain } from '../validation/name-validation.js';
+import { type FieldError, fieldErrors } from '@plinth/apimachinery';
+import type { StructuralSchema } from '@plinth/apimachinery';
+import { isDNS1035Label, isDNS1123Subdomain } from '@plinth/apimachinery';
 import { type CrdColumn, type CrdNames, type CrdObject, type CrdSubresources, type CrdVersion, isConditionTrue } from './crd-types.js';
 import { validateDefaults, validateOpenApiSchema } from './schema/openapi-schema.validation.js';
 import { validateStructural } from './schema/structural.validation.js';

@@ -1,4 +1,4 @@
-import { isPlainObject, type KubeObject } from '../registry/kube-object.js';
+import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import type { ResourceStrategy } from '../registry/resource-definition.js';
 import { asCrd, CRD_CLEANUP_FINALIZER, type CrdObject, storageVersionOf } from './crd-types.js';
 import { validateCrd, validateCrdUpdate, validateNames } from './crd-validation.js';

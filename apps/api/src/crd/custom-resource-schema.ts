@@ -1,11 +1,11 @@
-import { type StrictIssue, strictDecodingMessage } from '../decoding/decode-error.js';
-import { pruneUnknownFields } from '../decoding/prune.js';
-import { ApiError } from '../errors/api-error.js';
+import { type StrictIssue, strictDecodingMessage } from '@plinth/apimachinery';
+import { pruneUnknownFields } from '@plinth/apimachinery';
+import { ApiError } from '@plinth/apimachinery';
 import { isDeepStrictEqual } from 'node:util';
-import type { FieldError } from '../errors/field-error.js';
-import type { KubeObject } from '../registry/kube-object.js';
+import type { FieldError } from '@plinth/apimachinery';
+import type { KubeObject } from '@plinth/apimachinery';
 import { objectMetaSchema } from '../schema/object-meta.schema.js';
-import type { StructuralSchema } from '../schema/structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 import { compileRules, type RuleNode, validateRules } from './schema/cel-rules.js';
 import { applyDefaults, pruneNonNullableNulls, schemaHasDefaults } from './schema/defaulting.js';
 import { validateEmbeddedMeta } from './schema/embedded-meta.validation.js';

@@ -1,8 +1,8 @@
-import { pruneUnknownFields } from '../decoding/prune.js';
-import type { KubeObject } from '../registry/kube-object.js';
+import { pruneUnknownFields } from '@plinth/apimachinery';
+import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition, SubresourceDefinition } from '../registry/resource-definition.js';
 import { objectMetaSchema } from '../schema/object-meta.schema.js';
-import type { StructuralSchema } from '../schema/structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 import { type CrdObject, type CrdVersion, customResourceStorage, isConditionTrue } from './crd-types.js';
 import { CustomResourceSchema } from './custom-resource-schema.js';
 import { customResourceStatusStrategy, customResourceStrategy, type CustomResourceStrategyOptions } from './custom-resource.strategy.js';

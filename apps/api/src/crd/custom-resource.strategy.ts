@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-import { ApiError } from '../errors/api-error.js';
-import { type FieldError, fieldErrors } from '../errors/field-error.js';
-import { type KubeObject, isPlainObject } from '../registry/kube-object.js';
+import { ApiError } from '@plinth/apimachinery';
+import { type FieldError, fieldErrors } from '@plinth/apimachinery';
+import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
 import type { ResourceStrategy } from '../registry/resource-definition.js';
 import type { CustomResourceSchema } from './custom-resource-schema.js';
 

@@ -1,4 +1,4 @@
-import { isPlainObject } from '../registry/kube-object.js';
+import { isPlainObject } from '@plinth/apimachinery';
 
 /**
  * The JSONPath dialect of client-go's util/jsonpath as CRD printer columns

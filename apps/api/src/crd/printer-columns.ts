@@ -1,4 +1,4 @@
-import type { KubeObject } from '../registry/kube-object.js';
+import type { KubeObject } from '@plinth/apimachinery';
 import type { TableColumn, TableConvertor } from '../registry/resource-definition.js';
 import { objectMetaSchema } from '../schema/object-meta.schema.js';
 import { ageCell } from '../table/human-duration.js';

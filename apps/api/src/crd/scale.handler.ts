@@ -1,15 +1,15 @@
-import { DecodeError } from '../decoding/decode-error.js';
-import { parseJsonStrict } from '../decoding/strict-json.js';
-import { ApiError } from '../errors/api-error.js';
-import { fieldErrors } from '../errors/field-error.js';
+import { DecodeError } from '@plinth/apimachinery';
+import { parseJsonStrict } from '@plinth/apimachinery';
+import { ApiError } from '@plinth/apimachinery';
+import { fieldErrors } from '@plinth/apimachinery';
 import type { HandlerContext } from '../handlers/handler-context.js';
 import { requestNamespace } from '../handlers/handler-context.js';
 import { writeContext } from '../handlers/write-handler-support.js';
 import { mediaType, parseBody } from '../http/body-decoder.js';
 import { sendPlain, setWarnings } from '../http/response-writer.js';
-import { applyJsonPatch } from '../patch/json-patch.js';
-import { applyMergePatch } from '../patch/merge-patch.js';
-import { isPlainObject, type KubeObject } from '../registry/kube-object.js';
+import { applyJsonPatch } from '@plinth/apimachinery';
+import { applyMergePatch } from '@plinth/apimachinery';
+import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
 import { readPath } from './custom-resource.strategy.js';
 

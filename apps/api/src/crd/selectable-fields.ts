@@ -1,6 +1,6 @@
-import { type FieldError, fieldErrors } from '../errors/field-error.js';
-import { type KubeObject, isPlainObject } from '../registry/kube-object.js';
-import type { StructuralSchema } from '../schema/structural-schema.js';
+import { type FieldError, fieldErrors } from '@plinth/apimachinery';
+import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 /**
  * A CRD version's `selectableFields`: JSON paths (`.spec.color`) to

@@ -1,10 +1,10 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { AdmissionError } from '../../../../libs/admission/src/index.js';
-import { isDatabaseUnavailable } from '../../../../libs/storage/src/index.js';
+import { AdmissionError } from '@plinth/admission';
+import { isDatabaseUnavailable } from '@plinth/storage';
 import { sendPlain, setWarnings } from '../http/response-writer.js';
-import { ApiError } from './api-error.js';
+import { ApiError } from '@plinth/apimachinery';
 
 interface FastifyLikeError {
   statusCode?: number;

@@ -1,5 +1,5 @@
-import type { ListCursor } from '../../../../libs/storage/src/index.js';
-import { ApiError } from '../errors/api-error.js';
+import type { ListCursor } from '@plinth/storage';
+import { ApiError } from '@plinth/apimachinery';
 
 /** A decoded continue token: the list's revision (-1: newest) and the last key returned. */
 export interface ContinueToken {

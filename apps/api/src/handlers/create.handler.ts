@@ -1,4 +1,4 @@
-import { ApiError } from '../errors/api-error.js';
+import { ApiError } from '@plinth/apimachinery';
 import { sendObject, setWarnings } from '../http/response-writer.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
 import { decodeObject } from './decode-object.js';

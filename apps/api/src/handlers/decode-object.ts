@@ -1,10 +1,10 @@
-import { pruneUnknownFields } from '../decoding/prune.js';
-import { ApiError } from '../errors/api-error.js';
+import { pruneUnknownFields } from '@plinth/apimachinery';
+import { ApiError } from '@plinth/apimachinery';
 import { applyFieldValidation, checkTypeMeta, parseBody } from '../http/body-decoder.js';
-import type { KubeObject } from '../registry/kube-object.js';
+import type { KubeObject } from '@plinth/apimachinery';
 import { groupVersion, type ResourceDefinition } from '../registry/resource-definition.js';
-import { findTypeError, zeroNullListItems } from '../schema/type-check.js';
-import type { StructuralSchema } from '../schema/structural-schema.js';
+import { findTypeError, zeroNullListItems } from '@plinth/apimachinery';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 /**
  * Removes fields the schema does not declare from a typed object, as

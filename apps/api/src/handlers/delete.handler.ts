@@ -1,9 +1,9 @@
-import type { ObjectListRepository } from '../../../../libs/storage/src/index.js';
-import { DecodeError } from '../decoding/decode-error.js';
-import { parseJsonStrict } from '../decoding/strict-json.js';
-import { ApiError } from '../errors/api-error.js';
+import type { ObjectListRepository } from '@plinth/storage';
+import { DecodeError } from '@plinth/apimachinery';
+import { parseJsonStrict } from '@plinth/apimachinery';
+import { ApiError } from '@plinth/apimachinery';
 import { sendObject, sendPlain, setWarnings } from '../http/response-writer.js';
-import { isPlainObject, type KubeObject } from '../registry/kube-object.js';
+import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { groupVersion } from '../registry/resource-definition.js';
 import type { DeletePreconditions, ResourceDeleteService } from '../store/resource-delete.service.js';
 import { type HandlerContext, requestNamespace } from './handler-context.js';

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { UserInfo } from '../../../../libs/admission/src/index.js';
+import type { UserInfo } from '@plinth/admission';
 import type { RequestInfo } from '../http/request-info.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 

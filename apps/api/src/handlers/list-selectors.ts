@@ -1,15 +1,15 @@
+import type { KeyFieldRequirement } from '@plinth/storage';
 import {
   type FieldRequirement,
-  type KeyFieldRequirement,
   type LabelSelector,
   matchesLabels,
   parseFieldSelector,
   parseLabelSelector,
   type Requirement,
   SelectorError,
-} from '../../../../libs/storage/src/index.js';
-import { ApiError } from '../errors/api-error.js';
-import type { KubeObject } from '../registry/kube-object.js';
+} from '@plinth/apimachinery';
+import { ApiError } from '@plinth/apimachinery';
+import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 
 /** Selectors of a list or watch, split into what SQL can do and a predicate for the rest. */

@@ -1,8 +1,8 @@
-import { type ListResult, type ObjectListRepository, isStorageError } from '../../../../libs/storage/src/index.js';
-import { ApiError } from '../errors/api-error.js';
+import { type ListResult, type ObjectListRepository, isStorageError } from '@plinth/storage';
+import { ApiError } from '@plinth/apimachinery';
 import type { ListOptions } from '../http/options/list-options.dto.js';
 import { sendList } from '../http/response-writer.js';
-import type { KubeObject } from '../registry/kube-object.js';
+import type { KubeObject } from '@plinth/apimachinery';
 import { mapStorageError } from '../store/storage-errors.mapper.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
 import { type HandlerContext, requestNamespace } from './handler-context.js';

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AGGREGATED_V2, AGGREGATED_V2BETA1, type DiscoveryService } from '../discovery/discovery.service.js';
 import type { OpenApiDocumentsService, RenderedDocument } from '../discovery/openapi-documents.service.js';
 import { PLINTH_VERSION } from '../discovery/version.js';
-import { ApiError } from '../errors/api-error.js';
+import { ApiError } from '@plinth/apimachinery';
 import { parseAccept } from '../http/negotiation.js';
 import type { RequestInfo } from '../http/request-info.js';
 import { sendEncoded, sendPlain } from '../http/response-writer.js';

@@ -1,5 +1,5 @@
-import type { ObjectListRepository } from '../../../../libs/storage/src/index.js';
-import { ApiError } from '../errors/api-error.js';
+import type { ObjectListRepository } from '@plinth/storage';
+import { ApiError } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 
 const WAIT_MS = 3000;

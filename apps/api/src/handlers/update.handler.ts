@@ -1,6 +1,6 @@
-import { ApiError } from '../errors/api-error.js';
+import { ApiError } from '@plinth/apimachinery';
 import { sendObject, setWarnings } from '../http/response-writer.js';
-import type { KubeObject } from '../registry/kube-object.js';
+import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceStrategy } from '../registry/resource-definition.js';
 import { cloneJson, type ResourceStoreService } from '../store/resource-store.service.js';
 import { decodeObject } from './decode-object.js';

@@ -1,7 +1,7 @@
-import type { KeyFieldRequirement, ObjectListRepository } from '../../../../libs/storage/src/index.js';
+import type { KeyFieldRequirement, ObjectListRepository } from '@plinth/storage';
 import type { ListOptions } from '../http/options/list-options.dto.js';
 import { negotiate } from '../http/negotiation.js';
-import type { KubeObject } from '../registry/kube-object.js';
+import type { KubeObject } from '@plinth/apimachinery';
 import type { IncludeObject } from '../table/table-convertor.js';
 import { watchFormat } from '../watch/watch-encoder.js';
 import type { WatchPlan } from '../watch/watch-start.js';

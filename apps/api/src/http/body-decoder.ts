@@ -1,13 +1,13 @@
-import { DecodeError, type StrictIssue, strictDecodingMessage } from '../decoding/decode-error.js';
-import { protobufMessageFor } from '../decoding/k8s-proto.descriptor.js';
-import { decodeKubernetesProtobuf } from '../decoding/protobuf-decode.js';
-import { parseJsonStrict } from '../decoding/strict-json.js';
-import { findUnknownFields } from '../decoding/unknown-fields.js';
-import { parseYamlStrict } from '../decoding/yaml-decode.js';
-import { ApiError } from '../errors/api-error.js';
-import { isPlainObject, type KubeObject } from '../registry/kube-object.js';
+import { DecodeError, type StrictIssue, strictDecodingMessage } from '@plinth/apimachinery';
+import { protobufMessageFor } from '@plinth/apimachinery';
+import { decodeKubernetesProtobuf } from '@plinth/apimachinery';
+import { parseJsonStrict } from '@plinth/apimachinery';
+import { findUnknownFields } from '@plinth/apimachinery';
+import { parseYamlStrict } from '@plinth/apimachinery';
+import { ApiError } from '@plinth/apimachinery';
+import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { groupVersion, type ResourceDefinition } from '../registry/resource-definition.js';
-import type { StructuralSchema } from '../schema/structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 /** A media type without parameters, lower-cased: `application/json`. */
 export function mediaType(contentType: string | undefined): string {

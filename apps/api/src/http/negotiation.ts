@@ -1,4 +1,4 @@
-import { ApiError } from '../errors/api-error.js';
+import { ApiError } from '@plinth/apimachinery';
 
 /** One entry of an Accept header. */
 export interface MediaRange {

@@ -1,8 +1,8 @@
 import { gzipSync } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { stringify as yamlStringify } from 'yaml';
-import type { KubeObject } from '../registry/kube-object.js';
-import { inServedOrder } from '../registry/object-order.js';
+import type { KubeObject } from '@plinth/apimachinery';
+import { inServedOrder } from '@plinth/apimachinery';
 import { presentObject, type ResourceDefinition } from '../registry/resource-definition.js';
 import { type IncludeObject, toPartialObjectMetadata, toTable } from '../table/table-convertor.js';
 import { negotiate, type ResponseFormat } from './negotiation.js';

@@ -7,7 +7,7 @@ import {
   sharedDefinitionSchemas,
   typeMetaProperties,
 } from '../schema/builtin-schemas.js';
-import type { StructuralSchema } from '../schema/structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 import { type GroupVersionKind, definitionNameFor } from './openapi-naming.js';
 
 /** Which OpenAPI dialect a document is rendered in. */

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { configMapResource } from '../registry/builtin-resources.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import { configMapSchema, namespaceSchema } from '../schema/builtin-schemas.js';
-import type { StructuralSchema } from '../schema/structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 import { buildOpenApiV2 } from './openapi-v2.builder.js';
 
 type Json = Record<string, any>;

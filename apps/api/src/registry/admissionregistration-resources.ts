@@ -2,10 +2,10 @@ import {
   mutatingWebhookConfigurationSchema,
   validatingWebhookConfigurationSchema,
 } from '../schema/admissionregistration-v1.schema.js';
-import type { StructuralSchema } from '../schema/structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 import { ageCell } from '../table/human-duration.js';
 import { ageColumn, nameColumn } from '../table/standard-columns.js';
-import type { KubeObject } from './kube-object.js';
+import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition, ResourceStrategy, TableColumn } from './resource-definition.js';
 import {
   mutatingWebhookConfigurationStrategy,

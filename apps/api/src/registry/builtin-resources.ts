@@ -3,7 +3,7 @@ import { ageCell } from '../table/human-duration.js';
 import { ageColumn, nameColumn } from '../table/standard-columns.js';
 import { customResourceDefinitionResource } from '../crd/crd-resource.js';
 import { admissionRegistrationResources } from './admissionregistration-resources.js';
-import { type KubeObject, isPlainObject } from './kube-object.js';
+import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from './resource-definition.js';
 import { eventResource } from './event-resource.js';
 import { configMapStrategy } from './strategies/configmap.strategy.js';

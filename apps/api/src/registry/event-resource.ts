@@ -1,7 +1,7 @@
 import { eventSchema } from '../schema/event-v1.schema.js';
 import { ageCell } from '../table/human-duration.js';
 import { nameColumn } from '../table/standard-columns.js';
-import { isPlainObject, type KubeObject } from './kube-object.js';
+import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from './resource-definition.js';
 
 function field(obj: unknown, key: string): string {

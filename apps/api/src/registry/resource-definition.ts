@@ -1,6 +1,6 @@
-import type { FieldError } from '../errors/field-error.js';
-import type { StructuralSchema } from '../schema/structural-schema.js';
-import type { KubeObject } from './kube-object.js';
+import type { FieldError } from '@plinth/apimachinery';
+import type { StructuralSchema } from '@plinth/apimachinery';
+import type { KubeObject } from '@plinth/apimachinery';
 
 /**
  * A kind's strategy, in the manner of k8s.io/apiserver's rest strategies.

@@ -1,5 +1,5 @@
 import { listSchemaOf, objectMetaProperty, refTo, typeMetaProperties } from './object-meta.schema.js';
-import type { StructuralSchema } from './structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 /** OpenAPI definition names of the admissionregistration.k8s.io/v1 types defined here. */
 export const ADMISSIONREGISTRATION_V1_NAMES = {

@@ -1,5 +1,5 @@
 import { objectMetaProperty, refTo, timeSchema, typeMetaProperties } from './object-meta.schema.js';
-import type { StructuralSchema } from './structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 /** OpenAPI definition names of apiextensions.k8s.io/v1. */
 export const APIEXTENSIONS_V1_NAMES = {

@@ -1,5 +1,5 @@
 import { objectMetaProperty, refTo, typeMetaProperties } from './object-meta.schema.js';
-import type { StructuralSchema } from './structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 /** OpenAPI definition names of the autoscaling/v1 Scale types. */
 export const AUTOSCALING_V1_NAMES = {

@@ -14,7 +14,7 @@ import {
   sharedDefinitionSchemas,
   statusSchema,
 } from './builtin-schemas.js';
-import type { StructuralSchema } from './structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 function walk(schema: StructuralSchema, visit: (s: StructuralSchema, path: string) => void, path = ''): void {
   visit(schema, path);

@@ -30,7 +30,7 @@ import {
   ownerReferenceSchema,
   timeSchema,
 } from './object-meta.schema.js';
-import type { StructuralSchema } from './structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 export * from './autoscaling-v1.schema.js';
 export * from './core-v1.schema.js';

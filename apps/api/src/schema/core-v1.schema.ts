@@ -1,5 +1,5 @@
 import { META_V1_NAMES, listSchemaOf, objectMetaProperty, refTo, timeSchema, typeMetaProperties } from './object-meta.schema.js';
-import type { StructuralSchema } from './structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 /** OpenAPI definition names of the core/v1 types defined here. */
 export const CORE_V1_NAMES = {

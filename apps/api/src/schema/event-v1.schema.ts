@@ -1,5 +1,5 @@
 import { objectMetaProperty, timeSchema, typeMetaProperties } from './object-meta.schema.js';
-import type { StructuralSchema } from './structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 const str = (description: string): StructuralSchema => ({ type: 'string', description });
 const time = (description: string): StructuralSchema => ({ ...timeSchema, description });

@@ -1,5 +1,5 @@
 import { LIST_METADATA_FIELD_DESCRIPTION, META_V1_NAMES, listMetaSchema, refTo, typeMetaProperties } from './object-meta.schema.js';
-import type { StructuralSchema } from './structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 /** metav1.StatusCause. */
 export const statusCauseSchema: StructuralSchema = {

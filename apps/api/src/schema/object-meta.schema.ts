@@ -1,4 +1,4 @@
-import type { StructuralSchema } from './structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 /** OpenAPI definition names of the meta/v1 types the built-in schemas reference. */
 export const META_V1_NAMES = {

@@ -1,6 +1,6 @@
-import { type ObjectListRepository, type ObjectStoreRepository, isStorageError } from '../../../../libs/storage/src/index.js';
-import { ApiError } from '../errors/api-error.js';
-import type { KubeObject } from '../registry/kube-object.js';
+import { type ObjectListRepository, type ObjectStoreRepository, isStorageError } from '@plinth/storage';
+import { ApiError } from '@plinth/apimachinery';
+import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { mapStorageError } from './storage-errors.mapper.js';

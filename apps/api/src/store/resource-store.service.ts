@@ -1,12 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { AdmissionAttributes, AdmissionChain, AdmissionOperation } from '../../../../libs/admission/src/index.js';
-import { type ObjectKey, ObjectStoreRepository, type StoredObject, isStorageError } from '../../../../libs/storage/src/index.js';
-import { ApiError } from '../errors/api-error.js';
-import { type FieldError, fieldErrors } from '../errors/field-error.js';
-import { type KubeObject, isPlainObject } from '../registry/kube-object.js';
+import type { AdmissionAttributes, AdmissionChain, AdmissionOperation } from '@plinth/admission';
+import { type ObjectKey, ObjectStoreRepository, type StoredObject, isStorageError } from '@plinth/storage';
+import { ApiError } from '@plinth/apimachinery';
+import { type FieldError, fieldErrors } from '@plinth/apimachinery';
+import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
 import { groupVersion, type ResourceDefinition, type ResourceStrategy } from '../registry/resource-definition.js';
-import { validateObjectMeta, validateObjectMetaUpdate } from '../validation/object-meta.validation.js';
+import { validateObjectMeta, validateObjectMetaUpdate } from '@plinth/apimachinery';
 import { mapStorageError } from './storage-errors.mapper.js';
 import type { WriteContext } from './write-context.js';
 

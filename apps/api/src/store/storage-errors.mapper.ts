@@ -1,5 +1,5 @@
-import { isStorageError } from '../../../../libs/storage/src/index.js';
-import { ApiError } from '../errors/api-error.js';
+import { isStorageError } from '@plinth/storage';
+import { ApiError } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 
 /**

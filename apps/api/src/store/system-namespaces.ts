@@ -1,4 +1,4 @@
-import { ApiError } from '../errors/api-error.js';
+import { ApiError } from '@plinth/apimachinery';
 import type { PlinthServices } from '../plinth-services.js';
 import type { WriteContext } from './write-context.js';
 

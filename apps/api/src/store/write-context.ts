@@ -1,4 +1,4 @@
-import type { UserInfo } from '../../../../libs/admission/src/index.js';
+import type { UserInfo } from '@plinth/admission';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 
 /** One write request, as the store needs it. */

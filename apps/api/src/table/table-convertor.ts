@@ -1,4 +1,4 @@
-import type { KubeObject } from '../registry/kube-object.js';
+import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 
 /** `includeObject` of a Table request. */

@@ -1,7 +1,7 @@
-import { fieldErrors, type FieldError } from '../errors/field-error.js';
-import { isPlainObject, type KubeObject } from '../registry/kube-object.js';
-import { byteLength, isConfigMapKey } from './name-validation.js';
-import { validateKubeFinalizers } from './object-meta.validation.js';
+import { fieldErrors, type FieldError } from '@plinth/apimachinery';
+import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import { byteLength, isConfigMapKey } from '@plinth/apimachinery';
+import { validateKubeFinalizers } from '@plinth/apimachinery';
 
 /** Upstream core.MaxSecretSize: 1 MiB, the cap on a ConfigMap's or Secret's payload. */
 export const MAX_SECRET_SIZE = 1024 * 1024;

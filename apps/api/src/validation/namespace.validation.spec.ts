@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fieldErrorMessage, type FieldError } from '../errors/field-error.js';
-import type { KubeObject } from '../registry/kube-object.js';
+import { fieldErrorMessage, type FieldError } from '@plinth/apimachinery';
+import type { KubeObject } from '@plinth/apimachinery';
 import {
   validateNamespace,
   validateNamespaceFinalizeUpdate,

@@ -1,6 +1,6 @@
-import { fieldErrors, type FieldError } from '../errors/field-error.js';
-import { isPlainObject, type KubeObject } from '../registry/kube-object.js';
-import { validateFinalizerName, validateKubeFinalizerName, validateKubeFinalizers } from './object-meta.validation.js';
+import { fieldErrors, type FieldError } from '@plinth/apimachinery';
+import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import { validateFinalizerName, validateKubeFinalizerName, validateKubeFinalizers } from '@plinth/apimachinery';
 
 /** spec.finalizers as strings; non-string entries are rendered with String(). */
 function specFinalizers(obj: KubeObject): string[] {

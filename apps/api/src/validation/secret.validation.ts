@@ -1,5 +1,5 @@
-import { fieldErrors, type FieldError } from '../errors/field-error.js';
-import type { KubeObject } from '../registry/kube-object.js';
+import { fieldErrors, type FieldError } from '@plinth/apimachinery';
+import type { KubeObject } from '@plinth/apimachinery';
 import {
   IMMUTABLE_WHEN_SET_MSG,
   MAX_SECRET_SIZE,
@@ -8,8 +8,8 @@ import {
   readStringMap,
   sameMap,
 } from './configmap.validation.js';
-import { goQuote, isConfigMapKey } from './name-validation.js';
-import { FIELD_IMMUTABLE_MSG, validateKubeFinalizers } from './object-meta.validation.js';
+import { goQuote, isConfigMapKey } from '@plinth/apimachinery';
+import { FIELD_IMMUTABLE_MSG, validateKubeFinalizers } from '@plinth/apimachinery';
 
 /** What upstream shows instead of a secret's value in an error. */
 export const REDACTED = '<secret contents redacted>';

@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
-import { checkMatchConditionExpression, type WebhookKind } from '../../../../libs/admission/src/index.js';
-import { type FieldError, fieldErrors } from '../errors/field-error.js';
-import { isPlainObject, type KubeObject } from '../registry/kube-object.js';
-import { isDNS1035Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue } from './name-validation.js';
+import { checkMatchConditionExpression, type WebhookKind } from '@plinth/admission';
+import { type FieldError, fieldErrors } from '@plinth/apimachinery';
+import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import { isDNS1035Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue } from '@plinth/apimachinery';
 
 /**
  * Validation of Mutating- and ValidatingWebhookConfiguration, as upstream's

@@ -1,10 +1,10 @@
 import { stringify as yamlStringify } from 'yaml';
-import type { CachedChange } from '../../../../libs/storage/src/watch/index.js';
-import type { StatusBody } from '../errors/api-error.js';
+import type { CachedChange } from '@plinth/storage';
+import type { StatusBody } from '@plinth/apimachinery';
 import type { ResponseFormat } from '../http/negotiation.js';
-import type { KubeObject } from '../registry/kube-object.js';
+import type { KubeObject } from '@plinth/apimachinery';
 import { groupVersion, presentObject, type ResourceDefinition } from '../registry/resource-definition.js';
-import { inServedOrder } from '../registry/object-order.js';
+import { inServedOrder } from '@plinth/apimachinery';
 import { type IncludeObject, toPartialObjectMetadata, toTable } from '../table/table-convertor.js';
 
 /** The watch event types on the wire. */

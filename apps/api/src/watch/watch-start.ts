@@ -5,9 +5,9 @@ import {
   type ListCursor,
   type ObjectListRepository,
   isStorageError,
-} from '../../../../libs/storage/src/index.js';
-import type { WatchCache } from '../../../../libs/storage/src/watch/index.js';
-import type { KubeObject } from '../registry/kube-object.js';
+} from '@plinth/storage';
+import type { WatchCache } from '@plinth/storage';
+import type { KubeObject } from '@plinth/apimachinery';
 import type { WatchStream } from './watch-stream.js';
 
 /** Where a watch starts, resolved from its resourceVersion options (see the watch handler). */

@@ -1,10 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { once } from 'node:events';
-import { type ChangeEvent, withResourceVersion } from '../../../../libs/storage/src/index.js';
-import type { CachedChange, CacheSubscriber } from '../../../../libs/storage/src/watch/index.js';
-import type { StatusBody } from '../errors/api-error.js';
-import type { KubeObject } from '../registry/kube-object.js';
+import { type ChangeEvent, withResourceVersion } from '@plinth/storage';
+import type { CachedChange, CacheSubscriber } from '@plinth/storage';
+import type { StatusBody } from '@plinth/apimachinery';
+import type { KubeObject } from '@plinth/apimachinery';
 import { bookmarkBytes, cachedEventBytes, chunkPayload, encodeEvent, errorBytes, type WatchEventType, type WatchFormat } from './watch-encoder.js';
 
 /** Which changes a watch wants. */

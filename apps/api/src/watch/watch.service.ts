@@ -1,11 +1,10 @@
 import type { FastifyReply } from 'fastify';
-import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { ChangeLogRepository, DB, ObjectListRepository } from '../../../../libs/storage/src/index.js';
-import { WatchCache, WatchPipeline } from '../../../../libs/storage/src/watch/index.js';
+import type { ChangeLogRepository, Database, ObjectListRepository } from '@plinth/storage';
+import { WatchCache, WatchPipeline } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
-import { ApiError } from '../errors/api-error.js';
+import { ApiError } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import { bookmarkBytes, type WatchFormat } from './watch-encoder.js';
 import { WatchMetrics } from './watch-metrics.js';
@@ -31,7 +30,7 @@ export interface WatchServiceDeps {
   config: AppConfig;
   logger: Logger;
   registry: Registry;
-  db: Kysely<DB>;
+  db: Database;
   changes: ChangeLogRepository;
   lists: ObjectListRepository;
   databaseUrl: string;

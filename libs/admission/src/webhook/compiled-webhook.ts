@@ -1,4 +1,4 @@
-import { type LabelSelector, labelSelectorFromMetav1 } from '../../../storage/src/selector/label-selector.js';
+import { type LabelSelector, labelSelectorFromMetav1 } from '@plinth/apimachinery';
 import { type CompiledCondition, compileMatchConditions } from './match-conditions.js';
 import {
   applyWebhookDefaults,

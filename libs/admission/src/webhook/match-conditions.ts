@@ -1,22 +1,15 @@
-import { Environment } from '@marcbachmann/cel-js';
+import { CelCompileError, type CelProgram, compileCel, jsonToCel } from '@plinth/cel';
 import type { MatchConditionV1 } from './webhook-configuration.js';
 
 /**
- * The CEL environment of webhook matchConditions, as upstream's admission
- * CEL environment: `object`, `oldObject`, `request` (the AdmissionRequest
+ * The variables of webhook matchConditions, as upstream's admission CEL
+ * environment: `object`, `oldObject`, `request` (the AdmissionRequest
  * without uid/object/oldObject) and `namespaceObject` (always null for
- * webhooks), optional types on, homogeneous aggregate literals. `params` and
- * `authorizer` are not available (expressions naming them do not compile).
- *
- * CEL library: @marcbachmann/cel-js — zero dependencies, a type checker
- * (needed for upstream's "must evaluate to bool" and for CRD validation
- * rules later), parse-once programs, and it runs on Node 20.
+ * webhooks). `params` and `authorizer` are not available (expressions naming
+ * them do not compile). The environment itself is @plinth/cel's, with the
+ * Kubernetes libraries and cost limits CRD validation rules have.
  */
-const env = new Environment({ unlistedVariablesAreDyn: false, enableOptionalTypes: true, homogeneousAggregateLiterals: true })
-  .registerVariable('object', 'dyn')
-  .registerVariable('oldObject', 'dyn')
-  .registerVariable('request', 'dyn')
-  .registerVariable('namespaceObject', 'dyn');
+const MATCH_CONDITION_VARIABLES = { object: 'dyn', oldObject: 'dyn', request: 'dyn', namespaceObject: 'dyn' };
 
 /** The activation of a matchCondition evaluation. */
 export interface MatchActivation {
@@ -30,22 +23,26 @@ export interface CompiledCondition {
   name: string;
   expression: string;
   /** The program, or the compile error text (a stored expression may no longer compile). */
-  program?: (ctx: Record<string, unknown>) => unknown;
+  program?: CelProgram;
   error?: string;
-}
-
-/** `<input>:line:col` of a character offset, 1-based as cel-go reports it. */
-function position(expression: string, offset: number | undefined): string {
-  const at = Math.max(0, Math.min(offset ?? 0, expression.length));
-  const before = expression.slice(0, at);
-  const line = before.split('\n').length;
-  const col = at - (before.lastIndexOf('\n') + 1) + 1;
-  return `<input>:${line}:${col}`;
 }
 
 function firstLine(message: string): string {
   const line = message.split('\n')[0].trim();
   return line.charAt(0).toLowerCase() + line.slice(1);
+}
+
+/** Compiles one expression: the program, or upstream's error detail. */
+function compileCondition(expression: string): { program?: CelProgram; error?: string } {
+  let program: CelProgram;
+  try {
+    program = compileCel(expression, MATCH_CONDITION_VARIABLES);
+  } catch (err) {
+    if (err instanceof CelCompileError) return { error: `compilation failed: ${err.message}` };
+    throw err;
+  }
+  if (program.type !== 'bool') return { error: `must evaluate to bool but got ${program.type}` };
+  return { program };
 }
 
 /**
@@ -55,35 +52,12 @@ function firstLine(message: string): string {
  * got T` for other result types.
  */
 export function checkMatchConditionExpression(expression: string): string | undefined {
-  const result = env.check(expression) as { valid: boolean; type?: string; error?: Error & { node?: { start?: number } } };
-  if (!result.valid) {
-    const err = result.error;
-    const kind = err?.name === 'ParseError' ? 'Syntax error: ' : '';
-    return `compilation failed: ERROR: ${position(expression, err?.node?.start)}: ${kind}${firstLine(err?.message ?? 'invalid expression')}`;
-  }
-  if (result.type !== 'bool') return `must evaluate to bool but got ${result.type}`;
-  return undefined;
+  return compileCondition(expression).error;
 }
 
 /** Compiles every condition; a condition that fails to compile keeps its error for evaluation time. */
 export function compileMatchConditions(conditions: readonly MatchConditionV1[]): CompiledCondition[] {
-  return conditions.map((c) => {
-    const error = checkMatchConditionExpression(c.expression);
-    if (error) return { name: c.name, expression: c.expression, error };
-    return { name: c.name, expression: c.expression, program: env.parse(c.expression) as (ctx: Record<string, unknown>) => unknown };
-  });
-}
-
-/** JSON integers become CEL ints (bigint), as Kubernetes decodes them; other values are kept. */
-function toCel(value: unknown): unknown {
-  if (typeof value === 'number') return Number.isSafeInteger(value) ? BigInt(value) : value;
-  if (Array.isArray(value)) return value.map(toCel);
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = toCel(v);
-    return out;
-  }
-  return value;
+  return conditions.map((c) => ({ name: c.name, expression: c.expression, ...compileCondition(c.expression) }));
 }
 
 /** The outcome of evaluating a webhook's conditions: matched, skipped (a false condition), or errors. */
@@ -99,9 +73,9 @@ export interface MatchOutcome {
  */
 export function evaluateMatchConditions(conditions: readonly CompiledCondition[], activation: MatchActivation): MatchOutcome {
   const ctx = {
-    object: toCel(activation.object ?? null),
-    oldObject: toCel(activation.oldObject ?? null),
-    request: toCel(activation.request),
+    object: jsonToCel(activation.object ?? null),
+    oldObject: jsonToCel(activation.oldObject ?? null),
+    request: jsonToCel(activation.request),
     namespaceObject: null,
   };
   const errors: string[] = [];
@@ -111,7 +85,7 @@ export function evaluateMatchConditions(conditions: readonly CompiledCondition[]
       continue;
     }
     try {
-      const v = c.program(ctx);
+      const v = c.program.evaluate(ctx);
       if (v === false) return { matches: false, errors: [] };
       if (v !== true) errors.push(`expression '${c.expression}' resulted in error: no such overload`);
     } catch (err) {

@@ -1,6 +1,6 @@
 import type { AdmissionAttributes, GroupVersionKind, GroupVersionResource } from '../admission-attributes.js';
 import { AdmissionError } from '../admission-error.js';
-import { type LabelSelector, matchesLabels } from '../../../storage/src/selector/label-selector.js';
+import { type LabelSelector, matchesLabels } from '@plinth/apimachinery';
 import { type InvocationTarget, buildAdmissionReview } from './admission-review.js';
 import type { CompiledWebhook, ParsedSelector } from './compiled-webhook.js';
 import { evaluateMatchConditions } from './match-conditions.js';

@@ -1,6 +1,6 @@
-import { CEL_MAX_REQUEST_BYTES, compileCel, estimateCelCost, type SizeBound, UNBOUNDED } from '../../cel/index.js';
-import { type FieldError, fieldErrors } from '../../errors/field-error.js';
-import type { StructuralSchema } from '../../schema/structural-schema.js';
+import { CEL_MAX_REQUEST_BYTES, compileCel, estimateCelCost, type SizeBound, UNBOUNDED } from '@plinth/cel';
+import { type FieldError, fieldErrors } from '@plinth/apimachinery';
+import type { StructuralSchema } from '@plinth/apimachinery';
 import type { ValidationRule } from './cel-rules.js';
 
 /**

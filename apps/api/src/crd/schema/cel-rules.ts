@@ -7,10 +7,10 @@ import {
   CelEvaluationError,
   type CelProgram,
   compileCel,
-} from '../../cel/index.js';
-import { type FieldError, fieldErrors } from '../../errors/field-error.js';
-import { isPlainObject } from '../../registry/kube-object.js';
-import type { StructuralSchema } from '../../schema/structural-schema.js';
+} from '@plinth/cel';
+import { type FieldError, fieldErrors } from '@plinth/apimachinery';
+import { isPlainObject } from '@plinth/apimachinery';
+import type { StructuralSchema } from '@plinth/apimachinery';
 import { CelValueConverter } from './cel-schema-values.js';
 
 /**

@@ -1,8 +1,8 @@
 import { LRUCache } from 'lru-cache';
 import { Duration } from '@marcbachmann/cel-js/evaluator';
-import { jsonToCel } from '../../cel/cel-values.js';
-import { isPlainObject } from '../../registry/kube-object.js';
-import type { StructuralSchema } from '../../schema/structural-schema.js';
+import { jsonToCel } from '@plinth/cel';
+import { isPlainObject } from '@plinth/apimachinery';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 /**
  * JSON values as CEL sees them under a CRD schema, as Kubernetes'

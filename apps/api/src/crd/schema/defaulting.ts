@@ -1,5 +1,5 @@
-import { isPlainObject } from '../../registry/kube-object.js';
-import type { StructuralSchema } from '../../schema/structural-schema.js';
+import { isPlainObject } from '@plinth/apimachinery';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 /**
  * Structural defaulting (apiextensions-apiserver schema/defaulting): a

@@ -1,8 +1,8 @@
-import { type FieldError, fieldErrors } from '../../errors/field-error.js';
-import { isPlainObject, type ObjectMeta } from '../../registry/kube-object.js';
-import type { StructuralSchema } from '../../schema/structural-schema.js';
-import { isDNS1035Label } from '../../validation/name-validation.js';
-import { validateObjectMeta } from '../../validation/object-meta.validation.js';
+import { type FieldError, fieldErrors } from '@plinth/apimachinery';
+import { isPlainObject, type ObjectMeta } from '@plinth/apimachinery';
+import type { StructuralSchema } from '@plinth/apimachinery';
+import { isDNS1035Label } from '@plinth/apimachinery';
+import { validateObjectMeta } from '@plinth/apimachinery';
 
 /**
  * TypeMeta and ObjectMeta of x-kubernetes-embedded-resource objects

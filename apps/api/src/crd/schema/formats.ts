@@ -1,5 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net';
-import { CelUrl } from '../../cel/cel-network.js';
+import { CelUrl } from '@plinth/cel';
 
 /**
  * The string formats a CRD schema's `format` validates, as kube-openapi's

@@ -1,6 +1,6 @@
-import { type FieldError, fieldErrors } from '../../errors/field-error.js';
-import { isPlainObject } from '../../registry/kube-object.js';
-import type { StructuralSchema } from '../../schema/structural-schema.js';
+import { type FieldError, fieldErrors } from '@plinth/apimachinery';
+import { isPlainObject } from '@plinth/apimachinery';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 /**
  * The invariants of `x-kubernetes-list-type: set` (unique items) and

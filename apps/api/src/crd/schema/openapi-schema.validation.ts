@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-import { pruneUnknownFields } from '../../decoding/prune.js';
-import { type FieldError, fieldErrors } from '../../errors/field-error.js';
-import type { StructuralSchema } from '../../schema/structural-schema.js';
+import { pruneUnknownFields } from '@plinth/apimachinery';
+import { type FieldError, fieldErrors } from '@plinth/apimachinery';
+import type { StructuralSchema } from '@plinth/apimachinery';
 import { objectMetaSchema } from '../../schema/object-meta.schema.js';
 import { CelCostTotal, maxEntries, ruleCostErrors } from './cel-cost.js';
 import { ruleCompileErrors, type ValidationRule } from './cel-rules.js';

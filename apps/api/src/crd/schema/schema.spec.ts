@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fieldErrorMessage } from '../../errors/field-error.js';
-import type { StructuralSchema } from '../../schema/structural-schema.js';
+import { fieldErrorMessage } from '@plinth/apimachinery';
+import type { StructuralSchema } from '@plinth/apimachinery';
 import { evaluateJsonPath, parseJsonPath } from '../jsonpath.js';
 import { compileRules, validateRules } from './cel-rules.js';
 import { escapeCelName } from './cel-schema-values.js';

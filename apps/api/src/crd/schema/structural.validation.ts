@@ -1,6 +1,6 @@
-import { Re2SyntaxError, compileRe2 } from '../../cel/re2-regex.js';
-import { type FieldError, fieldErrorMessage, fieldErrors } from '../../errors/field-error.js';
-import type { StructuralSchema } from '../../schema/structural-schema.js';
+import { Re2SyntaxError, compileRe2 } from '@plinth/cel';
+import { type FieldError, fieldErrorMessage, fieldErrors } from '@plinth/apimachinery';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 /**
  * Whether a CRD schema is structural (apiextensions-apiserver

@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
-import { compileRe2 } from '../../cel/re2-regex.js';
-import { type FieldError, fieldErrors } from '../../errors/field-error.js';
-import { isPlainObject } from '../../registry/kube-object.js';
-import type { StructuralSchema } from '../../schema/structural-schema.js';
+import { compileRe2 } from '@plinth/cel';
+import { type FieldError, fieldErrors } from '@plinth/apimachinery';
+import { isPlainObject } from '@plinth/apimachinery';
+import type { StructuralSchema } from '@plinth/apimachinery';
 import { checkFormat, supportedFormat } from './formats.js';
 
 /**

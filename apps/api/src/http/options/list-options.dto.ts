@@ -1,6 +1,6 @@
 import { IsIn, IsOptional, Matches } from 'class-validator';
-import { ApiError } from '../../errors/api-error.js';
-import { type FieldError, fieldErrors } from '../../errors/field-error.js';
+import { ApiError } from '@plinth/apimachinery';
+import { type FieldError, fieldErrors } from '@plinth/apimachinery';
 import { BOOL_PATTERN, parseBool, validateQuery } from './query-validation.js';
 
 /** ListOptions query parameters of list and watch requests, as sent. */

@@ -1,6 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { ApiError } from '../../errors/api-error.js';
+import { ApiError } from '@plinth/apimachinery';
 
 /** Query strings as Fastify parses them: a repeated key gives an array; the first value counts. */
 export type RawQuery = Record<string, string | string[] | undefined>;

@@ -1,5 +1,5 @@
 import { IsIn, IsOptional, MaxLength } from 'class-validator';
-import { ApiError } from '../../errors/api-error.js';
+import { ApiError } from '@plinth/apimachinery';
 import { validateQuery } from './query-validation.js';
 
 /** Query parameters of create, update and patch (CreateOptions/UpdateOptions/PatchOptions). */

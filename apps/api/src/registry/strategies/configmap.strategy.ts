@@ -1,5 +1,5 @@
 import { validateConfigMap, validateConfigMapUpdate } from '../../validation/configmap.validation.js';
-import type { KubeObject } from '../kube-object.js';
+import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceStrategy } from '../resource-definition.js';
 
 /** ConfigMap: no status, no generation; immutability is enforced by validation. */

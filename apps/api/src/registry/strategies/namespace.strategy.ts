@@ -4,8 +4,8 @@ import {
   validateNamespaceStatusUpdate,
   validateNamespaceUpdate,
 } from '../../validation/namespace.validation.js';
-import type { KubeObject } from '../kube-object.js';
-import { isPlainObject } from '../kube-object.js';
+import type { KubeObject } from '@plinth/apimachinery';
+import { isPlainObject } from '@plinth/apimachinery';
 import type { ResourceStrategy } from '../resource-definition.js';
 
 /**

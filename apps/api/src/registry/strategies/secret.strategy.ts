@@ -1,6 +1,6 @@
 import { validateSecret, validateSecretUpdate } from '../../validation/secret.validation.js';
-import type { KubeObject } from '../kube-object.js';
-import { isPlainObject } from '../kube-object.js';
+import type { KubeObject } from '@plinth/apimachinery';
+import { isPlainObject } from '@plinth/apimachinery';
 import type { ResourceStrategy } from '../resource-definition.js';
 
 /**

@@ -1,6 +1,6 @@
-import { applyWebhookDefaults, type WebhookKind } from '../../../../../libs/admission/src/index.js';
+import { applyWebhookDefaults, type WebhookKind } from '@plinth/admission';
 import { validateWebhookConfiguration, validateWebhookConfigurationUpdate } from '../../validation/webhook-configuration.validation.js';
-import type { KubeObject } from '../kube-object.js';
+import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceStrategy } from '../resource-definition.js';
 
 /**

@@ -5,9 +5,9 @@ import {
   isDNS1123Subdomain,
   isQualifiedName,
   isValidLabelValue,
-} from '../validation/name-validation.js';
+} from '@plinth/apimachinery';
 import { CelCidr, CelIp, CelUrl } from './cel-network.js';
-import { Quantity } from './quantity.js';
+import { Quantity } from '@plinth/apimachinery';
 
 /**
  * Kubernetes' typed CEL libraries: `url()`, `quantity()`, `ip()`,

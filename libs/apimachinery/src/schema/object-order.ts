@@ -1,5 +1,5 @@
-import type { StructuralSchema } from '../schema/structural-schema.js';
-import { isPlainObject } from './kube-object.js';
+import type { StructuralSchema } from './structural-schema.js';
+import { isPlainObject } from '../object/kube-object.js';
 
 // metav1.ObjectMeta's Go field order, which its JSON follows.
 const META_ORDER = [

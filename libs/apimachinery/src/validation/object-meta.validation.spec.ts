@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fieldErrorMessage, type FieldError } from '../errors/field-error.js';
-import type { ObjectMeta } from '../registry/kube-object.js';
+import type { ObjectMeta } from '../object/kube-object.js';
 import {
   validateKubeFinalizerName,
   validateKubeFinalizers,

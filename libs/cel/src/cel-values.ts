@@ -2,15 +2,19 @@ import { Optional } from '@marcbachmann/cel-js';
 
 /**
  * Conversion between JSON values and the values cel-js computes with:
- * integral numbers become CEL `int` (BigInt) as Go's unstructured decoding
- * yields int64, other numbers `double`; objects stay plain objects (CEL
- * maps), arrays lists. Schema-aware conversion for CRDs is in
- * crd/cel-schema-values.ts.
+ * integral numbers within int64 become CEL `int` (BigInt), as Go's
+ * unstructured decoding yields int64 and falls back to float64, other
+ * numbers `double`; objects stay plain objects (CEL maps), arrays lists.
+ * The one conversion for CRD rules' untyped values and webhook
+ * matchConditions; schema-aware conversion for CRDs is in
+ * apps/api/src/crd/schema/cel-schema-values.ts.
  */
 
-/** A JSON value as a CEL value, without a schema. Pure. */
+const INT64_MAX = 2 ** 63;
+
+/** A JSON value as a CEL value, without a schema. Pure: returns a new value. */
 export function jsonToCel(value: unknown): unknown {
-  if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
+  if (typeof value === 'number') return Number.isInteger(value) && Math.abs(value) < INT64_MAX ? BigInt(value) : value;
   if (Array.isArray(value)) return value.map(jsonToCel);
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};

@@ -1,5 +1,5 @@
 import { fieldErrors, type FieldError } from '../errors/field-error.js';
-import type { ObjectMeta, OwnerReference } from '../registry/kube-object.js';
+import type { ObjectMeta, OwnerReference } from '../object/kube-object.js';
 import {
   byteLength,
   goQuote,

@@ -12,7 +12,8 @@ import { registerStringsLibrary } from './cel-strings.library.js';
  * maintained, dependency-free CEL implementation) with the Kubernetes
  * libraries real CRDs and admission policies use, RE2 regular expressions,
  * optional types, and a runtime cost limit. Used by CRD validation rules
- * and reusable by admission webhooks' matchConditions: call
+ * and admission webhooks' matchConditions (and the admission policies to
+ * come): call
  * {@link compileCel} once per expression and {@link CelProgram.evaluate}
  * per request.
  */
@@ -57,6 +58,8 @@ export interface CelProgram {
   readonly expression: string;
   /** The parsed expression (cel-js AST), for static analysis such as cost estimation. */
   readonly ast: unknown;
+  /** The checked result type as cel-js names it (`bool`, `int`, `string`, `list`, `map`, `dyn`, …). */
+  readonly type: string;
   /** True when the expression reads variable `name` (e.g. `oldSelf` makes a transition rule). */
   uses(name: string): boolean;
   /**
@@ -102,10 +105,13 @@ function positionOf(src: string, pos: number | undefined): string {
   return `<input>:${line}:${col}: `;
 }
 
+/** cel-go's form of a compile error: `ERROR: <input>:L:C: [Syntax error: ]first line of the message`. */
 function compileMessage(src: string, err: unknown): string {
-  const e = err as { summary?: string; message?: string; range?: { start: number } };
-  const text = (e.summary ?? e.message ?? String(err)).replace(/__re2__/g, 'matches').replace(/\bh_s\b/g, 'has');
-  return `ERROR: ${positionOf(src, e.range?.start)}${text}`;
+  const e = err as { name?: string; summary?: string; message?: string; range?: { start: number } };
+  const raw = (e.summary ?? e.message ?? String(err)).split('\n')[0].trim();
+  const text = raw.replace(/__re2__/g, 'matches').replace(/\bh_s\b/g, 'has');
+  const kind = e.name === 'ParseError' ? 'Syntax error: ' : '';
+  return `ERROR: ${positionOf(src, e.range?.start)}${kind}${text.charAt(0).toLowerCase()}${text.slice(1)}`;
 }
 
 /**
@@ -115,7 +121,7 @@ function compileMessage(src: string, err: unknown): string {
 export function compileCel(expression: string, vars: CelVariables): CelProgram {
   const { env, metered } = environmentFor(vars);
   const src = rewriteMatchesCalls(expression);
-  let fn: ((ctx: Record<string, unknown>) => unknown) & { ast?: unknown; check?: () => { valid: boolean; error?: unknown } };
+  let fn: ((ctx: Record<string, unknown>) => unknown) & { ast?: unknown; check?: () => { valid: boolean; type?: string; error?: unknown } };
   try {
     fn = env.parse(src) as typeof fn;
   } catch (err) {
@@ -127,6 +133,7 @@ export function compileCel(expression: string, vars: CelVariables): CelProgram {
   return {
     expression,
     ast: fn.ast,
+    type: checked?.type ?? 'dyn',
     uses: (name) => ids.has(name),
     evaluate: (activation, budget) => evaluateCompiled(fn, activation, budget, metered),
   };

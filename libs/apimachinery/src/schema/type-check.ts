@@ -1,4 +1,4 @@
-import { isPlainObject } from '../registry/kube-object.js';
+import { isPlainObject } from '../object/kube-object.js';
 import type { StructuralSchema } from './structural-schema.js';
 
 function goKind(v: unknown): string {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Quantity } from './quantity.js';
+import { Quantity } from '@plinth/apimachinery';
 import { compileRe2, Re2SyntaxError, re2Test } from './re2-regex.js';
 
 describe('RE2 regular expressions', () => {
