@@ -5,7 +5,8 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { Logger } from 'pino';
 import os from 'node:os';
 import { AdmissionChain, NamespaceLifecycleModule, WebhookEgressModule, WebhookEgressPolicy } from '@plinth/admission';
-import { createWebhookAdmission } from './admission/webhook-admission.js';
+import { createPolicyAdmission } from './admission/policy-admission.js';
+import { createWebhookAdmission, equivalents, normalizer } from './admission/webhook-admission.js';
 import {
   ChangeLogRepository,
   createDatabase,
@@ -61,6 +62,15 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     serviceMap: config.webhookServiceMap,
     refreshMs: config.webhookRefreshMs,
   });
+  const policies = createPolicyAdmission({
+    registry,
+    objects,
+    lists,
+    logger,
+    metricsRegistry: metrics.registry,
+    equivalentResources: equivalents(registry),
+    normalizePatched: normalizer(registry),
+  });
   const nsDef = registry.lookup('default', '', 'v1', 'namespaces')!;
   const admission = new AdmissionChain([
     new NamespaceLifecycleModule(async (tenant, namespace) => {
@@ -70,8 +80,9 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
       return isPlainObject(status) && status.phase === 'Terminating' ? 'Terminating' : 'Active';
     }),
     new WebhookEgressModule(egress),
-    // Webhooks last in each phase, as upstream's default plugin order.
+    // Upstream's default plugin order: policies, then webhooks, in each phase.
     webhooks.mutating,
+    policies.validating,
     webhooks.validating,
   ]);
   const store = new ResourceStoreService(objects, admission);
@@ -82,6 +93,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
   const crds = createCrdSupport({ db, registry, lists, store, deleter, logger, pollIntervalMs: config.crdPollIntervalMs });
   const changes = new ChangeLogRepository(db);
   const watch = new WatchService({ config, logger, registry: metrics.registry, db, changes, lists, databaseUrl });
+  policies.attach(watch.cache);
   return {
     config,
     logger,
@@ -97,6 +109,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     deleter,
     watch,
     webhooks,
+    policies,
     crds,
   };
 }

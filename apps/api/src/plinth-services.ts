@@ -6,6 +6,7 @@ import type { Metrics } from './observability/metrics.js';
 import type { CrdSupport } from './crd/crd-support.js';
 import type { ResourceRegistry } from './registry/resource-registry.js';
 import type { WebhookAdmission } from './admission/webhook-admission.js';
+import type { PolicyAdmission } from './admission/policy-admission.js';
 import type { ResourceDeleteService } from './store/resource-delete.service.js';
 import type { WatchService } from './watch/watch.service.js';
 import type { ResourceStoreService } from './store/resource-store.service.js';
@@ -29,6 +30,8 @@ export interface PlinthServices {
   deleter: ResourceDeleteService;
   /** The admission webhook modules (also in `admission`), their configuration cache and HTTPS client. */
   webhooks: WebhookAdmission;
+  /** ValidatingAdmissionPolicy and MutatingAdmissionPolicy modules (also in `admission`) and their compiled-policy cache. */
+  policies: PolicyAdmission;
   /** Watch streams and the change pipeline feeding them; started and stopped by server.ts. */
   watch: WatchService;
   /** CustomResourceDefinitions: the per-tenant CRD cache behind `registry` and the CRD controller; started and stopped by server.ts. */

@@ -10,6 +10,11 @@ export interface AdmissionResult {
    * phase (callers need not). Absent outside the chain.
    */
   reinvocation?: ReinvocationContext;
+  /**
+   * Audit annotations modules add (`key` → value), for the audit log; absent
+   * when the caller does not collect them.
+   */
+  auditAnnotations?: Record<string, string>;
 }
 
 /**

@@ -63,7 +63,7 @@ function configurationLoader(registry: ResourceRegistry, lists: ObjectListReposi
 }
 
 /** Other versions of the same group/resource the tenant serves (matchPolicy Equivalent). */
-function equivalents(registry: ResourceRegistry) {
+export function equivalents(registry: ResourceRegistry) {
   return (tenant: string, r: GroupVersionResource, subresource: string): EquivalentResource[] =>
     registry
       .all(tenant)
@@ -78,7 +78,7 @@ function equivalents(registry: ResourceRegistry) {
  * fields are pruned, and a namespaced object keeps the request's namespace.
  * Throws Error (500 InternalError) or AdmissionError 400.
  */
-function normalizer(registry: ResourceRegistry) {
+export function normalizer(registry: ResourceRegistry) {
   return (attrs: AdmissionAttributes, patched: Record<string, unknown>): Record<string, unknown> => {
     const def = registry.lookup(attrs.tenant, attrs.resource.group, attrs.resource.version, attrs.resource.resource);
     if (!def) return patched;

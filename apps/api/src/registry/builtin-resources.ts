@@ -2,6 +2,7 @@ import { configMapSchema, namespaceSchema, secretSchema } from '../schema/builti
 import { ageCell } from '../table/human-duration.js';
 import { ageColumn, nameColumn } from '../table/standard-columns.js';
 import { customResourceDefinitionResource } from '../crd/crd-resource.js';
+import { admissionPolicyResources } from './admission-policy-resources.js';
 import { admissionRegistrationResources } from './admissionregistration-resources.js';
 import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from './resource-definition.js';
@@ -117,5 +118,6 @@ export const builtinResources: ResourceDefinition[] = [
   secretResource,
   eventResource,
   ...admissionRegistrationResources,
+  ...admissionPolicyResources,
   customResourceDefinitionResource,
 ];

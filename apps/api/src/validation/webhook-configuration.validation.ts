@@ -82,7 +82,8 @@ function validateResources(resources: string[], field: string): FieldError[] {
   return errs;
 }
 
-function validateRule(rule: Json, field: string): FieldError[] {
+/** One RuleWithOperations, as upstream's validateRule (resources must not overlap). */
+export function validateRule(rule: Json, field: string): FieldError[] {
   const errs: FieldError[] = [];
   const ops = strings(rule.operations);
   if (ops.length === 0) errs.push(fieldErrors.required(`${field}.operations`));
@@ -111,7 +112,7 @@ function labelNameErrors(key: string, field: string): FieldError[] {
 }
 
 /** metav1validation.ValidateLabelSelector. */
-function validateLabelSelector(sel: unknown, field: string, allowInvalidValues: boolean): FieldError[] {
+export function validateLabelSelector(sel: unknown, field: string, allowInvalidValues: boolean): FieldError[] {
   if (!isPlainObject(sel)) return [];
   const errs: FieldError[] = [];
   const labels = isPlainObject(sel.matchLabels) ? sel.matchLabels : {};

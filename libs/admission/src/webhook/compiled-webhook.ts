@@ -35,7 +35,8 @@ export interface CompiledWebhook {
   reinvokeIfNeeded: boolean;
 }
 
-function parseSelector(sel: LabelSelectorV1 | null | undefined): ParsedSelector {
+/** Parses a metav1.LabelSelector once; an unparsable one keeps its error for match time. Pure. */
+export function parseSelector(sel: LabelSelectorV1 | null | undefined): ParsedSelector {
   try {
     const selector = labelSelectorFromMetav1(sel ?? {});
     return { selector, empty: selector.requirements.length === 0 };

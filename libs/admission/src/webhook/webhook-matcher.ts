@@ -59,15 +59,22 @@ function selectorOrThrow(parsed: ParsedSelector): { selector: LabelSelector; emp
   return parsed;
 }
 
-async function namespaceMatches(
-  hook: CompiledWebhook,
+/**
+ * Whether a request passes a namespaceSelector, as upstream's
+ * namespace.Matcher: cluster-scoped objects other than namespaces always
+ * pass; a namespace create/update is matched on its own new labels; others
+ * on their namespace's stored labels (memoized per request). Throws
+ * AdmissionError 404 for a missing namespace, 500 for an unparsable selector.
+ */
+export async function namespaceSelectorMatches(
+  parsed: ParsedSelector,
   attrs: AdmissionAttributes,
   deps: WebhookMatchDependencies,
   memo: NamespaceLabelMemo,
 ): Promise<boolean> {
   // Cluster-scoped objects other than namespaces are never exempted.
   if (!isNamespaceResource(attrs) && !attrs.namespaced) return true;
-  const { selector, empty } = selectorOrThrow(hook.namespaceSelector);
+  const { selector, empty } = selectorOrThrow(parsed);
   if (empty) return true;
   let labels: Record<string, string> | undefined;
   if (isNamespaceResource(attrs) && !attrs.subresource && (attrs.operation === 'CREATE' || attrs.operation === 'UPDATE')) {
@@ -86,16 +93,21 @@ async function namespaceMatches(
   return matchesLabels(selector, labels);
 }
 
-function objectMatches(hook: CompiledWebhook, attrs: AdmissionAttributes): boolean {
-  const { selector, empty } = selectorOrThrow(hook.objectSelector);
+/**
+ * Whether the object or the old object carries labels matching an
+ * objectSelector (an empty selector matches everything). Throws
+ * AdmissionError 500 for an unparsable selector.
+ */
+export function objectSelectorMatches(parsed: ParsedSelector, attrs: AdmissionAttributes): boolean {
+  const { selector, empty } = selectorOrThrow(parsed);
   if (empty) return true;
   // A missing object (oldObject on create, object on delete) never matches.
   return (attrs.object !== null && matchesLabels(selector, labelsOf(attrs.object) ?? {})) ||
     (attrs.oldObject !== null && matchesLabels(selector, labelsOf(attrs.oldObject) ?? {}));
 }
 
-/** The `request` variable of matchConditions: the AdmissionRequest without uid, object and oldObject. */
-function celRequest(attrs: AdmissionAttributes, target: InvocationTarget): Record<string, unknown> {
+/** The `request` variable of CEL expressions: the AdmissionRequest without uid, object and oldObject. Pure. */
+export function celRequest(attrs: AdmissionAttributes, target: InvocationTarget): Record<string, unknown> {
   const review = buildAdmissionReview('v1', '', attrs, target, null, null);
   const { uid: _u, object: _o, oldObject: _old, ...request } = review.request as Record<string, unknown>;
   return { subResource: '', requestSubResource: '', name: '', namespace: '', ...request };
@@ -117,8 +129,8 @@ export async function matchWebhook(
 ): Promise<InvocationTarget | undefined> {
   const target = matchRules(hook, attrs, deps);
   if (!target) return undefined;
-  if (!(await namespaceMatches(hook, attrs, deps, memo))) return undefined;
-  if (!objectMatches(hook, attrs)) return undefined;
+  if (!(await namespaceSelectorMatches(hook.namespaceSelector, attrs, deps, memo))) return undefined;
+  if (!objectSelectorMatches(hook.objectSelector, attrs)) return undefined;
   if (hook.conditions.length === 0) return target;
   const outcome = evaluateMatchConditions(hook.conditions, { object: attrs.object, oldObject: attrs.oldObject, request: celRequest(attrs, target) });
   if (outcome.matches) return target;

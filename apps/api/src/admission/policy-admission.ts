@@ -1,0 +1,161 @@
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import {
+  type ParamKind,
+  type ParamStore,
+  PolicyCache,
+  type PolicyChangeSubscriber,
+  type PolicyModuleDependencies,
+  type PolicyObjects,
+  ValidatingPolicyModule,
+} from '../../../../libs/admission/src/index.js';
+import { matchesLabels, type ObjectListRepository, type ObjectStoreRepository } from '../../../../libs/storage/src/index.js';
+import { type CacheSubscriber, WatchCache } from '../../../../libs/storage/src/watch/index.js';
+import { type KubeObject } from '../registry/kube-object.js';
+import { presentObject, type ResourceDefinition } from '../registry/resource-definition.js';
+import type { ResourceRegistry } from '../registry/resource-registry.js';
+import { ResourceStoreService } from '../store/resource-store.service.js';
+import { policyCel } from './policy-cel.adapter.js';
+import { PrometheusPolicyMetrics } from './policy-metrics.js';
+
+/** What the policy modules are built from. */
+export interface PolicyAdmissionOptions {
+  registry: ResourceRegistry;
+  objects: ObjectStoreRepository;
+  lists: ObjectListRepository;
+  logger: Logger;
+  metricsRegistry: Registry;
+  /** Shared with the webhook modules (matchPolicy Equivalent). */
+  equivalentResources: PolicyModuleDependencies['equivalentResources'];
+  normalizePatched?: PolicyModuleDependencies['normalizePatched'];
+}
+
+/** The policy modules and their cache; `attach` connects the cache to the replica's change stream. */
+export interface PolicyAdmission {
+  validating: ValidatingPolicyModule;
+  cache: PolicyCache;
+  /** Follows policy changes through `cache` from now on (call once the watch pipeline exists). */
+  attach(changes: WatchCache): void;
+}
+
+const GROUP = 'admissionregistration.k8s.io';
+const POLICY_RESOURCES = [
+  `${GROUP}/validatingadmissionpolicies`,
+  `${GROUP}/validatingadmissionpolicybindings`,
+  `${GROUP}/mutatingadmissionpolicies`,
+  `${GROUP}/mutatingadmissionpolicybindings`,
+];
+
+function loader(lists: ObjectListRepository) {
+  const read = async (tenant: string, resource: string) => (await lists.list({ tenant, resource })).items.map((i) => i.body);
+  return async (tenant: string): Promise<PolicyObjects> => {
+    const [vaps, vapbs, maps, mapbs] = await Promise.all(POLICY_RESOURCES.map((r) => read(tenant, r)));
+    return {
+      validatingPolicies: vaps as unknown as PolicyObjects['validatingPolicies'],
+      validatingBindings: vapbs as unknown as PolicyObjects['validatingBindings'],
+      mutatingPolicies: maps as unknown as PolicyObjects['mutatingPolicies'],
+      mutatingBindings: mapbs as unknown as PolicyObjects['mutatingBindings'],
+    };
+  };
+}
+
+/** Subscribes to the four policy buckets of a tenant in the replica's watch cache. */
+function changeSubscriber(cache: () => WatchCache | undefined): PolicyChangeSubscriber {
+  return (tenant, onChange, onEnd) => {
+    const c = cache();
+    if (!c) {
+      onEnd();
+      return () => undefined;
+    }
+    let ended = false;
+    const subs: CacheSubscriber[] = POLICY_RESOURCES.map((resource) => ({
+      bucket: WatchCache.bucketKey(tenant, resource),
+      onChange: () => onChange(),
+      onEnd: () => {
+        if (ended) return;
+        ended = true;
+        for (const s of subs) c.unsubscribe(s);
+        onEnd();
+      },
+    }));
+    for (const s of subs) c.subscribe(s);
+    return () => {
+      ended = true;
+      for (const s of subs) c.unsubscribe(s);
+    };
+  };
+}
+
+function splitApiVersion(apiVersion: string): { group: string; version: string } {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+}
+
+/** Params are read from storage as the kind serves them (custom resources converted and defaulted). */
+function paramStore(registry: ResourceRegistry, objects: ObjectStoreRepository, lists: ObjectListRepository): ParamStore {
+  const defOf = (tenant: string, kind: ParamKind): ResourceDefinition | undefined => {
+    const { group, version } = splitApiVersion(kind.apiVersion ?? '');
+    return registry.all(tenant).find((d) => d.group === group && d.version === version && d.kind === kind.kind);
+  };
+  return {
+    scopeOf: (tenant, kind) => {
+      const def = defOf(tenant, kind);
+      return def ? { namespaced: def.namespaced } : undefined;
+    },
+    get: async (tenant, kind, namespace, name) => {
+      const def = defOf(tenant, kind);
+      if (!def) return undefined;
+      const found = await objects.get(ResourceStoreService.key(tenant, def, namespace, name), undefined, true);
+      return found ? presentObject(def, found.body as KubeObject) : undefined;
+    },
+    list: async (tenant, kind, namespace, selector) => {
+      const def = defOf(tenant, kind);
+      if (!def) return [];
+      const page = await lists.list({
+        tenant,
+        resource: def.storageResource,
+        namespace: def.namespaced ? namespace : undefined,
+        filter: (body) => matchesLabels(selector, ((body.metadata as { labels?: Record<string, string> } | undefined)?.labels) ?? {}),
+      });
+      return page.items.map((i) => presentObject(def, i.body as KubeObject));
+    },
+  };
+}
+
+/**
+ * Builds the ValidatingAdmissionPolicy module over the tenant's stored
+ * policies and bindings: a compiled-policy cache that follows the change
+ * stream (see {@link PolicyCache}), params and namespaces read from
+ * storage, and per-policy metrics.
+ */
+export function createPolicyAdmission(o: PolicyAdmissionOptions): PolicyAdmission {
+  let changes: WatchCache | undefined;
+  const cache = new PolicyCache(policyCel, loader(o.lists), changeSubscriber(() => changes));
+  const nsDef = o.registry.lookup('default', '', 'v1', 'namespaces')!;
+  const namespaceObject = async (tenant: string, name: string) => {
+    const ns = await o.objects.get(ResourceStoreService.key(tenant, nsDef, '', name), undefined, true);
+    return ns?.body;
+  };
+  const deps: PolicyModuleDependencies = {
+    source: cache,
+    cel: policyCel,
+    params: paramStore(o.registry, o.objects, o.lists),
+    namespaceObject,
+    namespaceLabels: async (tenant, name) => {
+      const ns = await namespaceObject(tenant, name);
+      if (!ns) return undefined;
+      return ((ns.metadata as { labels?: Record<string, string> } | undefined)?.labels) ?? {};
+    },
+    equivalentResources: o.equivalentResources,
+    normalizePatched: o.normalizePatched,
+    metrics: new PrometheusPolicyMetrics(o.metricsRegistry),
+  };
+  return {
+    validating: new ValidatingPolicyModule(deps),
+    cache,
+    attach: (c) => {
+      changes = c;
+      cache.clear();
+    },
+  };
+}

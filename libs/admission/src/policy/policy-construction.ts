@@ -1,0 +1,121 @@
+/**
+ * MutatingAdmissionPolicy expressions build objects with CEL's message
+ * construction syntax (`Object{spec: Object.spec{replicas: 3}}`,
+ * `JSONPatch{op: "add", path: "/x", value: 1}`), which the CEL
+ * implementation does not parse. This rewrites every construction into a
+ * map literal with `dyn`-wrapped values (`{"spec": dyn({"replicas": dyn(3)})}`)
+ * — the same JSON shape the typed object would serialize to — leaving
+ * string literals untouched. Pure.
+ */
+
+const IDENT_START = /[A-Za-z_]/;
+const IDENT = /[A-Za-z0-9_]/;
+
+/** Index just past the string literal starting at `i` (r/b prefixes, triple quotes), or -1 when none starts there. */
+function skipString(src: string, i: number): number {
+  let j = i;
+  let raw = false;
+  while (j < src.length && j - i < 2 && /[rRbB]/.test(src[j])) {
+    if (src[j] === 'r' || src[j] === 'R') raw = true;
+    j++;
+  }
+  const q = src[j];
+  if (q !== '"' && q !== "'") return -1;
+  const close = src.startsWith(q.repeat(3), j) ? q.repeat(3) : q;
+  j += close.length;
+  while (j < src.length) {
+    if (!raw && src[j] === '\\') {
+      j += 2;
+      continue;
+    }
+    if (src.startsWith(close, j)) return j + close.length;
+    j++;
+  }
+  return j;
+}
+
+function skipSpace(src: string, i: number): number {
+  while (i < src.length && /\s/.test(src[i])) i++;
+  return i;
+}
+
+/** Reads `A.b.c` from `i`; returns its end, or -1. */
+function readChain(src: string, i: number): number {
+  let j = i;
+  for (;;) {
+    if (!IDENT_START.test(src[j] ?? '')) return -1;
+    while (j < src.length && IDENT.test(src[j])) j++;
+    const k = skipSpace(src, j);
+    if (src[k] !== '.' || !IDENT_START.test(src[skipSpace(src, k + 1)] ?? '')) return j;
+    j = skipSpace(src, k + 1);
+  }
+}
+
+class Rewriter {
+  i = 0;
+  constructor(private readonly src: string) {}
+
+  /** Copies (rewriting) until a top-level `,` or `}` (not consumed) when `stopAtField`, else to the end. */
+  scan(stopAtField: boolean): string {
+    const src = this.src;
+    let out = '';
+    let depth = 0;
+    while (this.i < src.length) {
+      const ch = src[this.i];
+      const prev = src[this.i - 1];
+      if (/[rRbB"']/.test(ch) && !(prev && IDENT.test(prev))) {
+        const end = skipString(src, this.i);
+        if (end > 0) {
+          out += src.slice(this.i, end);
+          this.i = end;
+          continue;
+        }
+      }
+      if (stopAtField && depth === 0 && (ch === ',' || ch === '}')) return out;
+      if (IDENT_START.test(ch) && !(prev && (IDENT.test(prev) || prev === '.'))) {
+        const end = readChain(src, this.i);
+        const brace = skipSpace(src, end);
+        if (src[brace] === '{') {
+          this.i = brace + 1;
+          out += this.construction();
+          continue;
+        }
+        out += src.slice(this.i, end);
+        this.i = end;
+        continue;
+      }
+      if (ch === '(' || ch === '[' || ch === '{') depth++;
+      if (ch === ')' || ch === ']' || ch === '}') depth--;
+      out += ch;
+      this.i++;
+    }
+    return out;
+  }
+
+  /** After `Type{`: the fields as a map literal, through the closing brace. */
+  private construction(): string {
+    const src = this.src;
+    const fields: string[] = [];
+    for (;;) {
+      this.i = skipSpace(src, this.i);
+      if (src[this.i] === '}' || this.i >= src.length) {
+        this.i++;
+        return `{${fields.join(', ')}}`;
+      }
+      const start = this.i;
+      while (this.i < src.length && IDENT.test(src[this.i])) this.i++;
+      const name = src.slice(start, this.i);
+      this.i = skipSpace(src, this.i);
+      if (!name || src[this.i] !== ':') throw new Error(`unexpected ${JSON.stringify(src[this.i] ?? 'end of input')} in object construction`);
+      this.i++;
+      const value = this.scan(true).trim();
+      fields.push(`${JSON.stringify(name)}: dyn(${value})`);
+      if (src[this.i] === ',') this.i++;
+    }
+  }
+}
+
+/** `expression` with every message construction turned into a map literal. Throws Error on a malformed construction. */
+export function rewriteObjectConstruction(expression: string): string {
+  return new Rewriter(expression).scan(false);
+}

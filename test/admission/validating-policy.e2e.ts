@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import request from 'supertest';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+import { configMap, coreRule, ensureNamespace, eventually, VAP, VAPB, validatingBinding, validatingPolicy } from './support/policies.js';
+
+describe('ValidatingAdmissionPolicy: deny, warn, audit', () => {
+  let s: TestServer;
+  let api: ReturnType<typeof request>;
+
+  before(async () => {
+    s = await startTestServer('vap-basic', { PLINTH_TENANTS: 'other' });
+    api = request(s.url);
+    await ensureNamespace(api, 'vap');
+  });
+  after(async () => {
+    await s?.close();
+  });
+
+  it('applies upstream defaults and lists the kinds in discovery', async () => {
+    const res = await api
+      .post(VAP)
+      .send(validatingPolicy('defaults', { matchConstraints: { resourceRules: [coreRule(['nothing'])] }, validations: [{ expression: 'true' }] }))
+      .expect(201);
+    assert.equal(res.body.spec.failurePolicy, 'Fail');
+    assert.equal(res.body.spec.matchConstraints.matchPolicy, 'Equivalent');
+    assert.deepEqual(res.body.spec.matchConstraints.namespaceSelector, {});
+    assert.deepEqual(res.body.spec.matchConstraints.objectSelector, {});
+    assert.equal(res.body.spec.matchConstraints.resourceRules[0].scope, '*');
+    assert.equal(res.body.metadata.generation, 1);
+    const v1 = await api.get('/apis/admissionregistration.k8s.io/v1').expect(200);
+    const names = v1.body.resources.map((r: { name: string }) => r.name);
+    assert.ok(names.includes('validatingadmissionpolicies') && names.includes('validatingadmissionpolicybindings'));
+    const alpha = await api.get('/apis/admissionregistration.k8s.io/v1alpha1').expect(200);
+    assert.deepEqual(alpha.body.resources.map((r: { name: string }) => r.name).sort(), ['mutatingadmissionpolicies', 'mutatingadmissionpolicybindings']);
+  });
+
+  it('rejects invalid policies and bindings with upstream field errors', async () => {
+    const bad = await api
+      .post(VAP)
+      .send(validatingPolicy('bad', { failurePolicy: 'Sometimes', matchConstraints: { resourceRules: [coreRule(['configmaps'])] }, validations: [{ expression: 'object.data.size() <' , reason: 'Teapot' }] }))
+      .expect(422);
+    const fields = bad.body.details.causes.map((c: { field: string }) => c.field);
+    assert.ok(fields.includes('spec.failurePolicy'), JSON.stringify(bad.body));
+    assert.ok(fields.includes('spec.validations[0].expression'));
+    assert.ok(fields.includes('spec.validations[0].reason'));
+    const cause = bad.body.details.causes.find((c: { field: string }) => c.field === 'spec.validations[0].expression');
+    assert.match(cause.message, /compilation failed: ERROR: <input>:1:/);
+    const noRules = await api.post(VAP).send(validatingPolicy('norules', { matchConstraints: {}, validations: [{ expression: 'true' }] })).expect(422);
+    assert.ok(noRules.body.details.causes.some((c: { field: string }) => c.field === 'spec.matchConstraints.resourceRules'));
+    const binding = await api.post(VAPB).send(validatingBinding('b', 'p', { validationActions: ['Deny', 'Warn'] })).expect(422);
+    assert.match(binding.body.message, /must not contain both Deny and Warn/);
+    const noActions = await api.post(VAPB).send({ metadata: { name: 'b2' }, spec: { policyName: 'p' } }).expect(422);
+    assert.ok(noActions.body.details.causes.some((c: { field: string }) => c.field === 'spec.validationActions'));
+  });
+
+  it('denies with the upstream message, reason and code, and only in the tenant that owns the policy', async () => {
+    await api
+      .post(VAP)
+      .send(
+        validatingPolicy('max-keys', {
+          matchConstraints: { resourceRules: [coreRule(['configmaps'])] },
+          validations: [
+            { expression: "!has(object.data) || object.data.size() <= 2", message: 'at most two keys' },
+            { expression: "object.metadata.name != 'forbidden'", reason: 'Forbidden', messageExpression: "'name ' + object.metadata.name + ' is reserved'" },
+          ],
+        }),
+      )
+      .expect(201);
+    await api.post(VAPB).send(validatingBinding('max-keys-binding', 'max-keys')).expect(201);
+    const denied = await eventually(async () => {
+      const res = await api.post('/api/v1/namespaces/vap/configmaps').send(configMap('vap', 'big', { a: '1', b: '2', c: '3' }));
+      assert.equal(res.status, 422, JSON.stringify(res.body));
+      return res;
+    });
+    assert.equal(denied.body.kind, 'Status');
+    assert.equal(denied.body.reason, 'Invalid');
+    assert.equal(
+      denied.body.message,
+      `configmaps "big" is forbidden: ValidatingAdmissionPolicy 'max-keys' with binding 'max-keys-binding' denied request: at most two keys`,
+    );
+    assert.deepEqual(denied.body.details.causes, [{ message: `ValidatingAdmissionPolicy 'max-keys' with binding 'max-keys-binding' denied request: at most two keys` }]);
+    const forbidden = await api.post('/api/v1/namespaces/vap/configmaps').send(configMap('vap', 'forbidden')).expect(403);
+    assert.equal(forbidden.body.reason, 'Forbidden');
+    assert.match(forbidden.body.message, /denied request: name forbidden is reserved$/);
+    await api.post('/api/v1/namespaces/vap/configmaps').send(configMap('vap', 'small', { a: '1' })).expect(201);
+    // The same request in another tenant is not affected.
+    const other = request(`${s.url}/clusters/other`);
+    await ensureNamespace(other, 'vap');
+    await other.post('/api/v1/namespaces/vap/configmaps').send(configMap('vap', 'big', { a: '1', b: '2', c: '3' })).expect(201);
+    // Updates are checked too.
+    const upd = await api.patch('/api/v1/namespaces/vap/configmaps/small').set('Content-Type', 'application/merge-patch+json').send({ data: { b: '2', c: '3' } });
+    assert.equal(upd.status, 422);
+  });
+
+  it('warns and audits without denying', async () => {
+    await api
+      .post(VAP)
+      .send(
+        validatingPolicy('warn-label', {
+          matchConstraints: { resourceRules: [coreRule(['configmaps'])] },
+          validations: [{ expression: "has(object.metadata.labels) && 'team' in object.metadata.labels", message: 'configmaps should have a team label' }],
+        }),
+      )
+      .expect(201);
+    await api.post(VAPB).send(validatingBinding('warn-label', 'warn-label', { validationActions: ['Warn', 'Audit'] })).expect(201);
+    const res = await eventually(async () => {
+      const r = await api.post('/api/v1/namespaces/vap/configmaps').send({ metadata: { generateName: 'warned-' }, data: {} });
+      assert.equal(r.status, 201);
+      assert.ok(r.headers.warning, 'a warning header');
+      return r;
+    });
+    assert.match(res.headers.warning, /^299 - "Validation failed for ValidatingAdmissionPolicy 'warn-label' with binding 'warn-label': configmaps should have a team label"$/);
+    const labelled = await api.post('/api/v1/namespaces/vap/configmaps').send({ metadata: { generateName: 'labelled-', labels: { team: 'a' } }, data: {} }).expect(201);
+    assert.equal(labelled.headers.warning, undefined);
+  });
+
+  it('stops applying a policy once its binding is deleted', async () => {
+    await api.delete(`${VAPB}/max-keys-binding`).expect(200);
+    await eventually(async () => {
+      const res = await api.post('/api/v1/namespaces/vap/configmaps').send({ metadata: { generateName: 'big-' }, data: { a: '1', b: '2', c: '3' } });
+      assert.equal(res.status, 201);
+    });
+  });
+});
