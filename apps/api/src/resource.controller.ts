@@ -97,7 +97,10 @@ export class ResourceController {
       // A CRD write changes what the tenant serves: reload its CRDs now rather than at the next poll.
       if (def === customResourceDefinitionResource && WRITE_VERBS.has(info.verb)) this.s.crds.afterWrite(info.tenant);
       // A webhook configuration write is seen by this replica's next request (read-your-writes).
-      if (def.group === 'admissionregistration.k8s.io' && WRITE_VERBS.has(info.verb)) this.s.webhooks.cache.invalidate(info.tenant);
+      if (def.group === 'admissionregistration.k8s.io' && WRITE_VERBS.has(info.verb)) {
+        this.s.webhooks.cache.invalidate(info.tenant);
+        this.s.policies.cache.invalidate(info.tenant);
+      }
     }
   }
 

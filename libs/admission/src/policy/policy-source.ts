@@ -97,6 +97,12 @@ export class PolicyCache implements PolicySource {
     return p;
   }
 
+  /** Marks a tenant's snapshot stale, so the next request reads its policies afresh (read-your-writes on this replica). */
+  invalidate(tenant: string): void {
+    const e = this.tenants.get(tenant);
+    if (e) e.stale = true;
+  }
+
   /** Forgets every tenant and subscription (shutdown, tests). */
   clear(): void {
     for (const e of this.tenants.values()) e.unsubscribe?.();
