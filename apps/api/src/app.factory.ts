@@ -81,6 +81,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     }),
     new WebhookEgressModule(egress),
     // Upstream's default plugin order: policies, then webhooks, in each phase.
+    policies.mutating,
     webhooks.mutating,
     policies.validating,
     webhooks.validating,

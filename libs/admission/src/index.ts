@@ -33,3 +33,4 @@ export * from './policy/policy-metrics.js';
 export * from './policy/policy-source.js';
 export * from './policy/policy-module-support.js';
 export * from './policy/validating-policy.module.js';
+export * from './policy/mutating-policy.module.js';

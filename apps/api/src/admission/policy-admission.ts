@@ -6,6 +6,7 @@ import {
   PolicyCache,
   type PolicyChangeSubscriber,
   type PolicyModuleDependencies,
+  MutatingPolicyModule,
   type PolicyObjects,
   ValidatingPolicyModule,
 } from '../../../../libs/admission/src/index.js';
@@ -15,6 +16,7 @@ import { type KubeObject } from '../registry/kube-object.js';
 import { presentObject, type ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
+import { mergeApplyConfiguration } from './apply-configuration.js';
 import { policyCel } from './policy-cel.adapter.js';
 import { PrometheusPolicyMetrics } from './policy-metrics.js';
 
@@ -32,6 +34,7 @@ export interface PolicyAdmissionOptions {
 
 /** The policy modules and their cache; `attach` connects the cache to the replica's change stream. */
 export interface PolicyAdmission {
+  mutating: MutatingPolicyModule;
   validating: ValidatingPolicyModule;
   cache: PolicyCache;
   /** Follows policy changes through `cache` from now on (call once the watch pipeline exists). */
@@ -123,7 +126,7 @@ function paramStore(registry: ResourceRegistry, objects: ObjectStoreRepository, 
 }
 
 /**
- * Builds the ValidatingAdmissionPolicy module over the tenant's stored
+ * Builds the MutatingAdmissionPolicy and ValidatingAdmissionPolicy modules over the tenant's stored
  * policies and bindings: a compiled-policy cache that follows the change
  * stream (see {@link PolicyCache}), params and namespaces read from
  * storage, and per-policy metrics.
@@ -150,7 +153,12 @@ export function createPolicyAdmission(o: PolicyAdmissionOptions): PolicyAdmissio
     normalizePatched: o.normalizePatched,
     metrics: new PrometheusPolicyMetrics(o.metricsRegistry),
   };
+  const merge = (attrs: Parameters<ConstructorParameters<typeof MutatingPolicyModule>[1]>[0], object: Record<string, unknown>, patch: Record<string, unknown>) => {
+    const def = o.registry.lookup(attrs.tenant, attrs.resource.group, attrs.resource.version, attrs.resource.resource);
+    return mergeApplyConfiguration(def?.schema, object, patch);
+  };
   return {
+    mutating: new MutatingPolicyModule(deps, merge),
     validating: new ValidatingPolicyModule(deps),
     cache,
     attach: (c) => {
