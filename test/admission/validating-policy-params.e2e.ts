@@ -175,7 +175,7 @@ describe('ValidatingAdmissionPolicy: failure policies on runtime errors and cost
       assert.equal(r.status, 422, JSON.stringify(r.body));
       return r;
     });
-    assert.match(res.body.message, /ValidatingAdmissionPolicy 'expensive' with binding 'expensive' denied request: .*cost/);
+    assert.match(res.body.message, /ValidatingAdmissionPolicy 'expensive' with binding 'expensive' denied request: expression '.*' resulted in error: operation cancelled: actual cost limit exceeded$/);
     await api.patch(`${VAP}/expensive`).set('Content-Type', 'application/merge-patch+json').send({ spec: { failurePolicy: 'Ignore' } }).expect(200);
     await eventually(async () => {
       const r = await api.post('/api/v1/namespaces/fail/secrets').send({ metadata: { name: 's1' } });

@@ -44,6 +44,12 @@ describe('shared CEL environment', () => {
     assert.throws(() => compileCel('[1, "a"]', VARS), CelCompileError);
   });
 
+  it('accepts literals mixing dyn with other types, as cel-go does, and still refuses concrete mixes', () => {
+    assert.deepEqual(run('{"a": self.x, "b": "y"}', { x: 1n }), { a: 1n, b: 'y' });
+    assert.deepEqual(run('[1, self.x, "a"]', { x: 2n }), [1n, 2n, 'a']);
+    assert.throws(() => compileCel('[1, "a", self.x]', VARS), CelCompileError);
+  });
+
   it('reports runtime errors with cel-go wording', () => {
     assert.throws(() => run('self.nope == 1', {}), (e: unknown) => e instanceof CelEvaluationError && e.message === 'no such key: nope');
   });

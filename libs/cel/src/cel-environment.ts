@@ -76,8 +76,8 @@ export type CelVariables = Record<string, string>;
 /** Environments by variable declarations (a handful in practice; bounded all the same). */
 const environments = new LRUCache<string, { env: Environment; metered: boolean }>({ max: 64 });
 
-function buildEnvironment(vars: CelVariables): { env: Environment; metered: boolean } {
-  const env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true, unlistedVariablesAreDyn: false });
+function buildEnvironment(vars: CelVariables, homogeneous = true): { env: Environment; metered: boolean } {
+  const env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: homogeneous, unlistedVariablesAreDyn: false });
   registerHasMacro(env);
   registerStringsLibrary(env);
   registerListsLibrary(env);
@@ -87,14 +87,20 @@ function buildEnvironment(vars: CelVariables): { env: Environment; metered: bool
   return { env, metered };
 }
 
-function environmentFor(vars: CelVariables): { env: Environment; metered: boolean } {
-  const key = JSON.stringify(Object.entries(vars).sort(([a], [b]) => (a < b ? -1 : 1)));
+function environmentFor(vars: CelVariables, homogeneous = true): { env: Environment; metered: boolean } {
+  const key = `${homogeneous}${JSON.stringify(Object.entries(vars).sort(([a], [b]) => (a < b ? -1 : 1)))}`;
   let hit = environments.get(key);
   if (!hit) {
-    hit = buildEnvironment(vars);
+    hit = buildEnvironment(vars, homogeneous);
     environments.set(key, hit);
   }
   return hit;
+}
+
+/** A heterogeneous list or map literal error where one side is (or contains) dyn: not an error in cel-go. */
+function isDynLiteralMismatch(err: unknown): boolean {
+  const m = /(?:uses wrong type|must have the same type), expected type '([^']*)' but found '([^']*)'/.exec(String((err as { message?: string })?.message ?? ''));
+  return m !== null && (/\bdyn\b/.test(m[1]) || /\bdyn\b/.test(m[2]));
 }
 
 function positionOf(src: string, pos: number | undefined): string {
@@ -119,7 +125,8 @@ function compileMessage(src: string, err: unknown): string {
  * variable set). Throws CelCompileError for syntax and type errors.
  */
 export function compileCel(expression: string, vars: CelVariables): CelProgram {
-  const { env, metered } = environmentFor(vars);
+  const { env } = environmentFor(vars);
+  let { metered } = environmentFor(vars);
   const src = rewriteMatchesCalls(expression);
   let fn: ((ctx: Record<string, unknown>) => unknown) & { ast?: unknown; check?: () => { valid: boolean; type?: string; error?: unknown } };
   try {
@@ -127,7 +134,15 @@ export function compileCel(expression: string, vars: CelVariables): CelProgram {
   } catch (err) {
     throw new CelCompileError(compileMessage(expression, err));
   }
-  const checked = fn.check?.();
+  let checked = fn.check?.();
+  if (checked && !checked.valid && isDynLiteralMismatch(checked.error)) {
+    // cel-go's homogeneous literals accept dyn beside any type (dyn is assignable to every
+    // type); cel-js's do not, so such literals are checked again with dyn unification.
+    const lenient = environmentFor(vars, false);
+    fn = lenient.env.parse(src) as typeof fn;
+    metered = lenient.metered;
+    checked = fn.check?.();
+  }
   if (checked && !checked.valid) throw new CelCompileError(compileMessage(expression, checked.error));
   const ids = identifiersOf(fn.ast);
   return {
