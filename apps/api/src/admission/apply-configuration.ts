@@ -1,4 +1,4 @@
-import type { StructuralSchema } from '../schema/structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 /**
  * Server-side-apply merge of a MutatingAdmissionPolicy's ApplyConfiguration

@@ -9,10 +9,9 @@ import {
   MutatingPolicyModule,
   type PolicyObjects,
   ValidatingPolicyModule,
-} from '../../../../libs/admission/src/index.js';
-import { matchesLabels, type ObjectListRepository, type ObjectStoreRepository } from '../../../../libs/storage/src/index.js';
-import { type CacheSubscriber, WatchCache } from '../../../../libs/storage/src/watch/index.js';
-import { type KubeObject } from '../registry/kube-object.js';
+} from '@plinth/admission';
+import { type KubeObject, matchesLabels } from '@plinth/apimachinery';
+import { type CacheSubscriber, type ObjectListRepository, type ObjectStoreRepository, WatchCache } from '@plinth/storage';
 import { presentObject, type ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';

@@ -1,5 +1,5 @@
-import type { PolicyCel, PolicyCelBudget, PolicyCelProgram } from '../../../../libs/admission/src/index.js';
-import { CelBudget, CelCompileError, CelCostLimitError, celToJson, compileCel, jsonToCel } from '../cel/index.js';
+import type { PolicyCel, PolicyCelBudget, PolicyCelProgram } from '@plinth/admission';
+import { CelBudget, CelCompileError, CelCostLimitError, celToJson, compileCel, jsonToCel } from '@plinth/cel';
 
 /** The variables of admission policy expressions, all `dyn` as in upstream's environment for unknown kinds. */
 const POLICY_VARIABLES = {

@@ -1,5 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { PolicyCheckObservation, PolicyMetricsSink } from '../../../../libs/admission/src/index.js';
+import type { PolicyCheckObservation, PolicyMetricsSink } from '@plinth/admission';
 
 /** Distinct (tenant, policy, binding) label sets kept before further ones are folded into `_other`. */
 export const MAX_POLICY_SERIES = 2000;

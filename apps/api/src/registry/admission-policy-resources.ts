@@ -4,10 +4,9 @@ import {
   validatingAdmissionPolicyBindingSchema,
   validatingAdmissionPolicySchema,
 } from '../schema/admissionregistration-policy.schema.js';
-import type { StructuralSchema } from '../schema/structural-schema.js';
+import { isPlainObject, type KubeObject, type StructuralSchema } from '@plinth/apimachinery';
 import { ageCell } from '../table/human-duration.js';
 import { ageColumn, nameColumn } from '../table/standard-columns.js';
-import { isPlainObject, type KubeObject } from './kube-object.js';
 import type { ResourceDefinition, ResourceStrategy, TableConvertor } from './resource-definition.js';
 import {
   mutatingAdmissionPolicyBindingStrategy,

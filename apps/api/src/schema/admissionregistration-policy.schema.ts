@@ -1,6 +1,6 @@
 import { labelSelectorSchema, ruleWithOperationsSchema } from './admissionregistration-v1.schema.js';
 import { objectMetaProperty, refTo, typeMetaProperties } from './object-meta.schema.js';
-import type { StructuralSchema } from './structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 /**
  * Schemas of the admission policy kinds: ValidatingAdmissionPolicy and

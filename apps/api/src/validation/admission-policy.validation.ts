@@ -1,7 +1,5 @@
 import { policyCel } from '../admission/policy-cel.adapter.js';
-import { type FieldError, fieldErrors } from '../errors/field-error.js';
-import { isPlainObject, type KubeObject } from '../registry/kube-object.js';
-import { isQualifiedName } from './name-validation.js';
+import { type FieldError, fieldErrors, isPlainObject, isQualifiedName, type KubeObject } from '@plinth/apimachinery';
 import { validateLabelSelector, validateRule } from './webhook-configuration.validation.js';
 
 /**

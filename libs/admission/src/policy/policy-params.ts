@@ -1,5 +1,4 @@
-import { labelSelectorFromMetav1 } from '../../../storage/src/selector/label-selector.js';
-import type { LabelSelector } from '../../../storage/src/selector/label-selector.js';
+import { type LabelSelector, labelSelectorFromMetav1 } from '@plinth/apimachinery';
 import type { ParamKind, ParamRef } from './policy-types.js';
 import { paramKindString } from './policy-types.js';
 

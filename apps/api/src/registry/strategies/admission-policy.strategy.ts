@@ -1,11 +1,11 @@
-import { rewriteObjectConstruction } from '../../../../../libs/admission/src/index.js';
+import { rewriteObjectConstruction } from '@plinth/admission';
+import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import {
   validateMutatingAdmissionPolicy,
   validateMutatingAdmissionPolicyBinding,
   validateValidatingAdmissionPolicy,
   validateValidatingAdmissionPolicyBinding,
 } from '../../validation/admission-policy.validation.js';
-import { isPlainObject, type KubeObject } from '../kube-object.js';
 import type { ResourceStrategy } from '../resource-definition.js';
 
 type Json = Record<string, unknown>;
