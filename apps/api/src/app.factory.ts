@@ -18,6 +18,7 @@ import type { AppConfig } from './config/app-config.js';
 import { createCrdSupport } from './crd/crd-support.js';
 import { StatusExceptionFilter } from './errors/status.filter.js';
 import { HealthController } from './health.controller.js';
+import { clientErrorStatus, frameworkErrorStatus, registerRequestGuards } from './http/request-guards.js';
 import { PinoNestLogger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
 import { PLINTH_SERVICES, type PlinthServices } from './plinth-services.js';
@@ -131,13 +132,19 @@ function appModule(services: PlinthServices): DynamicModule {
  * filter, request metrics and logs. Not yet listening.
  */
 export async function createApp(services: PlinthServices): Promise<NestFastifyApplication> {
-  const adapter = new FastifyAdapter({ bodyLimit: MAX_BODY_BYTES, routerOptions: { maxParamLength: 1000 } });
+  const adapter = new FastifyAdapter({
+    bodyLimit: MAX_BODY_BYTES,
+    routerOptions: { maxParamLength: 1000 },
+    clientErrorHandler: clientErrorStatus,
+    frameworkErrors: frameworkErrorStatus,
+  });
   const app = await NestFactory.create<NestFastifyApplication>(appModule(services), adapter, {
     bodyParser: false,
     logger: new PinoNestLogger(services.logger),
   });
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeAllContentTypeParsers();
+  registerRequestGuards(fastify);
   fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_req, body, done) => done(null, body));
   fastify.addHook('onRequest', async (req) => {
     (req as unknown as { startedAt: bigint }).startedAt = process.hrtime.bigint();

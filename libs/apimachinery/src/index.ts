@@ -33,6 +33,7 @@ export {
   strictDecodingMessage,
 } from './decoding/decode-error.js';
 export * from './decoding/strict-json.js';
+export * from './decoding/storable-json.js';
 export * from './decoding/yaml-decode.js';
 export * from './decoding/k8s-proto.descriptor.js';
 export * from './decoding/protobuf-decode.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isDatabaseUnavailable } from './database-errors.js';
+import { isDatabaseError, isDatabaseUnavailable } from './database-errors.js';
 
 describe('isDatabaseUnavailable', () => {
   it('recognises a lost or refused connection, by SQLSTATE, errno or pg message', () => {
@@ -28,5 +28,13 @@ describe('isDatabaseUnavailable', () => {
     ]) {
       assert.equal(isDatabaseUnavailable(err), false, String(err));
     }
+  });
+});
+
+describe('isDatabaseError', () => {
+  it('recognises what PostgreSQL reported, so its text stays out of responses', () => {
+    assert.equal(isDatabaseError(Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: '22021', severity: 'ERROR' })), true);
+    assert.equal(isDatabaseError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })), false);
+    assert.equal(isDatabaseError(new Error('x')), false);
   });
 });

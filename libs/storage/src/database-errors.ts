@@ -56,3 +56,13 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * True when `err` is an error PostgreSQL itself reported (pg's
+ * DatabaseError: it has a SQLSTATE `code` and a `severity`). Its text names
+ * tables, types and values, so it must never reach a client.
+ */
+export function isDatabaseError(err: unknown): boolean {
+  const e = err as { code?: unknown; severity?: unknown } | null;
+  return typeof e === 'object' && e !== null && typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code) && typeof e.severity === 'string';
+}

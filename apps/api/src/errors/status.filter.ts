@@ -2,7 +2,7 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException } from '
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { AdmissionError } from '@plinth/admission';
-import { isDatabaseUnavailable } from '@plinth/storage';
+import { isDatabaseError, isDatabaseUnavailable } from '@plinth/storage';
 import { sendPlain, setWarnings } from '../http/response-writer.js';
 import { ApiError } from '@plinth/apimachinery';
 
@@ -38,6 +38,7 @@ export function toApiError(err: unknown): { error: ApiError; unexpected: boolean
     const reason = fe.statusCode === 415 ? 'UnsupportedMediaType' : 'BadRequest';
     return { error: new ApiError(fe.statusCode, reason, fe.message ?? 'bad request'), unexpected: false };
   }
+  if (isDatabaseError(err)) return { error: ApiError.internal('the storage backend failed to process the request'), unexpected: true };
   return { error: ApiError.internal(err instanceof Error ? err.message : String(err)), unexpected: true };
 }
 

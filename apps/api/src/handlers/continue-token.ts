@@ -24,8 +24,10 @@ export function decodeContinue(token: string): ContinueToken {
   }
   const p = parsed as { v?: unknown; rv?: unknown; start?: unknown };
   if (p.v !== 'meta.k8s.io/v1' || typeof p.rv !== 'number' || !Number.isInteger(p.rv) || typeof p.start !== 'string') throw bad();
-  if (p.rv === 0 || p.rv < -1) throw bad();
+  if (p.rv === 0 || p.rv < -1 || !Number.isSafeInteger(p.rv)) throw bad();
   const start = p.start.endsWith('\u0000') ? p.start.slice(0, -1) : p.start;
+  // A key can never hold a NUL (nor can PostgreSQL text): such a token was not made by this server.
+  if (start.includes('\u0000')) throw bad();
   const slash = start.indexOf('/');
   if (slash < 0) throw bad();
   return { rv: p.rv, after: { namespace: start.slice(0, slash), name: start.slice(slash + 1) } };

@@ -1,4 +1,4 @@
-import { DecodeError } from '@plinth/apimachinery';
+import { DecodeError, makeStorable } from '@plinth/apimachinery';
 import { parseJsonStrict } from '@plinth/apimachinery';
 import { ApiError } from '@plinth/apimachinery';
 import { applyFieldValidation, checkTypeMeta, mediaType } from '../http/body-decoder.js';
@@ -48,6 +48,7 @@ export async function handlePatch(ctx: HandlerContext, store: ResourceStoreServi
   let duplicates: string[] = [];
   try {
     ({ value: patch, duplicates } = parseJsonStrict(text));
+    patch = makeStorable(patch);
   } catch (err) {
     if (err instanceof DecodeError) throw ApiError.badRequest(err.message);
     throw err;

@@ -1,7 +1,7 @@
 import { DecodeError, type StrictIssue, strictDecodingMessage } from '@plinth/apimachinery';
 import { protobufMessageFor } from '@plinth/apimachinery';
 import { decodeKubernetesProtobuf } from '@plinth/apimachinery';
-import { parseJsonStrict } from '@plinth/apimachinery';
+import { makeStorable, parseJsonStrict } from '@plinth/apimachinery';
 import { findUnknownFields } from '@plinth/apimachinery';
 import { parseYamlStrict } from '@plinth/apimachinery';
 import { ApiError } from '@plinth/apimachinery';
@@ -38,10 +38,15 @@ export function parseBody(raw: Buffer | undefined, contentType: string | undefin
   const mt = mediaType(contentType);
   const text = raw ? raw.toString('utf8') : '';
   try {
-    if (mt === '' || mt === 'application/json' || mt === '*/*') return { ...parseJsonStrict(text), yaml: false };
-    if (mt === 'application/yaml' || mt === 'application/x-yaml' || mt === 'text/yaml') return { ...parseYamlStrict(text), yaml: true };
-    if (mt === 'application/vnd.kubernetes.protobuf' && protobufMessageFor(apiVersion, kind)) {
-      return { value: decodeKubernetesProtobuf(raw ?? Buffer.alloc(0), { apiVersion, kind }), duplicates: [], yaml: false };
+    let parsed: ParsedBody | undefined;
+    if (mt === '' || mt === 'application/json' || mt === '*/*') parsed = { ...parseJsonStrict(text), yaml: false };
+    else if (mt === 'application/yaml' || mt === 'application/x-yaml' || mt === 'text/yaml') parsed = { ...parseYamlStrict(text), yaml: true };
+    else if (mt === 'application/vnd.kubernetes.protobuf' && protobufMessageFor(apiVersion, kind)) {
+      parsed = { value: decodeKubernetesProtobuf(raw ?? Buffer.alloc(0), { apiVersion, kind }), duplicates: [], yaml: false };
+    }
+    if (parsed) {
+      parsed.value = makeStorable(parsed.value);
+      return parsed;
     }
   } catch (err) {
     if (err instanceof DecodeError) {

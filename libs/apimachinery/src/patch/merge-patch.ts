@@ -69,7 +69,8 @@ export function applyMergePatch(doc: unknown, patch: unknown, options: MergePatc
       `error decoding patch: json: cannot unmarshal ${goJsonKind(patch)} into Go value of type map[string]interface {}`,
     );
   }
-  if (doc === null || doc === undefined) throw PatchError.unhandled('Invalid JSON Document');
+  // The stored document is never null: this is a server fault, not the client's (500, as upstream).
+  if (doc === null || doc === undefined) throw new PatchError(500, '', 'Invalid JSON Document');
   if (patch === null || patch === undefined) throw PatchError.malformed('Invalid JSON Patch');
   if (Array.isArray(patch)) return pruneNulls(structuredClone(patch));
   if (!isObject(patch)) throw PatchError.malformed('Invalid JSON Patch');

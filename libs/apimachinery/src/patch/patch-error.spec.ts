@@ -39,12 +39,18 @@ describe('PatchError', () => {
     assert.equal(err.message, 'Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001');
   });
 
-  it('omits the reason of an unhandled 500, as upstream StatusReasonUnknown is empty', () => {
+  it('answers 400 BadRequest with upstream\'s text where upstream answers 500 (bad input never gets a 500)', () => {
     const err = PatchError.unhandled('merging lists cannot yet be specified in the patch');
+    assert.equal(err.code, 400);
+    assert.equal(err.reason, 'BadRequest');
+    assert.equal(err.status.message, 'merging lists cannot yet be specified in the patch');
+  });
+
+  it('omits the reason of a 500, as upstream StatusReasonUnknown is empty', () => {
+    const err = new PatchError(500, '', 'Invalid JSON Document');
     assert.equal(err.code, 500);
     assert.equal(err.reason, '');
     assert.equal('reason' in err.status, false);
-    assert.equal(err.status.message, 'merging lists cannot yet be specified in the patch');
   });
 
   it('builds the strategic-merge texts upstream produces', () => {

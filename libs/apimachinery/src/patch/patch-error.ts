@@ -15,9 +15,11 @@ export const REJECTED_PATCH_MESSAGE = 'the server rejected our request due to an
  *   merge patch hit a list of lists. Upstream builds this with
  *   NewGenericServerResponse, so the Status message is always
  *   REJECTED_PATCH_MESSAGE with empty details; the real cause is in `detail`.
- * - 500 with an empty reason: any other strategic-merge error (unknown
- *   `$patch` value, missing merge key…), which upstream passes through as a
- *   plain error with its text as the message.
+ * - Any other strategic-merge error (unknown `$patch` value, missing merge
+ *   key, a directive of the wrong type…): upstream passes it through as a
+ *   plain error, which kube-apiserver answers with 500 and no reason. It is
+ *   the client's input that is wrong, so Plinth answers 400 BadRequest with
+ *   upstream's text (bad input never gets a 500).
  */
 export class PatchError extends ApiError {
   /** What actually went wrong, for logs; for 422 upstream keeps it out of the Status. */
@@ -53,22 +55,22 @@ export class PatchError extends ApiError {
     return new PatchError(413, 'RequestEntityTooLarge', `Request entity too large: ${text}`, text);
   }
 
-  /** 500 with no reason: upstream's rendering of an error that is not an APIStatus. */
+  /** A strategic-merge error upstream does not classify (it answers 500): 400 BadRequest with upstream's text. */
   static unhandled(message: string): PatchError {
-    return new PatchError(500, '', message);
+    return new PatchError(400, 'BadRequest', message);
   }
 
-  /** Strategic merge: a value of the wrong JSON type where a map or list was required (500). */
+  /** Strategic merge: a value of the wrong JSON type where a map or list was required (400). */
   static badArgType(expectedGoType: string, actual: unknown): PatchError {
     return PatchError.unhandled(`expected a ${expectedGoType}, but received a ${goTypeName(actual) || '%!s(<nil>)'}`);
   }
 
-  /** Strategic merge: a merging-list element without its merge key (500). */
+  /** Strategic merge: a merging-list element without its merge key (400). */
   static noMergeKey(element: Record<string, unknown>, mergeKey: string): PatchError {
     return PatchError.unhandled(`map: ${goFormat(element)} does not contain declared merge key: ${mergeKey}`);
   }
 
-  /** Strategic merge: a `$patch` value the position does not support (500). */
+  /** Strategic merge: a `$patch` value the position does not support (400). */
   static unknownPatchType(directive: unknown, element: Record<string, unknown>): PatchError {
     return PatchError.unhandled(`unknown patch type: ${goFormat(directive, true)} in map: ${goFormat(element)}`);
   }

@@ -355,32 +355,32 @@ describe('applyStrategicMergePatch errors', () => {
     assert.equal(err.message, 'json: cannot unmarshal array into Go value of type map[string]interface {}');
   });
 
-  it('answers 500 without a reason for an unknown $patch value', () => {
+  it('answers 400 BadRequest (upstream: 500 without a reason) for an unknown $patch value', () => {
     const err = patchErrorOf(() => smp({ metadata: { labels: {} } }, { metadata: { labels: { $patch: 'bogus' } } }));
-    assert.equal(err.code, 500);
-    assert.equal(err.reason, '');
+    assert.equal(err.code, 400);
+    assert.equal(err.reason, 'BadRequest');
     assert.equal(err.message, 'unknown patch type: bogus in map: map[$patch:bogus]');
   });
 
   it('rejects $patch: merge in a map as an unknown patch type, as upstream does', () => {
     const err = patchErrorOf(() => smp({ metadata: { labels: {} } }, { metadata: { labels: { $patch: 'merge', a: '1' } } }));
-    assert.equal(err.code, 500);
+    assert.equal(err.code, 400);
     assert.equal(err.message, 'unknown patch type: merge in map: map[$patch:merge a:1]');
   });
 
   it('rejects $patch: merge in a merging list', () => {
     const err = patchErrorOf(() => smp({ spec: { containers: [{ name: 'a' }] } }, { spec: { containers: [{ $patch: 'merge' }] } }));
-    assert.equal(err.code, 500);
+    assert.equal(err.code, 400);
     assert.equal(err.message, 'merging lists cannot yet be specified in the patch');
   });
 
-  it('answers 500 when a merging-list element lacks its merge key', () => {
+  it('answers 400 when a merging-list element lacks its merge key', () => {
     const err = patchErrorOf(() => smp({ spec: { containers: [{ name: 'a' }] } }, { spec: { containers: [{ image: 'nginx', ports: [{ containerPort: 80 }] }] } }));
-    assert.equal(err.code, 500);
+    assert.equal(err.code, 400);
     assert.equal(err.message, 'map: map[image:nginx ports:[map[containerPort:80]]] does not contain declared merge key: name');
   });
 
-  it('answers 500 when a delete directive lacks the merge key', () => {
+  it('answers 400 when a delete directive lacks the merge key', () => {
     const err = patchErrorOf(() => smp({ metadata: { ownerReferences: [{ uid: 'u' }] } }, { metadata: { ownerReferences: [{ $patch: 'delete', name: 'x' }] } }));
     assert.equal(err.message, 'map: map[$patch:delete name:x] does not contain declared merge key: uid');
   });
@@ -403,20 +403,20 @@ describe('applyStrategicMergePatch errors', () => {
     assert.equal(order.message, 'invalid patch format of setElementOrder list');
   });
 
-  it('answers 500 when the patch list contradicts $setElementOrder', () => {
+  it('answers 400 when the patch list contradicts $setElementOrder', () => {
     const err = patchErrorOf(() =>
       smp({ spec: { containers: [{ name: '1' }, { name: '3' }, { name: '2' }] } }, {
         spec: { '$setElementOrder/containers': [{ name: '1' }, { name: '2' }, { name: '3' }], containers: [{ name: '3' }, { name: '1' }] },
       }),
     );
-    assert.equal(err.code, 500);
+    assert.equal(err.code, 400);
     assert.equal(
       err.message,
       "The order in patch list:\n[map[name:3] map[name:1]]\n doesn't match $setElementOrder list:\n[map[name:1] map[name:2] map[name:3]]\n",
     );
   });
 
-  it('answers 500 when $setElementOrder is not a list', () => {
+  it('answers 400 when $setElementOrder is not a list', () => {
     const err = patchErrorOf(() => smp({ metadata: { finalizers: ['a'] } }, { metadata: { '$setElementOrder/finalizers': 'a' } }));
     assert.equal(err.message, 'expected a []interface {}, but received a string');
   });
@@ -429,12 +429,12 @@ describe('applyStrategicMergePatch errors', () => {
     assert.equal(err.detail, 'lists of lists are not supported');
   });
 
-  it('answers 500 for mixed element types in a merging list', () => {
+  it('answers 400 for mixed element types in a merging list', () => {
     const err = patchErrorOf(() => smp({ spec: { ports: [1] } }, { spec: { ports: ['x'] } }));
     assert.equal(err.message, 'list element types are not identical: [[1] [x]]');
   });
 
-  it('answers 500 for a strategy pair that is not retainKeys plus one other', () => {
+  it('answers 400 for a strategy pair that is not retainKeys plus one other', () => {
     const err = patchErrorOf(() => smp({ spec: { broken: ['a'] } }, { spec: { broken: ['b'] } }));
     assert.equal(err.message, 'unexpected patch strategy: [merge replace]');
   });
