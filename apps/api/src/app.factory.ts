@@ -28,6 +28,9 @@ import { ResourceController } from './resource.controller.js';
 import { ResourceDeleteService } from './store/resource-delete.service.js';
 import { ResourceStoreService } from './store/resource-store.service.js';
 import { WatchService } from './watch/watch.service.js';
+import { TenantCache } from './tenant-cache.js';
+import { TenantLifecycleModule } from './tenancy/tenant-lifecycle.admission.js';
+import { createTenancySupport } from './tenancy/tenancy-support.js';
 
 /** Request bodies above this are refused with 413, as kube-apiserver's 3 MiB limit. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -73,7 +76,10 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     normalizePatched: normalizer(registry),
   });
   const nsDef = registry.lookup('default', '', 'v1', 'namespaces')!;
+  const tenants = new TenantRepository(db);
+  const tenantCache = new TenantCache(tenants);
   const admission = new AdmissionChain([
+    new TenantLifecycleModule(async (tenant) => (await tenantCache.get(tenant))?.phase),
     new NamespaceLifecycleModule(async (tenant, namespace) => {
       const ns = await objects.get(ResourceStoreService.key(tenant, nsDef, '', namespace), undefined, true);
       if (!ns) return undefined;
@@ -92,6 +98,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
   store.afterRemove = async (tenant, namespace) => {
     if (namespace) await deleter.finalizeNamespaceIfEmpty(tenant, namespace);
   };
+  const tenancy = createTenancySupport({ tenants, cache: tenantCache, registry, objects, lists, store, deleter, logger });
   const crds = createCrdSupport({ db, registry, lists, store, deleter, logger, pollIntervalMs: config.crdPollIntervalMs });
   const changes = new ChangeLogRepository(db);
   const watch = new WatchService({ config, logger, registry: metrics.registry, db, changes, lists, databaseUrl });
@@ -105,7 +112,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     objects,
     lists,
     changes,
-    tenants: new TenantRepository(db),
+    tenants,
     admission,
     store,
     deleter,
@@ -113,6 +120,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     webhooks,
     policies,
     crds,
+    tenancy,
   };
 }
 

@@ -10,6 +10,7 @@ import type { PolicyAdmission } from './admission/policy-admission.js';
 import type { ResourceDeleteService } from './store/resource-delete.service.js';
 import type { WatchService } from './watch/watch.service.js';
 import type { ResourceStoreService } from './store/resource-store.service.js';
+import type { TenancySupport } from './tenancy/tenancy-support.js';
 
 /** Injection token of {@link PlinthServices}. */
 export const PLINTH_SERVICES = Symbol('PLINTH_SERVICES');
@@ -36,4 +37,6 @@ export interface PlinthServices {
   watch: WatchService;
   /** CustomResourceDefinitions: the per-tenant CRD cache behind `registry` and the CRD controller; started and stopped by server.ts. */
   crds: CrdSupport;
+  /** Tenants: the Tenant kind's lifecycle and the cache of tenant rows; started and stopped by server.ts. */
+  tenancy: TenancySupport;
 }

@@ -21,7 +21,8 @@ import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
 import { PLINTH_SERVICES, type PlinthServices } from './plinth-services.js';
 import { namespaceFinalizeStrategy, namespaceStatusStrategy } from './registry/strategies/namespace.strategy.js';
 import type { ResourceDefinition, ResourceStrategy } from './registry/resource-definition.js';
-import { TenantCache } from './tenant-cache.js';
+import { tenantResource } from './tenancy/tenant-resource.js';
+import { tenantStatusStrategy } from './tenancy/tenant.strategy.js';
 
 /** Per-request labels for metrics and logs, set by the controller. */
 export interface RequestLabels {
@@ -55,12 +56,10 @@ function allQueryValues(q: RawQuery): Record<string, string[]> {
  */
 @Controller()
 export class ResourceController {
-  private readonly tenantCache: TenantCache;
   private readonly discovery: DiscoveryService;
   private readonly openapi: OpenApiDocumentsService;
 
   constructor(@Inject(PLINTH_SERVICES) private readonly s: PlinthServices) {
-    this.tenantCache = new TenantCache(s.tenants);
     this.discovery = new DiscoveryService(s.registry);
     this.openapi = new OpenApiDocumentsService(s.registry);
   }
@@ -72,7 +71,7 @@ export class ResourceController {
     const path = req.url.split('?')[0];
     const info = parseRequestInfo(req.method, path, parseBool(query.watch) === true);
     req.plinth = { verb: info.verb || req.method.toLowerCase(), group: info.group, resource: info.resource };
-    if (!(await this.tenantCache.exists(info.tenant))) throw NOT_FOUND();
+    if (!(await this.s.tenancy.cache.exists(info.tenant))) throw NOT_FOUND();
     await this.s.registry.prepare(info.tenant);
     if (!info.isResourceRequest) return handleNonResource(req, reply, info, this.discovery, this.openapi);
     const def = this.s.registry.lookup(info.tenant, info.group, info.version, info.resource);
@@ -153,6 +152,7 @@ export class ResourceController {
   private subresourceStrategy(def: ResourceDefinition, name: string): ResourceStrategy | undefined {
     if (def.custom) return def.custom.subresourceStrategies[name];
     if (def === customResourceDefinitionResource && name === 'status') return crdStatusStrategy;
+    if (def === tenantResource && name === 'status') return tenantStatusStrategy;
     if (def.group === '' && def.resource === 'namespaces') {
       if (name === 'status') return namespaceStatusStrategy;
       if (name === 'finalize') return namespaceFinalizeStrategy;

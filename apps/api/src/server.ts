@@ -2,12 +2,11 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
-import { migrateToLatest, TenantRepository } from '@plinth/storage';
+import { migrateToLatest } from '@plinth/storage';
 import { buildServices, createApp } from './app.factory.js';
 import type { AppConfig } from './config/app-config.js';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from '@plinth/storage';
 import type { PlinthServices } from './plinth-services.js';
-import { ensureSystemNamespaces } from './store/system-namespaces.js';
 
 /** A running Plinth server. */
 export interface RunningServer {
@@ -40,12 +39,6 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
   try {
     const applied = await migrateToLatest(services.db);
     logger.info({ applied }, 'migrations up to date');
-    const tenants = new TenantRepository(services.db);
-    for (const t of config.tenants) if (await tenants.ensure(t)) logger.info({ tenant: t }, 'tenant created');
-    for (const t of await tenants.list()) {
-      const created = await ensureSystemNamespaces(services, t);
-      if (created.length > 0) logger.info({ tenant: t, namespaces: created }, 'system namespaces created');
-    }
     logger.info({ modules: services.admission.names() }, 'admission chain');
     await services.watch.start();
     services.crds.start();
@@ -54,6 +47,9 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
     const address = app.getHttpServer().address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    // Tenants are objects now: the platform tenant and PLINTH_TENANTS get Tenant objects, provisioned before we report ready.
+    services.tenancy.lifecycle.setBaseUrl(url);
+    await services.tenancy.lifecycle.start(config.tenants);
     logger.info({ url }, 'Plinth is serving');
     return {
       app,
@@ -61,6 +57,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
       url,
       port,
       stop: async () => {
+        await services.tenancy.lifecycle.stop();
         await services.crds.stop();
         await services.watch.stop();
         await app.close();
@@ -69,6 +66,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
       },
     };
   } catch (err) {
+    await services.tenancy.lifecycle.stop();
     await services.crds.stop();
     await services.watch.stop();
     await services.db.destroy();

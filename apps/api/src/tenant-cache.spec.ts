@@ -2,10 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { TenantCache } from './tenant-cache.js';
 
+const acme = { name: 'acme', uid: 'u', phase: 'Active' as const, createdRevision: 1 };
+const lookup = (asked: string[]) => ({ get: async (n: string) => (asked.push(n), n === 'acme' ? acme : undefined) });
+
 describe('TenantCache', () => {
   it('answers repeated lookups from the cache, including "does not exist"', async () => {
     const asked: string[] = [];
-    const cache = new TenantCache({ exists: async (n: string) => (asked.push(n), n === 'acme') });
+    const cache = new TenantCache(lookup(asked));
     assert.equal(await cache.exists('acme'), true);
     assert.equal(await cache.exists('acme'), true);
     assert.equal(await cache.exists('nope'), false);
@@ -13,9 +16,18 @@ describe('TenantCache', () => {
     assert.deepEqual(asked, ['acme', 'nope']);
   });
 
+  it('asks again after forget', async () => {
+    const asked: string[] = [];
+    const cache = new TenantCache(lookup(asked));
+    assert.deepEqual(await cache.get('acme'), acme);
+    cache.forget('acme');
+    assert.deepEqual(await cache.get('acme'), acme);
+    assert.deepEqual(asked, ['acme', 'acme']);
+  });
+
   it('stays bounded under a flood of made-up tenant names, keeping the recently used', async () => {
     const asked: string[] = [];
-    const cache = new TenantCache({ exists: async (n: string) => (asked.push(n), n === 'acme') });
+    const cache = new TenantCache(lookup(asked));
     await cache.exists('acme');
     for (let i = 0; i < 12_000; i++) {
       await cache.exists(`made-up-${i}`);

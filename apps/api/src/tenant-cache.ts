@@ -1,27 +1,39 @@
 import { LRUCache } from 'lru-cache';
-import type { TenantRepository } from '@plinth/storage';
+import type { TenantRecord, TenantRepository } from '@plinth/storage';
 
 const TTL_MS = 2000;
 const MAX_TENANTS = 10_000;
 
 /**
- * Caches tenant existence for a short time so that every request does not
- * query the tenants table. A new tenant is visible within TTL_MS. At most
+ * Caches tenant rows for a short time so that every request does not query
+ * the tenants table. A new tenant, or a tenant's new phase, is visible
+ * within TTL_MS (at once on the replica that called `forget`). At most
  * MAX_TENANTS answers are kept (least recently used go first), so a flood
- * of made-up tenant names cannot grow it.
+ * of made-up tenant names cannot grow it. Storage refuses writes to a
+ * tenant that is not Active whatever this cache says.
  */
 export class TenantCache {
-  private readonly known = new LRUCache<string, boolean>({ max: MAX_TENANTS, ttl: TTL_MS });
+  private readonly known = new LRUCache<string, { record: TenantRecord | undefined }>({ max: MAX_TENANTS, ttl: TTL_MS });
 
-  constructor(private readonly tenants: Pick<TenantRepository, 'exists'>) {}
+  constructor(private readonly tenants: Pick<TenantRepository, 'get'>) {}
 
-  /** True when the tenant exists (possibly up to TTL_MS stale). */
+  /** True when the tenant exists, whatever its phase (possibly up to TTL_MS stale). */
   async exists(name: string): Promise<boolean> {
+    return (await this.get(name)) !== undefined;
+  }
+
+  /** The tenant's row, or undefined when it does not exist (possibly up to TTL_MS stale). */
+  async get(name: string): Promise<TenantRecord | undefined> {
     const hit = this.known.get(name);
-    if (hit !== undefined) return hit;
-    const exists = await this.tenants.exists(name);
-    this.known.set(name, exists);
-    return exists;
+    if (hit !== undefined) return hit.record;
+    const record = await this.tenants.get(name);
+    this.known.set(name, { record });
+    return record;
+  }
+
+  /** Drops what is cached about `name` (after this replica changed it). */
+  forget(name: string): void {
+    this.known.delete(name);
   }
 
   /** How many answers are cached (never more than MAX_TENANTS). */

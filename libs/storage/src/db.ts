@@ -6,6 +6,10 @@ export interface TenantsTable {
   name: string;
   uid: string;
   created_at: Generated<Date>;
+  /** 'Active', or 'Terminating' once its deletion has begun (writes are refused). */
+  phase: 'Active' | 'Terminating';
+  /** The newest revision when the tenant was created. */
+  created_revision: number;
 }
 
 /** The single row of `revision_counter`: the newest committed revision. */

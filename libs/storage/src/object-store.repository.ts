@@ -12,7 +12,13 @@ function mapWriteError(err: unknown, key: ObjectKey): never {
   if (code === 'P0409') throw new StorageError('AlreadyExists', `${key.resource} "${key.name}" already exists`);
   if (code === 'P0404') throw new StorageError('NotFound', `${key.resource} "${key.name}" not found`);
   if (code === 'P0412') throw new StorageError('Conflict', `${key.resource} "${key.name}" has been modified`);
+  if (code === 'P0403') throw new StorageError('TenantTerminating', tenantTerminatingMessage(key.tenant));
   throw err;
+}
+
+/** The refusal of a write to a tenant that is being deleted, as upstream words it for a terminating namespace. */
+export function tenantTerminatingMessage(tenant: string): string {
+  return `unable to create new content in tenant ${tenant} because it is being terminated`;
 }
 
 /**

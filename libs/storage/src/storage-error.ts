@@ -1,5 +1,13 @@
 /** What went wrong in storage, independent of HTTP. */
-export type StorageErrorCode = 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Expired' | 'TooLargeResourceVersion' | 'Unavailable';
+export type StorageErrorCode =
+  | 'NotFound'
+  | 'AlreadyExists'
+  | 'Conflict'
+  | 'Expired'
+  | 'TooLargeResourceVersion'
+  | 'Unavailable'
+  /** A write to a tenant that is being deleted (or is gone). */
+  | 'TenantTerminating';
 
 /**
  * The only error type the storage layer throws for expected conditions.

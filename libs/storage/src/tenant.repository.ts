@@ -1,22 +1,64 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from './db.js';
+import { StorageError } from './storage-error.js';
 
-/** Tenants (logical clusters). */
+/** The lifecycle phase of a tenant's logical cluster. */
+export type TenantPhase = 'Active' | 'Terminating';
+
+/** A row of `tenants`: one logical cluster. */
+export interface TenantRecord {
+  name: string;
+  uid: string;
+  phase: TenantPhase;
+  /** The newest revision when the tenant was created: nothing of it is older. */
+  createdRevision: number;
+}
+
+/**
+ * Tenants (logical clusters) and the removal of everything stored for one.
+ *
+ * Convention for every table that holds per-tenant rows: it has a `tenant`
+ * text column. {@link TenantRepository.purgeBatch} and
+ * {@link TenantRepository.countRows} find such tables in the catalog, so a
+ * new table is covered without changing this class. Writes to such tables
+ * must refuse tenants that are not Active (as the object write functions do
+ * through `plinth_check_tenant`), or a deleted tenant could leave rows behind.
+ */
 export class TenantRepository {
+  private tenantTables: Promise<string[]> | undefined;
+
   constructor(private readonly db: Kysely<DB>) {}
 
-  /** True when the tenant exists. */
+  /** True when the tenant exists, whatever its phase. */
   async exists(name: string): Promise<boolean> {
-    const row = await this.db.selectFrom('tenants').select('name').where('name', '=', name).executeTakeFirst();
-    return row !== undefined;
+    return (await this.get(name)) !== undefined;
   }
 
-  /** Creates the tenant if missing; returns true when it was created. Idempotent. */
+  /** The tenant's row, or undefined when there is none. */
+  async get(name: string): Promise<TenantRecord | undefined> {
+    const row = await this.db
+      .selectFrom('tenants')
+      .select(['name', 'uid', 'phase', 'created_revision'])
+      .where('name', '=', name)
+      .executeTakeFirst();
+    return row && { name: row.name, uid: row.uid, phase: row.phase, createdRevision: row.created_revision };
+  }
+
+  /**
+   * Creates the tenant if missing; returns true when it was created.
+   * Idempotent. A tenant that exists is left alone, even when Terminating
+   * (its name is free again only once its deletion has finished).
+   */
   async ensure(name: string): Promise<boolean> {
     const res = await this.db
       .insertInto('tenants')
-      .values({ name, uid: randomUUID() })
+      .values({
+        name,
+        uid: randomUUID(),
+        phase: 'Active',
+        created_revision: sql<number>`(SELECT value FROM revision_counter WHERE id = 1)`,
+      })
       .onConflict((oc) => oc.column('name').doNothing())
       .executeTakeFirst();
     return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
@@ -26,5 +68,88 @@ export class TenantRepository {
   async list(): Promise<string[]> {
     const rows = await this.db.selectFrom('tenants').select('name').orderBy('name').execute();
     return rows.map((r) => r.name);
+  }
+
+  /**
+   * Marks the tenant Terminating. When this returns, every write to the
+   * tenant that could still commit has committed, and every later one is
+   * refused (see migration 0002). Idempotent; returns false when the tenant
+   * does not exist.
+   */
+  async markTerminating(name: string): Promise<boolean> {
+    const { rows } = await sql<{ found: boolean }>`SELECT plinth_mark_tenant_terminating(${name}) AS found`.execute(this.db);
+    return rows[0].found;
+  }
+
+  /**
+   * Deletes up to `batch` rows of a Terminating tenant from each per-tenant
+   * table, each table in its own short statement (no long transaction, no
+   * lock held between batches). Returns how many rows it deleted in all;
+   * 0 means nothing is left. Throws StorageError Conflict when the tenant is
+   * not Terminating: an Active tenant is never purged. Safe to run
+   * concurrently and to retry.
+   */
+  async purgeBatch(name: string, batch: number): Promise<number> {
+    await this.requireTerminating(name);
+    let deleted = 0;
+    for (const table of await this.perTenantTables()) {
+      const res = await sql`
+        DELETE FROM ${sql.table(table)} WHERE ctid = ANY (ARRAY(
+          SELECT ctid FROM ${sql.table(table)} WHERE tenant = ${name} LIMIT ${batch}
+        ))
+      `.execute(this.db);
+      deleted += Number(res.numAffectedRows ?? 0);
+    }
+    return deleted;
+  }
+
+  /**
+   * Removes the row of a Terminating tenant that holds no rows any more, so
+   * that its name can be used again. Returns false (and removes nothing)
+   * when rows remain or the tenant is missing or Active.
+   */
+  async remove(name: string): Promise<boolean> {
+    const counts = await this.countRows(name);
+    if (Object.entries(counts).some(([table, n]) => table !== 'tenants' && n > 0)) return false;
+    const res = await this.db.deleteFrom('tenants').where('name', '=', name).where('phase', '=', 'Terminating').executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
+  }
+
+  /**
+   * How many rows of the tenant each per-tenant table holds, plus its own
+   * row in `tenants`. Reads only; for deletion progress and for tests.
+   */
+  async countRows(name: string): Promise<Record<string, number>> {
+    const counts: Record<string, number> = {};
+    for (const table of await this.perTenantTables()) {
+      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.table(table)} WHERE tenant = ${name}`.execute(this.db);
+      counts[table] = rows[0].n;
+    }
+    const own = await this.db.selectFrom('tenants').select((eb) => eb.fn.countAll<number>().as('n')).where('name', '=', name).executeTakeFirstOrThrow();
+    counts.tenants = Number(own.n);
+    return counts;
+  }
+
+  private async requireTerminating(name: string): Promise<void> {
+    const t = await this.get(name);
+    if (!t || t.phase !== 'Terminating') throw new StorageError('Conflict', `tenant "${name}" is not being deleted`);
+  }
+
+  /** Tables of the current schema with a `tenant` column, except `tenants` itself; read once. */
+  private perTenantTables(): Promise<string[]> {
+    this.tenantTables ??= sql<{ table_name: string }>`
+      SELECT c.table_name FROM information_schema.columns c
+      JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+      WHERE c.table_schema = current_schema() AND c.column_name = 'tenant' AND t.table_type = 'BASE TABLE'
+        AND c.table_name <> 'tenants'
+      ORDER BY c.table_name
+    `
+      .execute(this.db)
+      .then((r) => r.rows.map((row) => row.table_name))
+      .catch((err) => {
+        this.tenantTables = undefined;
+        throw err;
+      });
+    return this.tenantTables;
   }
 }

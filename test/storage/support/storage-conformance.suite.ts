@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Kysely } from 'kysely';
-import { createDatabase, type DB, StorageError } from '@plinth/storage';
+import { createDatabase, type DB, StorageError, TenantRepository } from '@plinth/storage';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
 import type { ConformanceStorage, ConformanceStorageFactory } from './conformance-storage.js';
 
@@ -34,6 +34,8 @@ export function describeStorageConformance(label: string, factory: ConformanceSt
       tdb = await createTestDatabase('conformance');
       db = createDatabase({ connectionString: tdb.url });
       s = await factory(db, tdb.url);
+      // Storage accepts objects only of tenants that exist (and are Active).
+      for (const t of ['other', 'elsewhere']) await new TenantRepository(db).ensure(t);
     });
     after(async () => {
       await s?.close();

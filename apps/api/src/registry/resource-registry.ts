@@ -19,6 +19,8 @@ export interface DynamicResourceSource {
  */
 export class ResourceRegistry {
   private readonly builtins = new Map<string, ResourceDefinition>();
+  /** Kinds served to one tenant only (the platform scope's Tenant kind), by tenant. */
+  private readonly scoped = new Map<string, Map<string, ResourceDefinition>>();
   private dynamic: DynamicResourceSource | undefined;
 
   constructor(definitions: ResourceDefinition[] = builtinResources) {
@@ -27,6 +29,20 @@ export class ResourceRegistry {
 
   private static key(group: string, version: string, resource: string): string {
     return `${group}/${version}/${resource}`;
+  }
+
+  /**
+   * Serves `definitions` to `tenant` only, as built-in kinds of that tenant
+   * (they win over its CRDs on a clash). Call at wiring time.
+   */
+  serveOnlyIn(tenant: string, definitions: ResourceDefinition[]): void {
+    const own = this.scoped.get(tenant) ?? new Map<string, ResourceDefinition>();
+    for (const d of definitions) own.set(ResourceRegistry.key(d.group, d.version, d.resource), d);
+    this.scoped.set(tenant, own);
+  }
+
+  private fixed(tenant: string, key: string): ResourceDefinition | undefined {
+    return this.builtins.get(key) ?? this.scoped.get(tenant)?.get(key);
   }
 
   /** Adds per-tenant definitions (CRDs); built-in kinds win on a clash. */
@@ -41,7 +57,7 @@ export class ResourceRegistry {
 
   /** The definition served at group/version/resource for the tenant, or undefined. */
   lookup(tenant: string, group: string, version: string, resource: string): ResourceDefinition | undefined {
-    return this.builtins.get(ResourceRegistry.key(group, version, resource)) ?? this.dynamic?.lookup(tenant, group, version, resource);
+    return this.fixed(tenant, ResourceRegistry.key(group, version, resource)) ?? this.dynamic?.lookup(tenant, group, version, resource);
   }
 
   /** A string that changes whenever the tenant's set of served resources or their schemas change (for caches). */
@@ -54,8 +70,8 @@ export class ResourceRegistry {
 
   /** Every definition served to the tenant, in a stable order. */
   all(tenant: string): ResourceDefinition[] {
-    const builtins = [...this.builtins.values()];
+    const builtins = [...this.builtins.values(), ...(this.scoped.get(tenant)?.values() ?? [])];
     if (!this.dynamic) return builtins;
-    return [...builtins, ...this.dynamic.definitions(tenant).filter((d) => !this.builtins.has(ResourceRegistry.key(d.group, d.version, d.resource)))];
+    return [...builtins, ...this.dynamic.definitions(tenant).filter((d) => !this.fixed(tenant, ResourceRegistry.key(d.group, d.version, d.resource)))];
   }
 }

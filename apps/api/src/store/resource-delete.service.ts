@@ -21,6 +21,13 @@ export interface DeleteOutcome {
   deleted: boolean;
 }
 
+/**
+ * Runs when an object with finalizers is asked to be deleted (each time, also
+ * when it already was; never on dry run), with the object as it now is;
+ * resolves with what the client is answered. Must not throw.
+ */
+export type DeletionRequestedHook = (ctx: WriteContext, object: KubeObject) => Promise<KubeObject>;
+
 const MAX_ATTEMPTS = 16;
 
 function nowTimestamp(): string {
@@ -33,6 +40,9 @@ function nowTimestamp(): string {
  * cascade (Terminating, contents deleted, then the namespace removed).
  */
 export class ResourceDeleteService {
+  /** Hooks run when deletion of a finalized object is requested, by storage resource; set at wiring time. */
+  readonly deletionRequested = new Map<string, DeletionRequestedHook>();
+
   constructor(
     private readonly objects: ObjectStoreRepository,
     private readonly lists: ObjectListRepository,
@@ -69,12 +79,14 @@ export class ResourceDeleteService {
   }
 
   private async markDeleting(ctx: WriteContext, name: string, old: KubeObject): Promise<DeleteOutcome> {
-    if (old.metadata.deletionTimestamp) return { object: old, deleted: false };
-    const object = await this.store.systemUpdate(ctx, name, (o) => {
-      o.metadata.deletionTimestamp ??= nowTimestamp();
-      o.metadata.deletionGracePeriodSeconds ??= 0;
-    });
-    return { object, deleted: false };
+    const object = old.metadata.deletionTimestamp
+      ? old
+      : await this.store.systemUpdate(ctx, name, (o) => {
+          o.metadata.deletionTimestamp ??= nowTimestamp();
+          o.metadata.deletionGracePeriodSeconds ??= 0;
+        });
+    const hook = ctx.dryRun ? undefined : this.deletionRequested.get(ctx.def.storageResource);
+    return { object: hook ? await hook(ctx, object) : object, deleted: false };
   }
 
   private async deleteNamespace(ctx: WriteContext, name: string, old: KubeObject): Promise<DeleteOutcome> {

@@ -10,6 +10,13 @@ import { validateObjectMeta, validateObjectMetaUpdate } from '@plinth/apimachine
 import { mapStorageError } from './storage-errors.mapper.js';
 import type { WriteContext } from './write-context.js';
 
+/**
+ * Runs after an object is stored by a create (never on dry run), with the
+ * stored object; resolves with what the client is answered. Must not throw:
+ * failures are the hook's to log and retry (the object is already stored).
+ */
+export type AfterCreateHook = (ctx: WriteContext, created: KubeObject) => Promise<KubeObject>;
+
 /** Turns the current object into the desired one; may throw ApiError. Must not mutate `current`. */
 export type UpdateTransform = (current: KubeObject) => KubeObject;
 
@@ -36,6 +43,8 @@ function randomSuffix(): string {
 export class ResourceStoreService {
   /** Called after an update removed an object whose last finalizer went away (namespace cleanup hooks in here). */
   afterRemove?: (tenant: string, namespace: string) => Promise<void>;
+  /** Hooks run after creates, by storage resource (`group/resource`); set at wiring time. */
+  readonly afterCreate = new Map<string, AfterCreateHook>();
 
   constructor(
     private readonly objects: ObjectStoreRepository,
@@ -78,7 +87,8 @@ export class ResourceStoreService {
     for (let attempt = 0; ; attempt++) {
       try {
         const stored = await this.objects.create(ResourceStoreService.key(ctx.tenant, def, ctx.namespace, obj.metadata.name!), obj);
-        return stored.body as KubeObject;
+        const hook = this.afterCreate.get(def.storageResource);
+        return hook ? await hook(ctx, stored.body as KubeObject) : (stored.body as KubeObject);
       } catch (err) {
         if (generate && isStorageError(err, 'AlreadyExists') && attempt < GENERATE_NAME_ATTEMPTS) {
           obj.metadata.name = `${obj.metadata.generateName}${randomSuffix()}`;

@@ -16,6 +16,8 @@ export function mapStorageError(err: unknown, def: ResourceDefinition, name: str
       throw ApiError.alreadyExists(target);
     case 'Conflict':
       throw ApiError.staleConflict(target);
+    case 'TenantTerminating':
+      throw ApiError.forbidden(target, err.message);
     case 'Expired':
       throw ApiError.gone(err.message);
     case 'TooLargeResourceVersion':

@@ -1,0 +1,59 @@
+import type { KubeObject } from '@plinth/apimachinery';
+
+/** The API group of the Tenant kind. */
+export const TENANCY_GROUP = 'tenancy.plinth.dev';
+/** The served version of the Tenant kind. */
+export const TENANCY_VERSION = 'v1alpha1';
+/** `group/resource` under which Tenant objects are stored. */
+export const TENANT_STORAGE_RESOURCE = `${TENANCY_GROUP}/tenants`;
+/**
+ * The logical cluster that is the platform scope (kcp's root workspace): the
+ * unprefixed paths (and `/clusters/default`). Tenant objects live and are
+ * served only here; single-user setups use it as their cluster.
+ */
+export const PLATFORM_TENANT = 'default';
+/** The finalizer that keeps a Tenant until everything in its logical cluster is gone. */
+export const TENANT_FINALIZER = 'tenancy.plinth.dev/logical-cluster';
+
+/** A Tenant's phase: Initializing until its logical cluster is ready, Active, Terminating once deleted. */
+export type TenantPhaseName = 'Initializing' | 'Active' | 'Terminating';
+
+/** One owner: a user or a group, named as authentication names it. */
+export interface TenantOwner {
+  kind: 'User' | 'Group';
+  name: string;
+}
+
+/** Limits of a tenant (validated here; enforced by the fair-sharing work). Absent fields mean no limit. */
+export interface TenantLimits {
+  objects?: number;
+  objectsPerResource?: Record<string, number>;
+  bytes?: string | number;
+  customResourceDefinitions?: number;
+  webhookConfigurations?: number;
+  concurrentRequests?: number;
+  requestsPerSecond?: number;
+}
+
+/** A metav1.Condition. */
+export interface TenantCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+/** `status` of a Tenant. */
+export interface TenantStatus {
+  phase?: TenantPhaseName;
+  url?: string;
+  conditions?: TenantCondition[];
+}
+
+/** A Tenant object as stored. */
+export interface TenantObject extends KubeObject {
+  spec?: { owners?: TenantOwner[]; limits?: TenantLimits };
+  status?: TenantStatus;
+}

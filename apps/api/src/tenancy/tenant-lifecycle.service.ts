@@ -1,0 +1,218 @@
+import type { Logger } from 'pino';
+import type { ObjectListRepository, ObjectStoreRepository, TenantRepository } from '@plinth/storage';
+import { isStorageError } from '@plinth/storage';
+import { ApiError } from '@plinth/apimachinery';
+import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import { ResourceStoreService } from '../store/resource-store.service.js';
+import type { WriteContext } from '../store/write-context.js';
+import { PLATFORM_TENANT, TENANT_FINALIZER, type TenantCondition, type TenantObject, type TenantOwner } from './tenant-api.js';
+import type { TenantDeletionRunner } from './tenant-deletion.runner.js';
+import { systemWriteContext, type TenantProvisioner } from './tenant-provisioner.js';
+import { tenantResource } from './tenant-resource.js';
+
+/** How often every replica looks for tenants to finish provisioning or deleting. */
+export const TENANT_RECONCILE_INTERVAL_MS = 5000;
+
+/** Dependencies of {@link TenantLifecycleService}. */
+export interface TenantLifecycleDeps {
+  tenants: TenantRepository;
+  objects: ObjectStoreRepository;
+  lists: ObjectListRepository;
+  store: ResourceStoreService;
+  provisioner: TenantProvisioner;
+  deletion: TenantDeletionRunner;
+  logger: Logger;
+}
+
+function now(): string {
+  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function ownersOf(t: TenantObject): TenantOwner[] {
+  return Array.isArray(t.spec?.owners) ? t.spec.owners.filter((o) => isPlainObject(o)) : [];
+}
+
+function condition(t: TenantObject, type: string, status: TenantCondition['status'], reason: string, message: string): TenantCondition {
+  const old = t.status?.conditions?.find((c) => c.type === type);
+  const lastTransitionTime = old && old.status === status ? old.lastTransitionTime : now();
+  return { type, status, reason, message, lastTransitionTime, observedGeneration: t.metadata.generation };
+}
+
+/**
+ * Drives Tenant objects to their logical clusters: provisions a new or
+ * changed Tenant (synchronously in its create request, so the tenant is
+ * usable when `kubectl create` returns), and on deletion marks the tenant
+ * Terminating, removes everything in it, then lets the Tenant go by removing
+ * its finalizer. A periodic reconcile on every replica completes whatever a
+ * crash or an error interrupted; every step is idempotent.
+ */
+export class TenantLifecycleService {
+  private baseUrl = '';
+  private timer: NodeJS.Timeout | undefined;
+  private reconciling: Promise<void> | undefined;
+
+  constructor(private readonly deps: TenantLifecycleDeps) {}
+
+  /** The server's URL, from which each tenant's status.url is derived. Set before `start`. */
+  setBaseUrl(url: string): void {
+    this.baseUrl = url.replace(/\/+$/, '');
+  }
+
+  /** The URL of `name`'s logical cluster. */
+  urlOf(name: string): string {
+    return name === PLATFORM_TENANT ? this.baseUrl : `${this.baseUrl}/clusters/${name}`;
+  }
+
+  /**
+   * Start-up: makes sure a Tenant object exists for the platform tenant,
+   * for each of `names` (PLINTH_TENANTS) and for every logical cluster that
+   * has none (created before Tenants were objects), provisions them, then
+   * reconciles periodically until `stop`.
+   */
+  async start(names: string[]): Promise<void> {
+    const existing = new Set(await this.deps.tenants.list());
+    const wanted = new Set([PLATFORM_TENANT, ...names, ...existing]);
+    for (const name of wanted) {
+      const row = await this.deps.tenants.get(name);
+      if (row?.phase === 'Terminating') continue;
+      await this.ensureObject(name);
+    }
+    await this.reconcile();
+    this.timer = setInterval(() => void this.reconcile(), TENANT_RECONCILE_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  /** Stops the periodic reconcile and waits for a run in progress. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.reconciling;
+  }
+
+  private async ensureObject(name: string): Promise<void> {
+    const ctx = systemWriteContext(PLATFORM_TENANT, tenantResource);
+    try {
+      await this.deps.store.create(ctx, { apiVersion: 'tenancy.plinth.dev/v1alpha1', kind: 'Tenant', metadata: { name }, spec: {} });
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 409)) throw err;
+    }
+  }
+
+  /** Hook after a Tenant is created: provisions it and answers with its new status. Never throws. */
+  readonly afterCreate = async (_ctx: WriteContext, created: KubeObject): Promise<KubeObject> => {
+    try {
+      return await this.provision(created as TenantObject);
+    } catch (err) {
+      this.deps.logger.warn({ tenant: created.metadata.name, err: (err as Error).message }, 'tenant provisioning failed; will retry');
+      return created;
+    }
+  };
+
+  /** Hook when deletion of a Tenant is requested: marks it Terminating and starts removing its content. Never throws. */
+  readonly deletionRequested = async (_ctx: WriteContext, object: KubeObject): Promise<KubeObject> => {
+    const name = object.metadata.name!;
+    try {
+      await this.deps.tenants.markTerminating(name);
+      const updated = await this.setStatus(name, (t) => this.terminatingStatus(t));
+      void this.finishDeletion(name);
+      return updated ?? object;
+    } catch (err) {
+      this.deps.logger.warn({ tenant: name, err: (err as Error).message }, 'tenant deletion could not start; will retry');
+      return object;
+    }
+  };
+
+  /** Provisions `tenant` and records the outcome in its status; returns the updated object. */
+  private async provision(tenant: TenantObject): Promise<TenantObject> {
+    const name = tenant.metadata.name!;
+    const outcome = await this.deps.provisioner.provision(name, ownersOf(tenant));
+    const updated = await this.setStatus(name, (t) =>
+      outcome === 'ready'
+        ? { phase: 'Active', url: this.urlOf(name), conditions: [condition(t, 'Ready', 'True', 'Provisioned', 'the logical cluster is ready')] }
+        : {
+            phase: 'Initializing',
+            url: this.urlOf(name),
+            conditions: [condition(t, 'Ready', 'False', 'PreviousTenantTerminating', 'a deleted tenant of the same name is still being removed')],
+          },
+    );
+    return updated ?? tenant;
+  }
+
+  private terminatingStatus(t: TenantObject): TenantObject['status'] {
+    return {
+      phase: 'Terminating',
+      url: this.urlOf(t.metadata.name!),
+      conditions: [condition(t, 'Ready', 'False', 'Terminating', 'the tenant and everything in it are being deleted')],
+    };
+  }
+
+  /** Writes `status` of the Tenant when it differs; returns the stored object, or undefined when the Tenant is gone. */
+  private async setStatus(name: string, status: (t: TenantObject) => TenantObject['status']): Promise<TenantObject | undefined> {
+    try {
+      return (await this.deps.store.systemUpdate(systemWriteContext(PLATFORM_TENANT, tenantResource), name, (o) => {
+        o.status = status(o as TenantObject);
+      })) as TenantObject;
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** Removes the tenant's content, then its Tenant object (if it is the deleted one). Never throws. */
+  private async finishDeletion(name: string): Promise<void> {
+    try {
+      await this.deps.deletion.run(name);
+      await this.releaseFinalizer(name);
+    } catch (err) {
+      this.deps.logger.warn({ tenant: name, err: (err as Error).message }, 'tenant deletion interrupted; will resume');
+    }
+  }
+
+  private async releaseFinalizer(name: string): Promise<void> {
+    const key = ResourceStoreService.key(PLATFORM_TENANT, tenantResource, '', name);
+    const current = await this.deps.objects.get(key, undefined, true);
+    if (!current || !(current.body as KubeObject).metadata.deletionTimestamp) return;
+    const ctx = systemWriteContext(PLATFORM_TENANT, tenantResource);
+    try {
+      const stored = await this.deps.store.systemUpdate(ctx, name, (o) => {
+        o.metadata.finalizers = (o.metadata.finalizers ?? []).filter((f) => f !== TENANT_FINALIZER);
+      });
+      if ((stored.metadata.finalizers ?? []).length === 0) await this.deps.objects.delete(key, Number(stored.metadata.resourceVersion));
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) return;
+      if (isStorageError(err, 'NotFound') || isStorageError(err, 'Conflict')) return;
+      throw err;
+    }
+  }
+
+  /** One pass over every Tenant and every terminating logical cluster; joins a pass in progress. */
+  reconcile(): Promise<void> {
+    this.reconciling ??= this.reconcileOnce()
+      .catch((err) => this.deps.logger.warn({ err: (err as Error).message }, 'tenant reconcile failed'))
+      .finally(() => {
+        this.reconciling = undefined;
+      });
+    return this.reconciling;
+  }
+
+  private async reconcileOnce(): Promise<void> {
+    const page = await this.deps.lists.list({ tenant: PLATFORM_TENANT, resource: tenantResource.storageResource });
+    const withObject = new Set<string>();
+    for (const item of page.items) {
+      const t = item.body as TenantObject;
+      const name = t.metadata.name!;
+      withObject.add(name);
+      if (t.metadata.deletionTimestamp) {
+        if (!this.deps.deletion.isRunning(name)) await this.deletionRequested(systemWriteContext(PLATFORM_TENANT, tenantResource), t);
+        continue;
+      }
+      const ready = t.status?.phase === 'Active' && t.status.conditions?.some((c) => c.type === 'Ready' && c.observedGeneration === t.metadata.generation);
+      if (!ready) await this.afterCreate(systemWriteContext(PLATFORM_TENANT, tenantResource), t);
+    }
+    // A logical cluster whose Tenant was removed early (its finalizer taken off by hand) is still emptied.
+    for (const name of await this.deps.tenants.list()) {
+      if (withObject.has(name) || this.deps.deletion.isRunning(name)) continue;
+      if ((await this.deps.tenants.get(name))?.phase === 'Terminating') void this.finishDeletion(name);
+    }
+  }
+}

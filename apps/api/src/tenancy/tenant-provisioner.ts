@@ -1,0 +1,120 @@
+import type { Logger } from 'pino';
+import type { TenantRepository } from '@plinth/storage';
+import { ApiError } from '@plinth/apimachinery';
+import type { KubeObject } from '@plinth/apimachinery';
+import type { ResourceDefinition } from '../registry/resource-definition.js';
+import type { ResourceRegistry } from '../registry/resource-registry.js';
+import type { ResourceStoreService } from '../store/resource-store.service.js';
+import { SYSTEM_NAMESPACES } from '../store/system-namespaces.js';
+import type { WriteContext } from '../store/write-context.js';
+import type { TenantCache } from '../tenant-cache.js';
+import type { TenantOwner } from './tenant-api.js';
+
+/** The ClusterRoleBinding, inside each tenant, that makes its owners cluster-admin. */
+export const OWNERS_BINDING_NAME = 'tenancy.plinth.dev:owners';
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
+
+/**
+ * Ensures a tenant's default roles (cluster-admin, admin, edit, view…).
+ * The RBAC work provides it; until it is wired, provisioning skips this step.
+ * Must be idempotent and leave existing objects alone.
+ */
+export type EnsureDefaultRbac = (tenant: string) => Promise<void>;
+
+/** What provisioning did: `waiting` when a deleted tenant of the same name still holds the name. */
+export type ProvisionOutcome = 'ready' | 'waiting';
+
+/** Dependencies of {@link TenantProvisioner}. */
+export interface TenantProvisionerDeps {
+  tenants: TenantRepository;
+  cache: TenantCache;
+  registry: ResourceRegistry;
+  store: ResourceStoreService;
+  logger: Logger;
+}
+
+/** A write context of the API server itself (admission runs; the identity is the system's). */
+export function systemWriteContext(tenant: string, def: ResourceDefinition, namespace = ''): WriteContext {
+  return {
+    tenant,
+    def,
+    namespace,
+    subresource: '',
+    user: { username: 'system:apiserver', uid: '', groups: ['system:masters', 'system:authenticated'] },
+    dryRun: false,
+    options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' },
+    warnings: [],
+  };
+}
+
+/**
+ * Creates what a tenant's logical cluster consists of: its row (from then
+ * on storage accepts its objects), its system namespaces, its default
+ * roles, and the binding of its owners to cluster-admin. Every step is
+ * idempotent, so a provisioning cut short (a crash, a lost database) is
+ * completed by running it again.
+ */
+export class TenantProvisioner {
+  /** The RBAC work's "ensure default RBAC for tenant"; unset until that lands. */
+  ensureDefaultRbac: EnsureDefaultRbac | undefined;
+
+  constructor(private readonly deps: TenantProvisionerDeps) {}
+
+  /** Provisions `name` for `owners`. Throws on storage failures (the caller retries later). */
+  async provision(name: string, owners: TenantOwner[]): Promise<ProvisionOutcome> {
+    const { tenants, cache } = this.deps;
+    await tenants.ensure(name);
+    cache.forget(name);
+    const row = await tenants.get(name);
+    if (!row || row.phase !== 'Active') return 'waiting';
+    await this.ensureSystemNamespaces(name);
+    await this.ensureDefaultRbac?.(name);
+    await this.bindOwners(name, owners);
+    return 'ready';
+  }
+
+  private async createIfMissing(ctx: WriteContext, obj: KubeObject): Promise<void> {
+    try {
+      await this.deps.store.create(ctx, obj);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 409)) throw err;
+    }
+  }
+
+  private async ensureSystemNamespaces(tenant: string): Promise<void> {
+    const def = this.deps.registry.lookup(tenant, '', 'v1', 'namespaces');
+    if (!def) return;
+    for (const name of SYSTEM_NAMESPACES) {
+      await this.createIfMissing(systemWriteContext(tenant, def), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    }
+  }
+
+  /**
+   * Binds the owners to cluster-admin with one ClusterRoleBinding, kept equal
+   * to spec.owners (created, updated, or left alone when equal). A no-op
+   * while RBAC kinds are not served.
+   */
+  private async bindOwners(tenant: string, owners: TenantOwner[]): Promise<void> {
+    const def = this.deps.registry.lookup(tenant, RBAC_GROUP, 'v1', 'clusterrolebindings');
+    if (!def) return;
+    const subjects = owners.map((o) => ({ kind: o.kind, apiGroup: RBAC_GROUP, name: o.name }));
+    const desired: KubeObject = {
+      apiVersion: `${RBAC_GROUP}/v1`,
+      kind: 'ClusterRoleBinding',
+      metadata: { name: OWNERS_BINDING_NAME, labels: { 'tenancy.plinth.dev/owners': 'true' } },
+      roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects,
+    };
+    const ctx = systemWriteContext(tenant, def);
+    try {
+      await this.deps.store.create(ctx, desired);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 409)) throw err;
+      await this.deps.store.update({ ...ctx, options: { kind: 'UpdateOptions', apiVersion: 'meta.k8s.io/v1' } }, OWNERS_BINDING_NAME, (current) => ({
+        ...current,
+        roleRef: desired.roleRef,
+        subjects,
+      }));
+    }
+  }
+}

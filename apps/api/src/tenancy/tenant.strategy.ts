@@ -1,0 +1,42 @@
+import type { KubeObject } from '@plinth/apimachinery';
+import type { ResourceStrategy } from '../registry/resource-definition.js';
+import { TENANT_FINALIZER } from './tenant-api.js';
+import { validateTenant } from './tenant.validation.js';
+
+function withFinalizer(obj: KubeObject): void {
+  const finalizers = Array.isArray(obj.metadata.finalizers) ? obj.metadata.finalizers : [];
+  if (!finalizers.includes(TENANT_FINALIZER)) obj.metadata.finalizers = [...finalizers, TENANT_FINALIZER];
+}
+
+/**
+ * Tenant: status is server-owned (phase Initializing on create, kept on
+ * updates of the main resource); every Tenant carries the logical-cluster
+ * finalizer, so that deleting it removes its content before the object goes.
+ * Pure; the methods mutate only the object they are given.
+ */
+export const tenantStrategy: ResourceStrategy = {
+  prepareForCreate: (obj: KubeObject) => {
+    obj.status = { phase: 'Initializing' };
+    withFinalizer(obj);
+  },
+  prepareForUpdate: (obj: KubeObject, old: KubeObject) => {
+    obj.status = old.status;
+    // The finalizer is the platform's: a client's update cannot drop it while the tenant lives.
+    if (!old.metadata.deletionTimestamp && (old.metadata.finalizers ?? []).includes(TENANT_FINALIZER)) withFinalizer(obj);
+  },
+  validate: (obj: KubeObject) => validateTenant(obj),
+  validateUpdate: (obj: KubeObject) => validateTenant(obj),
+  allowCreateOnUpdate: false,
+  allowUnconditionalUpdate: true,
+};
+
+/** Writes to tenants/status: only status may change. Mutates `obj`. */
+export const tenantStatusStrategy: ResourceStrategy = {
+  ...tenantStrategy,
+  prepareForCreate: () => undefined,
+  prepareForUpdate: (obj: KubeObject, old: KubeObject) => {
+    obj.spec = old.spec;
+    obj.metadata = { ...old.metadata, resourceVersion: obj.metadata.resourceVersion };
+  },
+  validateUpdate: () => [],
+};

@@ -1,0 +1,112 @@
+import { Quantity } from '@plinth/apimachinery';
+import { type FieldError, fieldErrors } from '@plinth/apimachinery';
+import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import { isDNS1123Subdomain } from '@plinth/apimachinery';
+
+/** Names no Tenant may take: `root` is kcp's name of the platform scope, kept free for that alias. */
+export const RESERVED_TENANT_NAMES = new Set(['root']);
+/** The most owners one Tenant may list. */
+export const MAX_OWNERS = 100;
+/** The longest owner name (user names may be e-mail addresses or `system:serviceaccount:…`). */
+export const MAX_OWNER_NAME_LENGTH = 1024;
+/** The most entries of `spec.limits.objectsPerResource`. */
+export const MAX_PER_RESOURCE_LIMITS = 256;
+
+const OWNER_KINDS = ['User', 'Group'];
+const INT32_MAX = 2 ** 31 - 1;
+const INT64_MAX = (1n << 63n) - 1n;
+// Control characters have no place in an identity and would garble logs and messages.
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+function validateOwners(owners: unknown): FieldError[] {
+  if (owners === undefined || owners === null) return [];
+  if (!Array.isArray(owners)) return [fieldErrors.typeInvalid('spec.owners', owners, 'must be a list')];
+  if (owners.length > MAX_OWNERS) return [fieldErrors.tooMany('spec.owners', owners.length, MAX_OWNERS)];
+  const errs: FieldError[] = [];
+  const seen = new Set<string>();
+  owners.forEach((o, i) => {
+    const path = `spec.owners[${i}]`;
+    if (!isPlainObject(o)) {
+      errs.push(fieldErrors.required(path, 'an owner needs a kind and a name'));
+      return;
+    }
+    if (o.kind === undefined || o.kind === '') errs.push(fieldErrors.required(`${path}.kind`));
+    else if (typeof o.kind !== 'string' || !OWNER_KINDS.includes(o.kind)) errs.push(fieldErrors.notSupported(`${path}.kind`, o.kind, OWNER_KINDS));
+    if (o.name === undefined || o.name === '') errs.push(fieldErrors.required(`${path}.name`));
+    else if (typeof o.name !== 'string') errs.push(fieldErrors.typeInvalid(`${path}.name`, o.name, 'must be a string'));
+    else if (o.name.length > MAX_OWNER_NAME_LENGTH) errs.push(fieldErrors.tooLong(`${path}.name`, '', MAX_OWNER_NAME_LENGTH));
+    else if (CONTROL_CHARACTER.test(o.name)) errs.push(fieldErrors.invalid(`${path}.name`, o.name, 'must not contain control characters'));
+    const key = `${String(o.kind)}\u0000${String(o.name)}`;
+    if (seen.has(key)) errs.push(fieldErrors.duplicate(path, { kind: o.kind, name: o.name }));
+    seen.add(key);
+  });
+  return errs;
+}
+
+function validateCount(value: unknown, path: string, min: number, max: number): FieldError[] {
+  if (value === undefined || value === null) return [];
+  if (typeof value !== 'number' || !Number.isInteger(value)) return [fieldErrors.typeInvalid(path, value, 'must be an integer')];
+  if (value < min) return [fieldErrors.invalid(path, value, `must be greater than or equal to ${min}`)];
+  if (value > max) return [fieldErrors.invalid(path, value, `must be less than or equal to ${max}`)];
+  return [];
+}
+
+function validateBytes(value: unknown): FieldError[] {
+  const path = 'spec.limits.bytes';
+  if (value === undefined || value === null) return [];
+  if (typeof value === 'number') return validateCount(value, path, 0, Number.MAX_SAFE_INTEGER);
+  if (typeof value !== 'string') return [fieldErrors.typeInvalid(path, value, 'must be a quantity')];
+  let q: Quantity;
+  try {
+    q = Quantity.parse(value);
+  } catch (err) {
+    return [fieldErrors.invalid(path, value, (err as Error).message)];
+  }
+  if (q.num < 0n) return [fieldErrors.invalid(path, value, 'must be greater than or equal to 0')];
+  if (q.den !== 1n) return [fieldErrors.invalid(path, value, 'must be a whole number of bytes')];
+  if (q.num > INT64_MAX) return [fieldErrors.invalid(path, value, 'must be less than or equal to 8Ei')];
+  return [];
+}
+
+function validatePerResource(value: unknown): FieldError[] {
+  const path = 'spec.limits.objectsPerResource';
+  if (value === undefined || value === null) return [];
+  if (!isPlainObject(value)) return [fieldErrors.typeInvalid(path, value, 'must be a map of resource to count')];
+  const entries = Object.entries(value);
+  if (entries.length > MAX_PER_RESOURCE_LIMITS) return [fieldErrors.tooMany(path, entries.length, MAX_PER_RESOURCE_LIMITS)];
+  return entries.flatMap(([resource, n]) => [
+    ...isDNS1123Subdomain(resource).map((d) => fieldErrors.invalid(path, resource, `a key must be "<resource>" or "<resource>.<group>": ${d}`)),
+    ...validateCount(n, `${path}[${resource}]`, 0, Number.MAX_SAFE_INTEGER),
+  ]);
+}
+
+function validateLimits(limits: unknown): FieldError[] {
+  if (limits === undefined || limits === null) return [];
+  if (!isPlainObject(limits)) return [fieldErrors.typeInvalid('spec.limits', limits, 'must be an object')];
+  const p = 'spec.limits';
+  return [
+    ...validateCount(limits.objects, `${p}.objects`, 0, Number.MAX_SAFE_INTEGER),
+    ...validatePerResource(limits.objectsPerResource),
+    ...validateBytes(limits.bytes),
+    ...validateCount(limits.customResourceDefinitions, `${p}.customResourceDefinitions`, 0, INT32_MAX),
+    ...validateCount(limits.webhookConfigurations, `${p}.webhookConfigurations`, 0, INT32_MAX),
+    ...validateCount(limits.concurrentRequests, `${p}.concurrentRequests`, 1, INT32_MAX),
+    ...validateCount(limits.requestsPerSecond, `${p}.requestsPerSecond`, 1, INT32_MAX),
+  ];
+}
+
+/**
+ * Kind-specific checks of a Tenant (the generic ObjectMeta checks, with its
+ * name a DNS-1123 label, are the caller's): a name that is not reserved,
+ * owners that are users or groups with a name and no duplicates, and limits
+ * that are whole, non-negative numbers within range. Pure; [] when valid.
+ */
+export function validateTenant(obj: KubeObject): FieldError[] {
+  const errs: FieldError[] = [];
+  const name = obj.metadata.name;
+  if (typeof name === 'string' && RESERVED_TENANT_NAMES.has(name)) errs.push(fieldErrors.invalid('metadata.name', name, 'is reserved'));
+  const spec = obj.spec;
+  if (spec === undefined || spec === null) return errs;
+  if (!isPlainObject(spec)) return [...errs, fieldErrors.typeInvalid('spec', spec, 'must be an object')];
+  return [...errs, ...validateOwners(spec.owners), ...validateLimits(spec.limits)];
+}
