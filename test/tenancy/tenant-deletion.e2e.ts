@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import request from 'supertest';
-import { isStorageError, type TenantRepository } from '../../libs/storage/src/index.js';
+import { isStorageError, type TenantRepository } from '@plinth/storage';
 import { TenantDeletionRunner } from '../../apps/api/src/tenancy/tenant-deletion.runner.js';
 import { kubectl, type KubectlResult, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
