@@ -268,29 +268,46 @@ describe('ServiceResolver', () => {
 });
 
 describe('WebhookConfigurationCache', () => {
-  it('serves a snapshot, refreshes it in the background after refreshMs, and waits for a reload after twice that', async () => {
-    let now = 0;
+  it('serves its snapshot until the change stream reports a change of the tenant, then reads again; a reset outdates every tenant', async () => {
     let loads = 0;
     let configs: WebhookConfigurationV1[] = [];
-    const cache = new WebhookConfigurationCache(
-      async (_t, kind) => {
-        if (kind === 'validating') loads++;
-        return kind === 'validating' ? configs : [];
-      },
-      { refreshMs: 500, now: () => now },
-    );
+    const cache = new WebhookConfigurationCache(async (_t, kind) => {
+      if (kind === 'validating') loads++;
+      return kind === 'validating' ? configs : [];
+    });
+    const change = (tenant: string) => ({ revision: 1, type: 'ADDED' as const, key: { tenant, resource: 'r', namespace: '', name: 'a' }, object: {}, prevObject: null });
     assert.equal((await cache.webhooks('t', 'validating')).length, 0);
     assert.equal(loads, 1);
     configs = [config('a', {})];
-    now = 400;
-    assert.equal((await cache.webhooks('t', 'validating')).length, 0, 'fresh snapshot used as is');
-    now = 600;
-    assert.equal((await cache.webhooks('t', 'validating')).length, 0, 'stale snapshot served while reloading');
-    await new Promise((r) => setImmediate(r));
-    assert.equal((await cache.webhooks('t', 'validating')).length, 1);
+    assert.equal((await cache.webhooks('t', 'validating')).length, 0, 'no change seen: the snapshot is used as is, no query');
+    assert.equal(loads, 1);
+    cache.observer.onChange(change('other'));
+    assert.equal((await cache.webhooks('t', 'validating')).length, 0, "another tenant's change does not outdate this one");
+    assert.equal(loads, 1);
+    cache.observer.onChange(change('t'));
+    assert.equal((await cache.webhooks('t', 'validating')).length, 1, 'read again after its change');
+    assert.equal(loads, 2);
     configs = [];
-    now = 2000;
-    assert.equal((await cache.webhooks('t', 'validating')).length, 0, 'an old snapshot is reloaded before use');
+    cache.observer.onReset();
+    assert.equal((await cache.webhooks('t', 'validating')).length, 0, 'read again after a reset');
     assert.equal(loads, 3);
   });
+
+  it('never keeps a read that started before a change as current', async () => {
+    let release: (() => void) | undefined;
+    let configs: WebhookConfigurationV1[] = [];
+    const cache = new WebhookConfigurationCache(async (_t, kind) => {
+      const snapshot = configs;
+      if (kind === 'validating' && release === undefined) await new Promise<void>((r) => (release = r));
+      return kind === 'validating' ? snapshot : [];
+    });
+    const first = cache.webhooks('t', 'validating');
+    await new Promise((r) => setImmediate(r));
+    configs = [config('a', {})];
+    cache.observer.onChange({ revision: 2, type: 'ADDED', key: { tenant: 't', resource: 'r', namespace: '', name: 'a' }, object: {}, prevObject: null });
+    release!();
+    assert.equal((await first).length, 0);
+    assert.equal((await cache.webhooks('t', 'validating')).length, 1, 'the slow read is not served after the change');
+  });
 });
+

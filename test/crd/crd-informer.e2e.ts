@@ -13,7 +13,7 @@ describe('@kubernetes/client-node informer over custom resources (checklist 24)'
   let objects: CustomObjectsApi;
 
   before(async () => {
-    s = await startTestServer('crd-informer', { PLINTH_CRD_POLL_INTERVAL_MS: '100', PLINTH_BOOKMARK_INTERVAL_SECONDS: '1' });
+    s = await startTestServer('crd-informer', { PLINTH_BOOKMARK_INTERVAL_SECONDS: '1' });
     const api = request(s.url);
     await api.post('/api/v1/namespaces').send({ metadata: { name: 'demo' } }).expect(201);
     await installCrd(api, widgetCrd());

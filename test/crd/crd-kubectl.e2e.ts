@@ -98,7 +98,7 @@ describe('kubectl 1.32 with a real CRD set (Gateway API v1.3.0) and a scalable C
   const k = (args: string[], input?: string) => kubectl(kc, args, input);
 
   before(async () => {
-    s = await startTestServer('crd-kubectl', { PLINTH_CRD_POLL_INTERVAL_MS: '200' });
+    s = await startTestServer('crd-kubectl');
     kc = writeTestKubeconfig(s.url);
     ok(await k(['create', 'namespace', 'gw']));
   });

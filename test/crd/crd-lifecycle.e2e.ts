@@ -15,7 +15,7 @@ describe('CustomResourceDefinition lifecycle', () => {
   let api: ReturnType<typeof request>;
 
   before(async () => {
-    s = await startTestServer('crd-lifecycle', { PLINTH_TENANTS: 'acme,zeta', PLINTH_CRD_POLL_INTERVAL_MS: '100' });
+    s = await startTestServer('crd-lifecycle', { PLINTH_TENANTS: 'acme,zeta' });
     api = request(s.url);
     await api.post('/api/v1/namespaces').send({ metadata: { name: 'demo' } }).expect(201);
   });
@@ -168,7 +168,7 @@ describe('CustomResourceDefinition lifecycle', () => {
   });
 
   it('a second replica on the same database serves a new CRD within a second', async () => {
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: s.database.url, PLINTH_DB_POOL_SIZE: '4', PLINTH_CRD_POLL_INTERVAL_MS: '500' });
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: s.database.url, PLINTH_DB_POOL_SIZE: '4' });
     const replica = await startServer(config, pino({ level: 'silent' }));
     try {
       const other = request(replica.url);

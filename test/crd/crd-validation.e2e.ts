@@ -41,7 +41,7 @@ describe('custom resource validation, pruning and defaulting', () => {
   let api: ReturnType<typeof request>;
 
   before(async () => {
-    s = await startTestServer('crd-validation', { PLINTH_CRD_POLL_INTERVAL_MS: '100' });
+    s = await startTestServer('crd-validation');
     api = request(s.url);
     await api.post('/api/v1/namespaces').send({ metadata: { name: 'demo' } }).expect(201);
     await installCrd(api, widgetCrd());

@@ -12,7 +12,7 @@ describe('custom resource versions, subresources, printer columns and selectable
   let api: ReturnType<typeof request>;
 
   before(async () => {
-    s = await startTestServer('crd-versions', { PLINTH_CRD_POLL_INTERVAL_MS: '100' });
+    s = await startTestServer('crd-versions');
     api = request(s.url);
     await api.post('/api/v1/namespaces').send({ metadata: { name: 'demo' } }).expect(201);
     const crd = widgetCrd({

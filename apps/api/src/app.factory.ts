@@ -15,7 +15,8 @@ import {
   TenantRepository,
 } from '@plinth/storage';
 import type { AppConfig } from './config/app-config.js';
-import { createCrdSupport } from './crd/crd-support.js';
+import { createCrdSupport, type ObserveChanges } from './crd/crd-support.js';
+import { customResourceDefinitionResource } from './crd/crd-resource.js';
 import { StatusExceptionFilter } from './errors/status.filter.js';
 import { HealthController } from './health.controller.js';
 import { clientErrorStatus, frameworkErrorStatus, registerRequestGuards } from './http/request-guards.js';
@@ -56,6 +57,10 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
   const registry = new ResourceRegistry();
   const metrics = new Metrics();
   const egress = webhookEgressPolicy(config);
+  const changes = new ChangeLogRepository(db);
+  const watch = new WatchService({ config, logger, registry: metrics.registry, db, changes, lists, databaseUrl });
+  // CRDs and webhook configurations are cached on every replica, fed by its change stream.
+  const observe: ObserveChanges = (resource, observer) => watch.pipeline.cache.observe(resource, observer);
   const webhooks = createWebhookAdmission({
     egress,
     registry,
@@ -65,6 +70,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     metricsRegistry: metrics.registry,
     serviceMap: config.webhookServiceMap,
     refreshMs: config.webhookRefreshMs,
+    observe,
   });
   const policies = createPolicyAdmission({
     registry,
@@ -93,15 +99,17 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     policies.validating,
     webhooks.validating,
   ]);
-  const store = new ResourceStoreService(objects, admission);
+  // Read-your-writes for kinds every replica caches: a write is answered once this replica serves it.
+  const store = new ResourceStoreService(objects, admission, async (def, key, revision) => {
+    await watch.pipeline.waitApplied(revision);
+    if (def === customResourceDefinitionResource) await crds.settled(key.tenant, key.name);
+  });
   const deleter = new ResourceDeleteService(objects, lists, store, registry);
   store.afterRemove = async (tenant, namespace) => {
     if (namespace) await deleter.finalizeNamespaceIfEmpty(tenant, namespace);
   };
   const tenancy = createTenancySupport({ tenants, cache: tenantCache, registry, objects, lists, store, deleter, logger });
-  const crds = createCrdSupport({ db, registry, lists, store, deleter, logger, pollIntervalMs: config.crdPollIntervalMs });
-  const changes = new ChangeLogRepository(db);
-  const watch = new WatchService({ config, logger, registry: metrics.registry, db, changes, lists, databaseUrl });
+  const crds = createCrdSupport({ registry, lists, store, deleter, logger, observe });
   policies.attach(watch.cache);
   return {
     config,

@@ -39,7 +39,6 @@ declare module 'fastify' {
   }
 }
 
-const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
 const NOT_FOUND = () => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
 
@@ -89,18 +88,8 @@ export class ResourceController {
     };
     req.plinthWarnings = ctx.warnings;
     if (def.custom?.deprecationWarning) ctx.warnings.push(def.custom.deprecationWarning);
-    try {
-      if (info.subresource) await this.subresource(ctx, def);
-      else await this.dispatch(ctx, info, def);
-    } finally {
-      // A CRD write changes what the tenant serves: reload its CRDs now rather than at the next poll.
-      if (def === customResourceDefinitionResource && WRITE_VERBS.has(info.verb)) this.s.crds.afterWrite(info.tenant);
-      // A webhook configuration write is seen by this replica's next request (read-your-writes).
-      if (def.group === 'admissionregistration.k8s.io' && WRITE_VERBS.has(info.verb)) {
-        this.s.webhooks.cache.invalidate(info.tenant);
-        this.s.policies.cache.invalidate(info.tenant);
-      }
-    }
+    if (info.subresource) await this.subresource(ctx, def);
+    else await this.dispatch(ctx, info, def);
   }
 
   private async dispatch(ctx: HandlerContext, info: RequestInfo, def: ResourceDefinition): Promise<void> {

@@ -13,7 +13,6 @@ export * from './object-list.repository.js';
 export * from './change-log.repository.js';
 export * from './tenant.repository.js';
 export * from './selector-sql.js';
-export * from './resource-revisions.repository.js';
 export * from './embedded-postgres.js';
 export * from './database-probe.js';
 export * from './watch/index.js';

@@ -16,7 +16,7 @@ import {
   type WebhookKind,
   type WebhookModuleDependencies,
 } from '@plinth/admission';
-import type { ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
+import type { ChangeObserver, ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
 import { checkTypes, dropUndeclared } from '../handlers/decode-object.js';
 import { groupVersion } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
@@ -32,10 +32,12 @@ export interface WebhookAdmissionOptions {
   metricsRegistry: Registry;
   /** PLINTH_WEBHOOK_SERVICE_MAP (see docs/admission.md). */
   serviceMap?: string;
-  /** Configuration snapshots older than this are refreshed; changes take effect within twice this. */
+  /** How long namespace labels (namespaceSelector) are remembered. Default 500 ms. */
   refreshMs?: number;
   /** Where tenants' webhook URLs may point (unset: anywhere). */
   egress?: WebhookEgressPolicy;
+  /** Subscribes the configuration cache to the change stream (WatchCache.observe); returns the unsubscribe function. */
+  observe: (resource: string, observer: ChangeObserver) => () => void;
 }
 
 /** The two webhook modules and what they share; `close()` releases the connection pools. */
@@ -124,16 +126,15 @@ function namespaceLabelCache(ttlMs: number, lookup: LabelLookup): LabelLookup {
 
 /**
  * Builds MutatingAdmissionWebhook and ValidatingAdmissionWebhook over the
- * tenant's stored configurations: a bounded-staleness configuration cache
- * (changes take effect on every replica within 2 × refreshMs), namespace
+ * tenant's stored configurations: a configuration cache fed by the change
+ * stream (a change takes effect on a replica as soon as its stream applies
+ * it; on the replica that took the write, before the write is answered), namespace
  * labels read from storage, the service map, re-validation of patched
  * objects, and Prometheus metrics per webhook.
  */
 export function createWebhookAdmission(o: WebhookAdmissionOptions): WebhookAdmission {
-  const cache = new WebhookConfigurationCache(configurationLoader(o.registry, o.lists), {
-    refreshMs: o.refreshMs,
-    onError: (err, tenant) => o.logger.warn({ tenant, err: err instanceof Error ? err.message : String(err) }, 'reading webhook configurations failed'),
-  });
+  const cache = new WebhookConfigurationCache(configurationLoader(o.registry, o.lists));
+  const unobserve = Object.values(CONFIG_RESOURCES).map((resource) => o.observe(`admissionregistration.k8s.io/${resource}`, cache.observer));
   const client = new WebhookClient();
   const nsDef = o.registry.lookup('default', '', 'v1', 'namespaces');
   const deps: WebhookModuleDependencies = {
@@ -159,6 +160,9 @@ export function createWebhookAdmission(o: WebhookAdmissionOptions): WebhookAdmis
     validating: new ValidatingWebhookModule(deps),
     cache,
     client,
-    close: () => client.close(),
+    close: async () => {
+      for (const u of unobserve) u();
+      await client.close();
+    },
   };
 }

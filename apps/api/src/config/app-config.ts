@@ -68,9 +68,6 @@ class EnvironmentVariables {
 
   @IsOptional() @Type(() => Number) @IsInt() @Min(1)
   PLINTH_COMPACTION_INTERVAL_SECONDS?: number;
-
-  @IsOptional() @Type(() => Number) @IsInt() @Min(50) @Max(60000)
-  PLINTH_CRD_POLL_INTERVAL_MS?: number;
 }
 
 /** Plinth's typed configuration. Nothing else reads process.env. */
@@ -104,8 +101,6 @@ export interface AppConfig {
   /** Bytes a watcher may have queued before it is closed as too slow. */
   watchBufferBytes: number;
   compactionIntervalSeconds: number;
-  /** How often each replica checks its tenants' CRDs for changes (docs/crd.md). */
-  crdPollIntervalMs: number;
 }
 
 /** Thrown by {@link loadConfig}; `message` lists every bad variable. */
@@ -148,6 +143,5 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     watchPollIntervalMs: parsed.PLINTH_WATCH_POLL_INTERVAL_MS ?? 1000,
     watchBufferBytes: parsed.PLINTH_WATCH_BUFFER_BYTES ?? 1024 * 1024,
     compactionIntervalSeconds: parsed.PLINTH_COMPACTION_INTERVAL_SECONDS ?? 60,
-    crdPollIntervalMs: parsed.PLINTH_CRD_POLL_INTERVAL_MS ?? 500,
   };
 }

@@ -32,6 +32,7 @@ export const customResourceDefinitionResource: ResourceDefinition = {
   },
   selectableFields: {},
   storageResource: CRD_STORAGE_RESOURCE,
+  cachedOnEveryReplica: true,
   tracksGeneration: true,
   returnDeletedObject: true,
   nameValidation: 'subdomain',

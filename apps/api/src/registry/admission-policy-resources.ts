@@ -90,6 +90,7 @@ function definition(
     table,
     selectableFields: {},
     storageResource: `${GROUP}/${resource}`,
+    cachedOnEveryReplica: true,
     tracksGeneration: true,
     returnDeletedObject: false,
     nameValidation: 'subdomain',

@@ -42,6 +42,7 @@ function definition(kind: string, resource: string, schema: StructuralSchema, st
     },
     selectableFields: {},
     storageResource: `${GROUP}/${resource}`,
+    cachedOnEveryReplica: true,
     tracksGeneration: true,
     returnDeletedObject: false,
     nameValidation: 'subdomain',

@@ -81,6 +81,12 @@ export interface ResourceDefinition {
   returnDeletedObject: boolean;
   /** How names are validated: DNS-1123 subdomain by default, label for namespaces. */
   nameValidation: 'subdomain' | 'label' | 'path-segment';
+  /**
+   * Every replica keeps a cache of these objects fed by the change stream
+   * (CRDs, webhook configurations): a write is answered only once this
+   * replica's stream has applied it, so the writer's next request sees it.
+   */
+  cachedOnEveryReplica?: boolean;
   /** Set for custom resources (kinds served from a CustomResourceDefinition); undefined for built-in kinds. */
   custom?: CustomResourceHooks;
 }

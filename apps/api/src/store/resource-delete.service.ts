@@ -67,6 +67,7 @@ export class ResourceDeleteService {
       if (ctx.dryRun) return { object: old, deleted: true };
       try {
         const gone = await this.objects.delete(key, current.revision);
+        await this.store.synced(def, key, gone.revision);
         await this.afterContentDeleted(ctx);
         return { object: gone.body as KubeObject, deleted: true };
       } catch (err) {

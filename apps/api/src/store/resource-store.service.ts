@@ -17,6 +17,13 @@ import type { WriteContext } from './write-context.js';
  */
 export type AfterCreateHook = (ctx: WriteContext, created: KubeObject) => Promise<KubeObject>;
 
+/**
+ * Resolves once this replica serves a committed write of `key` at
+ * `revision` (its change stream has applied it, and for CRDs the names
+ * were accepted or refused); bounded, it resolves rather than hangs.
+ */
+export type CommitBarrier = (def: ResourceDefinition, key: ObjectKey, revision: number) => Promise<unknown>;
+
 /** Turns the current object into the desired one; may throw ApiError. Must not mutate `current`. */
 export type UpdateTransform = (current: KubeObject) => KubeObject;
 
@@ -46,10 +53,20 @@ export class ResourceStoreService {
   /** Hooks run after creates, by storage resource (`group/resource`); set at wiring time. */
   readonly afterCreate = new Map<string, AfterCreateHook>();
 
+  /**
+   * `barrier` is what a committed write of a kind every replica caches
+   * waits for before it is answered (read-your-writes; see CommitBarrier).
+   */
   constructor(
     private readonly objects: ObjectStoreRepository,
     private readonly admission: AdmissionChain,
+    private readonly barrier?: CommitBarrier,
   ) {}
+
+  /** After a committed write of `key` at `revision`: for kinds every replica caches, waits for the barrier. Never throws for a slow stream. */
+  async synced(def: ResourceDefinition, key: ObjectKey, revision: number): Promise<void> {
+    if (def.cachedOnEveryReplica && this.barrier) await this.barrier(def, key, revision);
+  }
 
   /** The storage key of an object of `def`. */
   static key(tenant: string, def: ResourceDefinition, namespace: string, name: string): ObjectKey {
@@ -87,6 +104,7 @@ export class ResourceStoreService {
     for (let attempt = 0; ; attempt++) {
       try {
         const stored = await this.objects.create(ResourceStoreService.key(ctx.tenant, def, ctx.namespace, obj.metadata.name!), obj);
+        await this.synced(def, stored.key, stored.revision);
         const hook = this.afterCreate.get(def.storageResource);
         return hook ? await hook(ctx, stored.body as KubeObject) : (stored.body as KubeObject);
       } catch (err) {
@@ -185,10 +203,12 @@ export class ResourceStoreService {
       try {
         const stored = await this.objects.update(key, next, current.revision);
         const body = stored.body as KubeObject;
+        let revision = stored.revision;
         if (body.metadata.deletionTimestamp && (body.metadata.finalizers ?? []).length === 0) {
-          await this.objects.delete(key, stored.revision);
+          revision = (await this.objects.delete(key, stored.revision)).revision;
           await this.afterRemove?.(ctx.tenant, key.namespace);
         }
+        await this.synced(def, key, revision);
         return { object: body, changed: true };
       } catch (err) {
         if (isStorageError(err, 'Conflict') && !pinned) continue;
@@ -213,7 +233,9 @@ export class ResourceStoreService {
       mutate(next);
       if (ctx.dryRun) return next;
       try {
-        return (await this.objects.update(key, next, current.revision)).body as KubeObject;
+        const stored = await this.objects.update(key, next, current.revision);
+        await this.synced(def, key, stored.revision);
+        return stored.body as KubeObject;
       } catch (err) {
         if (isStorageError(err, 'Conflict')) continue;
         mapStorageError(err, def, name);

@@ -32,6 +32,44 @@ class Recorder implements CacheSubscriber {
 const silent = { info() {}, warn() {}, error() {} };
 
 describe('WatchCache', () => {
+  it('feeds observers every change of their resource in any tenant, before watchers, and tells them of resets', () => {
+    const cache = new WatchCache(4);
+    cache.reset(0);
+    const order: string[] = [];
+    let resets = 0;
+    const stop = cache.observe('crds', { onChange: (c) => order.push(`observer ${c.key.tenant} ${c.revision}`), onReset: () => resets++ });
+    cache.subscribe(new Recorder(WatchCache.bucketKey('a', 'crds'), (c) => order.push(`watcher ${c.revision}`)));
+    cache.append(change(1, 'crds', 'a'));
+    cache.append(change(2, 'configmaps', 'a'));
+    cache.append(change(3, 'crds', 'b'));
+    assert.deepEqual(order, ['observer a 1', 'watcher 1', 'observer b 3']);
+    cache.reset(10);
+    assert.equal(resets, 1);
+    stop();
+    cache.append(change(11, 'crds', 'a'));
+    cache.reset(20);
+    assert.equal(order.length, 3);
+    assert.equal(resets, 1);
+  });
+
+  it('resolves whenApplied once the revision is appended or the cache restarts past it', async () => {
+    const cache = new WatchCache(4);
+    cache.reset(5);
+    const done: number[] = [];
+    await cache.whenApplied(5);
+    void cache.whenApplied(7).then(() => done.push(7));
+    void cache.whenApplied(30).then(() => done.push(30));
+    cache.append(change(6));
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(done, []);
+    cache.append(change(7));
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(done, [7]);
+    cache.reset(40);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(done, [7, 30]);
+  });
+
   it('keeps a window of the last `capacity` changes and answers since() inside it', () => {
     const cache = new WatchCache(3);
     cache.reset(10);

@@ -21,6 +21,19 @@ export interface CacheSubscriber {
 }
 
 /**
+ * Server-side state kept from the changes of one resource across tenants
+ * (the CRD cache, the webhook configuration cache): every replica follows
+ * the same change stream, so every replica's state converges, in revision
+ * order, without polling PostgreSQL.
+ */
+export interface ChangeObserver {
+  /** Called synchronously with every appended change of the observed resource, in revision order. Must not throw; should be cheap. */
+  onChange(change: CachedChange): void;
+  /** The cache restarted at a new revision (start-up, or a hole it could not fill): state derived from earlier changes must be rebuilt. */
+  onReset(): void;
+}
+
+/**
  * The per-replica window of recent changes (a ring of `capacity` entries)
  * and the live watchers it feeds. Changes are appended in strictly
  * increasing revision order; every change after {@link oldestResumable} up
@@ -38,6 +51,8 @@ export class WatchCache {
   private floor = 0;
   private readonly buckets = new Map<string, Set<CacheSubscriber>>();
   private subscribers = 0;
+  private readonly observers = new Map<string, Set<ChangeObserver>>();
+  private waiters: { revision: number; resolve: () => void }[] = [];
 
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`watch cache capacity must be a positive integer, got ${capacity}`);
@@ -81,6 +96,8 @@ export class WatchCache {
     this.last = revision;
     this.floor = revision;
     this.endAll(reason);
+    for (const set of this.observers.values()) for (const o of set) o.onReset();
+    this.wakeWaiters();
   }
 
   /** Ends every subscriber (e.g. at shutdown) without touching the window. */
@@ -110,8 +127,44 @@ export class WatchCache {
       this.size++;
     }
     this.last = change.revision;
+    const observers = this.observers.get(change.key.resource);
+    if (observers) for (const o of observers) o.onChange(change);
     const subs = this.buckets.get(WatchCache.bucketKey(change.key.tenant, change.key.resource));
     if (subs) for (const sub of subs) sub.onChange(change);
+    if (this.waiters.length > 0) this.wakeWaiters();
+  }
+
+  /**
+   * Feeds `observer` with every change of `resource` (a storage resource,
+   * e.g. `apiextensions.k8s.io/customresourcedefinitions`) of any tenant
+   * appended from now on, and with every reset. Returns the function that
+   * stops it.
+   */
+  observe(resource: string, observer: ChangeObserver): () => void {
+    let set = this.observers.get(resource);
+    if (!set) this.observers.set(resource, (set = new Set()));
+    set.add(observer);
+    return () => {
+      set.delete(observer);
+      if (set.size === 0 && this.observers.get(resource) === set) this.observers.delete(resource);
+    };
+  }
+
+  /**
+   * Resolves once the cache has applied `revision` (at once when it has):
+   * from then on every observer has seen that change. Never rejects; a
+   * caller that must not wait forever races it with a timer.
+   */
+  whenApplied(revision: number): Promise<void> {
+    if (revision <= this.last) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ revision, resolve }));
+  }
+
+  private wakeWaiters(): void {
+    const ready = this.waiters.filter((w) => w.revision <= this.last);
+    if (ready.length === 0) return;
+    this.waiters = this.waiters.filter((w) => w.revision > this.last);
+    for (const w of ready) w.resolve();
   }
 
   /**

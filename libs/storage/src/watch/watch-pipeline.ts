@@ -123,6 +123,25 @@ export class WatchPipeline {
   }
 
   /**
+   * Resolves true once this replica's watch cache (and so every change
+   * observer on it) has applied `revision`; false after `timeoutMs` when the
+   * stream is behind, so that a caller waiting for read-your-writes goes on
+   * rather than hangs.
+   */
+  async waitApplied(revision: number, timeoutMs = 5000): Promise<boolean> {
+    if (revision <= this.cache.revision) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      return await Promise.race([this.cache.whenApplied(revision).then(() => true), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
    * What is wrong with the pipeline, for readiness: the feed's own problems,
    * plus the cache staying behind the newest committed revision for more
    * than a few seconds. Empty when healthy.
