@@ -53,6 +53,16 @@ describe('version, discovery and OpenAPI', () => {
     assert.equal(apis.body.kind, 'APIGroupDiscoveryList');
   });
 
+  it("publishes each main resource's storageVersionHash as upstream computes it, and none for subresources", async () => {
+    const v1 = (await api.get('/api/v1').expect(200)).body;
+    const hash = (name: string) => v1.resources.find((r: { name: string }) => r.name === name).storageVersionHash;
+    // The values a 1.32 kube-apiserver publishes (base64 of sha256("/v1/<Kind>")[:8]).
+    assert.equal(hash('configmaps'), 'qFsyl6wFWjQ=');
+    assert.equal(hash('namespaces'), 'Q3oi5N2YM8M=');
+    assert.equal(hash('secrets'), 'S6u1pOWzb84=');
+    assert.equal(hash('namespaces/status'), undefined);
+  });
+
   it('serves discovery under a tenant prefix and 404s an unknown group', async () => {
     await api.get('/clusters/acme/api/v1').expect(200);
     await api.get('/apis/nope.example.com').expect(404);
@@ -75,7 +85,8 @@ describe('version, discovery and OpenAPI', () => {
         r.on('end', () => cb(null, Buffer.concat(chunks)));
       })
       .expect(200);
-    assert.equal(proto.headers['content-type'], 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf');
+    // kube-openapi answers the '@' request with the '.' form: Go's mime.ParseMediaType refuses '@'.
+    assert.equal(proto.headers['content-type'], 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf');
     assert.ok((proto.body as Buffer).includes(Buffer.from('io.k8s.api.core.v1.ConfigMap')));
   });
 

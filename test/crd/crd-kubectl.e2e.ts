@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -185,6 +187,15 @@ describe('kubectl 1.32 with a real CRD set (Gateway API v1.3.0) and a scalable C
     const explain = ok(await k(['explain', 'blobs']));
     assert.match(explain, /^KIND:\s+Blob$/m);
     assert.match(explain, /<empty>/);
+  });
+
+  it('lists custom resources under the categories their CRD declares, "all" included', async () => {
+    ok(await k(['apply', '-f', '-'], cronTabCrd.replace('shortNames: [ct]}', 'shortNames: [ct], categories: [all, schedules]}')));
+    // A fresh discovery cache: kubectl does not re-read discovery to expand a category.
+    const fresh = ['--cache-dir', mkdtempSync(path.join(os.tmpdir(), 'kubectl-cache-'))];
+    const all = ok(await k(['get', 'all', '-n', 'gw', '-o', 'name', ...fresh]));
+    assert.match(all, /^crontab\.stable\.example\.com\/my-cron$/m);
+    assert.equal(ok(await k(['get', 'schedules', '-n', 'gw', '-o', 'name', ...fresh])).trim(), 'crontab.stable.example.com/my-cron');
   });
 
   it('deleting a CRD with kubectl removes its instances', async () => {

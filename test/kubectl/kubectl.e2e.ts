@@ -153,6 +153,39 @@ describe('kubectl 1.32 against Plinth', () => {
     assert.match(out.trim(), /^configmap\/gen-[a-z0-9]{5} created$/);
   });
 
+  it('kubectl apply of a kind: List manifest under default validation creates every item', async () => {
+    const list = [
+      'apiVersion: v1',
+      'kind: List',
+      'items:',
+      '- apiVersion: v1',
+      '  kind: ConfigMap',
+      '  metadata: {name: list-a, namespace: demo}',
+      '  data: {k: a}',
+      '- apiVersion: v1',
+      '  kind: ConfigMap',
+      '  metadata: {name: list-b, namespace: demo}',
+      '',
+    ].join('\n');
+    const out = ok(await k(['apply', '-f', '-'], list));
+    assert.match(out, /configmap\/list-a created/);
+    assert.match(out, /configmap\/list-b created/);
+    assert.equal(ok(await k(['get', 'cm', 'list-a', '-n', 'demo', '-o', 'jsonpath={.data.k}'])), 'a');
+  });
+
+  it('kubectl apply of a kind the server does not serve says "no matches for kind" under default validation', async () => {
+    const r = await k(['apply', '-f', '-'], 'apiVersion: example.com/v1\nkind: Nope\nmetadata:\n  name: x\n  namespace: demo\n');
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /no matches for kind "Nope" in version "example\.com\/v1"/);
+    assert.doesNotMatch(r.stderr, /mime|Internal error/);
+  });
+
+  it('kubectl get all lists the kinds in the "all" category (configmaps, never secrets)', async () => {
+    const out = ok(await k(['get', 'all', '-n', 'demo', '-o', 'name']));
+    assert.match(out, /^configmap\/list-a$/m);
+    assert.doesNotMatch(out, /^secret\//m);
+  });
+
   it('kubectl delete one, delete --all, then delete the namespace', async () => {
     assert.equal(ok(await k(['delete', 'cm', 'web', '-n', 'demo'])).trim(), 'configmap "web" deleted');
     const all = ok(await k(['delete', 'cm', '--all', '-n', 'demo']));

@@ -131,7 +131,7 @@ describe('watch: cluster mode survives a Redis restart', { timeout: 120_000 }, (
     }
   });
 
-  it('keeps every watcher exact through the outage, reports it in /readyz, and recovers by itself', async () => {
+  it('keeps every watcher exact through the outage, stays ready while reporting the degradation in /readyz?verbose and a metric, and recovers by itself', async () => {
     const [a, b] = c.replicas;
     await eventually('a relay', () => c.relay() !== undefined);
     const from = await listRevision(b.url, 'rr');
@@ -141,15 +141,26 @@ describe('watch: cluster mode survives a Redis restart', { timeout: 120_000 }, (
     await w.take(10, 5000);
 
     await redis.kill();
-    await eventually('readyz reports the outage', async () => {
-      const r = await request(b.url).get('/readyz');
-      return r.status === 503 && /watch-pipeline failed: .*Redis/.test(r.text);
-    });
+    // The PostgreSQL fallback keeps watches exact: both replicas stay ready, and say they are degraded.
+    for (const r of [a, b]) {
+      await eventually('readyz?verbose reports the degradation', async () => {
+        const res = await request(r.url).get('/readyz?verbose');
+        assert.equal(res.status, 200, res.text);
+        return /\[\+\]watch-fanout ok \(degraded: Redis is unreachable/.test(res.text);
+      });
+      assert.match((await request(r.url).get('/metrics')).text, /^plinth_watch_fanout_degraded 1$/m);
+    }
     for (let i = 0; i < 10; i++) await upsert(a.url, 'rr', `y-${i}`);
     await w.take(10, 8000);
+    for (const r of [a, b]) assert.equal((await request(r.url).get('/readyz')).status, 200);
 
     await redis.restart();
-    for (const r of [a, b]) await eventually('readyz recovers', async () => (await request(r.url).get('/readyz')).status === 200, 15_000);
+    for (const r of [a, b]) {
+      await eventually('the degradation clears', async () => {
+        const res = await request(r.url).get('/readyz?verbose');
+        return res.status === 200 && /^\[\+\]watch-fanout ok$/m.test(res.text);
+      }, 15_000);
+    }
     for (let i = 0; i < 10; i++) await upsert(b.url, 'rr', `z-${i}`);
     await w.take(10, 8000);
     const want = await logRevisions(a, from, 'rr');

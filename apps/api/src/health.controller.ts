@@ -1,4 +1,4 @@
-import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
+import { Controller, Get, Header, Inject, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { probeDatabase } from '@plinth/storage';
 import { PLINTH_SERVICES, type PlinthServices } from './plinth-services.js';
@@ -14,17 +14,31 @@ export class HealthController {
     return 'ok';
   }
 
+  /**
+   * Ready unless this replica cannot serve correctly: PostgreSQL unreachable
+   * or the watch pipeline broken. A degraded dependency (Redis down while
+   * the PostgreSQL fallback serves watches) keeps it ready and shows as a
+   * `[+]… ok (degraded: …)` line under `?verbose`, as kube-apiserver lists
+   * its checks.
+   */
   @Get('readyz')
-  async ready(@Res() reply: FastifyReply): Promise<void> {
-    const failed: string[] = [];
-    if (!(await probeDatabase(this.s.db))) failed.push('[-]database failed: PostgreSQL is unreachable');
+  async ready(@Query('verbose') verbose: string | undefined, @Res() reply: FastifyReply): Promise<void> {
+    const lines: string[] = [];
+    let ok = true;
+    if (await probeDatabase(this.s.db)) lines.push('[+]database ok');
+    else {
+      ok = false;
+      lines.push('[-]database failed: PostgreSQL is unreachable');
+    }
     const watchProblems = await this.s.watch.readiness().catch((err: Error) => [err.message]);
-    if (watchProblems.length > 0) failed.push(`[-]watch-pipeline failed: ${watchProblems.join('; ')}`);
-    const ok = failed.length === 0;
-    reply
-      .code(ok ? 200 : 503)
-      .header('Content-Type', 'text/plain; charset=utf-8')
-      .send(ok ? 'ok' : `${failed.join('\n')}\nreadyz check failed`);
+    if (watchProblems.length > 0) {
+      ok = false;
+      lines.push(`[-]watch-pipeline failed: ${watchProblems.join('; ')}`);
+    } else lines.push('[+]watch-pipeline ok');
+    const degraded = this.s.watch.degradations();
+    lines.push(degraded.length > 0 ? `[+]watch-fanout ok (degraded: ${degraded.join('; ')})` : '[+]watch-fanout ok');
+    const text = ok ? (verbose !== undefined ? `${lines.join('\n')}\nreadyz check passed` : 'ok') : `${lines.filter((l) => l.startsWith('[-]') || verbose !== undefined).join('\n')}\nreadyz check failed`;
+    reply.code(ok ? 200 : 503).header('Content-Type', 'text/plain; charset=utf-8').send(text);
   }
 
   @Get('metrics')

@@ -97,6 +97,7 @@ function compileVersion(crd: CrdObject, v: CrdVersion, state: { terminating: boo
       decode: (obj, body, mode, warnings) => schema.decode(obj, body, mode, warnings),
       present: (obj) => present(obj, schema, apiVersion),
       deprecationWarning: v.deprecated ? deprecationWarning(crd, v, kind) : undefined,
+      storageVersion: (crd.spec.versions ?? []).find((x) => x.storage)?.name ?? version,
       subresourceStrategies: v.subresources?.status ? { status: customResourceStatusStrategy(opts) } : {},
       scale: scalePaths,
     },

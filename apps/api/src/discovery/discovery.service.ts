@@ -1,9 +1,19 @@
+import { createHash } from 'node:crypto';
 import { groupVersion, type ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 
 /** Content-Type of aggregated discovery answers. */
 export const AGGREGATED_V2 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
 export const AGGREGATED_V2BETA1 = 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList';
+
+/**
+ * Upstream's discovery.StorageVersionHash: base64 of the first 8 bytes of
+ * sha256("group/version/kind") of the storage version. Clients (the storage
+ * version migrator, kubectl's cache) compare it to notice a storage change.
+ */
+export function storageVersionHash(group: string, version: string, kind: string): string {
+  return createHash('sha256').update(`${group}/${version}/${kind}`).digest().subarray(0, 8).toString('base64');
+}
 
 const VERSION_ORDER = (a: string, b: string) => versionPriority(b) - versionPriority(a) || a.localeCompare(b);
 
@@ -76,6 +86,7 @@ export class DiscoveryService {
       };
       if (d.shortNames.length) main.shortNames = d.shortNames;
       if (d.categories.length) main.categories = d.categories;
+      main.storageVersionHash = storageVersionHash(d.group, d.custom?.storageVersion ?? d.version, d.kind);
       resources.push(main);
       for (const s of d.subresources) {
         const sub: Record<string, unknown> = { name: `${d.resource}/${s.name}`, singularName: '', namespaced: d.namespaced, kind: s.kind, verbs: s.verbs };

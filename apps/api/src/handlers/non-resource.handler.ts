@@ -7,7 +7,14 @@ import { parseAccept } from '../http/negotiation.js';
 import type { RequestInfo } from '../http/request-info.js';
 import { sendEncoded, sendPlain } from '../http/response-writer.js';
 
-const PROTO_V2 = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
+/**
+ * The OpenAPI v2 protobuf media types clients ask for (kubectl sends the
+ * deprecated `@` form) and the one kube-openapi answers with: Go's
+ * mime.ParseMediaType refuses the `@`, so kubectl's validation would fail
+ * with `mime: unexpected content after media subtype` on the `@` form.
+ */
+const PROTO_V2_ACCEPTED = new Set(['application/com.github.proto-openapi.spec.v2@v1.0+protobuf', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf']);
+const PROTO_V2 = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
 
 /** Which aggregated discovery version the client asked for, if any. */
 function aggregatedVersion(accept: string | undefined): 'v2' | 'v2beta1' | undefined {
@@ -83,7 +90,7 @@ export function handleNonResource(
     }
   }
   if (p0 === 'openapi' && p1 === 'v2' && parts.length === 2) {
-    const wantsProto = parseAccept(accept).some((r) => `${r.type}/${r.subtype}` === PROTO_V2.split(';')[0]);
+    const wantsProto = parseAccept(accept).some((r) => PROTO_V2_ACCEPTED.has(`${r.type}/${r.subtype}`));
     return wantsProto
       ? sendDocument(req, reply, openapi.v2Proto(tenant), PROTO_V2, false)
       : sendDocument(req, reply, openapi.v2Json(tenant), 'application/json', false);

@@ -27,7 +27,9 @@ export const configMapResource: ResourceDefinition = {
   listKind: 'ConfigMapList',
   namespaced: true,
   shortNames: ['cm'],
-  categories: [],
+  // Upstream's 'all' holds workloads (pods, services, deployments…), which Plinth does not serve; without
+  // any member `kubectl get all` fails outright, so ConfigMaps (never Secrets) stand in.
+  categories: ['all'],
   verbs: STANDARD_VERBS,
   subresources: [],
   schema: configMapSchema,

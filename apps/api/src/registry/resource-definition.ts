@@ -103,6 +103,8 @@ export interface CustomResourceHooks {
   present(obj: KubeObject): KubeObject;
   /** Sent as a Warning header with every request to this version (deprecated versions). */
   deprecationWarning?: string;
+  /** The CRD's storage version (`storage: true`), for discovery's storageVersionHash. */
+  storageVersion?: string;
   /** Strategies of the served subresources, by name (`status`). */
   subresourceStrategies: Record<string, ResourceStrategy>;
   /** The scale subresource's JSON paths, when it is served. */

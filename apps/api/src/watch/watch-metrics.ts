@@ -13,6 +13,8 @@ export interface WatchMetricsSource {
   streamed(): number;
   pipelineErrors(): number;
   compactedTotal(): number;
+  /** 1 while the fan-out is degraded (Redis down, PostgreSQL fallback serving), else 0. */
+  degraded(): number;
 }
 
 /** The watch path's Prometheus metrics, registered on the server's registry. */
@@ -46,6 +48,7 @@ export class WatchMetrics {
     gauge('plinth_watch_relay_leader', '1 when this replica runs the watch relay.', () => (src.isRelay() ? 1 : 0));
     gauge('plinth_watch_compaction_lag_seconds', 'How far the oldest kept change is past the retention.', src.compactionLagSeconds);
     gauge('plinth_watch_compacted_revision', 'Changes at or below this revision may be gone.', src.compactedRevision);
+    gauge('plinth_watch_fanout_degraded', '1 while Redis is unreachable and changes reach watchers through the PostgreSQL fallback.', src.degraded);
     // Counters kept by the pipeline, exposed as Prometheus counters that catch up when scraped.
     const counter = (name: string, help: string, read: () => number) => {
       let seen = 0;

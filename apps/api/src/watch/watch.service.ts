@@ -81,6 +81,7 @@ export class WatchService implements WatchStreamOwner {
       backfilled: () => p.counters.backfilled,
       streamed: () => p.counters.streamed,
       pipelineErrors: () => p.counters.errors,
+      degraded: () => (p.degradations().length > 0 ? 1 : 0),
     });
   }
 
@@ -115,6 +116,11 @@ export class WatchService implements WatchStreamOwner {
   async readiness(): Promise<string[]> {
     if (!this.accepting) return ['the watch pipeline is not running'];
     return this.pipeline.problems();
+  }
+
+  /** What is impaired while watches are still served correctly (Redis down): for /readyz?verbose, never fatal. */
+  degradations(): string[] {
+    return this.accepting ? this.pipeline.degradations() : [];
   }
 
   /**

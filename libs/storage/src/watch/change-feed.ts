@@ -10,8 +10,13 @@ export interface ChangeFeed {
   stop(): Promise<void>;
   /** True while this process runs the relay. */
   readonly isRelay: boolean;
-  /** What is wrong right now, for readiness; empty when healthy. */
+  /** What is wrong right now so that watches cannot be served correctly, for readiness; empty when healthy. */
   problems(): string[];
+  /**
+   * What is impaired while watches are still served correctly (e.g. Redis
+   * down, changes read from PostgreSQL instead, later): reported, not fatal.
+   */
+  degradations(): string[];
 }
 
 /** What every feed needs. */

@@ -79,16 +79,30 @@ export class ClusterChangeFeed implements ChangeFeed {
     this.publisherRedis?.disconnect();
   }
 
-  /** Redis or the election connection down, or the relay failing. */
+  /**
+   * What stops this replica from serving watches correctly: the election
+   * connection to PostgreSQL down, or (on the relay) LISTEN down or the
+   * relay failing while Redis is up (then it is PostgreSQL that fails). A
+   * Redis outage is not among them: the stall check reads the change log
+   * itself, so watchers get every change, later (see degradations()).
+   */
   problems(): string[] {
     const out: string[] = [];
-    if (this.consumer && !this.consumer.healthy) out.push('Redis is unreachable (change stream)');
     if (this.election && !this.election.connected) out.push('the relay election connection to PostgreSQL is down');
     if (this.isRelay) {
       if (this.listener && !this.listener.connected) out.push('the relay LISTEN connection is down');
-      if (this.relay && !this.relay.healthy) out.push('the relay cannot read the change log or publish to Redis');
+      if (this.relay && !this.relay.healthy && this.redisHealthy) out.push('the relay cannot read the change log');
     }
     return out;
+  }
+
+  /** Redis unreachable: changes reach watchers through the PostgreSQL fallback, with more delay. */
+  degradations(): string[] {
+    return this.redisHealthy ? [] : ['Redis is unreachable: changes are read from PostgreSQL (slower fan-out)'];
+  }
+
+  private get redisHealthy(): boolean {
+    return !this.consumer || this.consumer.healthy;
   }
 
   private async startRelay(): Promise<void> {

@@ -43,6 +43,11 @@ export class LocalChangeFeed implements ChangeFeed {
     await this.relay?.stop();
   }
 
+  /** Nothing degrades in single-node mode: a lost LISTEN is made up by the poll, and reported as a problem. */
+  degradations(): string[] {
+    return [];
+  }
+
   /** LISTEN down or the relay failing. */
   problems(): string[] {
     const out: string[] = [];

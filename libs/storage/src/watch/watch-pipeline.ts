@@ -122,6 +122,11 @@ export class WatchPipeline {
     await this.feed.stop();
   }
 
+  /** What is impaired while watches are still served correctly (reported by /readyz?verbose and a metric, not fatal). */
+  degradations(): string[] {
+    return this.feed.degradations();
+  }
+
   /**
    * Resolves true once this replica's watch cache (and so every change
    * observer on it) has applied `revision`; false after `timeoutMs` when the
