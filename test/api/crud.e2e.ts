@@ -189,9 +189,9 @@ describe('core verbs on namespaces, configmaps and secrets', () => {
     assert.equal(res.body.reason, 'Conflict');
   });
 
-  it('answers server-side apply with 415 until it is supported', async () => {
-    const res = await api.patch('/api/v1/namespaces/demo/configmaps/pt').set('Content-Type', 'application/apply-patch+yaml').send('{}').expect(415);
-    assert.equal(res.body.reason, 'UnsupportedMediaType');
+  it('answers server-side apply without fieldManager with 422 (the media type is served)', async () => {
+    const res = await api.patch('/api/v1/namespaces/demo/configmaps/pt').set('Content-Type', 'application/apply-patch+yaml').send('{}').expect(422);
+    assert.equal(res.body.message, 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch');
   });
 
   it('enforces immutable configmaps', async () => {

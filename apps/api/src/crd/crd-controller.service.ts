@@ -99,6 +99,8 @@ export class CrdController {
       dryRun: false,
       options: { kind: 'UpdateOptions', apiVersion: 'meta.k8s.io/v1' },
       warnings: [],
+      // As upstream's apiextensions controllers, which run inside kube-apiserver.
+      fieldManager: 'kube-apiserver',
     };
   }
 

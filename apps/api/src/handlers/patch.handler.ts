@@ -12,15 +12,17 @@ import type { ResourceStoreService } from '../store/resource-store.service.js';
 import { checkTypes, dropUndeclared } from './decode-object.js';
 import type { HandlerContext } from './handler-context.js';
 import { writeContext } from './write-handler-support.js';
+import { APPLY_PATCH, handleApply } from './apply-patch.handler.js';
+import { fieldErrors } from '../errors/field-error.js';
+import { parseBool } from '../http/options/query-validation.js';
 
 const JSON_PATCH = 'application/json-patch+json';
 const MERGE_PATCH = 'application/merge-patch+json';
 const STRATEGIC_PATCH = 'application/strategic-merge-patch+json';
-const APPLY_PATCH = 'application/apply-patch+yaml';
 
-/** Patch types served for a kind: strategic merge only for built-in kinds with a typed schema. */
+/** Patch types served for a kind: strategic merge only for built-in kinds with a typed schema; server-side apply for all. */
 export function patchTypesFor(builtin: boolean): string[] {
-  return builtin ? [JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH] : [JSON_PATCH, MERGE_PATCH];
+  return builtin ? [JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH] : [JSON_PATCH, MERGE_PATCH, APPLY_PATCH];
 }
 
 function unsupported(accepted: string[]): ApiError {
@@ -33,14 +35,17 @@ function unsupported(accepted: string[]): ApiError {
  * PATCH of one object (or subresource, with `strategy`): JSON patch, merge
  * patch or strategic merge patch applied to the current object inside the
  * guaranteed-update loop; a resourceVersion the patch sets is a
- * precondition. Server-side apply is not served yet: 415.
+ * precondition. Server-side apply is handled by handleApply.
  */
 export async function handlePatch(ctx: HandlerContext, store: ResourceStoreService, builtin: boolean, strategy?: ResourceStrategy): Promise<void> {
   const accepted = patchTypesFor(builtin);
   const mt = mediaType(ctx.req.headers['content-type']);
   // Upstream's text for custom resources names apply-patch+yaml too (kubectl users see it on strategic merge patches).
-  if (!builtin && mt === STRATEGIC_PATCH) throw unsupported([JSON_PATCH, MERGE_PATCH, APPLY_PATCH]);
-  if (!accepted.includes(mt) || mt === APPLY_PATCH) throw unsupported(accepted);
+  if (!accepted.includes(mt)) throw unsupported(accepted);
+  if (mt === APPLY_PATCH) return handleApply(ctx, store, strategy);
+  if (parseBool(ctx.query.force) !== undefined) {
+    throw ApiError.invalid({ group: 'meta.k8s.io', kind: 'PatchOptions', name: '' }, [fieldErrors.forbidden('force', 'may not be specified for non-apply patch')]);
+  }
   // Upstream hands admission UpdateOptions for a patch (patchToUpdateOptions).
   const { wctx, opts } = writeContext(ctx, 'UpdateOptions');
   const text = ctx.body?.toString('utf8') ?? '';

@@ -1,3 +1,4 @@
+import { managerFromUserAgent } from '../../../../libs/apimachinery/src/fieldmanager/index.js';
 import type { WriteOptions } from '../http/options/write-options.dto.js';
 import { parseWriteOptions } from '../http/options/write-options.dto.js';
 import type { WriteContext } from '../store/write-context.js';
@@ -24,6 +25,7 @@ export function writeContext(ctx: HandlerContext, kind: 'CreateOptions' | 'Updat
       dryRun: opts.dryRun,
       options,
       warnings: ctx.warnings,
+      fieldManager: opts.fieldManager || managerFromUserAgent(ctx.req.headers['user-agent']),
     },
   };
 }

@@ -7,6 +7,7 @@ import { type FieldError, fieldErrors } from '@plinth/apimachinery';
 import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
 import { groupVersion, type ResourceDefinition, type ResourceStrategy } from '../registry/resource-definition.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from '@plinth/apimachinery';
+import { guardManagedFields, ignoreTimestampOnlyChanges, trackWrite } from './field-tracking.js';
 import { mapStorageError } from './storage-errors.mapper.js';
 import type { WriteContext } from './write-context.js';
 
@@ -91,6 +92,7 @@ export class ResourceStoreService {
   async create(ctx: WriteContext, input: KubeObject): Promise<KubeObject> {
     const { def } = ctx;
     const obj = this.typeAndNamespace(ctx, input);
+    trackWrite(ctx, obj, null);
     await this.runMutating(ctx, 'CREATE', obj, null);
     this.typeAndNamespace(ctx, obj);
     // As upstream's store, the name is generated after mutating admission: webhooks see name "".
@@ -189,11 +191,13 @@ export class ResourceStoreService {
         throw ApiError.staleConflict({ group: def.group, kind: def.resource, name });
       }
       this.typeAndIdentity(ctx, next, old);
+      trackWrite(ctx, next, old);
       await this.runMutating(ctx, 'UPDATE', next, old);
       this.typeAndIdentity(ctx, next, old);
       this.prepareUpdate(ctx, next, old, strategy);
       this.validateUpdate(ctx, next, old, strategy);
       await this.runValidating(ctx, 'UPDATE', cloneJson(next), cloneJson(old));
+      ignoreTimestampOnlyChanges(next, old);
       if (isDeepStrictEqual(next, old)) {
         // Answering with what was read: it must be durable before a client sees it.
         await this.objects.ensureDurable();
@@ -318,11 +322,13 @@ export class ResourceStoreService {
   /** Runs mutating admission; the modules may change `obj` in place. */
   async runMutating(ctx: WriteContext, op: AdmissionOperation, obj: KubeObject | null, old: KubeObject | null): Promise<void> {
     const attrs = this.attributes(ctx, op, obj, old);
+    const managedFieldsBefore = cloneJson(obj?.metadata?.managedFields);
     await this.admission.admit(attrs, { warnings: ctx.warnings });
     if (obj && attrs.object && attrs.object !== obj) {
       for (const k of Object.keys(obj)) delete obj[k];
       Object.assign(obj, attrs.object);
     }
+    if (obj) guardManagedFields(ctx, obj, managedFieldsBefore);
   }
 
   /** Runs validating admission. */
