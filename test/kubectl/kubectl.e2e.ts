@@ -142,10 +142,9 @@ describe('kubectl 1.32 against Plinth', () => {
     assert.equal(ok(await k(['get', 'cm', 'web', '-n', 'demo', '-o', 'jsonpath={.data.key}'])), '2');
   });
 
-  it('kubectl apply --server-side reports that server-side apply is not available', async () => {
-    const r = await k(['apply', '--server-side', '-f', '-'], cm('4'));
-    assert.notEqual(r.code, 0);
-    assert.match(r.stderr, /Server-side apply not available on the server/);
+  it('kubectl apply --server-side takes over an object kubectl apply created (server-side apply is served)', async () => {
+    assert.equal(ok(await k(['apply', '--server-side', '-f', '-'], cm('4'))).trim(), 'configmap/web serverside-applied');
+    assert.equal(ok(await k(['get', 'cm', 'web', '-n', 'demo', '-o', 'jsonpath={.data.key}'])), '4');
   });
 
   it('kubectl create -f with generateName', async () => {

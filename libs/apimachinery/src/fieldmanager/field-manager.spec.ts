@@ -333,3 +333,12 @@ describe('managedFields encoding', () => {
     assert.equal(managerFromUserAgent('x'.repeat(300)).length, 128);
   });
 });
+
+describe('objects the schema cannot walk', () => {
+  it('an update of an ill-formed object drops managedFields instead of failing (validation answers)', () => {
+    const obj = base({ spec: { containers: [null, { image: 'no-name' }] } });
+    obj.metadata!.managedFields = [{ manager: 'm', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': {} } }];
+    trackUpdate(null, obj, 'm', scope());
+    assert.equal(obj.metadata!.managedFields, undefined);
+  });
+});

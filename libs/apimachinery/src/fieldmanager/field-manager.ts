@@ -79,9 +79,19 @@ function writeManaged(obj: JsonObject, managed: ManagedFields): void {
  * changed become its own and leave other managers; removed fields leave
  * everyone. managedFields sent in `next` are used when valid (`[]` or
  * `[{}]` resets them), else the live object's are kept; a subresource
- * write always keeps the live ones. `live` is null on create.
+ * write always keeps the live ones. `live` is null on create. Never
+ * throws: when the objects do not fit the schema, managedFields are dropped.
  */
 export function trackUpdate(live: JsonObject | null, next: JsonObject, manager: string, scope: FieldManagerScope): void {
+  try {
+    trackUpdateOrThrow(live, next, manager, scope);
+  } catch {
+    // As upstream's UpdateNoErrors: an object the schema cannot walk (validation rejects it later) keeps no managedFields.
+    if (next.metadata && typeof next.metadata === 'object') delete next.metadata.managedFields;
+  }
+}
+
+function trackUpdateOrThrow(live: JsonObject | null, next: JsonObject, manager: string, scope: FieldManagerScope): void {
   const liveObj = live ?? scope.emptyObject;
   const sent = next.metadata?.managedFields;
   let managed: ManagedFields;
