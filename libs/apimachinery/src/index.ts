@@ -44,3 +44,4 @@ export * from './patch/json-patch.js';
 export * from './patch/merge-patch.js';
 export * from './patch/strategic-merge-patch.js';
 export * from './quantity/quantity.js';
+export * from './fieldmanager/index.js';

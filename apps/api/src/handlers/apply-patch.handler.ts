@@ -3,15 +3,16 @@ import {
   applyConfiguration,
   type JsonObject,
   TypedValueError,
-} from '../../../../libs/apimachinery/src/fieldmanager/index.js';
-import { DecodeError } from '../decoding/decode-error.js';
-import { parseJsonStrict } from '../decoding/strict-json.js';
-import { parseYamlStrict } from '../decoding/yaml-decode.js';
-import { ApiError } from '../errors/api-error.js';
-import { fieldErrors } from '../errors/field-error.js';
+  DecodeError,
+  parseJsonStrict,
+  parseYamlStrict,
+  ApiError,
+  fieldErrors,
+  isPlainObject,
+  type KubeObject,
+} from '@plinth/apimachinery';
 import { parseBool } from '../http/options/query-validation.js';
 import { sendObject, setWarnings } from '../http/response-writer.js';
-import { isPlainObject, type KubeObject } from '../registry/kube-object.js';
 import { groupVersion, type ResourceDefinition, type ResourceStrategy } from '../registry/resource-definition.js';
 import { fieldManagerScope } from '../store/field-tracking.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';

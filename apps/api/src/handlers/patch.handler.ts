@@ -1,19 +1,22 @@
-import { DecodeError, makeStorable } from '@plinth/apimachinery';
-import { parseJsonStrict } from '@plinth/apimachinery';
-import { ApiError } from '@plinth/apimachinery';
+import {
+  DecodeError,
+  makeStorable,
+  parseJsonStrict,
+  ApiError,
+  applyJsonPatch,
+  applyMergePatch,
+  applyStrategicMergePatch,
+  fieldErrors,
+  type KubeObject,
+} from '@plinth/apimachinery';
 import { applyFieldValidation, checkTypeMeta, mediaType } from '../http/body-decoder.js';
 import { sendObject, setWarnings } from '../http/response-writer.js';
-import { applyJsonPatch } from '@plinth/apimachinery';
-import { applyMergePatch } from '@plinth/apimachinery';
-import { applyStrategicMergePatch } from '@plinth/apimachinery';
-import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceStrategy } from '../registry/resource-definition.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
 import { checkTypes, dropUndeclared } from './decode-object.js';
 import type { HandlerContext } from './handler-context.js';
 import { writeContext } from './write-handler-support.js';
 import { APPLY_PATCH, handleApply } from './apply-patch.handler.js';
-import { fieldErrors } from '../errors/field-error.js';
 import { parseBool } from '../http/options/query-validation.js';
 
 const JSON_PATCH = 'application/json-patch+json';

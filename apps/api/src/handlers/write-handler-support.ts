@@ -1,4 +1,4 @@
-import { managerFromUserAgent } from '../../../../libs/apimachinery/src/fieldmanager/index.js';
+import { managerFromUserAgent } from '@plinth/apimachinery';
 import type { WriteOptions } from '../http/options/write-options.dto.js';
 import { parseWriteOptions } from '../http/options/write-options.dto.js';
 import type { WriteContext } from '../store/write-context.js';

@@ -5,8 +5,8 @@ import {
   keepTimestampsWhenUnchanged,
   managedFieldsProblem,
   trackUpdate,
-} from '../../../../libs/apimachinery/src/fieldmanager/index.js';
-import type { KubeObject } from '../registry/kube-object.js';
+  type KubeObject,
+} from '@plinth/apimachinery';
 import { groupVersion, type ResourceDefinition } from '../registry/resource-definition.js';
 import { objectMetaSchema } from '../schema/object-meta.schema.js';
 import type { WriteContext } from './write-context.js';
