@@ -116,7 +116,7 @@ describe('server-side apply and managedFields', () => {
     const name = await applyCm('bad', cm('other', {}), 'fieldManager=m').expect(400);
     assert.equal(name.body.message, 'the name of the object (other) does not match the name on the URL (bad)');
     const unknown = await applyCm('bad', { ...cm('bad', {}), bogus: 1 }, 'fieldManager=m').expect(400);
-    assert.equal(unknown.body.message, 'failed to create typed patch object (/v1, Kind=ConfigMap): .bogus: field not declared in schema');
+    assert.equal(unknown.body.message, 'failed to create typed patch object (/bad; /v1, Kind=ConfigMap): .bogus: field not declared in schema');
     const syntax = await applyCm('bad', '{"apiVersion": ', 'fieldManager=m').expect(400);
     assert.match(syntax.body.message, /^error decoding YAML: /);
     const force = await api.patch(`${cmPath('created')}?force=true`).set('Content-Type', 'application/merge-patch+json').send('{}').expect(422);

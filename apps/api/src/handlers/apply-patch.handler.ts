@@ -75,7 +75,10 @@ function applyOrThrow(wctx: WriteContext, live: KubeObject | null, config: JsonO
       throw new ApiError(409, 'Conflict', err.message, { causes: err.causes.map((c) => ({ reason: c.type, message: c.message, field: c.field })) });
     }
     if (err instanceof TypedValueError) {
-      throw ApiError.badRequest(`failed to create typed patch object (${gvkString(config.apiVersion, config.kind)}): ${err.message}`);
+      // Upstream answers this with a 500 (a plain error); bad input gets a 400 here, with upstream's text.
+      const meta = isPlainObject(config.metadata) ? config.metadata : {};
+      const nn = `${typeof meta.namespace === 'string' ? meta.namespace : ''}/${typeof meta.name === 'string' ? meta.name : ''}`;
+      throw ApiError.badRequest(`failed to create typed patch object (${nn}; ${gvkString(config.apiVersion, config.kind)}): ${err.message}`);
     }
     throw err;
   }
