@@ -47,4 +47,19 @@ describe('@kubernetes/client-node KubernetesObjectApi against Plinth', () => {
       (e: unknown) => (e as { code?: number }).code === 404,
     );
   });
+  it('server-side apply through KubernetesObjectApi.patch: creates, conflicts (409) and forces', async () => {
+    await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cn-ssa' } });
+    const spec = (v: string): ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'applied', namespace: 'cn-ssa' }, data: { k: v } });
+    const created = await client.patch<ConfigMap>(spec('1'), undefined, undefined, 'controller-a', undefined, PatchStrategy.ServerSideApply);
+    assert.deepEqual(created.data, { k: '1' });
+    assert.equal(created.metadata?.managedFields?.[0]?.manager, 'controller-a');
+    assert.equal(created.metadata?.managedFields?.[0]?.operation, 'Apply');
+    await assert.rejects(
+      client.patch<ConfigMap>(spec('2'), undefined, undefined, 'controller-b', undefined, PatchStrategy.ServerSideApply),
+      (e: unknown) => (e as { code?: number }).code === 409 && /conflict with "controller-a": \.data\.k/.test(String((e as { body?: unknown }).body)),
+    );
+    const forced = await client.patch<ConfigMap>(spec('2'), undefined, undefined, 'controller-b', true, PatchStrategy.ServerSideApply);
+    assert.deepEqual(forced.data, { k: '2' });
+    assert.deepEqual(forced.metadata?.managedFields?.map((e) => e.manager), ['controller-b']);
+  });
 });

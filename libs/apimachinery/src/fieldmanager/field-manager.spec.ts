@@ -342,3 +342,35 @@ describe('objects the schema cannot walk', () => {
     assert.equal(obj.metadata!.managedFields, undefined);
   });
 });
+
+describe('custom resource schemas', () => {
+  it('accepts apiVersion, kind and metadata of embedded resources, and deduces preserved unknown fields', () => {
+    const crSchema: FieldSchema = {
+      type: 'object',
+      properties: {
+        apiVersion: str,
+        kind: str,
+        metadata,
+        spec: {
+          type: 'object',
+          properties: {
+            template: { type: 'object', 'x-kubernetes-embedded-resource': true, properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } as FieldSchema,
+          },
+        },
+      },
+    };
+    const s = scope({ type: { schema: crSchema }, apiVersion: 'example.com/v1', emptyObject: { apiVersion: 'example.com/v1', kind: 'W' } });
+    const config = { apiVersion: 'example.com/v1', kind: 'W', metadata: { name: 'w' }, spec: { template: { apiVersion: 'v1', kind: 'Pod', metadata: { labels: { a: 'b' } }, spec: { free: { x: 1 }, list: [1] } } } };
+    const out = applyConfiguration(null, config, 'm', false, s);
+    assert.deepEqual(fieldsOf(out, 'm'), {
+      'f:spec': {
+        'f:template': {
+          'f:apiVersion': {},
+          'f:kind': {},
+          'f:metadata': { 'f:labels': { 'f:a': {} } },
+          'f:spec': { 'f:free': { '.': {}, 'f:x': {} }, 'f:list': {} },
+        },
+      },
+    });
+  });
+});

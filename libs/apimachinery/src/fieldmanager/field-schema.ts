@@ -14,6 +14,7 @@ export interface FieldSchema {
   nullable?: boolean;
   'x-kubernetes-preserve-unknown-fields'?: boolean;
   'x-kubernetes-int-or-string'?: boolean;
+  'x-kubernetes-embedded-resource'?: boolean;
   'x-kubernetes-list-type'?: string;
   'x-kubernetes-list-map-keys'?: string[];
   'x-kubernetes-map-type'?: string;
@@ -91,11 +92,31 @@ export function listTypeOf(schema: FieldSchema): { type: 'atomic' | 'set' | 'map
   return { type: 'atomic', keys: [] };
 }
 
+const EMBEDDED_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
+const STRING_MAP: FieldSchema = { type: 'object', additionalProperties: { type: 'string' } };
+/** ObjectMeta as an embedded resource's metadata is walked: its maps and finalizers typed, the rest deduced. */
+const EMBEDDED_METADATA: FieldSchema = {
+  type: 'object',
+  'x-kubernetes-preserve-unknown-fields': true,
+  properties: {
+    name: { type: 'string' },
+    namespace: { type: 'string' },
+    generateName: { type: 'string' },
+    labels: STRING_MAP,
+    annotations: STRING_MAP,
+    finalizers: { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'set' },
+  },
+};
+
 /** The schema of field `name` of a map shape; undefined when a closed struct does not declare it. */
 export function fieldOf(shape: Extract<Shape, { kind: 'map' }>, name: string): FieldInfo | undefined {
   const s = shape.schema;
   if (s === undefined) return { schema: undefined, named: false };
   if (shape.root && name === 'metadata' && shape.root.metadataSchema) return { schema: shape.root.metadataSchema, named: true };
+  // An embedded resource declares apiVersion, kind and metadata implicitly.
+  if (s['x-kubernetes-embedded-resource'] && !s.properties?.[name] && EMBEDDED_FIELDS.has(name)) {
+    return { schema: name === 'metadata' ? EMBEDDED_METADATA : { type: 'string' }, named: true };
+  }
   if (s.properties && Object.prototype.hasOwnProperty.call(s.properties, name)) return { schema: s.properties[name], named: true };
   if (typeof s.additionalProperties === 'object') return { schema: s.additionalProperties, named: false };
   if (s.additionalProperties === true || s['x-kubernetes-preserve-unknown-fields'] || !s.properties) return { schema: undefined, named: false };
