@@ -56,7 +56,11 @@ describe('@kubernetes/client-node KubernetesObjectApi against Plinth', () => {
     assert.equal(created.metadata?.managedFields?.[0]?.operation, 'Apply');
     await assert.rejects(
       client.patch<ConfigMap>(spec('2'), undefined, undefined, 'controller-b', undefined, PatchStrategy.ServerSideApply),
-      (e: unknown) => (e as { code?: number }).code === 409 && /conflict with "controller-a": \.data\.k/.test(String((e as { body?: unknown }).body)),
+      (e: unknown) => {
+        const body = (e as { body?: unknown }).body;
+        const status = (typeof body === 'string' ? JSON.parse(body) : body) as { message?: string };
+        return (e as { code?: number }).code === 409 && status.message === 'Apply failed with 1 conflict: conflict with "controller-a": .data.k';
+      },
     );
     const forced = await client.patch<ConfigMap>(spec('2'), undefined, undefined, 'controller-b', true, PatchStrategy.ServerSideApply);
     assert.deepEqual(forced.data, { k: '2' });
