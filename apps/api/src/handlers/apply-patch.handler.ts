@@ -4,6 +4,7 @@ import {
   type JsonObject,
   TypedValueError,
   DecodeError,
+  makeStorable,
   parseJsonStrict,
   parseYamlStrict,
   ApiError,
@@ -37,6 +38,7 @@ function decodeConfig(ctx: HandlerContext, mode: 'Ignore' | 'Warn' | 'Strict'): 
   let parsed: { value: unknown; duplicates: string[] };
   try {
     parsed = text.trimStart().startsWith('{') ? parseJsonStrict(text) : parseYamlStrict(text);
+    parsed.value = makeStorable(parsed.value);
   } catch (err) {
     if (err instanceof DecodeError) throw ApiError.badRequest(`error decoding YAML: ${err.message}`);
     throw err;
