@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import request from 'supertest';
 import { eventually } from '../crd/crd-fixtures.js';
 import { kubectl, type KubectlResult, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+
+const GATEWAY_CRDS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/gateway-api-v1.3.0-standard.yaml');
 
 function ok(r: KubectlResult): string {
   assert.equal(r.code, 0, `kubectl failed (${r.code}): ${r.stderr}`);
@@ -127,5 +132,39 @@ describe('kubectl 1.32 server-side apply against Plinth', () => {
     assert.deepEqual(obj.spec.listeners, [{ name: 'http', port: 80 }, { name: 'https', port: 443 }]);
     const teamB = obj.metadata.managedFields.find((e: { manager: string }) => e.manager === 'team-b');
     assert.deepEqual(teamB.fieldsV1, { 'f:spec': { 'f:field1': {}, 'f:listeners': { 'k:{"name":"https"}': { '.': {}, 'f:name': {}, 'f:port': {} } } } });
+  });
+  it('server-side apply on /status of a custom resource owns status only, recorded with its subresource', async () => {
+    const api = request(s.url);
+    const res = await api
+      .patch('/apis/example.com/v1/namespaces/ssa/bigs/b1/status?fieldManager=big-controller')
+      .set('Content-Type', 'application/apply-patch+yaml')
+      .send(JSON.stringify({ apiVersion: 'example.com/v1', kind: 'Big', metadata: { name: 'b1', namespace: 'ssa' }, spec: { field2: 'ignored' }, status: { ready: true } }))
+      .expect(200);
+    assert.equal(res.body.status.ready, true);
+    assert.equal(res.body.spec.field2, undefined);
+    const entry = res.body.metadata.managedFields.find((e: { manager: string }) => e.manager === 'big-controller');
+    assert.deepEqual(entry, { ...entry, operation: 'Apply', subresource: 'status', fieldsV1: { 'f:status': { 'f:ready': {} } } });
+    await api
+      .patch('/apis/example.com/v1/namespaces/ssa/bigs/missing/status?fieldManager=big-controller')
+      .set('Content-Type', 'application/apply-patch+yaml')
+      .send(JSON.stringify({ apiVersion: 'example.com/v1', kind: 'Big', metadata: { name: 'missing', namespace: 'ssa' }, status: { ready: true } }))
+      .expect(404);
+  });
+
+  it('the Gateway API bundle installs with --server-side; listeners merge by name across managers and leave when unapplied', async () => {
+    const out = ok(await k(['apply', '--server-side', '-f', GATEWAY_CRDS]));
+    assert.match(out, /customresourcedefinition\.apiextensions\.k8s\.io\/gateways\.gateway\.networking\.k8s\.io serverside-applied/);
+    await eventually(async () => (await k(['get', 'gateways', '-n', 'ssa'])).code === 0, 10000, 'gateways served');
+    const gw = (listeners: unknown[]) =>
+      JSON.stringify({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'gw', namespace: 'ssa' }, spec: { gatewayClassName: 'c', listeners } });
+    ok(await k(['apply', '--server-side', '--field-manager=platform', '-f', '-'], gw([{ name: 'http', port: 80, protocol: 'HTTP' }])));
+    ok(await k(['apply', '--server-side', '--field-manager=team', '-f', '-'], gw([{ name: 'tcp', port: 9000, protocol: 'TCP' }])));
+    let obj = JSON.parse(ok(await k(['get', 'gateway', 'gw', '-n', 'ssa', '-o', 'json'])));
+    assert.deepEqual(obj.spec.listeners.map((l: { name: string }) => l.name), ['http', 'tcp']);
+    const conflict = await k(['apply', '--server-side', '--field-manager=team', '-f', '-'], gw([{ name: 'http', port: 8080, protocol: 'HTTP' }]));
+    assert.match(conflict.stderr, /conflict with "platform": \.spec\.listeners\[name="http"\]\.port/);
+    ok(await k(['apply', '--server-side', '--field-manager=team', '-f', '-'], gw([])));
+    obj = JSON.parse(ok(await k(['get', 'gateway', 'gw', '-n', 'ssa', '-o', 'json'])));
+    assert.deepEqual(obj.spec.listeners.map((l: { name: string }) => l.name), ['http']);
   });
 });
