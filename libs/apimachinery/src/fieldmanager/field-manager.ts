@@ -45,10 +45,12 @@ function nowRfc3339(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/** A shallow view of `obj` without metadata.managedFields; shares everything else with `obj`, so callers must not mutate it. */
 function withoutManagedFields(obj: JsonObject): JsonObject {
-  const copy = structuredClone(obj);
-  if (copy.metadata && typeof copy.metadata === 'object') delete copy.metadata.managedFields;
-  return copy;
+  const meta = obj.metadata;
+  if (!meta || typeof meta !== 'object' || !('managedFields' in meta)) return obj;
+  const { managedFields: _dropped, ...rest } = meta;
+  return { ...obj, metadata: rest };
 }
 
 function decodeOrEmpty(entries: unknown): ManagedFields {

@@ -23,7 +23,9 @@ export function encodeFieldsV1(set: PathSet): Record<string, unknown> {
 }
 
 function define(o: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+  // Plain assignment is fast; only `__proto__` needs defineProperty (assignment would swap the prototype).
+  if (key === '__proto__') Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+  else o[key] = value;
 }
 
 /** Reads a FieldsV1 document into a set; throws FieldsV1Error on anything malformed. */

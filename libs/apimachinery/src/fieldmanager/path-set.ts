@@ -128,8 +128,9 @@ export class PathSet {
 
 /** The elements a node mentions (members and children), sorted as upstream orders path elements. */
 export function sortedElements(node: PathSet): string[] {
-  const all = new Set<string>([...node.members, ...node.children.keys()]);
-  return [...all].sort(comparePathElements);
+  const all = [...node.members];
+  for (const k of node.children.keys()) if (!node.members.has(k)) all.push(k);
+  return all.sort(comparePathElements);
 }
 
 const KIND_ORDER: Record<string, number> = { f: 0, k: 1, v: 2, i: 3 };
@@ -142,6 +143,7 @@ export function comparePathElements(a: string, b: string): number {
   const ka = KIND_ORDER[a[0]] ?? 4;
   const kb = KIND_ORDER[b[0]] ?? 4;
   if (ka !== kb) return ka - kb;
+  if (ka === 0) return compareStrings(a, b);
   const ra = a.slice(2);
   const rb = b.slice(2);
   switch (a[0]) {

@@ -128,12 +128,17 @@ export function mergeObjects(live: unknown, config: unknown, type: ObjectType): 
   return mergeNode(live, config, type.schema, type);
 }
 
+/** A deep copy of a JSON value; scalars are returned as they are. */
+function copy<T>(v: T): T {
+  return typeof v === 'object' && v !== null ? structuredClone(v) : v;
+}
+
 function mergeNode(l: unknown, r: unknown, schema: FieldSchema | undefined, root: ObjectType | undefined): unknown {
-  if (r === undefined) return structuredClone(l);
-  if (l === undefined || l === null || r === null) return structuredClone(r);
+  if (r === undefined) return copy(l);
+  if (l === undefined || l === null || r === null) return copy(r);
   const ls = shapeOf(schema, l, root);
   const rs = shapeOf(schema, r, root);
-  if (ls.kind !== rs.kind || rs.kind === 'leaf') return structuredClone(r);
+  if (ls.kind !== rs.kind || rs.kind === 'leaf') return copy(r);
   if (rs.kind === 'map') {
     const out: Json = {};
     const lo = l as Json;
@@ -148,7 +153,9 @@ function mergeNode(l: unknown, r: unknown, schema: FieldSchema | undefined, root
 }
 
 function define(o: Json, key: string, value: unknown): void {
-  Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+  // Plain assignment is fast; only `__proto__` needs defineProperty (assignment would swap the prototype).
+  if (key === '__proto__') Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+  else o[key] = value;
 }
 
 /**
@@ -172,7 +179,7 @@ function mergeList(shape: Extract<Shape, { kind: 'list' }>, l: unknown[], r: unk
     if (li < l.length) {
       const k = lKeys[li];
       if (!rSet.has(k)) {
-        if (!emitted.has(k)) out.push(structuredClone(l[li]));
+        if (!emitted.has(k)) out.push(copy(l[li]));
         emitted.add(k);
         li++;
         continue;
