@@ -115,6 +115,62 @@ describe('ValidatingAdmissionPolicy: deny, warn, audit', () => {
     assert.equal(labelled.headers.warning, undefined);
   });
 
+  it('writes status.typeChecking warnings for expressions that do not type-check against the matched kinds', async () => {
+    const res = await api
+      .post(VAP)
+      .send(
+        validatingPolicy('typed', {
+          matchConstraints: { resourceRules: [coreRule(['configmaps'])] },
+          validations: [
+            { expression: 'object.metadata.name.size() < 64' },
+            { expression: "object.metadata.nmae == 'x'", messageExpression: 'object.data.size() + 1' },
+          ],
+        }),
+      )
+      .expect(201);
+    assert.equal(res.body.status.observedGeneration, 1);
+    const warnings = res.body.status.typeChecking.expressionWarnings;
+    assert.deepEqual(warnings.map((w: { fieldRef: string }) => w.fieldRef), ['spec.validations[1].expression']);
+    assert.match(warnings[0].warning, /^\/v1, Kind=ConfigMap: ERROR: <input>:1:\d+: undefined field 'nmae'\n$/);
+    // A wildcard policy has nothing to check against: typeChecking is present and empty.
+    const wild = await api
+      .post(VAP)
+      .send(validatingPolicy('typed-wild', { matchConstraints: { resourceRules: [{ apiGroups: ['*'], apiVersions: ['*'], operations: ['CREATE'], resources: ['*'] }] }, validations: [{ expression: 'object.nothing == 1' }] }))
+      .expect(201);
+    assert.deepEqual(wild.body.status.typeChecking, {});
+    // A spec change recomputes it; status sent by clients on the main resource is ignored.
+    const fixed = await api
+      .patch(`${VAP}/typed`)
+      .set('Content-Type', 'application/json-patch+json')
+      .send([{ op: 'replace', path: '/spec/validations/1/expression', value: "object.metadata.name != 'x'" }, { op: 'add', path: '/status/observedGeneration', value: 99 }])
+      .expect(200);
+    assert.equal(fixed.body.metadata.generation, 2);
+    assert.equal(fixed.body.status.observedGeneration, 2);
+    assert.deepEqual(fixed.body.status.typeChecking, {});
+  });
+
+  it('follows namespace label changes for namespaceSelector', async () => {
+    await ensureNamespace(api, 'relabel');
+    await api
+      .post(VAP)
+      .send(validatingPolicy('locked-ns', { matchConstraints: { resourceRules: [coreRule(['secrets'])], namespaceSelector: { matchLabels: { locked: 'true' } } }, validations: [{ expression: 'false', message: 'namespace is locked' }] }))
+      .expect(201);
+    await api.post(VAPB).send(validatingBinding('locked-ns', 'locked-ns')).expect(201);
+    await api.post('/api/v1/namespaces/relabel/secrets').send({ metadata: { name: 'before' } }).expect(201);
+    await api.patch('/api/v1/namespaces/relabel').set('Content-Type', 'application/merge-patch+json').send({ metadata: { labels: { locked: 'true' } } }).expect(200);
+    const denied = await eventually(async () => {
+      const r = await api.post('/api/v1/namespaces/relabel/secrets').send({ metadata: { generateName: 'after-' } });
+      assert.equal(r.status, 422);
+      return r;
+    });
+    assert.match(denied.body.message, /denied request: namespace is locked$/);
+    await api.patch('/api/v1/namespaces/relabel').set('Content-Type', 'application/merge-patch+json').send({ metadata: { labels: { locked: null } } }).expect(200);
+    await eventually(async () => {
+      const r = await api.post('/api/v1/namespaces/relabel/secrets').send({ metadata: { generateName: 'unlocked-' } });
+      assert.equal(r.status, 201);
+    });
+  });
+
   it('stops applying a policy once its binding is deleted', async () => {
     await api.delete(`${VAPB}/max-keys-binding`).expect(200);
     await eventually(async () => {

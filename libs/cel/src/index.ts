@@ -11,7 +11,9 @@ export {
   CelCostLimitError,
   CelEvaluationError,
   type CelProgram,
+  type CelObjectTypes,
   type CelVariables,
+  checkCelTyped,
   compileCel,
 } from './cel-environment.js';
 export { CEL_MAX_REQUEST_BYTES, estimateCelCost, type SizeBound, UNBOUNDED } from './cel-cost-estimator.js';

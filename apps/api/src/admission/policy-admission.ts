@@ -16,6 +16,7 @@ import { presentObject, type ResourceDefinition } from '../registry/resource-def
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
 import { mergeApplyConfiguration } from './apply-configuration.js';
+import { NamespaceCache } from './namespace-cache.js';
 import { policyCel } from './policy-cel.adapter.js';
 import { PrometheusPolicyMetrics } from './policy-metrics.js';
 
@@ -134,10 +135,11 @@ export function createPolicyAdmission(o: PolicyAdmissionOptions): PolicyAdmissio
   let changes: WatchCache | undefined;
   const cache = new PolicyCache(policyCel, loader(o.lists), changeSubscriber(() => changes));
   const nsDef = o.registry.lookup('default', '', 'v1', 'namespaces')!;
-  const namespaceObject = async (tenant: string, name: string) => {
+  const namespaces = new NamespaceCache(async (tenant, name) => {
     const ns = await o.objects.get(ResourceStoreService.key(tenant, nsDef, '', name), undefined, true);
     return ns?.body;
-  };
+  });
+  const namespaceObject = (tenant: string, name: string) => namespaces.get(tenant, name);
   const deps: PolicyModuleDependencies = {
     source: cache,
     cel: policyCel,
@@ -163,6 +165,7 @@ export function createPolicyAdmission(o: PolicyAdmissionOptions): PolicyAdmissio
     attach: (c) => {
       changes = c;
       cache.clear();
+      namespaces.attach(c);
     },
   };
 }

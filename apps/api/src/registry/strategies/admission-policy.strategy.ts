@@ -1,5 +1,8 @@
 import { rewriteObjectConstruction } from '@plinth/admission';
+import { isDeepStrictEqual } from 'node:util';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import { type TypedKind, typeCheckPolicy } from '../../admission/policy-type-check.js';
+import { builtinResources } from '../builtin-resources.js';
 import {
   validateMutatingAdmissionPolicy,
   validateMutatingAdmissionPolicyBinding,
@@ -41,6 +44,39 @@ function defaultBinding(obj: KubeObject): void {
   if (spec) defaultMatchResources(spec.matchResources);
 }
 
+/** A built-in kind by group/version/resource, for type checking (read at call time: builtin-resources imports this module). */
+function builtinKind(group: string, version: string, resource: string): TypedKind | undefined {
+  const def = builtinResources.find((d) => d.group === group && d.version === version && d.resource === resource);
+  return def ? { group: def.group, version: def.version, kind: def.kind, schema: def.schema } : undefined;
+}
+
+/**
+ * The status the system keeps for a ValidatingAdmissionPolicy: the
+ * generation it describes and the type-checking warnings of its
+ * expressions against the built-in kinds its rules name. Mutates `obj`.
+ */
+function setTypeChecking(obj: KubeObject, generation: number): void {
+  const expressionWarnings = typeCheckPolicy(obj, builtinKind);
+  obj.status = { observedGeneration: generation, typeChecking: expressionWarnings.length > 0 ? { expressionWarnings } : {} };
+}
+
+/** ValidatingAdmissionPolicy: the common policy strategy plus status.typeChecking on every spec change. */
+function validatingPolicyStrategy(): ResourceStrategy {
+  const base = policyStrategy((o) => defaultPolicy(o, false), validateValidatingAdmissionPolicy, true);
+  return {
+    ...base,
+    prepareForCreate: (obj) => {
+      base.prepareForCreate(obj);
+      setTypeChecking(obj, 1);
+    },
+    prepareForUpdate: (obj, old) => {
+      base.prepareForUpdate(obj, old);
+      const generation = typeof old.metadata.generation === 'number' ? old.metadata.generation : 0;
+      if (!isDeepStrictEqual(obj.spec, old.spec) || !isPlainObject(old.status)) setTypeChecking(obj, isDeepStrictEqual(obj.spec, old.spec) ? generation : generation + 1);
+    },
+  };
+}
+
 /**
  * A policy kind's strategy: defaults on every write; the status is owned by
  * the system (cleared on create, carried over on update, recomputed by
@@ -71,7 +107,7 @@ function policyStrategy(
 }
 
 /** ValidatingAdmissionPolicy (v1). */
-export const validatingAdmissionPolicyStrategy: ResourceStrategy = policyStrategy((o) => defaultPolicy(o, false), validateValidatingAdmissionPolicy, true);
+export const validatingAdmissionPolicyStrategy: ResourceStrategy = validatingPolicyStrategy();
 
 /** ValidatingAdmissionPolicyBinding (v1). */
 export const validatingAdmissionPolicyBindingStrategy: ResourceStrategy = policyStrategy(defaultBinding, validateValidatingAdmissionPolicyBinding, false);
