@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import {
+  type ApplyConfigurationMerger,
   type ParamKind,
   type ParamStore,
   PolicyCache,
@@ -154,7 +155,7 @@ export function createPolicyAdmission(o: PolicyAdmissionOptions): PolicyAdmissio
     normalizePatched: o.normalizePatched,
     metrics: new PrometheusPolicyMetrics(o.metricsRegistry),
   };
-  const merge = (attrs: Parameters<ConstructorParameters<typeof MutatingPolicyModule>[1]>[0], object: Record<string, unknown>, patch: Record<string, unknown>) => {
+  const merge: ApplyConfigurationMerger = (attrs, object, patch) => {
     const def = o.registry.lookup(attrs.tenant, attrs.resource.group, attrs.resource.version, attrs.resource.resource);
     return mergeApplyConfiguration(def?.schema, object, patch);
   };

@@ -106,7 +106,7 @@ class Rewriter {
       while (this.i < src.length && IDENT.test(src[this.i])) this.i++;
       const name = src.slice(start, this.i);
       this.i = skipSpace(src, this.i);
-      if (!name || src[this.i] !== ':') throw new Error(`unexpected ${JSON.stringify(src[this.i] ?? 'end of input')} in object construction`);
+      if (!IDENT_START.test(name.charAt(0)) || src[this.i] !== ':') throw new Error(`unexpected ${JSON.stringify(src[this.i] ?? 'end of input')} in object construction`);
       this.i++;
       const value = this.scan(true).trim();
       fields.push(`${JSON.stringify(name)}: dyn(${value})`);
