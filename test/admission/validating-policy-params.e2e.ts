@@ -119,6 +119,27 @@ describe('ValidatingAdmissionPolicy: params, selectors, variables, namespaceObje
     await api.post(CM('params')).send(configMap('params', 'many', { a: '1', b: '2' })).expect(201);
   });
 
+  it('validates custom resources too', async () => {
+    await api
+      .post(VAP)
+      .send(
+        validatingPolicy('limit-bounds', {
+          matchConstraints: { resourceRules: [{ apiGroups: ['policy.example.com'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['limits'] }] },
+          validations: [{ expression: 'object.spec.maxKeys <= 10', messageExpression: "'maxKeys ' + string(object.spec.maxKeys) + ' is above 10'", reason: 'Forbidden' }],
+        }),
+      )
+      .expect(201);
+    await api.post(VAPB).send(validatingBinding('limit-bounds', 'limit-bounds')).expect(201);
+    const res = await eventually(async () => {
+      const r = await api.post('/apis/policy.example.com/v1/limits').send({ apiVersion: 'policy.example.com/v1', kind: 'Limit', metadata: { name: 'huge' }, spec: { maxKeys: 20 } });
+      assert.equal(r.status, 403, JSON.stringify(r.body));
+      return r;
+    });
+    assert.equal(res.body.message, "limits.policy.example.com \"huge\" is forbidden: ValidatingAdmissionPolicy 'limit-bounds' with binding 'limit-bounds' denied request: maxKeys 20 is above 10");
+    assert.deepEqual(res.body.details, { name: 'huge', group: 'policy.example.com', kind: 'limits', causes: [{ message: "ValidatingAdmissionPolicy 'limit-bounds' with binding 'limit-bounds' denied request: maxKeys 20 is above 10" }] });
+    await api.post('/apis/policy.example.com/v1/limits').send({ apiVersion: 'policy.example.com/v1', kind: 'Limit', metadata: { name: 'small' }, spec: { maxKeys: 2 } }).expect(201);
+  });
+
   it('a binding naming a missing param kind fails closed with the configuration error', async () => {
     await api
       .post(VAP)
