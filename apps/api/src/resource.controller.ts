@@ -69,12 +69,14 @@ export class ResourceController {
     const query = firstValues(rawQuery);
     const path = req.url.split('?')[0];
     const info = parseRequestInfo(req.method, path, parseBool(query.watch) === true);
-    req.plinth = { verb: info.verb || req.method.toLowerCase(), group: info.group, resource: info.resource };
+    // Metric labels only ever name resources the tenant serves: made-up paths share the empty label.
+    req.plinth = { verb: info.verb || req.method.toLowerCase(), group: '', resource: '' };
     if (!(await this.s.tenancy.cache.exists(info.tenant))) throw NOT_FOUND();
     await this.s.registry.prepare(info.tenant);
     if (!info.isResourceRequest) return handleNonResource(req, reply, info, this.discovery, this.openapi);
     const def = this.s.registry.lookup(info.tenant, info.group, info.version, info.resource);
     if (!def || (!def.namespaced && info.namespace && info.resource !== 'namespaces')) throw NOT_FOUND();
+    req.plinth = { verb: req.plinth.verb, group: def.group, resource: def.resource };
     const ctx: HandlerContext = {
       req,
       reply,

@@ -46,6 +46,15 @@ class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @IsInt() @Min(1)
   PLINTH_MAX_WATCH_SECONDS?: number;
 
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0)
+  PLINTH_MAX_WATCHES?: number;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0)
+  PLINTH_MAX_WATCHES_PER_TENANT?: number;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0)
+  PLINTH_MAX_WATCHES_PER_USER?: number;
+
   @IsOptional() @IsString()
   PLINTH_WEBHOOK_SERVICE_MAP?: string;
 
@@ -88,6 +97,12 @@ export interface AppConfig {
   watchCacheSize: number;
   bookmarkIntervalSeconds: number;
   maxWatchSeconds: number;
+  /** Open watches per replica (0: only the file-descriptor bound); never more than the open-file limit minus a headroom. */
+  maxWatches: number;
+  /** Open watches per tenant on one replica (0: no limit). */
+  maxWatchesPerTenant: number;
+  /** Open watches per user (within a tenant) on one replica (0: no limit). */
+  maxWatchesPerUser: number;
   /** Admission webhook `service` references → addresses (docs/admission.md); '' when unset. */
   webhookServiceMap: string;
   /** Webhook configuration snapshots are refreshed after this; changes take effect within twice this. */
@@ -136,6 +151,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     watchCacheSize: parsed.PLINTH_WATCH_CACHE_SIZE ?? 10000,
     bookmarkIntervalSeconds: parsed.PLINTH_BOOKMARK_INTERVAL_SECONDS ?? 60,
     maxWatchSeconds: parsed.PLINTH_MAX_WATCH_SECONDS ?? 1800,
+    maxWatches: parsed.PLINTH_MAX_WATCHES ?? 0,
+    maxWatchesPerTenant: parsed.PLINTH_MAX_WATCHES_PER_TENANT ?? 5000,
+    maxWatchesPerUser: parsed.PLINTH_MAX_WATCHES_PER_USER ?? 2000,
     webhookServiceMap: parsed.PLINTH_WEBHOOK_SERVICE_MAP ?? '',
     webhookRefreshMs: parsed.PLINTH_WEBHOOK_REFRESH_MS ?? 500,
     webhookAllowPrivateNetworks: (parsed.PLINTH_WEBHOOK_PRIVATE_NETWORKS ?? 'allow') === 'allow',

@@ -59,6 +59,7 @@ export async function handleWatch(ctx: HandlerContext, watch: WatchService, list
   watch.serve(ctx.reply, {
     def,
     tenant: info.tenant,
+    user: ctx.user.username,
     filter: { tenant: info.tenant, resource: def.storageResource, namespace, name, matches: sel.any ? sel.matches : undefined },
     format,
     plan,

@@ -7,6 +7,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { ApiError } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import { bookmarkBytes, type WatchFormat } from './watch-encoder.js';
+import { effectiveReplicaLimit, WatchLimiter } from './watch-limits.js';
 import { WatchMetrics } from './watch-metrics.js';
 import { type InitialStateQuery, runWatch, type WatchPlan } from './watch-start.js';
 import { type WatchFilter, WatchStream, type WatchStreamOwner } from './watch-stream.js';
@@ -15,6 +16,8 @@ import { type WatchFilter, WatchStream, type WatchStreamOwner } from './watch-st
 export interface WatchRequest {
   def: ResourceDefinition;
   tenant: string;
+  /** The requesting user's name, for the per-user watch limit. */
+  user: string;
   filter: WatchFilter;
   format: WatchFormat;
   plan: WatchPlan;
@@ -47,6 +50,9 @@ export class WatchService implements WatchStreamOwner {
   readonly pipeline: WatchPipeline;
   readonly maxBufferBytes: number;
   private readonly streams = new Set<WatchStream>();
+  /** Tenant and user of each open stream, for the limiter. */
+  private readonly owners = new Map<WatchStream, [string, string]>();
+  private readonly limiter: WatchLimiter;
   private readonly metrics: WatchMetrics;
   private readonly logger: Logger;
   private ticker: NodeJS.Timeout | undefined;
@@ -56,6 +62,11 @@ export class WatchService implements WatchStreamOwner {
     const { config } = deps;
     this.logger = deps.logger;
     this.maxBufferBytes = config.watchBufferBytes;
+    this.limiter = new WatchLimiter({
+      perReplica: effectiveReplicaLimit(config.maxWatches),
+      perTenant: config.maxWatchesPerTenant,
+      perUser: config.maxWatchesPerUser,
+    });
     this.pipeline = new WatchPipeline({
       databaseUrl: deps.databaseUrl,
       db: deps.db,
@@ -130,6 +141,7 @@ export class WatchService implements WatchStreamOwner {
    */
   serve(reply: FastifyReply, w: WatchRequest): void {
     if (!this.accepting) throw ApiError.serviceUnavailable('the server is shutting down');
+    this.limiter.acquire(w.tenant, w.user);
     reply.hijack();
     const res = reply.raw;
     const headers: Record<string, string | string[]> = {
@@ -147,6 +159,7 @@ export class WatchService implements WatchStreamOwner {
     const nextBookmark = w.allowBookmarks ? now + bookmarkMs * (0.75 + 0.25 * Math.random()) : 0;
     const stream = new WatchStream(this, res, WatchCache.bucketKey(w.tenant, w.def.storageResource), w.filter, w.format, deadline, nextBookmark);
     this.streams.add(stream);
+    this.owners.set(stream, [w.tenant, w.user]);
     this.metrics.opened.inc();
     res.on('close', () => stream.close('client closed'));
     const subscribe = () => {
@@ -162,6 +175,11 @@ export class WatchService implements WatchStreamOwner {
   /** WatchStreamOwner: forget the stream; count evictions. */
   streamClosed(stream: WatchStream, reason: string): void {
     this.streams.delete(stream);
+    const owner = this.owners.get(stream);
+    if (owner) {
+      this.owners.delete(stream);
+      this.limiter.release(owner[0], owner[1]);
+    }
     if (reason === 'slow') {
       this.metrics.slowClosed.inc();
       this.logger.info({ bucket: stream.bucket.replace('\u0000', '/'), from: stream.from }, 'watch closed: client too slow');
