@@ -17,7 +17,8 @@ describe('custom resources: hostile patterns and rules', () => {
   let api: ReturnType<typeof request>;
 
   before(async () => {
-    s = await startTestServer('crd-hostile', { PLINTH_CRD_POLL_INTERVAL_MS: '100' });
+    // A small validation share (10 ms/s, 50 ms burst) so that the fairness test reaches it quickly.
+    s = await startTestServer('crd-hostile', { PLINTH_CRD_POLL_INTERVAL_MS: '100', PLINTH_TENANT_VALIDATION_MS_PER_SECOND: '10' });
     api = request(s.url);
     await api.post('/api/v1/namespaces').send({ metadata: { name: 'demo' } }).expect(201);
   });
@@ -59,6 +60,26 @@ describe('custom resources: hostile patterns and rules', () => {
     // The same rule is accepted once the list and its strings are bounded.
     const bounded = widgetCrd({ plural: 'nesteds', kind: 'Nested', schema: specSchema({ l: { type: 'array', maxItems: 100, items: { type: 'string', maxLength: 64 } } }, [{ rule: 'self.l.all(a, self.l.exists(b, a == b))' }]) });
     await api.post(CRDS).send(bounded).expect(201);
+  });
+
+  it('throttles a tenant that keeps submitting objects its rules take long to validate: 429 with Retry-After', async () => {
+    const rules = [{ rule: 'self.l.all(a, self.l.all(b, a + b > 0))' }];
+    await installCrd(api, widgetCrd({ plural: 'heavies', kind: 'Heavy', schema: specSchema({ l: { type: 'array', maxItems: 1000, items: { type: 'integer' } } }, rules) }));
+    const path = '/apis/example.com/v1/namespaces/demo/heavies';
+    const l = Array.from({ length: 1000 }, (_, i) => i + 1);
+    const codes: number[] = [];
+    let throttled: request.Response | undefined;
+    for (let i = 0; i < 20 && !throttled; i++) {
+      const res = await api.post(path).send({ metadata: { name: `h${i}` }, spec: { l } });
+      codes.push(res.status);
+      if (res.status === 429) throttled = res;
+    }
+    assert.ok(throttled, `never throttled: ${codes.join(',')}`);
+    assert.equal(codes[0], 422, 'the first write is validated (and runs into the cost limit)');
+    assert.equal(throttled.body.reason, 'TooManyRequests');
+    assert.match(throttled.headers['retry-after'], /^[1-9]\d*$/);
+    assert.match(throttled.body.message, /used its share of validation time/);
+    await api.get('/healthz').expect(200);
   });
 
   it('refuses at creation rules that together exceed the per-CRD budget, naming the costliest', async () => {

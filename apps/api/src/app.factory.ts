@@ -27,6 +27,7 @@ import { isPlainObject } from '@plinth/apimachinery';
 import { ResourceRegistry } from './registry/resource-registry.js';
 import { ResourceController } from './resource.controller.js';
 import { ResourceDeleteService } from './store/resource-delete.service.js';
+import { TenantValidationBudget } from './store/validation-budget.js';
 import { ResourceStoreService } from './store/resource-store.service.js';
 import { WatchService } from './watch/watch.service.js';
 import { TenantCache } from './tenant-cache.js';
@@ -104,6 +105,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     await watch.pipeline.waitApplied(revision);
     if (def === customResourceDefinitionResource) await crds.settled(key.tenant, key.name);
   });
+  store.validationBudget = new TenantValidationBudget({ msPerSecond: config.tenantValidationMsPerSecond, burstMs: config.tenantValidationMsPerSecond * 5 });
   const deleter = new ResourceDeleteService(objects, lists, store, registry);
   store.afterRemove = async (tenant, namespace) => {
     if (namespace) await deleter.finalizeNamespaceIfEmpty(tenant, namespace);

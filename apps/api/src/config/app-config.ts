@@ -46,6 +46,9 @@ class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @IsInt() @Min(1)
   PLINTH_MAX_WATCH_SECONDS?: number;
 
+  @IsOptional() @Type(() => Number) @IsInt() @Min(10) @Max(1000)
+  PLINTH_TENANT_VALIDATION_MS_PER_SECOND?: number;
+
   @IsOptional() @Type(() => Number) @IsInt() @Min(0)
   PLINTH_MAX_WATCHES?: number;
 
@@ -97,6 +100,8 @@ export interface AppConfig {
   watchCacheSize: number;
   bookmarkIntervalSeconds: number;
   maxWatchSeconds: number;
+  /** Event-loop time a tenant may spend validating custom resources, ms per second (burst: five times this). */
+  tenantValidationMsPerSecond: number;
   /** Open watches per replica (0: only the file-descriptor bound); never more than the open-file limit minus a headroom. */
   maxWatches: number;
   /** Open watches per tenant on one replica (0: no limit). */
@@ -152,6 +157,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     bookmarkIntervalSeconds: parsed.PLINTH_BOOKMARK_INTERVAL_SECONDS ?? 60,
     maxWatchSeconds: parsed.PLINTH_MAX_WATCH_SECONDS ?? 1800,
     maxWatches: parsed.PLINTH_MAX_WATCHES ?? 0,
+    tenantValidationMsPerSecond: parsed.PLINTH_TENANT_VALIDATION_MS_PER_SECOND ?? 100,
     maxWatchesPerTenant: parsed.PLINTH_MAX_WATCHES_PER_TENANT ?? 5000,
     maxWatchesPerUser: parsed.PLINTH_MAX_WATCHES_PER_USER ?? 2000,
     webhookServiceMap: parsed.PLINTH_WEBHOOK_SERVICE_MAP ?? '',

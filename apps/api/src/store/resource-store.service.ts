@@ -1,3 +1,4 @@
+import type { TenantValidationBudget } from './validation-budget.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionAttributes, AdmissionChain, AdmissionOperation } from '@plinth/admission';
@@ -58,6 +59,9 @@ export class ResourceStoreService {
    * `barrier` is what a committed write of a kind every replica caches
    * waits for before it is answered (read-your-writes; see CommitBarrier).
    */
+  /** Per-tenant share of validation time for custom resources (CEL rules, patterns); unset: unlimited. */
+  validationBudget?: TenantValidationBudget;
+
   constructor(
     private readonly objects: ObjectStoreRepository,
     private readonly admission: AdmissionChain,
@@ -159,7 +163,7 @@ export class ResourceStoreService {
     const { def } = ctx;
     const errs: FieldError[] = [
       ...validateObjectMeta(obj.metadata, { namespaced: def.namespaced, nameValidation: def.nameValidation }),
-      ...def.strategy.validate(obj),
+      ...this.metered(ctx, () => def.strategy.validate(obj)),
     ];
     if (errs.length > 0) {
       throw ApiError.invalid({ group: def.group, kind: def.kind, name: obj.metadata.name ?? obj.metadata.generateName ?? '' }, errs);
@@ -290,10 +294,15 @@ export class ResourceStoreService {
     }
   }
 
+  /** Runs a custom resource's validation under the tenant's validation budget (429 when it is spent). */
+  private metered(ctx: WriteContext, validate: () => FieldError[]): FieldError[] {
+    return ctx.def.custom && this.validationBudget ? this.validationBudget.run(ctx.tenant, validate) : validate();
+  }
+
   private validateUpdate(ctx: WriteContext, next: KubeObject, old: KubeObject, strategy: ResourceStrategy): void {
     const { def } = ctx;
     const metaOpts = { namespaced: def.namespaced, nameValidation: def.nameValidation };
-    const errs: FieldError[] = [...validateObjectMetaUpdate(next.metadata, old.metadata, metaOpts), ...strategy.validateUpdate(next, old)];
+    const errs: FieldError[] = [...validateObjectMetaUpdate(next.metadata, old.metadata, metaOpts), ...this.metered(ctx, () => strategy.validateUpdate(next, old))];
     if (next.metadata.name !== old.metadata.name && !errs.some((e) => e.field === 'metadata.name')) {
       errs.unshift(fieldErrors.invalid('metadata.name', next.metadata.name, 'field is immutable'));
     }

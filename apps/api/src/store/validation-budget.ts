@@ -1,0 +1,72 @@
+import { ApiError } from '@plinth/apimachinery';
+import { LRUCache } from 'lru-cache';
+
+/** Options of {@link TenantValidationBudget}. */
+export interface ValidationBudgetOptions {
+  /** Sustained validation time a tenant may spend, in ms per second of wall time. */
+  msPerSecond: number;
+  /** What a tenant may spend at once after being idle (ms). */
+  burstMs: number;
+}
+
+interface Bucket {
+  balance: number;
+  at: number;
+}
+
+/**
+ * Fairness for expensive validation (CEL rules, schema patterns): a token
+ * bucket of event-loop time per tenant. Each custom-resource validation is
+ * charged its wall time; a tenant whose bucket is empty gets 429
+ * TooManyRequests with `Retry-After` until it refills, so one tenant
+ * submitting rules at the cost limit cannot take the event loop from the
+ * others. Buckets of the 10,000 most recent tenants are kept.
+ */
+export class TenantValidationBudget {
+  private readonly buckets = new LRUCache<string, Bucket>({ max: 10_000 });
+
+  constructor(private readonly opts: ValidationBudgetOptions) {}
+
+  /** Throws ApiError 429 when `tenant` has no validation time left right now. */
+  check(tenant: string, now = performance.now()): void {
+    const b = this.refill(tenant, now);
+    if (b.balance > 0) return;
+    const seconds = Math.max(1, Math.ceil(-b.balance / this.opts.msPerSecond));
+    throw new ApiError(
+      429,
+      'TooManyRequests',
+      'Too many requests, please try again later: the tenant has used its share of validation time (expensive validation rules)',
+      { retryAfterSeconds: seconds },
+      { 'Retry-After': String(seconds) },
+    );
+  }
+
+  /** Charges `ms` of validation time to `tenant` (the balance may go negative: the next check waits it out). */
+  charge(tenant: string, ms: number, now = performance.now()): void {
+    const b = this.refill(tenant, now);
+    b.balance -= ms;
+  }
+
+  /** Runs `fn` after check(), charging its wall time. */
+  run<T>(tenant: string, fn: () => T): T {
+    this.check(tenant);
+    const started = performance.now();
+    try {
+      return fn();
+    } finally {
+      this.charge(tenant, performance.now() - started);
+    }
+  }
+
+  private refill(tenant: string, now: number): Bucket {
+    let b = this.buckets.get(tenant);
+    if (!b) {
+      b = { balance: this.opts.burstMs, at: now };
+      this.buckets.set(tenant, b);
+      return b;
+    }
+    b.balance = Math.min(this.opts.burstMs, b.balance + ((now - b.at) / 1000) * this.opts.msPerSecond);
+    b.at = now;
+    return b;
+  }
+}

@@ -1,0 +1,165 @@
+// Hardening benchmark (`npm run bench:hardening`): prints, in one run,
+// 1. a quiet tenant's GET latency alone, then while another tenant submits
+//    the worst regexes and CEL rules it can (catastrophic patterns, rules at
+//    the runtime cost limit), and the p99 ratio (goal: within 2x);
+// 2. resident memory per idle watch (goal: at most 16 KiB);
+// 3. how long a replica takes to serve writes again after its PostgreSQL is
+//    killed and restarted.
+import http from 'node:http';
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '@plinth/storage';
+import { percentiles, progress, runBenchmark, runLoad, startBenchPostgres, startServerProcess, stopServerAndDatabase } from './bench-support.js';
+
+const BASE_PORT = 18_000 + Math.floor(Math.random() * 1000);
+const LOAD_MS = Number(process.env.BENCH_LOAD_MS ?? 8000);
+const IDLE_WATCHES = Number(process.env.BENCH_IDLE_WATCHES ?? 2000);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+function rssKiB(pid: number): number {
+  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+}
+
+/** One HTTP request; resolves with the status (never rejects on HTTP errors). */
+function call(base: string, method: string, path: string, body?: unknown): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request(`${base}${path}`, { method, agent, headers: data ? { 'content-type': 'application/json' } : {} }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+function crd(plural: string, kind: string, spec: Record<string, unknown>): Record<string, unknown> {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.noisy.example.com` },
+    spec: {
+      group: 'noisy.example.com',
+      scope: 'Namespaced',
+      names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec } } } }],
+    },
+  };
+}
+
+async function waitFor(what: string, cond: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await cond().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The noisy tenant's worst: a catastrophic pattern, the same through CEL, and a rule that runs to the runtime cost limit. */
+async function installNoise(base: string): Promise<void> {
+  const n = `${base}/clusters/noisy`;
+  // Tenants are provisioned after start-up: wait until the noisy one serves.
+  await waitFor('tenant noisy', async () => (await call(n, 'GET', '/api/v1/namespaces')) === 200);
+  await call(n, 'POST', '/api/v1/namespaces', { metadata: { name: 'n' } });
+  const crds = [
+    crd('patterns', 'Pattern', { type: 'object', properties: { v: { type: 'string', pattern: '^(\\pL+)+$' } } }),
+    crd('celpatterns', 'CelPattern', { type: 'object', properties: { v: { type: 'string', maxLength: 100_000 } }, 'x-kubernetes-validations': [{ rule: "self.v.matches('^(\\\\pL+)+$')" }] }),
+    crd('costlies', 'Costly', { type: 'object', properties: { l: { type: 'array', maxItems: 1000, items: { type: 'integer' } } }, 'x-kubernetes-validations': [{ rule: 'self.l.all(a, self.l.all(b, a + b > 0))' }] }),
+  ];
+  for (const c of crds) {
+    const code = await call(n, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', c);
+    if (code !== 201) throw new Error(`CRD refused: ${code}`);
+  }
+  for (const p of ['patterns', 'celpatterns', 'costlies']) await waitFor(`${p} served`, async () => (await call(n, 'GET', `/apis/noisy.example.com/v1/namespaces/n/${p}`)) === 200);
+}
+
+function noisyWorker(base: string): (i: number) => Promise<void> {
+  const n = `${base}/clusters/noisy/apis/noisy.example.com/v1/namespaces/n`;
+  const hostile = `${'é'.repeat(20_000)}1`;
+  const list = Array.from({ length: 1000 }, (_, i) => i + 1);
+  return async (i) => {
+    const kind = i % 3;
+    if (kind === 0) await call(n, 'POST', '/patterns', { metadata: { generateName: 'p-' }, spec: { v: hostile } });
+    else if (kind === 1) await call(n, 'POST', '/celpatterns', { metadata: { generateName: 'c-' }, spec: { v: hostile } });
+    else await call(n, 'POST', '/costlies', { metadata: { generateName: 'k-' }, spec: { l: list } });
+  };
+}
+
+async function quietLatency(base: string, noisy: boolean): Promise<{ p50: number; p99: number; n: number; noisyOps: number }> {
+  const quiet = (async () => runLoad(4, LOAD_MS, async () => void (await call(base, 'GET', '/api/v1/namespaces/quiet/configmaps/q'))))();
+  const noise = noisy ? runLoad(4, LOAD_MS, noisyWorker(base)) : Promise.resolve({ latencies: [], opsPerSec: 0, errors: 0 });
+  const [q, nz] = await Promise.all([quiet, noise]);
+  return { ...percentiles(q.latencies), noisyOps: nz.opsPerSec };
+}
+
+async function idleWatchMemory(base: string, pid: number): Promise<{ perWatchKiB: number; beforeMiB: number; afterMiB: number }> {
+  const path = '/api/v1/namespaces/quiet/configmaps?watch=1';
+  const open: http.ClientRequest[] = [];
+  const openMany = async (count: number) => {
+    for (let i = 0; i < count; i += 200) {
+      await Promise.all(
+        Array.from({ length: Math.min(200, count - i) }, () => new Promise<void>((resolve, reject) => {
+          const req = http.get(`${base}${path}`, { agent: false }, (res) => {
+            res.on('data', () => undefined);
+            resolve();
+          });
+          req.on('error', reject);
+          open.push(req);
+        })),
+      );
+    }
+  };
+  await openMany(100);
+  await new Promise((r) => setTimeout(r, 1500));
+  const before = rssKiB(pid);
+  await openMany(IDLE_WATCHES);
+  await new Promise((r) => setTimeout(r, 3000));
+  const after = rssKiB(pid);
+  for (const r of open) r.destroy();
+  return { perWatchKiB: (after - before) / IDLE_WATCHES, beforeMiB: before / 1024, afterMiB: after / 1024 };
+}
+
+async function recoveryAfterRestart(db: EmbeddedDatabase, base: string, restart: () => Promise<EmbeddedDatabase>): Promise<{ restartMs: number; serveAgainMs: number }> {
+  await db.kill();
+  await waitFor('the replica notices', async () => (await call(base, 'GET', '/readyz')) === 503);
+  const t0 = Date.now();
+  await restart();
+  const up = Date.now();
+  let n = 0;
+  await waitFor('a write succeeds again', async () => (await call(base, 'POST', '/api/v1/namespaces/quiet/configmaps', { metadata: { name: `after-${n++}` } })) === 201, 60_000);
+  return { restartMs: up - t0, serveAgainMs: Date.now() - up };
+}
+
+runBenchmark(async () => {
+  const pgPort = BASE_PORT;
+  const apiPort = BASE_PORT + 1;
+  let db = await startBenchPostgres('hardening', pgPort);
+  const dataDir = db.url.match(/host=([^&]+)/)?.[1];
+  const server = await startServerProcess({ DATABASE_URL: db.url, PLINTH_TENANTS: 'noisy', PLINTH_DB_POOL_SIZE: '16', PLINTH_MAX_WATCHES_PER_USER: '0' }, apiPort);
+  const base = `http://127.0.0.1:${apiPort}`;
+  try {
+    await call(base, 'POST', '/api/v1/namespaces', { metadata: { name: 'quiet' } });
+    await call(base, 'POST', '/api/v1/namespaces/quiet/configmaps', { metadata: { name: 'q' }, data: { a: '1' } });
+    await installNoise(base);
+    progress(`quiet tenant alone for ${LOAD_MS} ms`);
+    const alone = await quietLatency(base, false);
+    progress('quiet tenant while the noisy tenant submits catastrophic patterns and cost-limit rules');
+    const noisy = await quietLatency(base, true);
+    progress(`opening ${IDLE_WATCHES} idle watches`);
+    const mem = await idleWatchMemory(base, server.pid!);
+    progress('killing and restarting PostgreSQL');
+    const rec = await recoveryAfterRestart(db, base, async () => {
+      db = await startEmbeddedPostgres({ dataDir: decodeURIComponent(dataDir ?? '').replace(/\/run$/, ''), port: pgPort, database: 'plinth', extraFlags: ['-c', 'shared_buffers=256MB'] });
+      return db;
+    });
+    console.log(`machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log('case                                         p50 ms   p99 ms   samples');
+    console.log(`quiet GET, alone                            ${alone.p50.toFixed(2).padStart(7)}  ${alone.p99.toFixed(2).padStart(7)}  ${String(alone.n).padStart(7)}`);
+    console.log(`quiet GET, noisy tenant at full tilt        ${noisy.p50.toFixed(2).padStart(7)}  ${noisy.p99.toFixed(2).padStart(7)}  ${String(noisy.n).padStart(7)}   (noisy writes/s ${noisy.noisyOps.toFixed(0)})`);
+    console.log(`p99 ratio noisy/alone: ${(noisy.p99 / alone.p99).toFixed(2)}x (goal: within 2x)`);
+    console.log(`memory per idle watch: ${mem.perWatchKiB.toFixed(1)} KiB (${IDLE_WATCHES} watches; RSS ${mem.beforeMiB.toFixed(1)} -> ${mem.afterMiB.toFixed(1)} MiB; goal <= 16 KiB)`);
+    console.log(`PostgreSQL killed: restart took ${rec.restartMs} ms; the replica served a write ${rec.serveAgainMs} ms after PostgreSQL was back`);
+  } finally {
+    await stopServerAndDatabase(server, db);
+  }
+});
