@@ -19,6 +19,7 @@ import { createCrdSupport, type ObserveChanges } from './crd/crd-support.js';
 import { customResourceDefinitionResource } from './crd/crd-resource.js';
 import { StatusExceptionFilter } from './errors/status.filter.js';
 import { HealthController } from './health.controller.js';
+import { GracefulShutdown } from './lifecycle/graceful-shutdown.js';
 import { clientErrorStatus, frameworkErrorStatus, registerRequestGuards } from './http/request-guards.js';
 import { PinoNestLogger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
@@ -105,7 +106,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     await watch.pipeline.waitApplied(revision);
     if (def === customResourceDefinitionResource) await crds.settled(key.tenant, key.name);
   });
-  store.validationBudget = new TenantValidationBudget({ msPerSecond: config.tenantValidationMsPerSecond, burstMs: config.tenantValidationMsPerSecond * 5 });
+  store.validationBudget = new TenantValidationBudget({ msPerSecond: config.tenantValidationMsPerSecond, burstMs: config.tenantValidationMsPerSecond * 10 });
   const deleter = new ResourceDeleteService(objects, lists, store, registry);
   store.afterRemove = async (tenant, namespace) => {
     if (namespace) await deleter.finalizeNamespaceIfEmpty(tenant, namespace);
@@ -131,6 +132,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     policies,
     crds,
     tenancy,
+    shutdown: new GracefulShutdown(),
   };
 }
 
@@ -155,6 +157,8 @@ export async function createApp(services: PlinthServices): Promise<NestFastifyAp
     routerOptions: { maxParamLength: 1000 },
     clientErrorHandler: clientErrorStatus,
     frameworkErrors: frameworkErrorStatus,
+    // Requests that arrive while draining get a Status from GracefulShutdown, not Fastify's JSON.
+    return503OnClosing: false,
   });
   const app = await NestFactory.create<NestFastifyApplication>(appModule(services), adapter, {
     bodyParser: false,
@@ -163,6 +167,7 @@ export async function createApp(services: PlinthServices): Promise<NestFastifyAp
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeAllContentTypeParsers();
   registerRequestGuards(fastify);
+  services.shutdown.register(fastify);
   fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_req, body, done) => done(null, body));
   fastify.addHook('onRequest', async (req) => {
     (req as unknown as { startedAt: bigint }).startedAt = process.hrtime.bigint();

@@ -25,6 +25,10 @@ export class HealthController {
   async ready(@Query('verbose') verbose: string | undefined, @Res() reply: FastifyReply): Promise<void> {
     const lines: string[] = [];
     let ok = true;
+    if (this.s.shutdown.shuttingDown) {
+      ok = false;
+      lines.push('[-]shutdown failed: reason withheld');
+    }
     if (await probeDatabase(this.s.db)) lines.push('[+]database ok');
     else {
       ok = false;

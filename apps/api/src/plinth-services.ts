@@ -11,6 +11,7 @@ import type { ResourceDeleteService } from './store/resource-delete.service.js';
 import type { WatchService } from './watch/watch.service.js';
 import type { ResourceStoreService } from './store/resource-store.service.js';
 import type { TenancySupport } from './tenancy/tenancy-support.js';
+import type { GracefulShutdown } from './lifecycle/graceful-shutdown.js';
 
 /** Injection token of {@link PlinthServices}. */
 export const PLINTH_SERVICES = Symbol('PLINTH_SERVICES');
@@ -39,4 +40,6 @@ export interface PlinthServices {
   crds: CrdSupport;
   /** Tenants: the Tenant kind's lifecycle and the cache of tenant rows; started and stopped by server.ts. */
   tenancy: TenancySupport;
+  /** Graceful shutdown: its phase fails /readyz and refuses requests while draining (see server.ts). */
+  shutdown: GracefulShutdown;
 }

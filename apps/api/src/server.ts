@@ -16,6 +16,13 @@ export interface RunningServer {
   url: string;
   port: number;
   stop(): Promise<void>;
+  /**
+   * Graceful shutdown (SIGTERM): /readyz fails at once, requests are served
+   * for PLINTH_SHUTDOWN_DELAY_SECONDS, then new ones get 503, watches end
+   * cleanly, in-flight requests finish (up to PLINTH_SHUTDOWN_TIMEOUT_SECONDS),
+   * and everything is closed. Resolves when the process may exit.
+   */
+  shutdown(): Promise<void>;
 }
 
 /**
@@ -56,6 +63,20 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
       services,
       url,
       port,
+      shutdown: () =>
+        services.shutdown.run({
+          delayMs: config.shutdownDelaySeconds * 1000,
+          timeoutMs: config.shutdownTimeoutSeconds * 1000,
+          endWatches: () => services.watch.stop(),
+          closeHttp: () => app.close(),
+          closeRest: async () => {
+            await services.tenancy.lifecycle.stop();
+            await services.crds.stop();
+            await services.db.destroy();
+            await embedded?.stop();
+          },
+          log: (message, fields) => logger.info(fields ?? {}, message),
+        }),
       stop: async () => {
         await services.tenancy.lifecycle.stop();
         await services.crds.stop();

@@ -1,3 +1,4 @@
+import http from 'node:http';
 /** What one request of a {@link WriteLoad} got. */
 export interface LoadOutcome {
   /** The HTTP status, or 0 when the request failed without an answer (reset, refused, timed out). */
@@ -30,6 +31,8 @@ export class WriteLoad {
     private readonly namespace: string,
     concurrency = 4,
     private readonly timeoutMs = 15_000,
+    /** A new TCP connection per request (no keep-alive reuse races when a server closes). */
+    private readonly freshConnections = false,
   ) {
     for (let i = 0; i < concurrency; i++) this.loops.push(this.loop(i));
   }
@@ -55,6 +58,7 @@ export class WriteLoad {
   }
 
   private async createOne(url: string, name: string): Promise<LoadOutcome> {
+    if (this.freshConnections) return this.createFresh(url, name);
     try {
       const res = await fetch(`${url}/api/v1/namespaces/${this.namespace}/configmaps`, {
         method: 'POST',
@@ -68,5 +72,33 @@ export class WriteLoad {
       const e = err as Error & { cause?: { code?: string } };
       return { status: 0, error: e.cause?.code ?? e.name ?? e.message, name, at: Date.now() };
     }
+  }
+
+  private createFresh(url: string, name: string): Promise<LoadOutcome> {
+    const body = JSON.stringify({ metadata: { name }, data: { n: name } });
+    return new Promise((resolve) => {
+      const req = http.request(
+        `${url}/api/v1/namespaces/${this.namespace}/configmaps`,
+        { method: 'POST', agent: false, headers: { 'content-type': 'application/json' }, timeout: this.timeoutMs },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (text += d));
+          res.on('error', (err: NodeJS.ErrnoException) => resolve({ status: 0, error: err.code ?? err.message, name, at: Date.now() }));
+          res.on('end', () => {
+            let parsed: { kind?: string; reason?: string; metadata?: { resourceVersion?: string } } = {};
+            try {
+              parsed = JSON.parse(text);
+            } catch {
+              // not JSON
+            }
+            resolve({ status: res.statusCode ?? 0, kind: parsed.kind, reason: parsed.reason, name, resourceVersion: parsed.metadata?.resourceVersion, at: Date.now() });
+          });
+        },
+      );
+      req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'TIMEOUT' })));
+      req.on('error', (err: NodeJS.ErrnoException) => resolve({ status: 0, error: err.code ?? err.message, name, at: Date.now() }));
+      req.end(body);
+    });
   }
 }

@@ -49,6 +49,12 @@ class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @IsInt() @Min(10) @Max(1000)
   PLINTH_TENANT_VALIDATION_MS_PER_SECOND?: number;
 
+  @IsOptional() @Type(() => Number) @Min(0) @Max(600)
+  PLINTH_SHUTDOWN_DELAY_SECONDS?: number;
+
+  @IsOptional() @Type(() => Number) @Min(0) @Max(3600)
+  PLINTH_SHUTDOWN_TIMEOUT_SECONDS?: number;
+
   @IsOptional() @Type(() => Number) @IsInt() @Min(0)
   PLINTH_MAX_WATCHES?: number;
 
@@ -100,7 +106,11 @@ export interface AppConfig {
   watchCacheSize: number;
   bookmarkIntervalSeconds: number;
   maxWatchSeconds: number;
-  /** Event-loop time a tenant may spend validating custom resources, ms per second (burst: five times this). */
+  /** On SIGTERM, /readyz fails this long while requests are still served (load balancers notice). */
+  shutdownDelaySeconds: number;
+  /** Then in-flight requests get at most this long to finish. */
+  shutdownTimeoutSeconds: number;
+  /** Event-loop time a tenant may spend validating custom resources, ms per second (burst: ten times this). */
   tenantValidationMsPerSecond: number;
   /** Open watches per replica (0: only the file-descriptor bound); never more than the open-file limit minus a headroom. */
   maxWatches: number;
@@ -157,7 +167,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     bookmarkIntervalSeconds: parsed.PLINTH_BOOKMARK_INTERVAL_SECONDS ?? 60,
     maxWatchSeconds: parsed.PLINTH_MAX_WATCH_SECONDS ?? 1800,
     maxWatches: parsed.PLINTH_MAX_WATCHES ?? 0,
-    tenantValidationMsPerSecond: parsed.PLINTH_TENANT_VALIDATION_MS_PER_SECOND ?? 100,
+    shutdownDelaySeconds: parsed.PLINTH_SHUTDOWN_DELAY_SECONDS ?? 5,
+    shutdownTimeoutSeconds: parsed.PLINTH_SHUTDOWN_TIMEOUT_SECONDS ?? 60,
+    tenantValidationMsPerSecond: parsed.PLINTH_TENANT_VALIDATION_MS_PER_SECOND ?? 200,
     maxWatchesPerTenant: parsed.PLINTH_MAX_WATCHES_PER_TENANT ?? 5000,
     maxWatchesPerUser: parsed.PLINTH_MAX_WATCHES_PER_USER ?? 2000,
     webhookServiceMap: parsed.PLINTH_WEBHOOK_SERVICE_MAP ?? '',

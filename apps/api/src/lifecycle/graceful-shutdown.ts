@@ -1,0 +1,83 @@
+import { ApiError } from '@plinth/apimachinery';
+import type { FastifyInstance } from 'fastify';
+import { sendPlain } from '../http/response-writer.js';
+
+/** Where a replica is in its shutdown. */
+export type ShutdownPhase = 'serving' | 'delaying' | 'draining';
+
+/** The steps of a graceful shutdown, in order (see {@link GracefulShutdown.run}). */
+export interface ShutdownSteps {
+  /** How long /readyz fails while requests are still served, so load balancers stop sending new ones. */
+  delayMs: number;
+  /** The most in-flight requests may take to finish once draining starts. */
+  timeoutMs: number;
+  /** Ends every watch cleanly (the client re-watches elsewhere) and refuses new ones. */
+  endWatches(): Promise<void>;
+  /** Stops listening and resolves once in-flight requests are done. */
+  closeHttp(): Promise<void>;
+  /** Releases the rest (background loops, the database). */
+  closeRest(): Promise<void>;
+  log(message: string, fields?: Record<string, unknown>): void;
+}
+
+/**
+ * Graceful shutdown as kube-apiserver does it: on SIGTERM `/readyz` fails at
+ * once (`[-]shutdown failed: reason withheld`) while requests are still
+ * served for a configurable delay; then new requests get 503 with
+ * `Connection: close` and `Retry-After`, watches end cleanly, in-flight
+ * requests finish (up to a bound), the listener closes, and the process may
+ * exit.
+ */
+export class GracefulShutdown {
+  private current: ShutdownPhase = 'serving';
+
+  /** The current phase. */
+  get phase(): ShutdownPhase {
+    return this.current;
+  }
+
+  /** True from the signal on: /readyz fails. */
+  get shuttingDown(): boolean {
+    return this.current !== 'serving';
+  }
+
+  /** Refuses requests that arrive while draining with a 503 Status (registered on the Fastify instance). */
+  register(fastify: FastifyInstance): void {
+    fastify.addHook('onRequest', async (req, reply) => {
+      if (this.current !== 'draining') return;
+      const err = new ApiError(503, 'ServiceUnavailable', 'the server is shutting down; retry on another server', { retryAfterSeconds: 1 }, { 'Retry-After': '1' });
+      reply.header('Retry-After', '1').header('Connection', 'close');
+      sendPlain(req, reply, err.code, err.status);
+      return reply;
+    });
+    // Responses of requests that were in flight when draining began close their connection too, so no idle keep-alive holds the drain.
+    fastify.addHook('onSend', async (_req, reply, payload) => {
+      if (this.current === 'draining') reply.header('Connection', 'close');
+      return payload;
+    });
+  }
+
+  /** Runs the shutdown steps once; later calls wait for the first. */
+  run(steps: ShutdownSteps): Promise<void> {
+    this.running ??= this.sequence(steps);
+    return this.running;
+  }
+
+  private running: Promise<void> | undefined;
+
+  private async sequence(steps: ShutdownSteps): Promise<void> {
+    this.current = 'delaying';
+    steps.log('shutdown: not ready; still serving', { delayMs: steps.delayMs });
+    await new Promise((r) => setTimeout(r, steps.delayMs));
+    this.current = 'draining';
+    steps.log('shutdown: draining');
+    await steps.endWatches();
+    const drained = await Promise.race([
+      steps.closeHttp().then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), steps.timeoutMs).unref()),
+    ]);
+    if (!drained) steps.log('shutdown: in-flight requests did not finish in time', { timeoutMs: steps.timeoutMs });
+    await steps.closeRest();
+    steps.log('shutdown: done');
+  }
+}
