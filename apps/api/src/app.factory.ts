@@ -82,6 +82,8 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     metricsRegistry: metrics.registry,
     equivalentResources: equivalents(registry),
     normalizePatched: normalizer(registry),
+    // Read at request time: the store (and its budget) is built below.
+    meter: (tenant, evaluate) => (store.validationBudget ? store.validationBudget.run(tenant, evaluate) : evaluate()),
   });
   const nsDef = registry.lookup('default', '', 'v1', 'namespaces')!;
   const tenants = new TenantRepository(db);

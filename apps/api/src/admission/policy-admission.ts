@@ -31,6 +31,8 @@ export interface PolicyAdmissionOptions {
   /** Shared with the webhook modules (matchPolicy Equivalent). */
   equivalentResources: PolicyModuleDependencies['equivalentResources'];
   normalizePatched?: PolicyModuleDependencies['normalizePatched'];
+  /** The tenant's share of validation time for CEL evaluation (see TenantValidationBudget). */
+  meter?: PolicyModuleDependencies['meter'];
 }
 
 /** The policy modules and their cache; `attach` connects the cache to the replica's change stream. */
@@ -154,6 +156,7 @@ export function createPolicyAdmission(o: PolicyAdmissionOptions): PolicyAdmissio
     equivalentResources: o.equivalentResources,
     normalizePatched: o.normalizePatched,
     metrics: new PrometheusPolicyMetrics(o.metricsRegistry),
+    meter: o.meter,
   };
   const merge: ApplyConfigurationMerger = (attrs, object, patch) => {
     const def = o.registry.lookup(attrs.tenant, attrs.resource.group, attrs.resource.version, attrs.resource.resource);

@@ -131,8 +131,9 @@ export class MutatingPolicyModule implements AdmissionModule {
       if (ctx.isReinvoke && !state.reinvoke.has(key)) continue;
       const started = performance.now();
       const before = structuredClone(attrs.object);
+      const meter = <T>(fn: () => T): T => (this.deps.meter ? this.deps.meter(attrs.tenant, fn) : fn());
       const input = () => ({ object: attrs.object, oldObject: attrs.oldObject, request: policyRequest(attrs, inv.target), params: inv.param, namespaceObject, authorizer });
-      const cond = evaluateConditions(inv.policy, new PolicyActivation(this.deps.cel, inv.policy, input()));
+      const cond = meter(() => evaluateConditions(inv.policy, new PolicyActivation(this.deps.cel, inv.policy, input())));
       if ('error' in cond) {
         errors.push({ policy: inv.policy, binding: inv.binding.name, message: cond.error, reason: 'Invalid' });
         continue;
@@ -142,9 +143,9 @@ export class MutatingPolicyModule implements AdmissionModule {
       for (const mutation of inv.policy.mutations) {
         try {
           const act = new PolicyActivation(this.deps.cel, inv.policy, input());
-          attrs.object = this.mutate(attrs, mutation, act);
+          attrs.object = meter(() => this.mutate(attrs, mutation, act));
         } catch (err) {
-          if (err instanceof AdmissionError) throw err;
+          if (err instanceof AdmissionError || (err as { code?: unknown }).code === 429) throw err;
           errors.push({ policy: inv.policy, binding: inv.binding.name, message: err instanceof Error ? err.message : String(err), reason: 'Invalid' });
           failed = true;
         }

@@ -16,6 +16,12 @@ export interface PolicyModuleDependencies extends WebhookMatchDependencies {
   /** A namespace object as stored, or undefined when it does not exist. */
   namespaceObject(tenant: string, name: string): Promise<Record<string, unknown> | undefined>;
   metrics?: PolicyMetricsSink;
+  /**
+   * Runs a tenant's synchronous CEL evaluation under its share of
+   * validation time (may throw a 429 error when the share is spent);
+   * unset: unmetered.
+   */
+  meter?<T>(tenant: string, evaluate: () => T): T;
   /** The CEL `authorizer` value for the request's user, when the server has an authorizer. */
   authorizer?(attrs: AdmissionAttributes): unknown;
   /**

@@ -151,7 +151,7 @@ export class ValidatingPolicyModule implements AdmissionModule {
     for (const param of params) {
       const started = performance.now();
       const act = new PolicyActivation(this.deps.cel, policy, { object, oldObject, request, params: param, namespaceObject, authorizer });
-      const res = validatePolicy(policy, act);
+      const res = this.deps.meter ? this.deps.meter(attrs.tenant, () => validatePolicy(policy, act)) : validatePolicy(policy, act);
       this.apply(d, policy, binding, res, annotations, (performance.now() - started) / 1000);
     }
   }
