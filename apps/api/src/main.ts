@@ -1,6 +1,12 @@
 import { ConfigError, loadConfig } from './config/app-config.js';
 import { createLogger } from './observability/logger.js';
-import { startServer, writeKubeconfig } from './server.js';
+import { writeKubeconfig } from './pki/kubeconfig.writer.js';
+import { startServer } from './server.js';
+
+/** The server URL clients on this machine use: a wildcard listen address becomes 127.0.0.1. */
+function kubeconfigUrl(url: string, host: string): string {
+  return host === '0.0.0.0' || host === '::' ? url.replace(/\/\/(\[::\]|0\.0\.0\.0)/, '//127.0.0.1') : url;
+}
 
 async function main(): Promise<void> {
   let config;
@@ -17,7 +23,12 @@ async function main(): Promise<void> {
   // A stray rejected promise in a background loop must not end a replica that serves everyone else.
   process.on('unhandledRejection', (err) => logger.error({ err: err instanceof Error ? err.stack : String(err) }, 'unhandled promise rejection'));
   const server = await startServer(config, logger);
-  const kubeconfig = await writeKubeconfig(config.dataDir, server.url, config.tenants);
+  // The administrator's key goes only into this owner-only file, never into the logs.
+  const kubeconfig = await writeKubeconfig(config.dataDir, kubeconfigUrl(server.url, config.host), config.tenants, {
+    caPem: server.pki.operatorServingCert ? undefined : server.pki.caPem,
+    clientCertPem: server.pki.admin.certPem,
+    clientKeyPem: server.pki.admin.keyPem,
+  });
   logger.info({ kubeconfig }, `kubectl: export KUBECONFIG=${kubeconfig}`);
   let stopping = false;
   const shutdown = async (signal: string) => {

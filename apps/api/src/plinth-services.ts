@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { AdmissionChain } from '@plinth/admission';
 import type { Database, ObjectListRepository, ObjectStoreRepository, TenantRepository, ChangeLogRepository } from '@plinth/storage';
+import type { AuthenticationService } from './authn/authentication.service.js';
 import type { AppConfig } from './config/app-config.js';
 import type { Metrics } from './observability/metrics.js';
 import type { CrdSupport } from './crd/crd-support.js';
@@ -39,4 +40,6 @@ export interface PlinthServices {
   crds: CrdSupport;
   /** Tenants: the Tenant kind's lifecycle and the cache of tenant rows; started and stopped by server.ts. */
   tenancy: TenancySupport;
+  /** Authentication (client certificates, tokens, anonymous), impersonation and the request path's authorizer slot. */
+  authn: AuthenticationService;
 }

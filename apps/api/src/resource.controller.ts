@@ -83,7 +83,7 @@ export class ResourceController {
       query,
       queryAll: allQueryValues(rawQuery),
       body: Buffer.isBuffer(req.body) ? req.body : undefined,
-      user: { username: 'system:admin', groups: ['system:masters', 'system:authenticated'] },
+      user: req.user ?? { username: 'system:anonymous', groups: ['system:unauthenticated'] },
       warnings: [],
     };
     req.plinthWarnings = ctx.warnings;
