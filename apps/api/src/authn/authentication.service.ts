@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
-import type { UserInfo } from '../../../../libs/admission/src/index.js';
 import type { Authorizer } from '../authz/authorizer.js';
-import { AuthenticationChain, type AuthenticationOutcome, BearerTokenAuthenticator } from './authentication-chain.js';
-import type { AuthenticationResult, CredentialRequest, TokenAuthenticator } from './authenticator.js';
+import { AuthenticationChain, type AuthenticationOutcome, BearerTokenAuthenticator, reachesTenant } from './authentication-chain.js';
+import { AuthenticationError, type AuthenticationResult, type CredentialRequest, type TokenAuthenticator, withAuthenticatedGroup } from './authenticator.js';
 import { ServiceAccountAuthenticator, type ServiceAccountLookup } from './service-account.authenticator.js';
 import type { ServiceAccountTokens } from './service-account-tokens.js';
 import { X509Authenticator } from './x509.authenticator.js';
@@ -52,17 +51,18 @@ export class AuthenticationService {
 
   /**
    * TokenReview: checks `token` as a bearer token in `tenant` against
-   * `audiences` (the server's when empty). Null when it does not authenticate.
+   * `audiences` (the server's when empty). `result` when it authenticates,
+   * else `error` saying why.
    */
-  async reviewToken(token: string, tenant: string, audiences: string[]): Promise<AuthenticationResult | null> {
+  async reviewToken(token: string, tenant: string, audiences: string[]): Promise<{ result?: AuthenticationResult; error?: string }> {
     try {
       const r = await this.bearer.authenticateToken(token, tenant, audiences.length > 0 ? audiences : undefined);
-      if (!r) return null;
-      const user: UserInfo = r.user.groups.includes('system:authenticated') ? r.user : { ...r.user, groups: [...r.user.groups, 'system:authenticated'] };
-      return { ...r, user, audiences: r.audiences ?? (audiences.length > 0 ? audiences : this.serviceAccountTokens.apiAudiences) };
+      if (!r || !reachesTenant(r, tenant)) return { error: 'invalid bearer token' };
+      const user = withAuthenticatedGroup(r.user);
+      return { result: { ...r, user, audiences: r.audiences ?? (audiences.length > 0 ? audiences : this.serviceAccountTokens.apiAudiences) } };
     } catch (err) {
-      this.deps.logger.debug({ err: (err as Error).message }, 'token review: token rejected');
-      return null;
+      if (err instanceof AuthenticationError) return { error: err.message };
+      throw err;
     }
   }
 }

@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { randomBytes, webcrypto } from 'node:crypto';
 type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
