@@ -41,12 +41,14 @@ export function sharedTestDataDir(): string {
  */
 export function installDefaultCredentials(material: ServingPki): void {
   pki = material;
-  // superagent (under supertest) opens each request without an agent, taking ca/cert/key from the
-  // request itself; its prototype supplies them to every request that does not set its own.
+  // superagent (under supertest) takes ca/cert/key and its agent from the request itself; its
+  // prototype supplies them to every request that does not set its own. A keep-alive agent reuses
+  // TLS connections between requests, as real clients do.
   const proto = (superagent as unknown as { Request: { prototype: Record<string, unknown> } }).Request.prototype;
   proto._ca = material.caPem;
   proto._cert = material.admin.certPem;
   proto._key = material.admin.keyPem;
+  proto._agent = httpsAgent(adminIdentity());
   const opts = https.globalAgent.options as https.AgentOptions;
   opts.ca = material.caPem;
   opts.cert = material.admin.certPem;
@@ -125,10 +127,11 @@ export type RequestAs = Record<Method, (path: string) => request.Test>;
  */
 export function requestAs(url: string, id: ClientIdentity): RequestAs {
   const headers = identityHeaders(id);
+  const agent = httpsAgent(id);
   const make = (m: Method) => (p: string) => {
     const t = request(url)[m](p);
     // Own properties shadow the administrator defaults installed on the prototype (undefined: none).
-    Object.assign(t, { _ca: id.caPem, _cert: id.certPem, _key: id.keyPem });
+    Object.assign(t, { _ca: id.caPem, _cert: id.certPem, _key: id.keyPem, _agent: agent });
     for (const [k, v] of Object.entries(headers)) t.set(k, v);
     return t;
   };

@@ -15,22 +15,22 @@ export interface ImpersonationRequest {
 
 const EXTRA_PREFIX = 'impersonate-extra-';
 
-function headerValues(v: string | string[] | undefined): string[] {
-  if (v === undefined) return [];
-  return (Array.isArray(v) ? v : [v]).flatMap((x) => x.split(',')).map((x) => x.trim()).filter((x) => x !== '');
-}
-
-/** Reads the `Impersonate-*` headers; undefined when there are none. Throws 400 for malformed ones. */
-export function impersonationHeaders(headers: Record<string, string | string[] | undefined>): ImpersonationRequest | undefined {
+/**
+ * Reads the `Impersonate-*` headers from the raw header list (name, value,
+ * name, value…, so repeated headers stay separate values as Go sees them);
+ * undefined when there are none. Throws 400 for malformed ones.
+ */
+export function impersonationHeaders(rawHeaders: string[]): ImpersonationRequest | undefined {
   const req: ImpersonationRequest = { groups: [], extra: {} };
   let any = false;
-  for (const [name, value] of Object.entries(headers)) {
-    const h = name.toLowerCase();
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const h = rawHeaders[i].toLowerCase();
     if (!h.startsWith('impersonate-')) continue;
+    const value = rawHeaders[i + 1];
     any = true;
-    if (h === 'impersonate-user') req.user = Array.isArray(value) ? value[0] : value;
-    else if (h === 'impersonate-uid') req.uid = Array.isArray(value) ? value[0] : value;
-    else if (h === 'impersonate-group') req.groups.push(...(Array.isArray(value) ? value : value !== undefined ? [value] : []));
+    if (h === 'impersonate-user') req.user ??= value;
+    else if (h === 'impersonate-uid') req.uid ??= value;
+    else if (h === 'impersonate-group') req.groups.push(value);
     else if (h.startsWith(EXTRA_PREFIX)) {
       let key: string;
       try {
@@ -38,7 +38,7 @@ export function impersonationHeaders(headers: Record<string, string | string[] |
       } catch {
         throw ApiError.badRequest(`invalid impersonation extra key ${JSON.stringify(h)}`);
       }
-      (req.extra[key] ??= []).push(...headerValues(value));
+      (req.extra[key] ??= []).push(value);
     }
   }
   if (!any) return undefined;

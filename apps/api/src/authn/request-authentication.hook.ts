@@ -104,7 +104,7 @@ export function installRequestAuthentication(fastify: FastifyInstance, authn: Au
     req.authenticatedUser = user;
     req.authenticatedAudiences = outcome.result.audiences;
     try {
-      const imp = impersonationHeaders(req.headers);
+      const imp = impersonationHeaders(req.raw.rawHeaders);
       if (imp) user = await impersonate(user, tenant, imp, authn.authorizer ?? mastersOnlyAuthorizer);
       req.user = user;
       const attrs = requestAttributes(req, user);

@@ -22,14 +22,14 @@ export class ServiceAccountIssuerController {
     const tenant = await this.tenant(req);
     const base = `https://${req.headers.host ?? req.headers[':authority'] ?? 'localhost'}${tenant === 'default' ? '' : `/clusters/${tenant}`}`;
     reply.header('Content-Type', 'application/json').header('Cache-Control', 'public, max-age=3600');
-    reply.send(JSON.stringify(this.s.authn.serviceAccountTokens.openidConfiguration(tenant, base)));
+    reply.send(Buffer.from(JSON.stringify(this.s.authn.serviceAccountTokens.openidConfiguration(tenant, base))));
   }
 
   @Get(['openid/v1/jwks', 'clusters/:tenant/openid/v1/jwks'])
   async jwks(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     await this.tenant(req);
     reply.header('Content-Type', 'application/jwk-set+json').header('Cache-Control', 'public, max-age=3600');
-    reply.send(JSON.stringify(this.s.authn.serviceAccountTokens.jwks()));
+    reply.send(Buffer.from(JSON.stringify(this.s.authn.serviceAccountTokens.jwks())));
   }
 
   private async tenant(req: FastifyRequest): Promise<string> {

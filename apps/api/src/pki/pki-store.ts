@@ -3,7 +3,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { exportPKCS8, generateKeyPair } from 'jose';
-import { CertificateAuthority, type PemPair, subjectAltNames } from './certificate-authority.js';
+import { CertificateAuthority, certificateExpiry, type PemPair, subjectAltNames } from './certificate-authority.js';
 
 /** The user name of the generated platform-administrator client certificate. */
 export const ADMIN_USER = 'plinth-admin';
@@ -105,21 +105,24 @@ function covers(certPem: string, dnsNames: string[], ips: string[]): boolean {
 }
 
 /**
- * The serving certificate in `<pkiDir>/serving.{crt,key}`, signed by `ca`,
- * reused while it covers every requested name (one year), else replaced.
+ * The serving certificate and key in `<pkiDir>/serving.pem` (one file, so
+ * replicas writing it at once never leave a certificate beside another
+ * one's key), signed by `ca`, reused while it covers every required name,
+ * and valid for 30 more days, else replaced (valid one year; the host name is added but not required,
+ * so replicas sharing the folder keep one certificate).
  */
 async function loadOrCreateServing(pkiDir: string, ca: CertificateAuthority, names: string[]): Promise<PemPair> {
   const ipRe = /^(\d{1,3}(\.\d{1,3}){3}|[0-9a-fA-F:]*:[0-9a-fA-F:.]*)$/;
-  const dnsNames = [...new Set(['localhost', hostname(), ...names.filter((n) => !ipRe.test(n))])];
+  const dnsNames = [...new Set(['localhost', ...names.filter((n) => !ipRe.test(n))])];
   const ips = [...new Set(['127.0.0.1', '::1', ...names.filter((n) => ipRe.test(n))])];
-  const certFile = path.join(pkiDir, 'serving.crt');
-  const keyFile = path.join(pkiDir, 'serving.key');
-  const [certPem, keyPem] = [await readIfExists(certFile), await readIfExists(keyFile)];
-  if (certPem && keyPem && covers(certPem, dnsNames, ips)) return { certPem, keyPem };
-  const pair = await ca.issue({ commonName: 'plinth', dnsNames, ipAddresses: ips, usage: 'server', validDays: 365 });
-  // Key first: a reader seeing the new certificate must find its key.
-  await writeSecret(keyFile, pair.keyPem);
-  await writeSecret(certFile, pair.certPem);
+  const file = path.join(pkiDir, 'serving.pem');
+  const text = await readIfExists(file);
+  const certPem = text?.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/)?.[0];
+  const keyPem = text?.match(/-----BEGIN PRIVATE KEY-----[\s\S]+?-----END PRIVATE KEY-----\n?/)?.[0];
+  const fresh = certPem !== undefined && certificateExpiry(certPem).getTime() > Date.now() + 30 * 24 * 3600 * 1000;
+  if (certPem && keyPem && fresh && covers(certPem, dnsNames, ips)) return { certPem, keyPem };
+  const pair = await ca.issue({ commonName: 'plinth', dnsNames: [...new Set([...dnsNames, hostname()])], ipAddresses: ips, usage: 'server', validDays: 365 });
+  await writeSecret(file, pair.certPem + pair.keyPem);
   return pair;
 }
 
