@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ObjectStoreRepository } from '../../../../libs/storage/src/index.js';
+import type { ObjectStoreRepository } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';

@@ -1,6 +1,5 @@
-import { isPlainObject, type KubeObject } from '../registry/kube-object.js';
-import { ApiError } from '../errors/api-error.js';
-import type { FieldError } from '../errors/field-error.js';
+import { type FieldError, isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import { ApiError } from '@plinth/apimachinery';
 import { decodeObject } from '../handlers/decode-object.js';
 import type { HandlerContext } from '../handlers/handler-context.js';
 import { parseWriteOptions } from '../http/options/write-options.dto.js';

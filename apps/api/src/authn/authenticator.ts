@@ -1,4 +1,4 @@
-import type { UserInfo } from '../../../../libs/admission/src/index.js';
+import type { UserInfo } from '@plinth/apimachinery';
 
 /** The user every request without credentials becomes (when anonymous access is on). */
 export const ANONYMOUS_USER = 'system:anonymous';

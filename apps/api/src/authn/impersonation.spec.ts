@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AuthorizationAttributes } from '../authz/authorizer.js';
-import { ApiError } from '../errors/api-error.js';
+import { ApiError } from '@plinth/apimachinery';
 import { impersonate, impersonationHeaders, mastersOnlyAuthorizer } from './impersonation.js';
 
 const admin = { username: 'root', groups: ['system:masters', 'system:authenticated'] };

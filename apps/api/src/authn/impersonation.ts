@@ -1,6 +1,6 @@
-import type { UserInfo } from '../../../../libs/admission/src/index.js';
+import type { UserInfo } from '@plinth/apimachinery';
 import type { AuthorizationAttributes, Authorizer } from '../authz/authorizer.js';
-import { ApiError } from '../errors/api-error.js';
+import { ApiError } from '@plinth/apimachinery';
 import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from './authenticator.js';
 import { forbiddenMessage } from './forbidden-message.js';
 

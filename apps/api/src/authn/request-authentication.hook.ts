@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { UserInfo } from '../../../../libs/admission/src/index.js';
+import type { UserInfo } from '@plinth/apimachinery';
 import type { AuthorizationAttributes, Authorizer } from '../authz/authorizer.js';
-import { ApiError } from '../errors/api-error.js';
+import { ApiError } from '@plinth/apimachinery';
 import { parseRequestInfo } from '../http/request-info.js';
 import { sendPlain } from '../http/response-writer.js';
 import { ANONYMOUS_USER } from './authenticator.js';

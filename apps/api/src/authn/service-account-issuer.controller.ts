@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../errors/api-error.js';
+import { ApiError } from '@plinth/apimachinery';
 import { PLINTH_SERVICES, type PlinthServices } from '../plinth-services.js';
 import { TenantCache } from '../tenant-cache.js';
 

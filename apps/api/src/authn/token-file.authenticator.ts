@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { UserInfo } from '../../../../libs/admission/src/index.js';
+import type { UserInfo } from '@plinth/apimachinery';
 import type { AuthenticationResult, TokenAuthenticator } from './authenticator.js';
 
 /** Splits one CSV line (RFC 4180 quoting, leading spaces trimmed as Go's TrimLeadingSpace). Throws on a broken quote. */

@@ -1,7 +1,7 @@
 import { selfSubjectReviewSchema, serviceAccountSchema, tokenRequestSchema, tokenReviewSchema } from '../schema/builtin-schemas.js';
 import { ageCell } from '../table/human-duration.js';
 import { ageColumn, nameColumn } from '../table/standard-columns.js';
-import type { KubeObject } from './kube-object.js';
+import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition, ResourceStrategy } from './resource-definition.js';
 
 const STANDARD_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];

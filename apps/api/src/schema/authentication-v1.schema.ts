@@ -1,5 +1,5 @@
 import { objectMetaProperty, timeSchema, typeMetaProperties } from './object-meta.schema.js';
-import type { StructuralSchema } from './structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 /** OpenAPI definition names of the types defined here. */
 export const AUTHENTICATION_V1_NAMES = {
