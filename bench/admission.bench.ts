@@ -1,6 +1,6 @@
-import { Agent, request } from 'undici';
+import { request } from 'undici';
 import { allow, makeCertificates, patch, TestWebhookServer, webhookConfiguration } from '../test/admission/support/webhook-server.js';
-import { percentiles, progress, runLoad, startBenchPostgres, runBenchmark, startServerProcess, stopServerAndDatabase } from './bench-support.js';
+import { percentiles, progress, runLoad, startBenchPostgres, runBenchmark, startServerProcess, stopServerAndDatabase, benchAgent } from './bench-support.js';
 
 const CONCURRENCY = 32;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -36,8 +36,8 @@ async function main(): Promise<void> {
   hooks.on('/mutate', () => patch([{ op: 'add', path: '/metadata/labels', value: { mutated: 'yes' } }]));
   hooks.on('/validate', () => allow());
   const server = await startServerProcess({ DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '32', PLINTH_WEBHOOK_TRUSTED_TENANTS: 'default', PLINTH_WEBHOOK_REFRESH_MS: String(REFRESH_MS) }, apiPort);
-  const base = `http://127.0.0.1:${apiPort}`;
-  const agent = new Agent({ connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 30000 });
+  const base = `https://127.0.0.1:${apiPort}`;
+  const agent = await benchAgent({ connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 30000 });
   const call = async (method: 'POST' | 'DELETE', path: string, body?: unknown) => {
     const res = await request(`${base}${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body), headers: { 'content-type': 'application/json' }, dispatcher: agent });
     await res.body.arrayBuffer();

@@ -1,7 +1,37 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { Agent } from 'undici';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@plinth/storage';
+import { loadOrCreatePki, type ServingPki } from '../apps/api/src/pki/pki-store.js';
+
+let benchPki: { dir: string; pki: ServingPki } | undefined;
+
+/**
+ * The data folder every server of this benchmark run shares, with its PKI
+ * (CA, administrator client certificate, ServiceAccount key) created up
+ * front so that all replicas and the benchmark's clients agree on it.
+ */
+export async function benchCredentials(): Promise<{ dir: string; pki: ServingPki }> {
+  if (!benchPki) {
+    const dir = path.resolve('.test-tmp', `bench-data-${randomBytes(3).toString('hex')}`);
+    mkdirSync(dir, { recursive: true });
+    benchPki = { dir, pki: await loadOrCreatePki(dir, []) };
+  }
+  return benchPki;
+}
+
+/** TLS options of a benchmark client: trust the generated CA, present the administrator certificate. */
+export async function benchTls(): Promise<{ ca: string; cert: string; key: string }> {
+  const { pki } = await benchCredentials();
+  return { ca: pki.caPem, cert: pki.admin.certPem, key: pki.admin.keyPem };
+}
+
+/** An undici Agent over HTTPS as the platform administrator; `options` as undici's (connections, pipelining…). */
+export async function benchAgent(options: ConstructorParameters<typeof Agent>[0] = {}): Promise<Agent> {
+  return new Agent({ ...options, connect: { ...(await benchTls()), ...(options?.connect ?? {}) } });
+}
 
 /** Latency percentiles in milliseconds from a list of samples (ms). */
 export function percentiles(samples: number[]): { p50: number; p99: number; n: number } {
@@ -22,17 +52,25 @@ export async function startBenchPostgres(name: string, port: number): Promise<Em
   return startEmbeddedPostgres({ dataDir: dir, port, database: 'plinth', extraFlags: ['-c', 'shared_buffers=256MB'] });
 }
 
-/** Starts `node dist/apps/api/src/main.js` as a child process and waits for /readyz. */
+/**
+ * Starts `node dist/apps/api/src/main.js` as a child process serving HTTPS
+ * on `port` with the benchmark's shared data folder (see
+ * {@link benchCredentials}) and waits for /readyz.
+ */
 export async function startServerProcess(env: Record<string, string>, port: number): Promise<ChildProcess> {
+  const { dir } = await benchCredentials();
   const child = spawn(process.execPath, [path.resolve('dist/apps/api/src/main.js')], {
-    env: { ...process.env, LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1', ...env },
+    env: { ...process.env, LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1', PLINTH_DATA_DIR: dir, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  const agent = await benchAgent();
   const deadline = Date.now() + 30000;
   for (;;) {
     try {
-      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
-      if (res.ok) return child;
+      const { request } = await import('undici');
+      const res = await request(`https://127.0.0.1:${port}/readyz`, { dispatcher: agent });
+      await res.body.text();
+      if (res.statusCode === 200) return child;
     } catch {
       // not listening yet
     }

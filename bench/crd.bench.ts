@@ -1,5 +1,5 @@
-import { Agent, request } from 'undici';
-import { percentiles, progress, runLoad, startBenchPostgres, runBenchmark, startServerProcess, stopServerAndDatabase } from './bench-support.js';
+import { request } from 'undici';
+import { percentiles, progress, runLoad, startBenchPostgres, runBenchmark, startServerProcess, stopServerAndDatabase, benchAgent } from './bench-support.js';
 
 /**
  * Custom resource create throughput against configmaps of the same size in
@@ -84,8 +84,8 @@ async function main(): Promise<void> {
   const apiPort = 18900 + (process.pid % 400);
   const db = await startBenchPostgres('crd', pgPort);
   const server = await startServerProcess({ DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '32' }, apiPort);
-  const base = `http://127.0.0.1:${apiPort}`;
-  const agent = new Agent({ connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 30000 });
+  const base = `https://127.0.0.1:${apiPort}`;
+  const agent = await benchAgent({ connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 30000 });
   const call = async (method: 'GET' | 'POST', path: string, body?: string): Promise<unknown> => {
     const res = await request(`${base}${path}`, { method, body, headers: { 'content-type': 'application/json' }, dispatcher: agent });
     const text = await res.body.text();

@@ -2,9 +2,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import tls from 'node:tls';
 import pg from 'pg';
 import { Agent, request } from 'undici';
-import { percentiles, progress, startBenchPostgres, startServerProcess } from './bench-support.js';
+import { benchTls, percentiles, progress, startBenchPostgres, startServerProcess } from './bench-support.js';
 
 // Watch benchmark: write→event latency (1, 100, 1,000 watchers; one replica and two replicas
 // through Redis), fan-out events/s, resident memory per idle watcher at 10,000 watchers, and the
@@ -14,7 +15,6 @@ import { percentiles, progress, startBenchPostgres, startServerProcess } from '.
 const WRITES = Number(process.env.BENCH_WATCH_WRITES ?? 150);
 const IDLE_WATCHERS = Number(process.env.BENCH_IDLE_WATCHERS ?? 10_000);
 const MARK = Buffer.from('"name":"w-');
-const READ_BUFFER = Buffer.alloc(256 * 1024);
 
 interface Row {
   name: string;
@@ -41,12 +41,13 @@ function rssKiB(pid: number): number {
 }
 
 /**
- * Watchers on one server: raw HTTP streams whose data handler only looks
- * for the sequence number of the bench object in the chunk and stamps its
- * arrival, so the client adds as little as possible to what is measured.
+ * Watchers on one server: raw HTTP/1.1 streams over TLS whose data handler
+ * only looks for the sequence number of the bench object in the chunk and
+ * stamps its arrival, so the client adds as little as possible to what is
+ * measured.
  */
 class WatcherPool {
-  readonly sockets: net.Socket[] = [];
+  readonly sockets: tls.TLSSocket[] = [];
   private arrivals = new Map<number, number[]>();
   private expected = 0;
   private waiting: { seq: number; resolve: () => void } | undefined;
@@ -60,31 +61,24 @@ class WatcherPool {
     this.expected = this.sockets.length;
   }
 
-  private openOne(base: string, path: string): Promise<void> {
+  private async openOne(base: string, path: string): Promise<void> {
     const url = new URL(path, base);
+    const creds = await benchTls();
     return new Promise((resolve, reject) => {
-      // A raw socket reading into one shared buffer (`onread`): no HTTP parser, stream layers or
-      // allocations per event on the measuring side, which shares the machine's two cores.
+      // A raw TLS socket: no HTTP parser or stream layers per event on the measuring side, which
+      // shares the machine's two cores.
       let started = false;
-      const sock = net.connect({
-        port: Number(url.port),
-        host: url.hostname,
-        onread: {
-          buffer: READ_BUFFER,
-          callback: (n: number, buf: Uint8Array) => {
-            const chunk = (buf as Buffer).subarray(0, n);
-            if (!started) {
-              started = true;
-              if (!chunk.subarray(0, 12).toString('latin1').startsWith('HTTP/1.1 200')) reject(new Error(`watch answered ${chunk.subarray(0, 40).toString()}`));
-              else resolve();
-            }
-            this.onData(chunk);
-            return true;
-          },
-        },
+      const sock = tls.connect({ port: Number(url.port), host: url.hostname, ...creds, ALPNProtocols: ['http/1.1'] });
+      sock.on('data', (chunk: Buffer) => {
+        if (!started) {
+          started = true;
+          if (!chunk.subarray(0, 12).toString('latin1').startsWith('HTTP/1.1 200')) reject(new Error(`watch answered ${chunk.subarray(0, 40).toString()}`));
+          else resolve();
+        }
+        this.onData(chunk);
       });
       sock.setNoDelay(true);
-      sock.on('connect', () => sock.write(`GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: bench\r\nAccept: application/json\r\n\r\n`));
+      sock.on('secureConnect', () => sock.write(`GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: bench\r\nAccept: application/json\r\n\r\n`));
       sock.on('error', reject);
       this.sockets.push(sock);
     });
@@ -138,7 +132,7 @@ class WatcherPool {
 }
 
 class Api {
-  private readonly agent = new Agent({ connections: 32, keepAliveTimeout: 30_000 });
+  private agent: Agent | undefined;
   constructor(readonly base: string) {}
 
   async call(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
@@ -146,7 +140,7 @@ class Api {
       method,
       body: body === undefined ? undefined : JSON.stringify(body),
       headers: { 'content-type': 'application/json' },
-      dispatcher: this.agent,
+      dispatcher: (this.agent ??= new Agent({ connections: 32, keepAliveTimeout: 30_000, connect: await benchTls() })),
     });
     const json = (await res.body.json()) as Record<string, unknown>;
     return { status: res.statusCode, json };
@@ -158,7 +152,7 @@ class Api {
   }
 
   close(): Promise<void> {
-    return this.agent.close();
+    return this.agent?.close() ?? Promise.resolve();
   }
 }
 
@@ -342,7 +336,7 @@ async function main(): Promise<void> {
     progress('single replica: starting the server');
     const single = await startServerProcess({ DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '16', ...serverNodeOptions() }, port1);
     procs.push(single);
-    const base1 = `http://127.0.0.1:${port1}`;
+    const base1 = `https://127.0.0.1:${port1}`;
     const api1 = new Api(base1);
     apis.push(api1);
     await api1.call('POST', '/api/v1/namespaces', { metadata: { name: 'lat' } });
@@ -376,11 +370,11 @@ async function main(): Promise<void> {
       const env = { DATABASE_URL: clusterUrl, REDIS_URL: redis.url, PLINTH_DB_POOL_SIZE: '16' };
       procs.push(await startServerProcess(env, portA));
       procs.push(await startServerProcess(env, portB));
-      const apiA = new Api(`http://127.0.0.1:${portA}`);
+      const apiA = new Api(`https://127.0.0.1:${portA}`);
       apis.push(apiA);
       await apiA.call('POST', '/api/v1/namespaces', { metadata: { name: 'lat' } });
       for (const n of [1, 100, 1000]) {
-        rows.push(await latencyRun(`2 replicas via Redis, ${n} watcher${n > 1 ? 's' : ''}`, apiA, `http://127.0.0.1:${portB}`, 'lat', n, WRITES));
+        rows.push(await latencyRun(`2 replicas via Redis, ${n} watcher${n > 1 ? 's' : ''}`, apiA, `https://127.0.0.1:${portB}`, 'lat', n, WRITES));
       }
     }
 

@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 import pg from 'pg';
-import { percentiles, progress, runLoad, startBenchPostgres, runBenchmark, startServerProcess, stopServerAndDatabase } from './bench-support.js';
+import { percentiles, progress, runLoad, startBenchPostgres, runBenchmark, startServerProcess, stopServerAndDatabase, benchAgent, benchTls } from './bench-support.js';
 
 const CONCURRENCY = 32;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -38,25 +38,40 @@ async function main(): Promise<void> {
   const apiPort = 18500 + (process.pid % 400);
   const db = await startBenchPostgres('write', pgPort);
   const server = await startServerProcess({ DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '32' }, apiPort);
-  const base = `http://127.0.0.1:${apiPort}`;
-  const agent = new Agent({ connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 30000 });
-  const call = async (method: 'GET' | 'POST', path: string, body?: string) => {
-    const res = await request(`${base}${path}`, { method, body, headers: { 'content-type': 'application/json' }, dispatcher: agent });
-    await res.body.arrayBuffer();
-    if (res.statusCode >= 300) throw new Error(`${method} ${path}: ${res.statusCode}`);
+  const base = `https://127.0.0.1:${apiPort}`;
+  const agent = await benchAgent({ connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 30000 });
+  // A token-only client: trusts the CA but presents no certificate, so the bearer token authenticates.
+  const tokenAgent = new Agent({ connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 30000, connect: { ca: (await benchTls()).ca } });
+  let token = '';
+  const callWith = async (dispatcher: Agent, auth: 'cert' | 'token', reset: boolean, method: 'GET' | 'POST', path: string, body?: string) => {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (auth === 'token') headers.authorization = `Bearer ${token}`;
+    const res = await request(`${base}${path}`, { method, body, headers, dispatcher, reset });
+    const text = await res.body.text();
+    if (res.statusCode >= 300) throw new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 200)}`);
+    return text;
   };
+  const call = (method: 'GET' | 'POST', path: string, body?: string) => callWith(agent, 'cert', false, method, path, body);
   try {
     await call('POST', '/api/v1/namespaces', JSON.stringify({ metadata: { name: 'bench' } }));
     progress(`HTTP creates: ${CONCURRENCY} keep-alive clients for ${SECONDS}s`);
-    const creates = await runLoad(CONCURRENCY, SECONDS * 1000, (i) => call('POST', '/api/v1/namespaces/bench/configmaps', configMap(`cm-${i}`)));
+    const creates = await runLoad(CONCURRENCY, SECONDS * 1000, async (i) => void (await call('POST', '/api/v1/namespaces/bench/configmaps', configMap(`cm-${i}`))));
+    await call('POST', '/api/v1/namespaces/bench/serviceaccounts', JSON.stringify({ metadata: { name: 'bench' } }));
+    token = JSON.parse(await call('POST', '/api/v1/namespaces/bench/serviceaccounts/bench/token', JSON.stringify({ spec: {} }))).status.token;
+    progress(`HTTPS creates with a ServiceAccount token: ${CONCURRENCY} keep-alive clients for ${SECONDS}s`);
+    const tokenCreates = await runLoad(CONCURRENCY, SECONDS * 1000, async (i) => void (await callWith(tokenAgent, 'token', false, 'POST', '/api/v1/namespaces/bench/configmaps', configMap(`tk-${i}`))));
+    progress(`HTTPS creates, a new TLS connection per request (client certificate) for ${SECONDS / 2}s`);
+    const certPerConn = await runLoad(CONCURRENCY, (SECONDS * 1000) / 2, async (i) => void (await callWith(agent, 'cert', true, 'POST', '/api/v1/namespaces/bench/configmaps', configMap(`cc-${i}`))));
+    progress(`HTTPS creates, a new TLS connection per request (token) for ${SECONDS / 2}s`);
+    const tokenPerConn = await runLoad(CONCURRENCY, (SECONDS * 1000) / 2, async (i) => void (await callWith(tokenAgent, 'token', true, 'POST', '/api/v1/namespaces/bench/configmaps', configMap(`tc-${i}`))));
     progress(`HTTP gets for ${SECONDS / 2}s`);
-    const gets = await runLoad(CONCURRENCY, (SECONDS * 1000) / 2, (i) => call('GET', `/api/v1/namespaces/bench/configmaps/cm-${i % 1000}`));
+    const gets = await runLoad(CONCURRENCY, (SECONDS * 1000) / 2, async (i) => void (await call('GET', `/api/v1/namespaces/bench/configmaps/cm-${i % 1000}`)));
     await call('POST', '/api/v1/namespaces', JSON.stringify({ metadata: { name: 'list100' } }));
     for (let i = 0; i < 100; i++) {
       await call('POST', '/api/v1/namespaces/list100/configmaps', configMap(`l-${i}`).replace('"bench"', '"list100"'));
     }
     progress(`HTTP lists of 100 objects for ${SECONDS / 2}s`);
-    const lists = await runLoad(8, (SECONDS * 1000) / 2, () => call('GET', '/api/v1/namespaces/list100/configmaps'));
+    const lists = await runLoad(8, (SECONDS * 1000) / 2, async () => void (await call('GET', '/api/v1/namespaces/list100/configmaps')));
     progress(`raw PostgreSQL ceiling: namespace lookup + plinth_create() + plinth_flush() by ${CONCURRENCY} pg clients for ${SECONDS}s`);
     const raw = await rawCeiling(db.url, true);
     progress(`raw PostgreSQL: plinth_create() + plinth_flush() for ${SECONDS}s`);
@@ -64,8 +79,14 @@ async function main(): Promise<void> {
     const c = percentiles(creates.latencies);
     const g = percentiles(gets.latencies);
     const l = percentiles(lists.latencies);
+    const tk = percentiles(tokenCreates.latencies);
+    const cc = percentiles(certPerConn.latencies);
+    const tc = percentiles(tokenPerConn.latencies);
     const rows = [
       ['API create (1 KiB configmap, 32 clients)', creates.opsPerSec, c.p50, c.p99, creates.errors],
+      ['API create, SA token, kept-alive', tokenCreates.opsPerSec, tk.p50, tk.p99, tokenCreates.errors],
+      ['API create, client cert, new TLS each', certPerConn.opsPerSec, cc.p50, cc.p99, certPerConn.errors],
+      ['API create, SA token, new TLS each', tokenPerConn.opsPerSec, tc.p50, tc.p99, tokenPerConn.errors],
       ['API get', gets.opsPerSec, g.p50, g.p99, gets.errors],
       ['API list (100 objects, 8 clients)', lists.opsPerSec, l.p50, l.p99, lists.errors],
       ['raw PG: same statements as a create', raw.opsPerSec, raw.p50, raw.p99, 0],
@@ -76,9 +97,13 @@ async function main(): Promise<void> {
     for (const [name, ops, p50, p99, errs] of rows) {
       console.log(`${name.padEnd(42)} ${ops.toFixed(0).padStart(7)}  ${p50.toFixed(2).padStart(7)}  ${p99.toFixed(2).padStart(7)}   ${errs}`);
     }
+    console.log(`\nHTTPS + HTTP/1.1 keep-alive; client certificate (default): identity read once per connection.`);
+    console.log(`SA token vs client certificate creates/s = ${((tokenCreates.opsPerSec / creates.opsPerSec) * 100).toFixed(1)}% (token authentication: signature (cached) + ServiceAccount lookup per request)`);
+    console.log(`per-connection vs kept-alive creates/s: certificate ${((certPerConn.opsPerSec / creates.opsPerSec) * 100).toFixed(1)}%, token ${((tokenPerConn.opsPerSec / tokenCreates.opsPerSec) * 100).toFixed(1)}%`);
     console.log(`\nAPI creates / raw ceiling = ${((creates.opsPerSec / raw.opsPerSec) * 100).toFixed(1)}% (target >= 50%); p99 create ${c.p99.toFixed(1)} ms (target <= 50 ms)`);
   } finally {
     await agent.close();
+    await tokenAgent.close();
     await stopServerAndDatabase(server, db);
   }
 }

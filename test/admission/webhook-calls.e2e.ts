@@ -113,7 +113,9 @@ describe('admission webhooks: calls, denials, patches', () => {
     assert.equal(r.name, 'cm');
     assert.equal(r.namespace, 'fields');
     assert.equal(r.operation, 'CREATE');
-    assert.equal(r.userInfo.username, 'system:admin');
+    // The authenticated caller: the harness's platform-administrator client certificate (CN, O groups).
+    assert.equal(r.userInfo.username, 'plinth-admin');
+    assert.deepEqual(r.userInfo.groups, ['system:masters', 'system:authenticated']);
     assert.equal(r.object.data.protect, 'yes');
     assert.equal(r.oldObject, null);
     assert.equal(r.dryRun, false);

@@ -4,6 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { writeTestKubeconfig } from '../support/kubectl.js';
 import { promisify } from 'node:util';
 import request from 'supertest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
@@ -152,16 +153,16 @@ describe('admission webhooks: failures, timeouts and a hanging webhook', () => {
     await register('Validating', 'kubectl', [scoped('kubectl', { name: 'deny-unwanted-configmap-data.k8s.io', url: hooks.url('/kubectl') })]);
     const dir = await mkdtemp(path.join(tmpdir(), 'plinth-kubectl-'));
     try {
-      const kubeconfig = path.join(dir, 'config');
-      await writeFile(kubeconfig, '');
-      const result = await promisify(execFile)('/usr/bin/kubectl', [`--server=${s.url}`, `--kubeconfig=${kubeconfig}`, 'create', 'configmap', 'x', '--from-literal=a=b', '-n', 'kubectl'], {
+      // The harness's kubeconfig: the server's CA and the platform administrator's client certificate.
+      const kubeconfig = writeTestKubeconfig(s.url);
+      const result = await promisify(execFile)('/usr/bin/kubectl', [`--kubeconfig=${kubeconfig}`, 'create', 'configmap', 'x', '--from-literal=a=b', '-n', 'kubectl'], {
         env: { ...process.env, HOME: dir },
       }).then(
         () => ({ code: 0, stderr: '' }),
         (err: { code: number; stderr: string }) => ({ code: err.code, stderr: err.stderr }),
       );
       const kubectl = (...args: string[]) =>
-        promisify(execFile)('/usr/bin/kubectl', [`--server=${s.url}`, `--kubeconfig=${kubeconfig}`, ...args], { env: { ...process.env, HOME: dir } });
+        promisify(execFile)('/usr/bin/kubectl', [`--kubeconfig=${kubeconfig}`, ...args], { env: { ...process.env, HOME: dir } });
       const table = await kubectl('get', 'validatingwebhookconfigurations', 'kubectl');
       assert.match(table.stdout, /^NAME\s+WEBHOOKS\s+AGE\nkubectl\s+1\s+\d+s\n$/);
       const manifest = path.join(dir, 'mwc.yaml');

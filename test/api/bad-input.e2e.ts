@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import net from 'node:net';
+import tls from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { adminIdentity } from '../support/credentials.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 interface RawAnswer {
@@ -11,11 +12,12 @@ interface RawAnswer {
   headers: http.IncomingHttpHeaders;
 }
 
-/** Sends `path` exactly as given (no client-side encoding checks), over a raw socket. */
+/** Sends `path` exactly as given (no client-side encoding checks), over a raw TLS socket (HTTP/1.1, as the administrator). */
 function raw(base: string, method: string, path: string, headers: Record<string, string> = {}, body = ''): Promise<RawAnswer> {
   const u = new URL(base);
+  const id = adminIdentity();
   return new Promise((resolve, reject) => {
-    const sock = net.connect(Number(u.port), u.hostname, () => {
+    const sock = tls.connect({ port: Number(u.port), host: u.hostname, ca: id.caPem, cert: id.certPem, key: id.keyPem, ALPNProtocols: ['http/1.1'] }, () => {
       const head = [`${method} ${path} HTTP/1.1`, `Host: ${u.host}`, 'Connection: close', `Content-Length: ${Buffer.byteLength(body)}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
       sock.end(`${head.join('\r\n')}\r\n\r\n${body}`);
     });

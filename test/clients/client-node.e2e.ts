@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { KubeConfig, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
+import { KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
+import { testKubeConfig } from '../support/client-node.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 type ConfigMap = KubernetesObject & { data?: Record<string, string> };
@@ -11,13 +12,7 @@ describe('@kubernetes/client-node KubernetesObjectApi against Plinth', () => {
 
   before(async () => {
     s = await startTestServer('client-node');
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'plinth', server: s.url, skipTLSVerify: true }],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'c', cluster: 'plinth', user: 'u' }],
-      currentContext: 'c',
-    });
+    const kc = testKubeConfig(s.url);
     client = KubernetesObjectApi.makeApiClient(kc);
   });
   after(async () => s.close());

@@ -10,7 +10,7 @@ const root = process.cwd();
 describe('configuration and packaging', () => {
   it('uses the documented defaults', () => {
     const c = loadConfig({});
-    assert.equal(c.port, 8080);
+    assert.equal(c.port, 6443);
     assert.equal(c.host, '127.0.0.1');
     assert.equal(c.dataDir, './.plinth');
     assert.equal(c.databaseUrl, undefined);

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CustomObjectsApi, KubeConfig, type KubernetesListObject, type KubernetesObject, makeInformer } from '@kubernetes/client-node';
+import { CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, makeInformer } from '@kubernetes/client-node';
 import request from 'supertest';
+import { testKubeConfig } from '../support/client-node.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { eventually, installCrd, widgetCrd } from './crd-fixtures.js';
 
@@ -17,13 +18,7 @@ describe('@kubernetes/client-node informer over custom resources (checklist 24)'
     const api = request(s.url);
     await api.post('/api/v1/namespaces').send({ metadata: { name: 'demo' } }).expect(201);
     await installCrd(api, widgetCrd());
-    kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'plinth', server: s.url, skipTLSVerify: true }],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'c', cluster: 'plinth', user: 'u' }],
-      currentContext: 'c',
-    });
+    kc = testKubeConfig(s.url);
     objects = kc.makeApiClient(CustomObjectsApi);
   });
   after(async () => s.close());

@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import request from 'supertest';
 import { loadConfig } from '../../apps/api/src/config/app-config.js';
 import { startServer } from '../../apps/api/src/server.js';
+import { sharedTestDataDir } from '../support/credentials.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { eventually, installCrd, widgetCrd } from './crd-fixtures.js';
 
@@ -168,7 +169,7 @@ describe('CustomResourceDefinition lifecycle', () => {
   });
 
   it('a second replica on the same database serves a new CRD within a second', async () => {
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: s.database.url, PLINTH_DB_POOL_SIZE: '4' });
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: s.database.url, PLINTH_DB_POOL_SIZE: '4', PLINTH_DATA_DIR: sharedTestDataDir() });
     const replica = await startServer(config, pino({ level: 'silent' }));
     try {
       const other = request(replica.url);

@@ -2,6 +2,8 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { stringify } from 'yaml';
+import { adminIdentity, type ClientIdentity } from './credentials.js';
 
 /** The outcome of one kubectl run. */
 export interface KubectlResult {
@@ -10,14 +12,31 @@ export interface KubectlResult {
   stderr: string;
 }
 
-/** Writes a kubeconfig for `server` into a fresh temp folder and returns its path. */
-export function writeTestKubeconfig(server: string): string {
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+/**
+ * Writes a kubeconfig for `server` into a fresh temp folder and returns its
+ * path: the test CA as `certificate-authority-data` and `id`'s credentials
+ * (by default the platform administrator's client certificate).
+ */
+export function writeTestKubeconfig(server: string, id: ClientIdentity = adminIdentity()): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'plinth-kubectl-'));
   const file = path.join(dir, 'kubeconfig');
-  writeFileSync(
-    file,
-    `apiVersion: v1\nkind: Config\nclusters:\n- name: t\n  cluster:\n    server: ${server}\ncontexts:\n- name: t\n  context:\n    cluster: t\n    user: t\ncurrent-context: t\nusers:\n- name: t\n  user: {}\n`,
-  );
+  const user: Record<string, string> = {};
+  if (id.certPem && id.keyPem) {
+    user['client-certificate-data'] = b64(id.certPem);
+    user['client-key-data'] = b64(id.keyPem);
+  }
+  if (id.token) user.token = id.token;
+  const config = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 't', cluster: { server, 'certificate-authority-data': b64(id.caPem) } }],
+    contexts: [{ name: 't', context: { cluster: 't', user: 't' } }],
+    'current-context': 't',
+    users: [{ name: 't', user }],
+  };
+  writeFileSync(file, stringify(config), { mode: 0o600 });
   return file;
 }
 

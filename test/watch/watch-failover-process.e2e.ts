@@ -6,6 +6,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { ChangeLogRepository, createDatabase } from '@plinth/storage';
+import { useCredentialsOf } from '../support/credentials.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { eventually, freePort } from './support/cluster.js';
 import { WatchClient } from './support/watch-client.js';
@@ -34,7 +35,7 @@ async function spawnReplica(database: TestDatabase, redisUrl: string, dataDir: s
   const reap = () => proc.kill('SIGKILL');
   process.once('exit', reap);
   proc.once('exit', () => process.removeListener('exit', reap));
-  const url = `http://127.0.0.1:${port}`;
+  const url = `https://127.0.0.1:${port}`;
   await eventually(`replica on ${port} ready`, async () => (await request(url).get('/readyz').catch(() => ({ status: 0 }))).status === 200, 30_000);
   return { url, proc };
 }
@@ -56,6 +57,8 @@ describe('watch: relay failover when the relay process is killed', { timeout: 12
     assert.ok(redisUrl, 'PLINTH_TEST_REDIS_URL is not set');
     database = await createTestDatabase('watch_kill');
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'plinth-kill-'));
+    // Created before the replicas start, so both use it and the test's clients present its administrator certificate.
+    await useCredentialsOf(dataDir);
     replicas.push(await spawnReplica(database, redisUrl, dataDir));
     replicas.push(await spawnReplica(database, redisUrl, dataDir));
     await request(replicas[0].url).post('/api/v1/namespaces').send({ metadata: { name: 'k' } }).expect(201);

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CoreV1Api, KubeConfig, makeInformer, type V1ConfigMap } from '@kubernetes/client-node';
+import { CoreV1Api, makeInformer, type V1ConfigMap } from '@kubernetes/client-node';
 import request from 'supertest';
+import { testKubeConfig } from '../support/client-node.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { eventually } from './support/cluster.js';
 
@@ -19,13 +20,7 @@ describe('watch: @kubernetes/client-node informer under concurrent writers', { t
   after(async () => s.close());
 
   it('ends with a cache equal to a fresh list, having seen exactly the change log', async () => {
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'plinth', server: s.url, skipTLSVerify: true }],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'c', cluster: 'plinth', user: 'u' }],
-      currentContext: 'c',
-    });
+    const kc = testKubeConfig(s.url);
     const core = kc.makeApiClient(CoreV1Api);
     let listRevision = 0;
     const informer = makeInformer<V1ConfigMap>(kc, '/api/v1/namespaces/inf/configmaps', async () => {

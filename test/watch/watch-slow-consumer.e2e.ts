@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
+import tls from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { adminIdentity } from '../support/credentials.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { eventually } from './support/cluster.js';
 import { WatchClient } from './support/watch-client.js';
@@ -11,7 +12,7 @@ import { WatchClient } from './support/watch-client.js';
 describe('watch: slow consumers', { timeout: 120_000 }, () => {
   let s: TestServer;
   let api: ReturnType<typeof request>;
-  let stalled: net.Socket;
+  let stalled: tls.TLSSocket;
   let fast: WatchClient;
 
   before(async () => {
@@ -28,8 +29,9 @@ describe('watch: slow consumers', { timeout: 120_000 }, () => {
   it('closes a watch whose client stopped reading, counts it, and keeps serving the others on time', async () => {
     const from = (await api.get('/api/v1/namespaces/slow/configmaps').expect(200)).body.metadata.resourceVersion;
     const { port } = new URL(s.url);
-    stalled = net.connect(Number(port), '127.0.0.1');
-    await new Promise((r) => stalled.once('connect', r));
+    const id = adminIdentity();
+    stalled = tls.connect({ port: Number(port), host: '127.0.0.1', ca: id.caPem, cert: id.certPem, key: id.keyPem, ALPNProtocols: ['http/1.1'] });
+    await new Promise((r) => stalled.once('secureConnect', r));
     stalled.write(`GET /api/v1/namespaces/slow/configmaps?watch=true&resourceVersion=${from} HTTP/1.1\r\nHost: x\r\n\r\n`);
     stalled.pause();
     fast = await WatchClient.watch(s.url, `/api/v1/namespaces/slow/configmaps?resourceVersion=${from}`);

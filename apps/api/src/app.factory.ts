@@ -14,9 +14,13 @@ import {
   ObjectStoreRepository,
   TenantRepository,
 } from '@plinth/storage';
+import { createAuthentication, type PreparedAuthentication } from './authn/authentication.factory.js';
+import { installRequestAuthentication } from './authn/request-authentication.hook.js';
+import { ServiceAccountIssuerController } from './authn/service-account-issuer.controller.js';
 import type { AppConfig } from './config/app-config.js';
 import { createCrdSupport, type ObserveChanges } from './crd/crd-support.js';
 import { customResourceDefinitionResource } from './crd/crd-resource.js';
+import type { ServingPki } from './pki/pki-store.js';
 import { StatusExceptionFilter } from './errors/status.filter.js';
 import { HealthController } from './health.controller.js';
 import { GracefulShutdown } from './lifecycle/graceful-shutdown.js';
@@ -48,7 +52,7 @@ function webhookEgressPolicy(config: AppConfig): WebhookEgressPolicy {
 }
 
 /** Builds every service of one server instance over `databaseUrl`. The caller owns `db` and must destroy it. */
-export function buildServices(config: AppConfig, databaseUrl: string, logger: Logger): PlinthServices {
+export function buildServices(config: AppConfig, databaseUrl: string, logger: Logger, auth: PreparedAuthentication): PlinthServices {
   const db = createDatabase({
     connectionString: databaseUrl,
     maxConnections: config.dbPoolSize,
@@ -135,6 +139,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     crds,
     tenancy,
     shutdown: new GracefulShutdown(),
+    authn: createAuthentication(config, logger, auth, objects, registry),
   };
 }
 
@@ -143,18 +148,30 @@ function appModule(services: PlinthServices): DynamicModule {
   class AppModule {}
   return {
     module: AppModule,
-    controllers: [HealthController, ResourceController],
+    controllers: [HealthController, ServiceAccountIssuerController, ResourceController],
     providers: [{ provide: PLINTH_SERVICES, useValue: services }],
   };
 }
 
 /**
- * Creates the NestJS application on Fastify with Plinth's body handling
- * (raw bodies up to 3 MiB, decoded by the handlers), the Status error
- * filter, request metrics and logs. Not yet listening.
+ * Creates the NestJS application on Fastify over HTTPS (HTTP/2 by ALPN,
+ * HTTP/1.1 fallback, TLS 1.2+, client certificates requested and verified
+ * against the client CA but not required) with Plinth's body handling (raw
+ * bodies up to 3 MiB, decoded by the handlers), authentication before any
+ * handler, the Status error filter, request metrics and logs. Not yet listening.
  */
-export async function createApp(services: PlinthServices): Promise<NestFastifyApplication> {
+export async function createApp(services: PlinthServices, pki: ServingPki): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
+    http2: true,
+    https: {
+      allowHTTP1: true,
+      key: pki.serving.keyPem,
+      cert: pki.serving.certPem,
+      ca: pki.clientCaPem,
+      requestCert: true,
+      rejectUnauthorized: false,
+      minVersion: 'TLSv1.2',
+    },
     bodyLimit: MAX_BODY_BYTES,
     routerOptions: { maxParamLength: 1000 },
     clientErrorHandler: clientErrorStatus,
@@ -174,6 +191,7 @@ export async function createApp(services: PlinthServices): Promise<NestFastifyAp
   fastify.addHook('onRequest', async (req) => {
     (req as unknown as { startedAt: bigint }).startedAt = process.hrtime.bigint();
   });
+  installRequestAuthentication(fastify, services.authn, services.logger);
   // Fastify replaces Content-Types it cannot parse (the gnostic protobuf type has an '@');
   // handlers that need one anyway set it here, after Fastify's defaulting.
   fastify.addHook('onSend', async (_req, reply, payload) => {

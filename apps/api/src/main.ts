@@ -1,6 +1,12 @@
 import { ConfigError, loadConfig } from './config/app-config.js';
 import { createLogger } from './observability/logger.js';
-import { type RunningServer, startServer, writeKubeconfig } from './server.js';
+import { writeKubeconfig } from './pki/kubeconfig.writer.js';
+import { type RunningServer, startServer } from './server.js';
+
+/** The server URL clients on this machine use: a wildcard listen address becomes 127.0.0.1. */
+function kubeconfigUrl(url: string, host: string): string {
+  return host === '0.0.0.0' || host === '::' ? url.replace(/\/\/(\[::\]|0\.0\.0\.0)/, '//127.0.0.1') : url;
+}
 
 async function main(): Promise<void> {
   let config;
@@ -32,7 +38,12 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   server = await startServer(config, logger);
-  const kubeconfig = await writeKubeconfig(config.dataDir, server.url, config.tenants);
+  // The administrator's key goes only into this owner-only file, never into the logs.
+  const kubeconfig = await writeKubeconfig(config.dataDir, kubeconfigUrl(server.url, config.host), config.tenants, {
+    caPem: server.pki.operatorServingCert ? undefined : server.pki.caPem,
+    clientCertPem: server.pki.admin.certPem,
+    clientKeyPem: server.pki.admin.keyPem,
+  });
   logger.info({ kubeconfig }, `kubectl: export KUBECONFIG=${kubeconfig}`);
 }
 

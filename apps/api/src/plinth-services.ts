@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { AdmissionChain } from '@plinth/admission';
 import type { Database, ObjectListRepository, ObjectStoreRepository, TenantRepository, ChangeLogRepository } from '@plinth/storage';
+import type { AuthenticationService } from './authn/authentication.service.js';
 import type { AppConfig } from './config/app-config.js';
 import type { Metrics } from './observability/metrics.js';
 import type { CrdSupport } from './crd/crd-support.js';
@@ -42,4 +43,6 @@ export interface PlinthServices {
   tenancy: TenancySupport;
   /** Graceful shutdown: its phase fails /readyz and refuses requests while draining (see server.ts). */
   shutdown: GracefulShutdown;
+  /** Authentication (client certificates, tokens, anonymous), impersonation and the request path's authorizer slot. */
+  authn: AuthenticationService;
 }

@@ -1,5 +1,6 @@
 import { All, Controller, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { handleSelfSubjectReview, handleTokenRequest, handleTokenReview } from './authn/authentication.handlers.js';
 import { customResourceDefinitionResource } from './crd/crd-resource.js';
 import { crdStatusStrategy } from './crd/crd.strategy.js';
 import { handleScaleGet, handleScalePatch, handleScaleUpdate } from './crd/scale.handler.js';
@@ -23,6 +24,7 @@ import { namespaceFinalizeStrategy, namespaceStatusStrategy } from './registry/s
 import type { ResourceDefinition, ResourceStrategy } from './registry/resource-definition.js';
 import { tenantResource } from './tenancy/tenant-resource.js';
 import { tenantStatusStrategy } from './tenancy/tenant.strategy.js';
+import { selfSubjectReviewResource, serviceAccountResource, tokenReviewResource } from './registry/authentication-resources.js';
 
 /** Per-request labels for metrics and logs, set by the controller. */
 export interface RequestLabels {
@@ -85,7 +87,7 @@ export class ResourceController {
       query,
       queryAll: allQueryValues(rawQuery),
       body: Buffer.isBuffer(req.body) ? req.body : undefined,
-      user: { username: 'system:admin', groups: ['system:masters', 'system:authenticated'] },
+      user: req.user ?? { username: 'system:anonymous', groups: ['system:unauthenticated'] },
       warnings: [],
     };
     req.plinthWarnings = ctx.warnings;
@@ -106,6 +108,8 @@ export class ResourceController {
         return handleWatch(ctx, this.s.watch, this.s.lists, parseListOptions(ctx.query, true));
       case 'create':
         if (needsNamespace) throw NOT_FOUND();
+        if (def === tokenReviewResource) return handleTokenReview(ctx, this.s.authn);
+        if (def === selfSubjectReviewResource) return handleSelfSubjectReview(ctx);
         return handleCreate(ctx, this.s.store);
       case 'update':
         if (needsNamespace) throw NOT_FOUND();
@@ -132,6 +136,9 @@ export class ResourceController {
       if (verb === 'get') return handleScaleGet(ctx, this.s.store);
       if (verb === 'update') return handleScaleUpdate(ctx, this.s.store);
       if (verb === 'patch') return handleScalePatch(ctx, this.s.store);
+    }
+    if (def === serviceAccountResource && sub.name === 'token') {
+      return handleTokenRequest(ctx, this.s.store, this.s.authn, this.s.config.serviceAccountMaxTokenSeconds);
     }
     const strategy = this.subresourceStrategy(def, sub.name);
     if (verb === 'get') return handleGet(ctx, this.s.store, this.s.lists);

@@ -1,9 +1,12 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
 import { migrateToLatest } from '@plinth/storage';
 import { buildServices, createApp } from './app.factory.js';
+import { loadTokenFile } from './authn/authentication.factory.js';
+import { loadJwtAuthenticators } from './authn/jwt-issuers.factory.js';
+import { ServiceAccountTokens } from './authn/service-account-tokens.js';
+import { type HealthListener, startHealthListener } from './health-listener.js';
+import { loadOrCreatePki, type ServingPki } from './pki/pki-store.js';
 import type { AppConfig } from './config/app-config.js';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from '@plinth/storage';
 import type { PlinthServices } from './plinth-services.js';
@@ -12,9 +15,13 @@ import type { PlinthServices } from './plinth-services.js';
 export interface RunningServer {
   app: NestFastifyApplication;
   services: PlinthServices;
-  /** `http://host:port`. */
+  /** `https://host:port`. */
   url: string;
   port: number;
+  /** The CA, serving and administrator certificates and the ServiceAccount key in use. */
+  pki: ServingPki;
+  /** `http://127.0.0.1:port` of the plain health listener, when one was asked for. */
+  healthUrl?: string;
   stop(): Promise<void>;
   /**
    * Graceful shutdown (SIGTERM): /readyz fails at once, requests are served
@@ -25,12 +32,30 @@ export interface RunningServer {
   shutdown(): Promise<void>;
 }
 
+/** The names the generated serving certificate must cover besides localhost, loopback and the host name. */
+function servingNames(config: AppConfig): string[] {
+  const host = config.host === '0.0.0.0' || config.host === '::' ? [] : [config.host];
+  return [...host, ...config.tls.extraNames];
+}
+
 /**
- * Starts Plinth: the embedded PostgreSQL when no DATABASE_URL is set, the
- * migrations, the configured tenants, then the HTTP server. Resolves once it
- * listens. `stop()` closes everything it started.
+ * Starts Plinth: the PKI (generated into the data folder on first start),
+ * the embedded PostgreSQL when no DATABASE_URL is set, the migrations, the
+ * configured tenants, then the HTTPS server (and the plain health listener
+ * if asked for). Resolves once it listens. `stop()` closes everything it started.
  */
 export async function startServer(config: AppConfig, logger: Logger): Promise<RunningServer> {
+  const pki = await loadOrCreatePki(config.dataDir, servingNames(config), {
+    tlsCertFile: config.tls.certFile,
+    tlsKeyFile: config.tls.keyFile,
+    clientCaFile: config.tls.clientCaFile,
+    serviceAccountKeyFile: config.serviceAccountKeyFile,
+  });
+  const prepared = {
+    serviceAccountTokens: await ServiceAccountTokens.create(pki.serviceAccountKeyPem, config.serviceAccountIssuer),
+    tokenFile: loadTokenFile(config),
+    jwtIssuers: await loadJwtAuthenticators(config, logger),
+  };
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
@@ -42,22 +67,24 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
     });
     databaseUrl = embedded.url;
   }
-  const services = buildServices(config, databaseUrl, logger);
+  const services = buildServices(config, databaseUrl, logger, prepared);
+  let health: HealthListener | undefined;
   try {
     const applied = await migrateToLatest(services.db);
     logger.info({ applied }, 'migrations up to date');
     logger.info({ modules: services.admission.names() }, 'admission chain');
     await services.watch.start();
     services.crds.start();
-    const app = await createApp(services);
+    const app = await createApp(services, pki);
     await app.listen(config.port, config.host);
     const address = app.getHttpServer().address();
     const port = typeof address === 'object' && address ? address.port : config.port;
-    const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    const url = `https://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     // Tenants are objects now: the platform tenant and PLINTH_TENANTS get Tenant objects, provisioned before we report ready.
     services.tenancy.lifecycle.setBaseUrl(url);
     await services.tenancy.lifecycle.start(config.tenants);
-    logger.info({ url }, 'Plinth is serving');
+    if (config.healthPort !== undefined) health = await startHealthListener(services, config.healthPort);
+    logger.info({ url, health: health?.url }, 'Plinth is serving');
     return {
       app,
       services,
@@ -70,6 +97,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
           endWatches: () => services.watch.stop(),
           closeHttp: () => app.close(),
           closeRest: async () => {
+            await health?.close();
             await services.tenancy.lifecycle.stop();
             await services.crds.stop();
             await services.db.destroy();
@@ -77,7 +105,10 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
           },
           log: (message, fields) => logger.info(fields ?? {}, message),
         }),
+      pki,
+      healthUrl: health?.url,
       stop: async () => {
+        await health?.close();
         await services.tenancy.lifecycle.stop();
         await services.crds.stop();
         await services.watch.stop();
@@ -87,6 +118,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
       },
     };
   } catch (err) {
+    await health?.close();
     await services.tenancy.lifecycle.stop();
     await services.crds.stop();
     await services.watch.stop();
@@ -94,28 +126,4 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
     await embedded?.stop();
     throw err;
   }
-}
-
-/** Writes a kubeconfig for `url` (one context per tenant), returning its path. */
-export async function writeKubeconfig(dataDir: string, url: string, tenants: string[]): Promise<string> {
-  const file = path.resolve(dataDir, 'kubeconfig');
-  await mkdir(path.dirname(file), { recursive: true });
-  const all = ['default', ...tenants.filter((t) => t !== 'default')];
-  const clusters = all.map((t) => `- name: plinth-${t}\n  cluster:\n    server: ${t === 'default' ? url : `${url}/clusters/${t}`}`);
-  const contexts = all.map((t) => `- name: plinth-${t}\n  context:\n    cluster: plinth-${t}\n    user: plinth`);
-  const text = [
-    'apiVersion: v1',
-    'kind: Config',
-    'clusters:',
-    ...clusters,
-    'contexts:',
-    ...contexts,
-    'current-context: plinth-default',
-    'users:',
-    '- name: plinth',
-    '  user: {}',
-    '',
-  ].join('\n');
-  await writeFile(file, text);
-  return file;
 }

@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { sharedTestDataDir, useCredentialsOf } from '../../support/credentials.js';
 import { eventually, freePort } from '../../watch/support/cluster.js';
 
 /** A Plinth server in a child process (`node dist/apps/api/src/main.js`), so it can crash, be killed or get SIGTERM. */
@@ -28,6 +29,10 @@ export class ReplicaProcess {
   static async start(env: Record<string, string>): Promise<ReplicaProcess> {
     const port = await freePort();
     const dataDir = mkdtempSync(path.join(process.env.PLINTH_TEST_TMP ?? os.tmpdir(), 'replica-'));
+    // Every replica gets a copy of the test file's PKI: one CA and ServiceAccount key, and the
+    // administrator certificate that `fetch` presents (installed as the default credentials).
+    await useCredentialsOf(sharedTestDataDir());
+    cpSync(path.join(sharedTestDataDir(), 'pki'), path.join(dataDir, 'pki'), { recursive: true });
     const proc = spawn(process.execPath, [path.resolve('dist/apps/api/src/main.js')], {
       env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', PLINTH_DATA_DIR: dataDir, PLINTH_DB_POOL_SIZE: '5', LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -35,7 +40,7 @@ export class ReplicaProcess {
     const reap = () => proc.kill('SIGKILL');
     process.once('exit', reap);
     proc.once('exit', () => process.removeListener('exit', reap));
-    const r = new ReplicaProcess(`http://127.0.0.1:${port}`, proc, dataDir);
+    const r = new ReplicaProcess(`https://127.0.0.1:${port}`, proc, dataDir);
     await eventually(`replica on ${port} ready`, () => r.ready(), 30_000);
     return r;
   }

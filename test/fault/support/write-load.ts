@@ -1,4 +1,6 @@
 import http from 'node:http';
+import https from 'node:https';
+import { adminIdentity } from '../../support/credentials.js';
 /** What one request of a {@link WriteLoad} got. */
 export interface LoadOutcome {
   /** The HTTP status, or 0 when the request failed without an answer (reset, refused, timed out). */
@@ -77,9 +79,13 @@ export class WriteLoad {
   private createFresh(url: string, name: string): Promise<LoadOutcome> {
     const body = JSON.stringify({ metadata: { name }, data: { n: name } });
     return new Promise((resolve) => {
-      const req = http.request(
+      // A fresh connection per request presents the platform administrator's certificate itself
+      // (agent: false bypasses the global agent that carries the default credentials).
+      const secure = url.startsWith('https:');
+      const id = secure ? adminIdentity() : undefined;
+      const req = (secure ? https : http).request(
         `${url}/api/v1/namespaces/${this.namespace}/configmaps`,
-        { method: 'POST', agent: false, headers: { 'content-type': 'application/json' }, timeout: this.timeoutMs },
+        { method: 'POST', agent: false, headers: { 'content-type': 'application/json' }, timeout: this.timeoutMs, ca: id?.caPem, cert: id?.certPem, key: id?.keyPem },
         (res) => {
           let text = '';
           res.setEncoding('utf8');

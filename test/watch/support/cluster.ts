@@ -3,6 +3,7 @@ import net from 'node:net';
 import { pino } from 'pino';
 import { loadConfig } from '../../../apps/api/src/config/app-config.js';
 import { type RunningServer, startServer } from '../../../apps/api/src/server.js';
+import { installDefaultCredentials, sharedTestDataDir } from '../../support/credentials.js';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
 
 /** A free loopback TCP port. */
@@ -96,9 +97,12 @@ export class TestCluster {
       DATABASE_URL: this.database.url,
       REDIS_URL: this.redisUrl,
       PLINTH_DB_POOL_SIZE: '5',
+      // One data folder for all replicas: one CA, administrator certificate and ServiceAccount key.
+      PLINTH_DATA_DIR: sharedTestDataDir(),
       ...this.env,
     });
     const server = await startServer(config, pino({ level: process.env.PLINTH_TEST_LOG ?? 'silent' }));
+    installDefaultCredentials(server.pki);
     this.replicas.push(server);
     return server;
   }

@@ -1,4 +1,6 @@
-import http from 'node:http';
+import type http from 'node:http';
+import https from 'node:https';
+import { adminIdentity, type ClientIdentity, identityHeaders } from '../../support/credentials.js';
 
 /** One decoded watch event. */
 export interface WatchEvent {
@@ -32,11 +34,16 @@ export class WatchClient {
     this.ended = new Promise((r) => (this.markEnded = r));
   }
 
-  /** Opens `path` on `base` and resolves once the response headers arrived. */
-  static open(base: string, path: string, headers: Record<string, string> = {}, decode = true): Promise<WatchClient> {
+  /**
+   * Opens `path` on `base` (HTTPS, HTTP/1.1, a connection of its own) as
+   * `id` (default: the platform administrator) and resolves once the
+   * response headers arrived.
+   */
+  static open(base: string, path: string, headers: Record<string, string> = {}, decode = true, id: ClientIdentity = adminIdentity()): Promise<WatchClient> {
     const w = new WatchClient(decode);
     return new Promise((resolve, reject) => {
-      const req = http.get(new URL(path, base), { headers, agent: false }, (res) => {
+      const tls = { ca: id.caPem, cert: id.certPem, key: id.keyPem };
+      const req = https.get(new URL(path, base), { headers: { ...identityHeaders(id), ...headers }, agent: false, ...tls }, (res) => {
         w.res = res;
         w.status = res.statusCode ?? 0;
         w.headers = res.headers;
@@ -59,8 +66,8 @@ export class WatchClient {
   }
 
   /** Opens a watch on `path` (adding `watch=true`). */
-  static watch(base: string, path: string, headers: Record<string, string> = {}): Promise<WatchClient> {
-    return WatchClient.open(base, path + (path.includes('?') ? '&' : '?') + 'watch=true', headers);
+  static watch(base: string, path: string, headers: Record<string, string> = {}, id?: ClientIdentity): Promise<WatchClient> {
+    return WatchClient.open(base, path + (path.includes('?') ? '&' : '?') + 'watch=true', headers, true, id);
   }
 
   /** True once the stream ended. */

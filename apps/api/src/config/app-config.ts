@@ -86,6 +86,39 @@ class EnvironmentVariables {
 
   @IsOptional() @Type(() => Number) @IsInt() @Min(1)
   PLINTH_COMPACTION_INTERVAL_SECONDS?: number;
+
+  @IsOptional() @IsString()
+  PLINTH_TLS_CERT_FILE?: string;
+
+  @IsOptional() @IsString()
+  PLINTH_TLS_KEY_FILE?: string;
+
+  @IsOptional() @IsString()
+  PLINTH_CLIENT_CA_FILE?: string;
+
+  @IsOptional() @Matches(/^[A-Za-z0-9.:\-]+(,[A-Za-z0-9.:\-]+)*$/, { message: 'PLINTH_TLS_SAN must be a comma-separated list of host names and IP addresses' })
+  PLINTH_TLS_SAN?: string;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(65535)
+  PLINTH_HEALTH_PORT?: number;
+
+  @IsOptional() @IsIn(['true', 'false'])
+  PLINTH_ANONYMOUS_AUTH?: string;
+
+  @IsOptional() @IsString()
+  PLINTH_TOKEN_AUTH_FILE?: string;
+
+  @IsOptional() @IsString()
+  PLINTH_AUTHENTICATION_CONFIG?: string;
+
+  @IsOptional() @Matches(/^https:\/\/[^\s?#]+$/, { message: 'PLINTH_SERVICE_ACCOUNT_ISSUER must be an https:// URL without query or fragment' })
+  PLINTH_SERVICE_ACCOUNT_ISSUER?: string;
+
+  @IsOptional() @IsString()
+  PLINTH_SERVICE_ACCOUNT_KEY_FILE?: string;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(600) @Max(2 ** 32)
+  PLINTH_SERVICE_ACCOUNT_MAX_TOKEN_SECONDS?: number;
 }
 
 /** Plinth's typed configuration. Nothing else reads process.env. */
@@ -131,6 +164,16 @@ export interface AppConfig {
   /** Bytes a watcher may have queued before it is closed as too slow. */
   watchBufferBytes: number;
   compactionIntervalSeconds: number;
+  /** Secure serving and authentication (docs/authentication.md). */
+  tls: { certFile?: string; keyFile?: string; clientCaFile?: string; extraNames: string[] };
+  /** Port of the plain-HTTP health/metrics listener on 127.0.0.1; undefined: none. */
+  healthPort?: number;
+  anonymousAuth: boolean;
+  tokenAuthFile?: string;
+  authenticationConfigFile?: string;
+  serviceAccountIssuer: string;
+  serviceAccountKeyFile?: string;
+  serviceAccountMaxTokenSeconds: number;
 }
 
 /** Thrown by {@link loadConfig}; `message` lists every bad variable. */
@@ -147,13 +190,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     );
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
+  if (Boolean(parsed.PLINTH_TLS_CERT_FILE) !== Boolean(parsed.PLINTH_TLS_KEY_FILE)) {
+    throw new ConfigError('invalid configuration:\n  PLINTH_TLS_CERT_FILE and PLINTH_TLS_KEY_FILE must be set together');
+  }
   try {
     ServiceResolver.parse(parsed.PLINTH_WEBHOOK_SERVICE_MAP);
   } catch (err) {
     throw new ConfigError(`invalid configuration:\n  PLINTH_WEBHOOK_SERVICE_MAP: ${(err as Error).message}`);
   }
   return {
-    port: parsed.PORT ?? 8080,
+    port: parsed.PORT ?? 6443,
     host: parsed.HOST ?? '127.0.0.1',
     dataDir: parsed.PLINTH_DATA_DIR ?? './.plinth',
     databaseUrl: parsed.DATABASE_URL,
@@ -179,5 +225,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     watchPollIntervalMs: parsed.PLINTH_WATCH_POLL_INTERVAL_MS ?? 1000,
     watchBufferBytes: parsed.PLINTH_WATCH_BUFFER_BYTES ?? 1024 * 1024,
     compactionIntervalSeconds: parsed.PLINTH_COMPACTION_INTERVAL_SECONDS ?? 60,
+    tls: {
+      certFile: parsed.PLINTH_TLS_CERT_FILE,
+      keyFile: parsed.PLINTH_TLS_KEY_FILE,
+      clientCaFile: parsed.PLINTH_CLIENT_CA_FILE,
+      extraNames: parsed.PLINTH_TLS_SAN ? parsed.PLINTH_TLS_SAN.split(',') : [],
+    },
+    healthPort: parsed.PLINTH_HEALTH_PORT,
+    anonymousAuth: parsed.PLINTH_ANONYMOUS_AUTH !== 'false',
+    tokenAuthFile: parsed.PLINTH_TOKEN_AUTH_FILE,
+    authenticationConfigFile: parsed.PLINTH_AUTHENTICATION_CONFIG,
+    serviceAccountIssuer: parsed.PLINTH_SERVICE_ACCOUNT_ISSUER ?? 'https://kubernetes.default.svc.cluster.local',
+    serviceAccountKeyFile: parsed.PLINTH_SERVICE_ACCOUNT_KEY_FILE,
+    serviceAccountMaxTokenSeconds: parsed.PLINTH_SERVICE_ACCOUNT_MAX_TOKEN_SECONDS ?? 86400,
   };
 }

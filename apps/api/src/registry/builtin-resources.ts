@@ -5,6 +5,7 @@ import { customResourceDefinitionResource } from '../crd/crd-resource.js';
 import { admissionPolicyResources } from './admission-policy-resources.js';
 import { admissionRegistrationResources } from './admissionregistration-resources.js';
 import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
+import { authenticationResources } from './authentication-resources.js';
 import type { ResourceDefinition } from './resource-definition.js';
 import { eventResource } from './event-resource.js';
 import { configMapStrategy } from './strategies/configmap.strategy.js';
@@ -122,4 +123,5 @@ export const builtinResources: ResourceDefinition[] = [
   ...admissionRegistrationResources,
   ...admissionPolicyResources,
   customResourceDefinitionResource,
+  ...authenticationResources,
 ];

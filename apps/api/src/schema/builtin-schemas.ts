@@ -1,3 +1,4 @@
+import { selfSubjectReviewSchema, serviceAccountSchema, tokenRequestSchema, tokenReviewSchema } from './authentication-v1.schema.js';
 import { AUTOSCALING_V1_NAMES, scaleSchema, scaleSpecSchema, scaleStatusSchema } from './autoscaling-v1.schema.js';
 import {
   CORE_V1_NAMES,
@@ -32,6 +33,7 @@ import {
 } from './object-meta.schema.js';
 import type { StructuralSchema } from '@plinth/apimachinery';
 
+export * from './authentication-v1.schema.js';
 export * from './autoscaling-v1.schema.js';
 export * from './core-v1.schema.js';
 export * from './meta-v1.schema.js';
@@ -81,6 +83,10 @@ const kindSchemas: Record<string, StructuralSchema> = {
   '/v1/Status': statusSchema,
   '/v1/DeleteOptions': deleteOptionsSchema,
   'autoscaling/v1/Scale': scaleSchema,
+  '/v1/ServiceAccount': serviceAccountSchema,
+  'authentication.k8s.io/v1/TokenRequest': tokenRequestSchema,
+  'authentication.k8s.io/v1/TokenReview': tokenReviewSchema,
+  'authentication.k8s.io/v1/SelfSubjectReview': selfSubjectReviewSchema,
 };
 
 /**

@@ -146,9 +146,10 @@ export class WatchService implements WatchStreamOwner {
     const res = reply.raw;
     const headers: Record<string, string | string[]> = {
       'Content-Type': w.format.contentType,
-      'Transfer-Encoding': 'chunked',
       'Cache-Control': 'no-cache, private',
     };
+    // HTTP/2 streams are framed by the protocol (and forbid the header); HTTP/1.1 streams are chunked.
+    if (reply.request.raw.httpVersionMajor < 2) headers['Transfer-Encoding'] = 'chunked';
     if (w.warnings.length > 0) headers.Warning = [...new Set(w.warnings)].map((t) => `299 - ${JSON.stringify(t.replace(/[\r\n]+/g, ' '))}`);
     res.writeHead(200, headers);
     res.flushHeaders();

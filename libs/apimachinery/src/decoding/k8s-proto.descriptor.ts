@@ -3,7 +3,7 @@ import protobuf from 'protobufjs';
 /*
  * Hand transcription of the Kubernetes protobuf messages Plinth decodes. Field numbers and types follow
  * k8s.io/apimachinery pkg/runtime/generated.proto and pkg/apis/meta/v1/generated.proto, and k8s.io/api
- * core/v1, autoscaling/v1 and admissionregistration/v1 generated.proto. Fields are listed in the order
+ * core/v1, autoscaling/v1, admissionregistration/v1 and authentication/v1 generated.proto. Fields are listed in the order
  * of the Go struct, which is the order Go's JSON encoder emits them in.
  *
  * Each field carries the facts of its Go field that decide its JSON form:
@@ -143,6 +143,27 @@ message ConfigMap {
   map<string, bytes> binaryData = 3 [(json) = "binaryData,omitempty"];
 }
 
+message ObjectReference {
+  optional string kind = 1 [(json) = "kind,omitempty"];
+  optional string namespace = 2 [(json) = "namespace,omitempty"];
+  optional string name = 3 [(json) = "name,omitempty"];
+  optional string uid = 4 [(json) = "uid,omitempty", (go) = "UID"];
+  optional string apiVersion = 5 [(json) = "apiVersion,omitempty", (go) = "APIVersion"];
+  optional string resourceVersion = 6 [(json) = "resourceVersion,omitempty"];
+  optional string fieldPath = 7 [(json) = "fieldPath,omitempty"];
+}
+
+message LocalObjectReference {
+  optional string name = 1 [(json) = "name,omitempty"];
+}
+
+message ServiceAccount {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
+  repeated ObjectReference secrets = 2 [(json) = "secrets,omitempty"];
+  repeated LocalObjectReference imagePullSecrets = 3 [(json) = "imagePullSecrets,omitempty"];
+  optional bool automountServiceAccountToken = 4 [(json) = "automountServiceAccountToken,omitempty", (ptr) = true];
+}
+
 message Secret {
   optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
   optional bool immutable = 5 [(json) = "immutable,omitempty", (ptr) = true];
@@ -169,6 +190,43 @@ message Scale {
   optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
   optional ScaleSpec spec = 2 [(json) = "spec,omitempty"];
   optional ScaleStatus status = 3 [(json) = "status,omitempty"];
+}
+`;
+
+const AUTHENTICATION_V1 = `
+syntax = "proto2";
+package k8s.io.api.authentication.v1;
+
+message BoundObjectReference {
+  optional string kind = 1 [(json) = "kind,omitempty"];
+  optional string apiVersion = 2 [(json) = "apiVersion,omitempty", (go) = "APIVersion"];
+  optional string name = 3 [(json) = "name,omitempty"];
+  optional string uid = 4 [(json) = "uid,omitempty", (go) = "UID"];
+}
+
+message TokenRequestSpec {
+  repeated string audiences = 1 [(json) = "audiences"];
+  optional int64 expirationSeconds = 4 [(json) = "expirationSeconds", (ptr) = true];
+  optional BoundObjectReference boundObjectRef = 3 [(json) = "boundObjectRef", (ptr) = true];
+}
+
+message TokenRequest {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
+  optional TokenRequestSpec spec = 2 [(json) = "spec"];
+}
+
+message TokenReviewSpec {
+  optional string token = 1 [(json) = "token,omitempty"];
+  repeated string audiences = 2 [(json) = "audiences,omitempty"];
+}
+
+message TokenReview {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
+  optional TokenReviewSpec spec = 2 [(json) = "spec"];
+}
+
+message SelfSubjectReview {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
 }
 `;
 
@@ -254,6 +312,10 @@ const KIND_MESSAGES: ReadonlyMap<string, string> = new Map([
   ['v1/Namespace', 'k8s.io.api.core.v1.Namespace'],
   ['v1/ConfigMap', 'k8s.io.api.core.v1.ConfigMap'],
   ['v1/Secret', 'k8s.io.api.core.v1.Secret'],
+  ['v1/ServiceAccount', 'k8s.io.api.core.v1.ServiceAccount'],
+  ['authentication.k8s.io/v1/TokenRequest', 'k8s.io.api.authentication.v1.TokenRequest'],
+  ['authentication.k8s.io/v1/TokenReview', 'k8s.io.api.authentication.v1.TokenReview'],
+  ['authentication.k8s.io/v1/SelfSubjectReview', 'k8s.io.api.authentication.v1.SelfSubjectReview'],
   ['autoscaling/v1/Scale', 'k8s.io.api.autoscaling.v1.Scale'],
   ['admissionregistration.k8s.io/v1/MutatingWebhookConfiguration', 'k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration'],
   ['admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration', 'k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration'],
@@ -278,7 +340,7 @@ let cachedRoot: protobuf.Root | undefined;
 export function k8sProtoRoot(): protobuf.Root {
   if (cachedRoot) return cachedRoot;
   const root = new protobuf.Root();
-  for (const source of [RUNTIME, META_V1, CORE_V1, AUTOSCALING_V1, ADMISSIONREGISTRATION_V1]) {
+  for (const source of [RUNTIME, META_V1, CORE_V1, AUTOSCALING_V1, ADMISSIONREGISTRATION_V1, AUTHENTICATION_V1]) {
     protobuf.parse(source, root, { keepCase: true });
   }
   root.resolveAll();

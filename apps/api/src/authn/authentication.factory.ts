@@ -1,0 +1,55 @@
+import type { Logger } from 'pino';
+import type { ObjectStoreRepository } from '@plinth/storage';
+import type { AppConfig } from '../config/app-config.js';
+import type { ResourceRegistry } from '../registry/resource-registry.js';
+import { ResourceStoreService } from '../store/resource-store.service.js';
+import type { TokenAuthenticator } from './authenticator.js';
+import { AuthenticationService } from './authentication.service.js';
+import type { ServiceAccountLookup } from './service-account.authenticator.js';
+import type { ServiceAccountTokens } from './service-account-tokens.js';
+import { TokenFileAuthenticator } from './token-file.authenticator.js';
+
+/** Authenticators prepared before the services exist (files read, issuers configured). */
+export interface PreparedAuthentication {
+  serviceAccountTokens: ServiceAccountTokens;
+  tokenFile?: TokenAuthenticator;
+  jwtIssuers: TokenAuthenticator[];
+}
+
+/**
+ * A ServiceAccount lookup over the object store: the uid of a live (not
+ * terminating) ServiceAccount, undefined otherwise. One primary-key read.
+ */
+export function serviceAccountLookup(objects: ObjectStoreRepository, registry: ResourceRegistry): ServiceAccountLookup {
+  return async (tenant, namespace, name) => {
+    const def = registry.lookup(tenant, '', 'v1', 'serviceaccounts');
+    if (!def) return undefined;
+    const found = await objects.get(ResourceStoreService.key(tenant, def, namespace, name));
+    const meta = found?.body.metadata as { uid?: string; deletionTimestamp?: string } | undefined;
+    if (!meta || meta.deletionTimestamp) return undefined;
+    return meta.uid;
+  };
+}
+
+/** Reads the static token file when configured; throws (stopping start-up) when it is unreadable or malformed. */
+export function loadTokenFile(config: AppConfig): TokenAuthenticator | undefined {
+  return config.tokenAuthFile ? TokenFileAuthenticator.fromFile(config.tokenAuthFile) : undefined;
+}
+
+/** Builds the authentication service of one server. */
+export function createAuthentication(
+  config: AppConfig,
+  logger: Logger,
+  prepared: PreparedAuthentication,
+  objects: ObjectStoreRepository,
+  registry: ResourceRegistry,
+): AuthenticationService {
+  return new AuthenticationService({
+    logger,
+    serviceAccountTokens: prepared.serviceAccountTokens,
+    serviceAccountLookup: serviceAccountLookup(objects, registry),
+    tokenAuthenticatorsBefore: prepared.tokenFile ? [prepared.tokenFile] : [],
+    tokenAuthenticatorsAfter: prepared.jwtIssuers,
+    anonymousEnabled: config.anonymousAuth,
+  });
+}

@@ -1,0 +1,81 @@
+import type { UserInfo } from '@plinth/apimachinery';
+
+/** The user every request without credentials becomes (when anonymous access is on). */
+export const ANONYMOUS_USER = 'system:anonymous';
+/** The group of anonymous requests. */
+export const UNAUTHENTICATED_GROUP = 'system:unauthenticated';
+/** The group every authenticated identity is given. */
+export const AUTHENTICATED_GROUP = 'system:authenticated';
+/** `extra` key naming the one tenant a credential is valid in (ServiceAccount tokens). */
+export const TENANT_EXTRA_KEY = 'tenancy.plinth.dev/tenant';
+
+/** A client certificate as the TLS layer saw it. */
+export interface PeerCertificate {
+  /** True when it chains to the client CA and is within its validity. */
+  verified: boolean;
+  /** Why verification failed, when it did. */
+  verifyError?: string;
+  commonName: string;
+  organizations: string[];
+  /** Extended key usage OIDs; undefined when the certificate has no such extension. */
+  extKeyUsage?: string[];
+}
+
+/** The credentials of one request, as the authenticators see them. */
+export interface CredentialRequest {
+  /** The tenant the request addresses. */
+  tenant: string;
+  /** The bearer token of `Authorization: Bearer …`, if any. */
+  bearerToken?: string;
+  /** The client certificate, if the client presented one. */
+  peerCertificate?: PeerCertificate;
+}
+
+/** Who a credential says the caller is. */
+export interface AuthenticationResult {
+  user: UserInfo;
+  /** The audiences a token was checked against (TokenReview answers them). */
+  audiences?: string[];
+  /**
+   * The tenants this identity may reach; undefined: any (authorization
+   * decides). A credential used in a tenant outside this list is refused.
+   */
+  tenants?: string[];
+}
+
+/**
+ * Thrown by an authenticator when a credential it owns is invalid (bad
+ * signature, expired, revoked). The message is safe to show the client.
+ */
+export class AuthenticationError extends Error {}
+
+/**
+ * One way of authenticating a request. Returns null when the request carries
+ * no credential of its kind (the next authenticator is asked); throws
+ * {@link AuthenticationError} when it does but the credential is invalid.
+ */
+export interface RequestAuthenticator {
+  readonly name: string;
+  authenticate(req: CredentialRequest): Promise<AuthenticationResult | null> | AuthenticationResult | null;
+}
+
+/**
+ * One way of checking bearer tokens (token file, ServiceAccount tokens,
+ * OIDC issuers). Same contract as {@link RequestAuthenticator}, for a token.
+ * `audiences`: the audiences the caller accepts (undefined: the server's own).
+ */
+export interface TokenAuthenticator {
+  readonly name: string;
+  authenticateToken(token: string, tenant: string, audiences?: string[]): Promise<AuthenticationResult | null> | AuthenticationResult | null;
+}
+
+/** Adds `system:authenticated` to a user's groups unless it is anonymous or already there (does not mutate). */
+export function withAuthenticatedGroup(user: UserInfo): UserInfo {
+  if (user.username === ANONYMOUS_USER || user.groups.includes(AUTHENTICATED_GROUP)) return user;
+  return { ...user, groups: [...user.groups, AUTHENTICATED_GROUP] };
+}
+
+/** The anonymous identity. */
+export function anonymousUser(): UserInfo {
+  return { username: ANONYMOUS_USER, groups: [UNAUTHENTICATED_GROUP] };
+}

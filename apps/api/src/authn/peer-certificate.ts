@@ -1,0 +1,35 @@
+import type { TLSSocket } from 'node:tls';
+import type { PeerCertificate } from './authenticator.js';
+
+const cache = new WeakMap<object, PeerCertificate | null>();
+
+function values(v: string | string[] | undefined): string[] {
+  if (v === undefined) return [];
+  return Array.isArray(v) ? v : [v];
+}
+
+/**
+ * The client certificate of a TLS connection, read once per connection (a
+ * TLS session cannot change its peer) and remembered for its later requests.
+ * Undefined when the socket is not TLS or the client sent no certificate.
+ */
+export function peerCertificateOf(socket: unknown): PeerCertificate | undefined {
+  if (!socket || typeof (socket as TLSSocket).getPeerCertificate !== 'function') return undefined;
+  const tls = socket as TLSSocket;
+  const hit = cache.get(tls);
+  if (hit !== undefined) return hit ?? undefined;
+  const raw = tls.getPeerCertificate();
+  let cert: PeerCertificate | null = null;
+  if (raw && Object.keys(raw).length > 0) {
+    const subject = (raw.subject ?? {}) as unknown as Record<string, string | string[] | undefined>;
+    cert = {
+      verified: tls.authorized,
+      verifyError: tls.authorizationError ? String(tls.authorizationError) : undefined,
+      commonName: values(subject.CN)[0] ?? '',
+      organizations: values(subject.O),
+      extKeyUsage: (raw as { ext_key_usage?: string[] }).ext_key_usage,
+    };
+  }
+  cache.set(tls, cert);
+  return cert ?? undefined;
+}

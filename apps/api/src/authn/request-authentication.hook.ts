@@ -1,0 +1,121 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { UserInfo } from '@plinth/apimachinery';
+import type { AuthorizationAttributes, Authorizer } from '../authz/authorizer.js';
+import { ApiError } from '@plinth/apimachinery';
+import { parseRequestInfo } from '../http/request-info.js';
+import { sendPlain } from '../http/response-writer.js';
+import { ANONYMOUS_USER } from './authenticator.js';
+import type { AuthenticationService } from './authentication.service.js';
+import { bearerTokenOf } from './bearer-token.js';
+import { forbiddenMessage } from './forbidden-message.js';
+import { impersonate, impersonationHeaders, mastersOnlyAuthorizer } from './impersonation.js';
+import { peerCertificateOf } from './peer-certificate.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The (possibly impersonated) user of the request, set by the authentication hook. */
+    user?: UserInfo;
+    /** The authenticated user before impersonation (audit, SelfSubjectReview). */
+    authenticatedUser?: UserInfo;
+    /** Audiences the request's token was checked against. */
+    authenticatedAudiences?: string[];
+  }
+}
+
+/** Non-resource paths anonymous users reach before authorization is installed (upstream's system:public-info-viewer). */
+const PUBLIC_INFO_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version', '/version/']);
+
+function isPublicInfo(path: string): boolean {
+  return PUBLIC_INFO_PATHS.has(path) || /^\/(healthz|livez|readyz)\//.test(path);
+}
+
+/**
+ * Until an authorizer is installed: every authenticated user may do
+ * anything; anonymous users reach only the public-info paths.
+ */
+export const interimAuthorizer: Authorizer = {
+  authorize: (a) => ({ allowed: a.user.username !== ANONYMOUS_USER || (!a.resourceRequest && isPublicInfo(a.path)) }),
+};
+
+/** The authorization attributes of a request, as upstream's RequestInfo resolver derives them. */
+export function requestAttributes(req: FastifyRequest, user: UserInfo): AuthorizationAttributes {
+  const path = req.url.split('?')[0];
+  const watch = /[?&]watch=(true|1)(&|$)/.test(req.url);
+  const info = parseRequestInfo(req.method, path, watch);
+  if (!info.isResourceRequest || !info.verb) {
+    const verb = { GET: 'get', HEAD: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'delete' }[req.method] ?? req.method.toLowerCase();
+    return { user, tenant: info.tenant, verb, resourceRequest: false, apiGroup: '', apiVersion: '', resource: '', subresource: '', namespace: '', name: '', path: info.path };
+  }
+  return {
+    user,
+    tenant: info.tenant,
+    verb: info.verb,
+    resourceRequest: true,
+    apiGroup: info.group,
+    apiVersion: info.version,
+    resource: info.resource,
+    subresource: info.subresource,
+    namespace: info.namespace,
+    name: info.name,
+    path: info.path,
+  };
+}
+
+function tenantOf(url: string): string {
+  const m = /^\/clusters\/([^/?]+)/.exec(url);
+  if (!m) return 'default';
+  try {
+    return decodeURIComponent(m[1]);
+  } catch {
+    return m[1];
+  }
+}
+
+function sendError(req: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
+  sendPlain(req, reply, err.code, err.status);
+  return reply;
+}
+
+const UNAUTHORIZED = () => new ApiError(401, 'Unauthorized', 'Unauthorized');
+
+/**
+ * Installs the request filters that run before any handler, in upstream's
+ * order: authentication (401 Status when credentials are presented but
+ * invalid, or none are and anonymous is off), impersonation (400/403), then
+ * authorization with `authn.authorizer` (or {@link interimAuthorizer}).
+ * Sets `req.user`.
+ */
+export function installRequestAuthentication(fastify: FastifyInstance, authn: AuthenticationService, logger: Logger): void {
+  fastify.addHook('onRequest', async (req, reply) => {
+    const tenant = tenantOf(req.url);
+    const raw = req.raw as unknown as { socket?: unknown; stream?: { session?: { socket?: unknown } } };
+    const socket = raw.stream?.session?.socket ?? raw.socket;
+    const outcome = await authn.authenticate({
+      tenant,
+      bearerToken: bearerTokenOf(req.headers.authorization),
+      peerCertificate: peerCertificateOf(socket),
+    });
+    if (!outcome.ok) {
+      logger.debug({ url: req.url, reasons: outcome.reasons }, 'unable to authenticate the request');
+      return sendError(req, reply, UNAUTHORIZED());
+    }
+    let user = outcome.result.user;
+    req.authenticatedUser = user;
+    req.authenticatedAudiences = outcome.result.audiences;
+    try {
+      const imp = impersonationHeaders(req.raw.rawHeaders);
+      if (imp) user = await impersonate(user, tenant, imp, authn.authorizer ?? mastersOnlyAuthorizer);
+      req.user = user;
+      const attrs = requestAttributes(req, user);
+      const decision = await (authn.authorizer ?? interimAuthorizer).authorize(attrs);
+      if (!decision.allowed) {
+        throw new ApiError(403, 'Forbidden', forbiddenMessage(attrs, decision.reason), attrs.resourceRequest ? { name: attrs.name || undefined, group: attrs.apiGroup || undefined, kind: attrs.resource } : undefined);
+      }
+    } catch (err) {
+      if (err instanceof ApiError) return sendError(req, reply, err);
+      throw err;
+    }
+    return undefined;
+  });
+}

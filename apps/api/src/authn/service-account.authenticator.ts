@@ -1,0 +1,41 @@
+import type { AuthenticationResult, TokenAuthenticator } from './authenticator.js';
+import { AuthenticationError, TENANT_EXTRA_KEY } from './authenticator.js';
+import type { ServiceAccountTokens } from './service-account-tokens.js';
+
+/** Finds a ServiceAccount's uid; undefined when it does not exist (or is being deleted). */
+export type ServiceAccountLookup = (tenant: string, namespace: string, name: string) => Promise<string | undefined>;
+
+/**
+ * Bound ServiceAccount tokens: a verified token is accepted only while its
+ * ServiceAccount exists with the uid the token names, so deleting (or
+ * re-creating) the ServiceAccount revokes every token issued for it.
+ * The user is upstream's: `system:serviceaccount:<ns>:<name>`, groups
+ * `system:serviceaccounts` and `system:serviceaccounts:<ns>`, the
+ * credential id in `extra`, plus the tenant it is bound to.
+ */
+export class ServiceAccountAuthenticator implements TokenAuthenticator {
+  readonly name = 'serviceaccount';
+
+  constructor(
+    private readonly tokens: ServiceAccountTokens,
+    private readonly lookup: ServiceAccountLookup,
+  ) {}
+
+  async authenticateToken(token: string, tenant: string, audiences?: string[]): Promise<AuthenticationResult | null> {
+    const claims = await this.tokens.verify(token, tenant, audiences);
+    if (!claims) return null;
+    const uid = await this.lookup(tenant, claims.namespace, claims.name);
+    if (uid === undefined) throw new AuthenticationError(`service account ${claims.namespace}/${claims.name} has been deleted`);
+    if (uid !== claims.uid) throw new AuthenticationError(`service account UID (${claims.uid}) does not match the current one (${uid})`);
+    return {
+      user: {
+        username: `system:serviceaccount:${claims.namespace}:${claims.name}`,
+        uid,
+        groups: ['system:serviceaccounts', `system:serviceaccounts:${claims.namespace}`],
+        extra: { 'authentication.kubernetes.io/credential-id': [`JTI=${claims.jti}`], [TENANT_EXTRA_KEY]: [claims.tenant] },
+      },
+      audiences: claims.audiences,
+      tenants: [claims.tenant],
+    };
+  }
+}
