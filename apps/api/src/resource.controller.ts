@@ -70,7 +70,8 @@ export class ResourceController {
     const path = req.url.split('?')[0];
     const info = parseRequestInfo(req.method, path, parseBool(query.watch) === true);
     req.plinth = { verb: info.verb || req.method.toLowerCase(), group: info.group, resource: info.resource };
-    if (!(await this.s.tenancy.cache.exists(info.tenant))) throw NOT_FOUND();
+    const tenant = await this.s.tenancy.cache.get(info.tenant);
+    if (!tenant) throw NOT_FOUND();
     await this.s.registry.prepare(info.tenant);
     if (!info.isResourceRequest) return handleNonResource(req, reply, info, this.discovery, this.openapi);
     const def = this.s.registry.lookup(info.tenant, info.group, info.version, info.resource);
@@ -85,6 +86,7 @@ export class ResourceController {
       body: Buffer.isBuffer(req.body) ? req.body : undefined,
       user: { username: 'system:admin', groups: ['system:masters', 'system:authenticated'] },
       warnings: [],
+      tenantSince: tenant.createdRevision,
     };
     req.plinthWarnings = ctx.warnings;
     if (def.custom?.deprecationWarning) ctx.warnings.push(def.custom.deprecationWarning);
