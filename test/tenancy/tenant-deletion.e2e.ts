@@ -67,6 +67,20 @@ describe('Tenant deletion', () => {
     assert.equal(t.status.phase, 'Active');
   });
 
+  it('never replays a deleted tenant\'s changes to a watch of a new tenant of the same name', async () => {
+    await request(s.url).post(TENANTS).send(tenant('reborn')).expect(201);
+    const old = await request(s.url).post('/clusters/reborn/api/v1/namespaces/default/configmaps').send(cm('old-cm', { secret: 'of the old tenant' })).expect(201);
+    const before = Number(old.body.metadata.resourceVersion) - 1;
+    await request(s.url).delete(`${TENANTS}/reborn`).expect(202);
+    await waitFor('reborn to be gone', async () => (await request(s.url).get(`${TENANTS}/reborn`)).status === 404);
+    await waitFor('the tenant cache to expire', async () => (await request(s.url).get('/clusters/reborn/api/v1/namespaces')).status === 404);
+    await request(s.url).post(TENANTS).send(tenant('reborn')).expect(201);
+    await request(s.url).post('/clusters/reborn/api/v1/namespaces/default/configmaps').send(cm('new-cm')).expect(201);
+    const res = await fetch(`${s.url}/clusters/reborn/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${before}&timeoutSeconds=1`);
+    const events = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as { type: string; object: { metadata: { name: string } } });
+    assert.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED new-cm']);
+  });
+
   it('leaves other tenants alone', async () => {
     await request(s.url).post(TENANTS).send(tenant('keep')).expect(201);
     await request(s.url).post(TENANTS).send(tenant('drop')).expect(201);

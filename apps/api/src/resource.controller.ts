@@ -73,7 +73,8 @@ export class ResourceController {
     const info = parseRequestInfo(req.method, path, parseBool(query.watch) === true);
     // Metric labels only ever name resources the tenant serves: made-up paths share the empty label.
     req.plinth = { verb: info.verb || req.method.toLowerCase(), group: '', resource: '' };
-    if (!(await this.s.tenancy.cache.exists(info.tenant))) throw NOT_FOUND();
+    const tenant = await this.s.tenancy.cache.get(info.tenant);
+    if (!tenant) throw NOT_FOUND();
     await this.s.registry.prepare(info.tenant);
     if (!info.isResourceRequest) return handleNonResource(req, reply, info, this.discovery, this.openapi);
     const def = this.s.registry.lookup(info.tenant, info.group, info.version, info.resource);
@@ -89,6 +90,7 @@ export class ResourceController {
       body: Buffer.isBuffer(req.body) ? req.body : undefined,
       user: req.user ?? { username: 'system:anonymous', groups: ['system:unauthenticated'] },
       warnings: [],
+      tenantSince: tenant.createdRevision,
     };
     req.plinthWarnings = ctx.warnings;
     if (def.custom?.deprecationWarning) ctx.warnings.push(def.custom.deprecationWarning);

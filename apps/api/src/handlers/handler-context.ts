@@ -17,6 +17,12 @@ export interface HandlerContext {
   user: UserInfo;
   /** Collected warnings, sent as Warning headers with the answer. */
   warnings: string[];
+  /**
+   * The newest revision when the tenant (this incarnation of its name) was
+   * created: no change at or below it is the tenant's, so watches never
+   * replay anything older (a deleted tenant of the same name).
+   */
+  tenantSince?: number;
 }
 
 /** The namespace a request addresses for `def` ('' for cluster-scoped kinds). */

@@ -52,6 +52,8 @@ export async function handleWatch(ctx: HandlerContext, watch: WatchService, list
   const sel = compileSelectors(def, opts.labelSelector, opts.fieldSelector);
   const format = watchFormat(def, negotiate(ctx.req.headers.accept as string | undefined), includeObjectOf(ctx.query));
   const plan = await planWatch(opts, lists, watch.cache.revision, ctx);
+  // Changes older than the tenant belong to a deleted tenant of the same name: never replay them.
+  if (!plan.initial && ctx.tenantSince !== undefined) plan.from = Math.max(plan.from, ctx.tenantSince);
   const namespace = def.namespaced && info.namespace ? requestNamespace(ctx) : undefined;
   const name = info.name || undefined;
   const fieldRequirements: KeyFieldRequirement[] = [...sel.keyFieldRequirements];

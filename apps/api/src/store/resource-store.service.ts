@@ -54,6 +54,8 @@ export class ResourceStoreService {
   afterRemove?: (tenant: string, namespace: string) => Promise<void>;
   /** Hooks run after creates, by storage resource (`group/resource`); set at wiring time. */
   readonly afterCreate = new Map<string, AfterCreateHook>();
+  /** Hooks run after updates that changed the stored object (same contract as afterCreate), by storage resource. */
+  readonly afterUpdate = new Map<string, AfterCreateHook>();
 
   /**
    * `barrier` is what a committed write of a kind every replica caches
@@ -215,9 +217,12 @@ export class ResourceStoreService {
         if (body.metadata.deletionTimestamp && (body.metadata.finalizers ?? []).length === 0) {
           revision = (await this.objects.delete(key, stored.revision)).revision;
           await this.afterRemove?.(ctx.tenant, key.namespace);
+          await this.synced(def, key, revision);
+          return { object: body, changed: true };
         }
         await this.synced(def, key, revision);
-        return { object: body, changed: true };
+        const hook = this.afterUpdate.get(def.storageResource);
+        return { object: hook ? await hook(ctx, body) : body, changed: true };
       } catch (err) {
         if (isStorageError(err, 'Conflict') && !pinned) continue;
         mapStorageError(err, def, name);

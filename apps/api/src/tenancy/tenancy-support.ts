@@ -49,6 +49,7 @@ export function createTenancySupport(deps: TenancySupportDeps): TenancySupport {
     logger: deps.logger,
   });
   deps.store.afterCreate.set(tenantResource.storageResource, lifecycle.afterCreate);
+  deps.store.afterUpdate.set(tenantResource.storageResource, lifecycle.afterUpdate);
   deps.deleter.deletionRequested.set(tenantResource.storageResource, lifecycle.deletionRequested);
   return { cache: deps.cache, provisioner, deletion, lifecycle };
 }

@@ -108,6 +108,18 @@ export class TenantLifecycleService {
     }
   };
 
+  /** Hook after a Tenant is updated: provisions it again when its spec changed (owners). Never throws. */
+  readonly afterUpdate = async (ctx: WriteContext, updated: KubeObject): Promise<KubeObject> => {
+    const t = updated as TenantObject;
+    if (t.metadata.deletionTimestamp || this.isReady(t)) return updated;
+    return this.afterCreate(ctx, updated);
+  };
+
+  /** True when the Tenant is Active and provisioned for its current generation. */
+  private isReady(t: TenantObject): boolean {
+    return t.status?.phase === 'Active' && (t.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True' && c.observedGeneration === t.metadata.generation);
+  }
+
   /** Hook when deletion of a Tenant is requested: marks it Terminating and starts removing its content. Never throws. */
   readonly deletionRequested = async (_ctx: WriteContext, object: KubeObject): Promise<KubeObject> => {
     const name = object.metadata.name!;
@@ -206,8 +218,7 @@ export class TenantLifecycleService {
         if (!this.deps.deletion.isRunning(name)) await this.deletionRequested(systemWriteContext(PLATFORM_TENANT, tenantResource), t);
         continue;
       }
-      const ready = t.status?.phase === 'Active' && t.status.conditions?.some((c) => c.type === 'Ready' && c.observedGeneration === t.metadata.generation);
-      if (!ready) await this.afterCreate(systemWriteContext(PLATFORM_TENANT, tenantResource), t);
+      if (!this.isReady(t)) await this.afterCreate(systemWriteContext(PLATFORM_TENANT, tenantResource), t);
     }
     // A logical cluster whose Tenant was removed early (its finalizer taken off by hand) is still emptied.
     for (const name of await this.deps.tenants.list()) {
