@@ -7,6 +7,7 @@ import { admissionRegistrationResources } from './admissionregistration-resource
 import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from './resource-definition.js';
 import { eventResource } from './event-resource.js';
+import { leaseResource } from './lease-resource.js';
 import { configMapStrategy } from './strategies/configmap.strategy.js';
 import { namespaceStrategy } from './strategies/namespace.strategy.js';
 import { secretStrategy } from './strategies/secret.strategy.js';
@@ -119,6 +120,7 @@ export const builtinResources: ResourceDefinition[] = [
   configMapResource,
   secretResource,
   eventResource,
+  leaseResource,
   ...admissionRegistrationResources,
   ...admissionPolicyResources,
   customResourceDefinitionResource,
