@@ -8,6 +8,7 @@ import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
 import { authenticationResources } from './authentication-resources.js';
 import type { ResourceDefinition } from './resource-definition.js';
 import { eventResource } from './event-resource.js';
+import { leaseResource } from './lease-resource.js';
 import { configMapStrategy } from './strategies/configmap.strategy.js';
 import { namespaceStrategy } from './strategies/namespace.strategy.js';
 import { secretStrategy } from './strategies/secret.strategy.js';
@@ -120,6 +121,7 @@ export const builtinResources: ResourceDefinition[] = [
   configMapResource,
   secretResource,
   eventResource,
+  leaseResource,
   ...admissionRegistrationResources,
   ...admissionPolicyResources,
   customResourceDefinitionResource,
