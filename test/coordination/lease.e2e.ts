@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CoordinationV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api } from '@kubernetes/client-node';
+import { testKubeConfig } from '../support/client-node.js';
 import request from 'supertest';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { LeaseElector } from '../support/lease-elector.js';
@@ -24,14 +25,7 @@ describe('coordination.k8s.io/v1 Leases', () => {
   before(async () => {
     s = await startTestServer('leases');
     api = request(s.url);
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'plinth', server: s.url, skipTLSVerify: true }],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'c', cluster: 'plinth', user: 'u' }],
-      currentContext: 'c',
-    });
-    leases = kc.makeApiClient(CoordinationV1Api);
+    leases = testKubeConfig(s.url).makeApiClient(CoordinationV1Api);
   });
   after(async () => s?.close());
 
