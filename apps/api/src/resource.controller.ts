@@ -1,6 +1,7 @@
 import { All, Controller, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { handleSelfSubjectReview, handleTokenRequest, handleTokenReview } from './authn/authentication.handlers.js';
+import { handleAccessReview, isAccessReview } from './authz/reviews/access-review.handler.js';
 import { customResourceDefinitionResource } from './crd/crd-resource.js';
 import { crdStatusStrategy } from './crd/crd.strategy.js';
 import { handleScaleGet, handleScalePatch, handleScaleUpdate } from './crd/scale.handler.js';
@@ -93,6 +94,7 @@ export class ResourceController {
       tenantSince: tenant.createdRevision,
     };
     req.plinthWarnings = ctx.warnings;
+    if (WRITE_VERBS.has(info.verb)) req.plinthRbacWrite = { tenant: info.tenant, storageResource: def.storageResource };
     if (def.custom?.deprecationWarning) ctx.warnings.push(def.custom.deprecationWarning);
     if (info.subresource) await this.subresource(ctx, def);
     else await this.dispatch(ctx, info, def);
@@ -112,6 +114,7 @@ export class ResourceController {
         if (needsNamespace) throw NOT_FOUND();
         if (def === tokenReviewResource) return handleTokenReview(ctx, this.s.authn);
         if (def === selfSubjectReviewResource) return handleSelfSubjectReview(ctx);
+        if (isAccessReview(def)) return handleAccessReview(ctx, this.s.authz.reviews);
         return handleCreate(ctx, this.s.store);
       case 'update':
         if (needsNamespace) throw NOT_FOUND();
