@@ -1,13 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { ObjectListRepository, TenantRepository } from '../../../../libs/storage/src/index.js';
-import type { WatchCache } from '../../../../libs/storage/src/watch/index.js';
+import type { ObjectListRepository } from '@plinth/storage';
+import type { WatchCache } from '@plinth/storage';
 import { ClusterRoleAggregator } from '../rbac/cluster-role-aggregator.js';
 import { type DefaultRbacDeps, ensureDefaultRbac } from '../rbac/default-rbac.js';
 import { clusterRoleResource, rbacResources } from '../rbac/rbac-resources.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
-import { TenantCache } from '../tenant-cache.js';
 import { RbacAuthorizer } from './rbac-authorizer.js';
 import { RbacEscalationModule } from './rbac-escalation.admission.js';
 import { RbacIndexService } from './rbac-index.service.js';
@@ -17,7 +16,8 @@ import type { AccessReviewDeps } from './reviews/access-review.handler.js';
 export interface AuthorizationDeps {
   logger: Logger;
   lists: ObjectListRepository;
-  tenants: TenantRepository;
+  /** Whether a tenant exists (cached by the caller). */
+  tenantExists: (tenant: string) => Promise<boolean>;
   registry: ResourceRegistry;
   /** The replica's watch cache (read lazily). */
   cache: () => WatchCache;
@@ -39,6 +39,11 @@ export interface Authorization {
    * created, start-up calls it for every existing tenant.
    */
   ensureDefaultRbac(tenant: string): Promise<string[]>;
+  /**
+   * Start-up: runs {@link ensureDefaultRbac} for every tenant `list` returns,
+   * one at a time in the background (failures logged); {@link stop} ends it.
+   */
+  reconcileAllTenants(list: () => Promise<string[]>): void;
   /** Call after a write to `storageResource` in `tenant` answered 2xx: aggregation and read-your-writes. */
   afterWrite(tenant: string, storageResource: string): Promise<void>;
   /** Installs the hook that holds an RBAC write's answer until this replica's index reflects it. */
@@ -52,11 +57,10 @@ const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Builds {@link Authorization}. Nothing runs until requests arrive. */
 export function createAuthorization(deps: AuthorizationDeps): Authorization {
-  const tenantCache = new TenantCache(deps.tenants);
   const indexes = new RbacIndexService({
     cache: deps.cache,
     lists: deps.lists,
-    tenantExists: (t) => tenantCache.exists(t),
+    tenantExists: deps.tenantExists,
     currentRevision: () => deps.lists.currentRevision(),
     maxTenants: deps.maxTenants,
   });
@@ -73,6 +77,19 @@ export function createAuthorization(deps: AuthorizationDeps): Authorization {
     if (storageResource === clusterRoleResource.storageResource) need().aggregator.afterWrite(tenant);
     await indexes.catchUp();
   };
+  let stopping = false;
+  let reconciling: Promise<void> | undefined;
+  const reconcileAll = async (list: () => Promise<string[]>) => {
+    for (const tenant of await list()) {
+      if (stopping) return;
+      try {
+        const created = await ensureDefaultRbac(need().rbacDeps, tenant);
+        if (created.length > 0) deps.logger.info({ tenant, created: created.length }, 'default RBAC policy completed');
+      } catch (err) {
+        if (!stopping) deps.logger.warn({ tenant, err: (err as Error).message }, 'default RBAC reconciliation failed');
+      }
+    }
+  };
   return {
     indexes,
     authorizer,
@@ -83,6 +100,9 @@ export function createAuthorization(deps: AuthorizationDeps): Authorization {
       aggregator = new ClusterRoleAggregator(rbacDeps, deps.logger);
     },
     ensureDefaultRbac: (tenant) => ensureDefaultRbac(need().rbacDeps, tenant),
+    reconcileAllTenants(list) {
+      reconciling = reconcileAll(list).catch((err: Error) => deps.logger.warn({ err: err.message }, 'default RBAC reconciliation failed'));
+    },
     afterWrite,
     installReadYourWrites(fastify) {
       fastify.addHook('onSend', async (req, reply, payload) => {
@@ -92,6 +112,8 @@ export function createAuthorization(deps: AuthorizationDeps): Authorization {
       });
     },
     async stop() {
+      stopping = true;
+      await reconciling;
       await aggregator?.idle();
       indexes.clear();
     },

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors/api-error.js';
+import { ApiError } from '@plinth/apimachinery';
 import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.js';
 import { ruleAllows } from './policy-rule.js';
 import type { TenantRbacIndex } from './rbac-index.js';

@@ -1,5 +1,5 @@
-import type { AdmissionAttributes, AdmissionModule, AdmissionOperation, UserInfo } from '../../../../libs/admission/src/index.js';
-import { AdmissionError } from '../../../../libs/admission/src/index.js';
+import type { AdmissionAttributes, AdmissionModule, AdmissionOperation, UserInfo } from '@plinth/admission';
+import { AdmissionError } from '@plinth/admission';
 import { onlyGarbageCollectionFieldsDiffer } from '../rbac/rbac.validation.js';
 import type { AuthorizationAttributes } from './authorizer.js';
 import { covers, describeMissing } from './policy-covers.js';

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
-import type { ObjectListRepository } from '../../../../libs/storage/src/index.js';
-import { type CacheSubscriber, type CachedChange, WatchCache } from '../../../../libs/storage/src/watch/index.js';
+import type { ObjectListRepository } from '@plinth/storage';
+import { type CacheSubscriber, type CachedChange, WatchCache } from '@plinth/storage';
 import type { RbacIndexSource } from './rbac-authorizer.js';
 import { RBAC_STORAGE_RESOURCES, TenantRbacIndex } from './rbac-index.js';
 

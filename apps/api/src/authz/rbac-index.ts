@@ -1,4 +1,4 @@
-import type { UserInfo } from '../../../../libs/admission/src/index.js';
+import type { UserInfo } from '@plinth/admission';
 import { type PolicyRule, rulesOf } from './policy-rule.js';
 
 /** The storage resources (`group/resource`) the index follows. */

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-import { labelSelectorFromMetav1, matchesLabels } from '../../../../libs/storage/src/index.js';
+import { labelSelectorFromMetav1, matchesLabels } from '@plinth/apimachinery';
 import { toPolicyRule } from '../authz/policy-rule.js';
-import { isPlainObject } from '../registry/kube-object.js';
+import { isPlainObject } from '@plinth/apimachinery';
 
 type Json = Record<string, unknown>;
 

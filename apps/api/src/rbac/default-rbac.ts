@@ -1,8 +1,9 @@
-import type { ObjectListRepository } from '../../../../libs/storage/src/index.js';
+import { isDeepStrictEqual } from 'node:util';
+import type { ObjectListRepository } from '@plinth/storage';
 import { covers } from '../authz/policy-covers.js';
 import { type PolicyRule, rulesOf } from '../authz/policy-rule.js';
-import { ApiError } from '../errors/api-error.js';
-import { isPlainObject, type KubeObject } from '../registry/kube-object.js';
+import { ApiError } from '@plinth/apimachinery';
+import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
 import type { WriteContext } from '../store/write-context.js';
@@ -70,20 +71,23 @@ async function createIfMissing(deps: DefaultRbacDeps, ctx: WriteContext, obj: Ku
   }
 }
 
-/** Upstream's reconciliation of an autoupdated default ClusterRole: missing rules and labels are added, nothing removed. */
-async function reconcileClusterRole(deps: DefaultRbacDeps, tenant: string, role: BootstrapClusterRole, rules: PolicyRule[]): Promise<void> {
-  await deps.store.update(writeContext(tenant, clusterRoleResource, 'UpdateOptions'), role.name, (cur) => {
-    if (cur.metadata.annotations?.[AUTOUPDATE_ANNOTATION] === 'false') return cur;
-    cur.metadata.labels = { ...cur.metadata.labels, ...BOOTSTRAP_LABEL, ...role.labels };
-    if (role.aggregateFrom) {
-      if (!isPlainObject(cur.aggregationRule)) cur.aggregationRule = { clusterRoleSelectors: role.aggregateFrom.map((matchLabels) => ({ matchLabels })) };
-      return cur;
-    }
-    const existing = rulesOf(cur);
-    const missing = rules.filter((r) => !covers(existing, [r]).covered);
-    if (missing.length > 0) cur.rules = [...(Array.isArray(cur.rules) ? cur.rules : []), ...missing.map(ruleJson)];
-    return cur;
-  });
+/** What upstream's reconciliation would change in an autoupdated default ClusterRole (labels, aggregationRule, missing rules); nothing is removed. Pure. */
+function reconciled(cur: KubeObject, role: BootstrapClusterRole, rules: PolicyRule[]): KubeObject | undefined {
+  if (cur.metadata.annotations?.[AUTOUPDATE_ANNOTATION] === 'false') return undefined;
+  const next = structuredClone(cur);
+  next.metadata.labels = { ...cur.metadata.labels, ...BOOTSTRAP_LABEL, ...role.labels };
+  if (role.aggregateFrom) {
+    if (!isPlainObject(next.aggregationRule)) next.aggregationRule = { clusterRoleSelectors: role.aggregateFrom.map((matchLabels) => ({ matchLabels })) };
+  } else {
+    const missing = rules.filter((r) => !covers(rulesOf(cur), [r]).covered);
+    if (missing.length > 0) next.rules = [...(Array.isArray(cur.rules) ? cur.rules : []), ...missing.map(ruleJson)];
+  }
+  return isDeepStrictEqual(next, cur) ? undefined : next;
+}
+
+async function listNames(deps: DefaultRbacDeps, tenant: string, resource: string): Promise<Map<string, KubeObject>> {
+  const { items } = await deps.lists.list({ tenant, resource });
+  return new Map(items.map((i) => [String((i.body.metadata as { name?: string }).name), i.body as KubeObject]));
 }
 
 /**
@@ -91,20 +95,31 @@ async function reconcileClusterRole(deps: DefaultRbacDeps, tenant: string, role:
  * ClusterRoles (cluster-admin, admin/edit/view aggregated through the
  * aggregate-to-* labels, system:discovery, system:basic-user,
  * system:public-info-viewer, ...) with the rules for the kinds the tenant
- * serves, and their ClusterRoleBindings; existing autoupdated defaults get
- * missing rules, labels and subjects added. Then aggregates. Idempotent,
- * safe from several replicas at once. Returns the names it created.
+ * serves, and their ClusterRoleBindings; existing autoupdated default roles
+ * get missing rules and labels added. Then aggregates. Idempotent, safe from
+ * several replicas at once; costs two lists when nothing is missing. A
+ * no-op in a tenant that does not serve RBAC (the platform scope). Returns
+ * the objects it created.
  */
 export async function ensureDefaultRbac(deps: DefaultRbacDeps, tenant: string): Promise<string[]> {
   await deps.registry.prepare(tenant);
+  if (!deps.registry.lookup(tenant, RBAC_API_GROUP, 'v1', 'clusterroles')) return [];
   const serves = servedBy(deps.registry, tenant);
   const created: string[] = [];
+  const roles = await listNames(deps, tenant, clusterRoleResource.storageResource);
+  const bindings = await listNames(deps, tenant, clusterRoleBindingResource.storageResource);
   for (const role of BOOTSTRAP_CLUSTER_ROLES) {
     const rules = servedRules(role.rules, serves);
-    if (await createIfMissing(deps, writeContext(tenant, clusterRoleResource, 'CreateOptions'), clusterRoleObject(role, rules))) created.push(`clusterrole/${role.name}`);
-    else await reconcileClusterRole(deps, tenant, role, rules);
+    const cur = roles.get(role.name);
+    if (!cur) {
+      if (await createIfMissing(deps, writeContext(tenant, clusterRoleResource, 'CreateOptions'), clusterRoleObject(role, rules))) created.push(`clusterrole/${role.name}`);
+      continue;
+    }
+    if (!reconciled(cur, role, rules)) continue;
+    await deps.store.update(writeContext(tenant, clusterRoleResource, 'UpdateOptions'), role.name, (latest) => reconciled(latest, role, rules) ?? latest);
   }
   for (const b of BOOTSTRAP_CLUSTER_ROLE_BINDINGS) {
+    if (bindings.has(b.name)) continue;
     const subjects = b.groups.map((name) => ({ apiGroup: RBAC_API_GROUP, kind: 'Group', name }));
     const obj: KubeObject = {
       apiVersion: `${RBAC_API_GROUP}/v1`,

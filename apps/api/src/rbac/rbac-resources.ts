@@ -1,6 +1,6 @@
-import { isPlainObject, type KubeObject } from '../registry/kube-object.js';
+import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition, ResourceStrategy, TableColumn, TableConvertor } from '../registry/resource-definition.js';
-import type { StructuralSchema } from '../schema/structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 import { ageCell } from '../table/human-duration.js';
 import { ageColumn, nameColumn } from '../table/standard-columns.js';
 import { clusterRoleBindingSchema, clusterRoleSchema, roleBindingSchema, roleSchema } from './rbac-v1.schema.js';

@@ -1,6 +1,6 @@
 import { labelSelectorSchema } from '../schema/admissionregistration-v1.schema.js';
 import { objectMetaProperty, refTo, typeMetaProperties } from '../schema/object-meta.schema.js';
-import type { StructuralSchema } from '../schema/structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 /** OpenAPI definition names of the rbac.authorization.k8s.io/v1 types. */
 export const RBAC_V1_NAMES = {

@@ -1,4 +1,4 @@
-import { isPlainObject, type KubeObject } from '../registry/kube-object.js';
+import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import type { ResourceStrategy } from '../registry/resource-definition.js';
 import { RBAC_API_GROUP, validateBinding, validateBindingUpdate, validateClusterRole, validateClusterRoleUpdate, validateRole } from './rbac.validation.js';
 

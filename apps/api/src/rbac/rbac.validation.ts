@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-import { type FieldError, fieldErrors } from '../errors/field-error.js';
-import { isPlainObject, type KubeObject } from '../registry/kube-object.js';
-import { isDNS1123Subdomain, isValidPathSegmentName } from '../validation/name-validation.js';
+import { type FieldError, fieldErrors } from '@plinth/apimachinery';
+import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import { isDNS1123Subdomain, isValidPathSegmentName } from '@plinth/apimachinery';
 import { validateLabelSelector } from '../validation/webhook-configuration.validation.js';
 
 /** The RBAC API group, the only roleRef.apiGroup upstream accepts. */

@@ -1,9 +1,9 @@
-import { ApiError } from '../../errors/api-error.js';
+import { ApiError } from '@plinth/apimachinery';
 import { decodeObject } from '../../handlers/decode-object.js';
 import type { HandlerContext } from '../../handlers/handler-context.js';
 import { parseWriteOptions } from '../../http/options/write-options.dto.js';
 import { sendObject, setWarnings } from '../../http/response-writer.js';
-import { isPlainObject, type KubeObject } from '../../registry/kube-object.js';
+import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import type { RbacAuthorizer, RbacIndexSource } from '../rbac-authorizer.js';
 import {
   localSubjectAccessReviewResource,

@@ -1,6 +1,6 @@
-import type { UserInfo } from '../../../../../libs/admission/src/index.js';
-import { type FieldError, fieldErrors } from '../../errors/field-error.js';
-import { isPlainObject } from '../../registry/kube-object.js';
+import type { UserInfo } from '@plinth/admission';
+import { type FieldError, fieldErrors } from '@plinth/apimachinery';
+import { isPlainObject } from '@plinth/apimachinery';
 import type { AuthorizationAttributes, AuthorizationDecision } from '../authorizer.js';
 import type { PolicyRule } from '../policy-rule.js';
 

@@ -1,6 +1,6 @@
-import type { KubeObject } from '../../registry/kube-object.js';
+import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition, ResourceStrategy } from '../../registry/resource-definition.js';
-import type { StructuralSchema } from '../../schema/structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 import { nameColumn } from '../../table/standard-columns.js';
 import {
   localSubjectAccessReviewSchema,

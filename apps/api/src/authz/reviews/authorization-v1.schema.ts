@@ -1,5 +1,5 @@
 import { objectMetaProperty, typeMetaProperties } from '../../schema/object-meta.schema.js';
-import type { StructuralSchema } from '../../schema/structural-schema.js';
+import type { StructuralSchema } from '@plinth/apimachinery';
 
 const s = (description: string): StructuralSchema => ({ type: 'string', description });
 const strings = (description: string): StructuralSchema => ({ type: 'array', description, items: { type: 'string', default: '' }, 'x-kubernetes-list-type': 'atomic' });
