@@ -216,7 +216,6 @@ export async function createApp(services: PlinthServices, pki: ServingPki): Prom
     services.metrics.latency.observe(labels, seconds);
     services.logger.debug({ method: req.method, url: req.url, code: reply.statusCode, ms: Math.round(seconds * 1000) }, 'request');
   });
-  services.authz.installReadYourWrites(fastify);
   fastify.addHook('onClose', async () => services.webhooks.close());
   app.useGlobalFilters(new StatusExceptionFilter(services.logger));
   await app.init();

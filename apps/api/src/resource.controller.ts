@@ -94,7 +94,6 @@ export class ResourceController {
       tenantSince: tenant.createdRevision,
     };
     req.plinthWarnings = ctx.warnings;
-    if (WRITE_VERBS.has(info.verb)) req.plinthRbacWrite = { tenant: info.tenant, storageResource: def.storageResource };
     if (def.custom?.deprecationWarning) ctx.warnings.push(def.custom.deprecationWarning);
     if (info.subresource) await this.subresource(ctx, def);
     else await this.dispatch(ctx, info, def);

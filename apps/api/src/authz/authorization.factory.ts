@@ -1,10 +1,9 @@
-import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ObjectListRepository } from '@plinth/storage';
 import type { WatchCache } from '@plinth/storage';
 import { ClusterRoleAggregator } from '../rbac/cluster-role-aggregator.js';
 import { type DefaultRbacDeps, ensureDefaultRbac } from '../rbac/default-rbac.js';
-import { clusterRoleResource, rbacResources } from '../rbac/rbac-resources.js';
+import { clusterRoleResource } from '../rbac/rbac-resources.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
 import { RbacAuthorizer } from './rbac-authorizer.js';
@@ -25,7 +24,12 @@ export interface AuthorizationDeps {
   maxTenants?: number;
 }
 
-/** Authorization of one server instance: RBAC index, authorizer, escalation admission, aggregation, reviews. */
+/**
+ * Authorization of one server instance: RBAC index, authorizer, escalation
+ * admission, aggregation (following ClusterRole changes on the change
+ * stream), reviews. RBAC kinds are cached on every replica, so the store's
+ * commit barrier gives read-your-writes.
+ */
 export interface Authorization {
   indexes: RbacIndexService;
   authorizer: RbacAuthorizer;
@@ -44,16 +48,10 @@ export interface Authorization {
    * one at a time in the background (failures logged); {@link stop} ends it.
    */
   reconcileAllTenants(list: () => Promise<string[]>): void;
-  /** Call after a write to `storageResource` in `tenant` answered 2xx: aggregation and read-your-writes. */
-  afterWrite(tenant: string, storageResource: string): Promise<void>;
-  /** Installs the hook that holds an RBAC write's answer until this replica's index reflects it. */
-  installReadYourWrites(fastify: FastifyInstance): void;
   /** Waits for background aggregation, drops the indexes. */
   stop(): Promise<void>;
 }
 
-const RBAC_STORAGE = new Set(rbacResources.map((d) => d.storageResource));
-const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Builds {@link Authorization}. Nothing runs until requests arrive. */
 export function createAuthorization(deps: AuthorizationDeps): Authorization {
@@ -61,7 +59,6 @@ export function createAuthorization(deps: AuthorizationDeps): Authorization {
     cache: deps.cache,
     lists: deps.lists,
     tenantExists: deps.tenantExists,
-    currentRevision: () => deps.lists.currentRevision(),
     maxTenants: deps.maxTenants,
   });
   const authorizer = new RbacAuthorizer(indexes);
@@ -72,12 +69,8 @@ export function createAuthorization(deps: AuthorizationDeps): Authorization {
     if (!rbacDeps || !aggregator) throw new Error('authorization: attachStore was not called');
     return { rbacDeps, aggregator };
   };
-  const afterWrite = async (tenant: string, storageResource: string) => {
-    if (!RBAC_STORAGE.has(storageResource)) return;
-    if (storageResource === clusterRoleResource.storageResource) need().aggregator.afterWrite(tenant);
-    await indexes.catchUp();
-  };
   let stopping = false;
+  let stopObserving: (() => void) | undefined;
   let reconciling: Promise<void> | undefined;
   const reconcileAll = async (list: () => Promise<string[]>) => {
     for (const tenant of await list()) {
@@ -97,32 +90,24 @@ export function createAuthorization(deps: AuthorizationDeps): Authorization {
     reviews: { authorizer, indexes },
     attachStore(store) {
       rbacDeps = { registry: deps.registry, store, lists: deps.lists };
-      aggregator = new ClusterRoleAggregator(rbacDeps, deps.logger);
+      const agg = new ClusterRoleAggregator(rbacDeps, deps.logger);
+      aggregator = agg;
+      // Aggregation follows every ClusterRole change of any tenant, as the change stream delivers it to this replica.
+      stopObserving = deps.cache().observe(clusterRoleResource.storageResource, {
+        onChange: (c) => agg.afterWrite(c.key.tenant),
+        onReset: () => undefined,
+      });
     },
     ensureDefaultRbac: (tenant) => ensureDefaultRbac(need().rbacDeps, tenant),
     reconcileAllTenants(list) {
       reconciling = reconcileAll(list).catch((err: Error) => deps.logger.warn({ err: err.message }, 'default RBAC reconciliation failed'));
     },
-    afterWrite,
-    installReadYourWrites(fastify) {
-      fastify.addHook('onSend', async (req, reply, payload) => {
-        const info = req.plinthRbacWrite;
-        if (info && WRITES.has(req.method) && reply.statusCode < 300) await afterWrite(info.tenant, info.storageResource);
-        return payload;
-      });
-    },
     async stop() {
       stopping = true;
+      stopObserving?.();
       await reconciling;
       await aggregator?.idle();
       indexes.clear();
     },
   };
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Set by the resource controller on writes to RBAC kinds: the answer waits for the RBAC index (read-your-writes). */
-    plinthRbacWrite?: { tenant: string; storageResource: string };
-  }
 }

@@ -11,8 +11,6 @@ export interface RbacIndexDeps {
   lists: ObjectListRepository;
   /** Whether a tenant exists (a missing tenant gets an empty index, not a load). */
   tenantExists: (tenant: string) => Promise<boolean>;
-  /** The newest committed revision (read-your-writes). */
-  currentRevision: () => Promise<number>;
   /** Tenants kept in memory at most; the least recently used is dropped and reloaded when next asked. */
   maxTenants?: number;
 }
@@ -25,7 +23,6 @@ interface Loaded {
 }
 
 const EMPTY = new TenantRbacIndex();
-const CATCH_UP_MS = 5000;
 
 /**
  * One in-memory RBAC index per tenant, loaded on first use (one list per
@@ -80,20 +77,6 @@ export class RbacIndexService implements RbacIndexSource {
   /** Drops every index (shutdown). */
   clear(): void {
     this.tenants.clear();
-  }
-
-  /**
-   * Read-your-writes after an RBAC write on this replica: waits until the
-   * watch cache (so every loaded index) has applied every commit up to now.
-   * Gives up quietly after a few seconds (the change stream is then
-   * reported unhealthy by /readyz).
-   */
-  async catchUp(): Promise<void> {
-    const target = await this.deps.currentRevision();
-    const deadline = Date.now() + CATCH_UP_MS;
-    while (this.deps.cache().revision < target && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 2));
-    }
   }
 
   private async load(tenant: string, entry: Loaded): Promise<TenantRbacIndex> {

@@ -67,6 +67,8 @@ function definition(kind: string, resource: string, namespaced: boolean, schema:
     tracksGeneration: false,
     returnDeletedObject: false,
     nameValidation: 'path-segment',
+    // Every replica's RBAC index follows these: a write is answered once this replica's index has it.
+    cachedOnEveryReplica: true,
   };
 }
 
