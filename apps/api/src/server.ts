@@ -102,6 +102,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
             await health?.close();
             await services.tenancy.lifecycle.stop();
             await services.crds.stop();
+            await services.authz.stop();
             await services.db.destroy();
             await embedded?.stop();
           },

@@ -108,28 +108,32 @@ export async function ensureDefaultRbac(deps: DefaultRbacDeps, tenant: string): 
   const created: string[] = [];
   const roles = await listNames(deps, tenant, clusterRoleResource.storageResource);
   const bindings = await listNames(deps, tenant, clusterRoleBindingResource.storageResource);
-  for (const role of BOOTSTRAP_CLUSTER_ROLES) {
-    const rules = servedRules(role.rules, serves);
-    const cur = roles.get(role.name);
-    if (!cur) {
-      if (await createIfMissing(deps, writeContext(tenant, clusterRoleResource, 'CreateOptions'), clusterRoleObject(role, rules))) created.push(`clusterrole/${role.name}`);
-      continue;
-    }
-    if (!reconciled(cur, role, rules)) continue;
-    await deps.store.update(writeContext(tenant, clusterRoleResource, 'UpdateOptions'), role.name, (latest) => reconciled(latest, role, rules) ?? latest);
-  }
-  for (const b of BOOTSTRAP_CLUSTER_ROLE_BINDINGS) {
-    if (bindings.has(b.name)) continue;
-    const subjects = b.groups.map((name) => ({ apiGroup: RBAC_API_GROUP, kind: 'Group', name }));
-    const obj: KubeObject = {
-      apiVersion: `${RBAC_API_GROUP}/v1`,
-      kind: 'ClusterRoleBinding',
-      metadata: { name: b.name, labels: { ...BOOTSTRAP_LABEL }, annotations: { [AUTOUPDATE_ANNOTATION]: 'true' } },
-      roleRef: { apiGroup: RBAC_API_GROUP, kind: 'ClusterRole', name: b.role },
-      subjects,
-    };
-    if (await createIfMissing(deps, writeContext(tenant, clusterRoleBindingResource, 'CreateOptions'), obj)) created.push(`clusterrolebinding/${b.name}`);
-  }
+  // Independent writes go out together: each waits for this replica's change stream (read-your-writes), so in sequence they would add up.
+  await Promise.all(
+    BOOTSTRAP_CLUSTER_ROLES.map(async (role) => {
+      const rules = servedRules(role.rules, serves);
+      const cur = roles.get(role.name);
+      if (!cur) {
+        if (await createIfMissing(deps, writeContext(tenant, clusterRoleResource, 'CreateOptions'), clusterRoleObject(role, rules))) created.push(`clusterrole/${role.name}`);
+        return;
+      }
+      if (!reconciled(cur, role, rules)) return;
+      await deps.store.update(writeContext(tenant, clusterRoleResource, 'UpdateOptions'), role.name, (latest) => reconciled(latest, role, rules) ?? latest);
+    }),
+  );
+  await Promise.all(
+    BOOTSTRAP_CLUSTER_ROLE_BINDINGS.filter((b) => !bindings.has(b.name)).map(async (b) => {
+      const subjects = b.groups.map((name) => ({ apiGroup: RBAC_API_GROUP, kind: 'Group', name }));
+      const obj: KubeObject = {
+        apiVersion: `${RBAC_API_GROUP}/v1`,
+        kind: 'ClusterRoleBinding',
+        metadata: { name: b.name, labels: { ...BOOTSTRAP_LABEL }, annotations: { [AUTOUPDATE_ANNOTATION]: 'true' } },
+        roleRef: { apiGroup: RBAC_API_GROUP, kind: 'ClusterRole', name: b.role },
+        subjects,
+      };
+      if (await createIfMissing(deps, writeContext(tenant, clusterRoleBindingResource, 'CreateOptions'), obj)) created.push(`clusterrolebinding/${b.name}`);
+    }),
+  );
   await aggregateClusterRoles(deps, tenant);
   return created;
 }
@@ -146,14 +150,16 @@ export async function aggregateClusterRoles(deps: DefaultRbacDeps, tenant: strin
     const { items } = await deps.lists.list({ tenant, resource: clusterRoleResource.storageResource });
     const updates = aggregationUpdates(items.map((i) => i.body));
     if (updates.length === 0) return written;
-    for (const u of updates) {
-      try {
-        await deps.store.update(writeContext(tenant, clusterRoleResource, 'UpdateOptions'), u.name, (cur) => ({ ...cur, rules: u.rules }));
-        written++;
-      } catch (err) {
-        if (!(err instanceof ApiError && err.code === 404)) throw err;
-      }
-    }
+    await Promise.all(
+      updates.map(async (u) => {
+        try {
+          await deps.store.update(writeContext(tenant, clusterRoleResource, 'UpdateOptions'), u.name, (cur) => ({ ...cur, rules: u.rules }));
+          written++;
+        } catch (err) {
+          if (!(err instanceof ApiError && err.code === 404)) throw err;
+        }
+      }),
+    );
   }
   return written;
 }
