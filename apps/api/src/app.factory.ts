@@ -17,6 +17,7 @@ import {
 import { createAuthentication, type PreparedAuthentication } from './authn/authentication.factory.js';
 import { installRequestAuthentication } from './authn/request-authentication.hook.js';
 import { ServiceAccountIssuerController } from './authn/service-account-issuer.controller.js';
+import { createAuthorization } from './authz/authorization.factory.js';
 import type { AppConfig } from './config/app-config.js';
 import { createCrdSupport, type ObserveChanges } from './crd/crd-support.js';
 import { customResourceDefinitionResource } from './crd/crd-resource.js';
@@ -92,7 +93,10 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
   const nsDef = registry.lookup('default', '', 'v1', 'namespaces')!;
   const tenants = new TenantRepository(db);
   const tenantCache = new TenantCache(tenants);
+  const authz = createAuthorization({ logger, lists, tenantExists: (t) => tenantCache.exists(t), registry, cache: () => watch.cache });
   const admission = new AdmissionChain([
+    // Upstream checks RBAC escalation in the RBAC storage, before admission.
+    authz.escalation,
     new TenantLifecycleModule(async (tenant) => (await tenantCache.get(tenant))?.phase),
     new NamespaceLifecycleModule(async (tenant, namespace) => {
       const ns = await objects.get(ResourceStoreService.key(tenant, nsDef, '', namespace), undefined, true);
@@ -119,6 +123,10 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
   };
   const tenancy = createTenancySupport({ tenants, cache: tenantCache, registry, objects, lists, store, deleter, logger });
   const crds = createCrdSupport({ registry, lists, store, deleter, logger, observe });
+  authz.attachStore(store);
+  tenancy.provisioner.ensureDefaultRbac = async (tenant) => {
+    await authz.ensureDefaultRbac(tenant);
+  };
   policies.attach(watch.cache);
   return {
     config,
@@ -140,6 +148,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     tenancy,
     shutdown: new GracefulShutdown(),
     authn: createAuthentication(config, logger, auth, objects, registry),
+    authz,
   };
 }
 

@@ -26,18 +26,20 @@ async function main(): Promise<void> {
   // at once; graceful shutdown owns these signals (it stops an embedded PostgreSQL itself).
   process.removeAllListeners('SIGTERM');
   process.removeAllListeners('SIGINT');
-  let server: RunningServer | undefined;
   let stopping = false;
+  // Start-up (tenant provisioning) may still be running when a signal arrives: shut down once it is done.
+  const starting: Promise<RunningServer | undefined> = startServer(config, logger);
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    const server = await starting.catch(() => undefined);
     await server?.shutdown();
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  server = await startServer(config, logger);
+  const server = (await starting)!;
   // The administrator's key goes only into this owner-only file, never into the logs.
   const kubeconfig = await writeKubeconfig(config.dataDir, kubeconfigUrl(server.url, config.host), config.tenants, {
     caPem: server.pki.operatorServingCert ? undefined : server.pki.caPem,

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { AdmissionChain } from '@plinth/admission';
 import type { Database, ObjectListRepository, ObjectStoreRepository, TenantRepository, ChangeLogRepository } from '@plinth/storage';
 import type { AuthenticationService } from './authn/authentication.service.js';
+import type { Authorization } from './authz/authorization.factory.js';
 import type { AppConfig } from './config/app-config.js';
 import type { Metrics } from './observability/metrics.js';
 import type { CrdSupport } from './crd/crd-support.js';
@@ -45,4 +46,6 @@ export interface PlinthServices {
   shutdown: GracefulShutdown;
   /** Authentication (client certificates, tokens, anonymous), impersonation and the request path's authorizer slot. */
   authn: AuthenticationService;
+  /** RBAC: the per-tenant index, the authorizer, escalation checks, aggregation, default policy, access reviews. */
+  authz: Authorization;
 }

@@ -1,6 +1,7 @@
 import { All, Controller, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { handleSelfSubjectReview, handleTokenRequest, handleTokenReview } from './authn/authentication.handlers.js';
+import { handleAccessReview, isAccessReview } from './authz/reviews/access-review.handler.js';
 import { customResourceDefinitionResource } from './crd/crd-resource.js';
 import { crdStatusStrategy } from './crd/crd.strategy.js';
 import { handleScaleGet, handleScalePatch, handleScaleUpdate } from './crd/scale.handler.js';
@@ -112,6 +113,7 @@ export class ResourceController {
         if (needsNamespace) throw NOT_FOUND();
         if (def === tokenReviewResource) return handleTokenReview(ctx, this.s.authn);
         if (def === selfSubjectReviewResource) return handleSelfSubjectReview(ctx);
+        if (isAccessReview(def)) return handleAccessReview(ctx, this.s.authz.reviews);
         return handleCreate(ctx, this.s.store);
       case 'update':
         if (needsNamespace) throw NOT_FOUND();

@@ -84,6 +84,8 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
     services.tenancy.lifecycle.setBaseUrl(url);
     await services.tenancy.lifecycle.start(config.tenants);
     if (config.healthPort !== undefined) health = await startHealthListener(services, config.healthPort);
+    // New tenants get the default RBAC policy when provisioned; existing ones are reconciled (missing defaults added) in the background.
+    services.authz.reconcileAllTenants(() => services.tenants.list());
     logger.info({ url, health: health?.url }, 'Plinth is serving');
     return {
       app,
@@ -100,6 +102,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
             await health?.close();
             await services.tenancy.lifecycle.stop();
             await services.crds.stop();
+            await services.authz.stop();
             await services.db.destroy();
             await embedded?.stop();
           },
@@ -111,6 +114,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
         await health?.close();
         await services.tenancy.lifecycle.stop();
         await services.crds.stop();
+        await services.authz.stop();
         await services.watch.stop();
         await app.close();
         await services.db.destroy();
@@ -121,6 +125,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
     await health?.close();
     await services.tenancy.lifecycle.stop();
     await services.crds.stop();
+    await services.authz.stop();
     await services.watch.stop();
     await services.db.destroy();
     await embedded?.stop();

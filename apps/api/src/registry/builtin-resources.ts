@@ -1,8 +1,10 @@
 import { configMapSchema, namespaceSchema, secretSchema } from '../schema/builtin-schemas.js';
 import { ageCell } from '../table/human-duration.js';
 import { ageColumn, nameColumn } from '../table/standard-columns.js';
+import { authorizationResources } from '../authz/reviews/authorization-resources.js';
 import { customResourceDefinitionResource } from '../crd/crd-resource.js';
 import { admissionPolicyResources } from './admission-policy-resources.js';
+import { rbacResources } from '../rbac/rbac-resources.js';
 import { admissionRegistrationResources } from './admissionregistration-resources.js';
 import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
 import { authenticationResources } from './authentication-resources.js';
@@ -126,4 +128,6 @@ export const builtinResources: ResourceDefinition[] = [
   ...admissionPolicyResources,
   customResourceDefinitionResource,
   ...authenticationResources,
+  ...rbacResources,
+  ...authorizationResources,
 ];

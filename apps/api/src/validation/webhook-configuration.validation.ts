@@ -111,7 +111,7 @@ function labelNameErrors(key: string, field: string): FieldError[] {
   return isQualifiedName(key).map((m) => fieldErrors.invalid(field, key, m));
 }
 
-/** metav1validation.ValidateLabelSelector. */
+/** metav1validation.ValidateLabelSelector; [] when `sel` is not an object. Pure. */
 export function validateLabelSelector(sel: unknown, field: string, allowInvalidValues: boolean): FieldError[] {
   if (!isPlainObject(sel)) return [];
   const errs: FieldError[] = [];

@@ -3,7 +3,7 @@ import protobuf from 'protobufjs';
 /*
  * Hand transcription of the Kubernetes protobuf messages Plinth decodes. Field numbers and types follow
  * k8s.io/apimachinery pkg/runtime/generated.proto and pkg/apis/meta/v1/generated.proto, and k8s.io/api
- * core/v1, autoscaling/v1, admissionregistration/v1 and authentication/v1 generated.proto. Fields are listed in the order
+ * core/v1, autoscaling/v1, admissionregistration/v1, authentication/v1, rbac/v1 and authorization/v1 generated.proto. Fields are listed in the order
  * of the Go struct, which is the order Go's JSON encoder emits them in.
  *
  * Each field carries the facts of its Go field that decide its JSON form:
@@ -299,6 +299,126 @@ message ValidatingWebhookConfiguration {
 }
 `;
 
+const RBAC_V1 = `
+syntax = "proto2";
+package k8s.io.api.rbac.v1;
+
+message PolicyRule {
+  repeated string verbs = 1 [(json) = "verbs"];
+  repeated string apiGroups = 2 [(json) = "apiGroups,omitempty", (go) = "APIGroups"];
+  repeated string resources = 3 [(json) = "resources,omitempty"];
+  repeated string resourceNames = 4 [(json) = "resourceNames,omitempty"];
+  repeated string nonResourceURLs = 5 [(json) = "nonResourceURLs,omitempty", (go) = "NonResourceURLs"];
+}
+
+message Subject {
+  optional string kind = 1 [(json) = "kind"];
+  optional string apiGroup = 2 [(json) = "apiGroup,omitempty", (go) = "APIGroup"];
+  optional string name = 3 [(json) = "name"];
+  optional string namespace = 4 [(json) = "namespace,omitempty"];
+}
+
+message RoleRef {
+  optional string apiGroup = 1 [(json) = "apiGroup", (go) = "APIGroup"];
+  optional string kind = 2 [(json) = "kind"];
+  optional string name = 3 [(json) = "name"];
+}
+
+message AggregationRule {
+  repeated ${LABEL_SELECTOR} clusterRoleSelectors = 1 [(json) = "clusterRoleSelectors,omitempty"];
+}
+
+message Role {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
+  repeated PolicyRule rules = 2 [(json) = "rules"];
+}
+
+message ClusterRole {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
+  repeated PolicyRule rules = 2 [(json) = "rules"];
+  optional AggregationRule aggregationRule = 3 [(json) = "aggregationRule,omitempty", (ptr) = true];
+}
+
+message RoleBinding {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
+  repeated Subject subjects = 2 [(json) = "subjects,omitempty"];
+  optional RoleRef roleRef = 3 [(json) = "roleRef"];
+}
+
+message ClusterRoleBinding {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
+  repeated Subject subjects = 2 [(json) = "subjects,omitempty"];
+  optional RoleRef roleRef = 3 [(json) = "roleRef"];
+}
+`;
+
+const AUTHORIZATION_V1 = `
+syntax = "proto2";
+package k8s.io.api.authorization.v1;
+
+message ResourceAttributes {
+  optional string namespace = 1 [(json) = "namespace,omitempty"];
+  optional string verb = 2 [(json) = "verb,omitempty"];
+  optional string group = 3 [(json) = "group,omitempty"];
+  optional string version = 4 [(json) = "version,omitempty"];
+  optional string resource = 5 [(json) = "resource,omitempty"];
+  optional string subresource = 6 [(json) = "subresource,omitempty"];
+  optional string name = 7 [(json) = "name,omitempty"];
+}
+
+message NonResourceAttributes {
+  optional string path = 1 [(json) = "path,omitempty"];
+  optional string verb = 2 [(json) = "verb,omitempty"];
+}
+
+message SubjectAccessReviewStatus {
+  optional bool allowed = 1 [(json) = "allowed"];
+  optional bool denied = 4 [(json) = "denied,omitempty"];
+  optional string reason = 2 [(json) = "reason,omitempty"];
+  optional string evaluationError = 3 [(json) = "evaluationError,omitempty"];
+}
+
+message SelfSubjectAccessReviewSpec {
+  optional ResourceAttributes resourceAttributes = 1 [(json) = "resourceAttributes,omitempty", (ptr) = true];
+  optional NonResourceAttributes nonResourceAttributes = 2 [(json) = "nonResourceAttributes,omitempty", (ptr) = true];
+}
+
+message SubjectAccessReviewSpec {
+  optional ResourceAttributes resourceAttributes = 1 [(json) = "resourceAttributes,omitempty", (ptr) = true];
+  optional NonResourceAttributes nonResourceAttributes = 2 [(json) = "nonResourceAttributes,omitempty", (ptr) = true];
+  optional string user = 3 [(json) = "user,omitempty"];
+  repeated string groups = 4 [(json) = "groups,omitempty"];
+  optional string uid = 6 [(json) = "uid,omitempty", (go) = "UID"];
+}
+
+message SelfSubjectAccessReview {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
+  optional SelfSubjectAccessReviewSpec spec = 2 [(json) = "spec"];
+  optional SubjectAccessReviewStatus status = 3 [(json) = "status,omitempty"];
+}
+
+message SubjectAccessReview {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
+  optional SubjectAccessReviewSpec spec = 2 [(json) = "spec"];
+  optional SubjectAccessReviewStatus status = 3 [(json) = "status,omitempty"];
+}
+
+message LocalSubjectAccessReview {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
+  optional SubjectAccessReviewSpec spec = 2 [(json) = "spec"];
+  optional SubjectAccessReviewStatus status = 3 [(json) = "status,omitempty"];
+}
+
+message SelfSubjectRulesReviewSpec {
+  optional string namespace = 1 [(json) = "namespace,omitempty"];
+}
+
+message SelfSubjectRulesReview {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
+  optional SelfSubjectRulesReviewSpec spec = 2 [(json) = "spec"];
+}
+`;
+
 /** Fully qualified name of the Unknown envelope message. */
 export const UNKNOWN_MESSAGE = 'k8s.io.apimachinery.pkg.runtime.Unknown';
 
@@ -319,6 +439,11 @@ const KIND_MESSAGES: ReadonlyMap<string, string> = new Map([
   ['autoscaling/v1/Scale', 'k8s.io.api.autoscaling.v1.Scale'],
   ['admissionregistration.k8s.io/v1/MutatingWebhookConfiguration', 'k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration'],
   ['admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration', 'k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration'],
+  ...['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding'].map((k): [string, string] => [`rbac.authorization.k8s.io/v1/${k}`, `k8s.io.api.rbac.v1.${k}`]),
+  ...['SelfSubjectAccessReview', 'SubjectAccessReview', 'LocalSubjectAccessReview', 'SelfSubjectRulesReview'].map((k): [string, string] => [
+    `authorization.k8s.io/v1/${k}`,
+    `k8s.io.api.authorization.v1.${k}`,
+  ]),
 ]);
 
 /**
@@ -340,7 +465,7 @@ let cachedRoot: protobuf.Root | undefined;
 export function k8sProtoRoot(): protobuf.Root {
   if (cachedRoot) return cachedRoot;
   const root = new protobuf.Root();
-  for (const source of [RUNTIME, META_V1, CORE_V1, AUTOSCALING_V1, ADMISSIONREGISTRATION_V1, AUTHENTICATION_V1]) {
+  for (const source of [RUNTIME, META_V1, CORE_V1, AUTOSCALING_V1, ADMISSIONREGISTRATION_V1, AUTHENTICATION_V1, RBAC_V1, AUTHORIZATION_V1]) {
     protobuf.parse(source, root, { keepCase: true });
   }
   root.resolveAll();

@@ -1,0 +1,118 @@
+import { LRUCache } from 'lru-cache';
+import type { ObjectListRepository } from '@plinth/storage';
+import { type CacheSubscriber, type CachedChange, WatchCache } from '@plinth/storage';
+import type { RbacIndexSource } from './rbac-authorizer.js';
+import { RBAC_STORAGE_RESOURCES, TenantRbacIndex } from './rbac-index.js';
+
+/** What the index service reads from. */
+export interface RbacIndexDeps {
+  /** The replica's watch cache (fed by the change stream every replica runs); read lazily since it is replaced on restart of the pipeline. */
+  cache: () => WatchCache;
+  lists: ObjectListRepository;
+  /** Whether a tenant exists (a missing tenant gets an empty index, not a load). */
+  tenantExists: (tenant: string) => Promise<boolean>;
+  /** Tenants kept in memory at most; the least recently used is dropped and reloaded when next asked. */
+  maxTenants?: number;
+}
+
+interface Loaded {
+  index: TenantRbacIndex;
+  promise: Promise<TenantRbacIndex>;
+  ready: boolean;
+  subscribers: CacheSubscriber[];
+}
+
+const EMPTY = new TenantRbacIndex();
+
+/**
+ * One in-memory RBAC index per tenant, loaded on first use (one list per
+ * RBAC resource) and kept current by the change stream: it subscribes to
+ * the tenant's four RBAC buckets of the watch cache before listing, then
+ * applies every change above each list's revision, so it neither misses
+ * nor repeats a change. A cache reset drops the index (reloaded on next
+ * use). At most `maxTenants` indexes are kept (LRU).
+ */
+export class RbacIndexService implements RbacIndexSource {
+  private readonly tenants: LRUCache<string, Loaded>;
+
+  constructor(private readonly deps: RbacIndexDeps) {
+    this.tenants = new LRUCache<string, Loaded>({
+      max: deps.maxTenants ?? 10_000,
+      dispose: (entry) => this.unsubscribe(entry),
+    });
+  }
+
+  /** How many tenant indexes are in memory. */
+  get loadedTenants(): number {
+    return this.tenants.size;
+  }
+
+  /** The loaded index of `tenant`, or undefined while it is not (yet) loaded. */
+  peek(tenant: string): TenantRbacIndex | undefined {
+    const e = this.tenants.get(tenant);
+    return e?.ready ? e.index : undefined;
+  }
+
+  /** The index of `tenant`, loading it when needed; an empty index for a tenant that does not exist. Rejects when storage fails. */
+  async get(tenant: string): Promise<TenantRbacIndex> {
+    const e = this.tenants.get(tenant);
+    if (e) return e.promise;
+    if (!(await this.deps.tenantExists(tenant))) return EMPTY;
+    const again = this.tenants.get(tenant);
+    if (again) return again.promise;
+    const entry: Loaded = { index: new TenantRbacIndex(), promise: Promise.resolve(EMPTY), ready: false, subscribers: [] };
+    entry.promise = this.load(tenant, entry).catch((err: unknown) => {
+      if (this.tenants.peek(tenant) === entry) this.tenants.delete(tenant);
+      throw err;
+    });
+    this.tenants.set(tenant, entry);
+    return entry.promise;
+  }
+
+  /** Drops the index of `tenant` (e.g. the tenant was deleted); it is reloaded on next use. */
+  forget(tenant: string): void {
+    this.tenants.delete(tenant);
+  }
+
+  /** Drops every index (shutdown). */
+  clear(): void {
+    this.tenants.clear();
+  }
+
+  private async load(tenant: string, entry: Loaded): Promise<TenantRbacIndex> {
+    const floors = new Map<string, number>();
+    const pending: CachedChange[] = [];
+    const apply = (c: CachedChange) => {
+      const floor = floors.get(c.key.resource);
+      if (floor === undefined || c.revision <= floor) return;
+      if (c.type === 'DELETED') entry.index.remove(c.key.resource, c.key.namespace, c.key.name);
+      else entry.index.put(c.key.resource, c.object);
+    };
+    const cache = this.deps.cache();
+    for (const resource of RBAC_STORAGE_RESOURCES) {
+      const sub: CacheSubscriber = {
+        bucket: WatchCache.bucketKey(tenant, resource),
+        onChange: (c) => (entry.ready ? apply(c) : pending.push(c)),
+        onEnd: () => {
+          if (this.tenants.peek(tenant) === entry) this.tenants.delete(tenant);
+        },
+      };
+      entry.subscribers.push(sub);
+      cache.subscribe(sub);
+    }
+    for (const resource of RBAC_STORAGE_RESOURCES) {
+      const page = await this.deps.lists.list({ tenant, resource });
+      for (const item of page.items) entry.index.put(resource, item.body);
+      floors.set(resource, page.revision);
+    }
+    for (const c of pending) apply(c);
+    entry.ready = true;
+    return entry.index;
+  }
+
+  private unsubscribe(entry: Loaded): void {
+    const cache = this.deps.cache();
+    for (const s of entry.subscribers) cache.unsubscribe(s);
+    entry.subscribers = [];
+  }
+}

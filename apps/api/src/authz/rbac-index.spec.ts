@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { AuthorizationAttributes } from './authorizer.js';
+import { rbacDecision } from './rbac-authorizer.js';
+import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES, TenantRbacIndex } from './rbac-index.js';
+
+const attrs = (username: string, groups: string[], verb: string, resource: string, namespace = ''): AuthorizationAttributes => ({
+  user: { username, groups },
+  tenant: 't',
+  verb,
+  resourceRequest: true,
+  apiGroup: '',
+  apiVersion: 'v1',
+  resource,
+  subresource: '',
+  namespace,
+  name: '',
+  path: '',
+});
+
+const binding = (name: string, namespace: string, roleKind: string, role: string, subjects: object[]) => ({
+  metadata: { name, namespace },
+  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: roleKind, name: role },
+  subjects,
+});
+
+describe('TenantRbacIndex', () => {
+  it('finds bindings by user, group and ServiceAccount, and forgets removed or changed ones', () => {
+    const idx = new TenantRbacIndex();
+    idx.put(CLUSTER_ROLES, { metadata: { name: 'reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] });
+    idx.put(CLUSTER_ROLE_BINDINGS, binding('by-group', '', 'ClusterRole', 'reader', [{ kind: 'Group', name: 'devs' }]));
+    idx.put(ROLE_BINDINGS, binding('by-sa', 'ns', 'ClusterRole', 'reader', [{ kind: 'ServiceAccount', name: 'ci' }]));
+    assert.equal(rbacDecision(idx, attrs('x', ['devs'], 'get', 'configmaps', 'any')).allowed, true);
+    assert.equal(rbacDecision(idx, attrs('system:serviceaccount:ns:ci', [], 'get', 'configmaps', 'ns')).allowed, true);
+    assert.equal(rbacDecision(idx, attrs('system:serviceaccount:ns:ci', [], 'get', 'configmaps', 'other')).allowed, false);
+    idx.put(CLUSTER_ROLE_BINDINGS, binding('by-group', '', 'ClusterRole', 'reader', [{ kind: 'Group', name: 'ops' }]));
+    assert.equal(rbacDecision(idx, attrs('x', ['devs'], 'get', 'configmaps', 'any')).allowed, false);
+    assert.equal(rbacDecision(idx, attrs('x', ['ops'], 'get', 'configmaps', 'any')).allowed, true);
+    idx.remove(CLUSTER_ROLE_BINDINGS, '', 'by-group');
+    assert.equal(rbacDecision(idx, attrs('x', ['ops'], 'get', 'configmaps', 'any')).allowed, false);
+  });
+
+  it('a ServiceAccount subject of a cluster binding needs a namespace', () => {
+    const idx = new TenantRbacIndex();
+    idx.put(CLUSTER_ROLES, { metadata: { name: 'all' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] });
+    idx.put(CLUSTER_ROLE_BINDINGS, binding('b', '', 'ClusterRole', 'all', [{ kind: 'ServiceAccount', name: 'ci' }]));
+    assert.equal(rbacDecision(idx, attrs('system:serviceaccount::ci', [], 'get', 'x')).allowed, false);
+  });
+
+  it('reports missing roles like upstream, aggregated when several', () => {
+    const idx = new TenantRbacIndex();
+    idx.put(ROLE_BINDINGS, binding('a', 'ns', 'Role', 'gone', [{ kind: 'User', name: 'u' }]));
+    idx.put(CLUSTER_ROLE_BINDINGS, binding('b', '', 'ClusterRole', 'gone', [{ kind: 'User', name: 'u' }]));
+    assert.deepEqual(rbacDecision(idx, attrs('u', [], 'get', 'x', 'ns')), {
+      allowed: false,
+      noOpinion: true,
+      reason: 'RBAC: [clusterrole.rbac.authorization.k8s.io "gone" not found, role.rbac.authorization.k8s.io "gone" not found]',
+    });
+    idx.put(ROLES, { metadata: { name: 'gone', namespace: 'ns' }, rules: [{ apiGroups: [''], resources: ['x'], verbs: ['get'] }] });
+    assert.equal(rbacDecision(idx, attrs('u', [], 'get', 'x', 'ns')).reason, 'RBAC: allowed by RoleBinding "a/ns" of Role "gone" to User "u"');
+  });
+
+  it('rulesFor lists cluster rules, then the namespace rules', () => {
+    const idx = new TenantRbacIndex();
+    idx.put(CLUSTER_ROLES, { metadata: { name: 'c' }, rules: [{ nonResourceURLs: ['/x'], verbs: ['get'] }] });
+    idx.put(ROLES, { metadata: { name: 'r', namespace: 'ns' }, rules: [{ apiGroups: [''], resources: ['y'], verbs: ['list'] }] });
+    idx.put(CLUSTER_ROLE_BINDINGS, binding('cb', '', 'ClusterRole', 'c', [{ kind: 'User', name: 'u' }]));
+    idx.put(ROLE_BINDINGS, binding('rb', 'ns', 'Role', 'r', [{ kind: 'User', name: 'u' }]));
+    const { rules } = idx.rulesFor({ username: 'u', groups: [] }, 'ns');
+    assert.deepEqual(rules.map((r) => [...r.nonResourceURLs, ...r.resources]), [['/x'], ['y']]);
+    assert.equal(idx.rulesFor({ username: 'u', groups: [] }, '').rules.length, 1);
+  });
+});

@@ -1,0 +1,72 @@
+import { ApiError } from '@plinth/apimachinery';
+import { decodeObject } from '../../handlers/decode-object.js';
+import type { HandlerContext } from '../../handlers/handler-context.js';
+import { parseWriteOptions } from '../../http/options/write-options.dto.js';
+import { sendObject, setWarnings } from '../../http/response-writer.js';
+import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import type { RbacAuthorizer, RbacIndexSource } from '../rbac-authorizer.js';
+import {
+  localSubjectAccessReviewResource,
+  selfSubjectAccessReviewResource,
+  selfSubjectRulesReviewResource,
+  subjectAccessReviewResource,
+} from './authorization-resources.js';
+import { reviewAttributes, reviewedUser, reviewSpec, reviewStatus, rulesReviewStatus, validateAccessReview } from './access-review.js';
+
+/** What the review handlers consult. */
+export interface AccessReviewDeps {
+  authorizer: RbacAuthorizer;
+  indexes: RbacIndexSource;
+}
+
+const REVIEW_DEFS = new Set([subjectAccessReviewResource, localSubjectAccessReviewResource, selfSubjectAccessReviewResource, selfSubjectRulesReviewResource]);
+
+/** Whether `def` is one of the access review kinds (answered by {@link handleAccessReview}, never stored). */
+export function isAccessReview(def: unknown): boolean {
+  return REVIEW_DEFS.has(def as typeof subjectAccessReviewResource);
+}
+
+function decode(ctx: HandlerContext): KubeObject {
+  const opts = parseWriteOptions(ctx.query, ctx.queryAll.dryRun ?? []);
+  return decodeObject(ctx.body, ctx.req.headers['content-type'], ctx.def, opts.fieldValidation, ctx.warnings);
+}
+
+function send(ctx: HandlerContext, review: KubeObject, status: Record<string, unknown>): void {
+  const out: KubeObject = { ...review, apiVersion: 'authorization.k8s.io/v1', kind: ctx.def.kind, status };
+  if (!isPlainObject(out.metadata) || Object.keys(out.metadata).length === 0) out.metadata = { creationTimestamp: null } as unknown as KubeObject["metadata"];
+  setWarnings(ctx.reply, ctx.warnings);
+  sendObject(ctx.req, ctx.reply, ctx.def, 201, out);
+}
+
+/**
+ * POST of an access review (`kubectl auth can-i`, `can-i --list`,
+ * delegated authorization), answered 201 with `status` and never stored:
+ * SubjectAccessReview asks about `spec.user`/`groups` in the request's
+ * tenant; LocalSubjectAccessReview the same inside the path's namespace
+ * (which `spec.resourceAttributes.namespace` must match);
+ * SelfSubjectAccessReview about the caller; SelfSubjectRulesReview lists
+ * the caller's RBAC rules in `spec.namespace`. 422 for invalid reviews.
+ */
+export async function handleAccessReview(ctx: HandlerContext, deps: AccessReviewDeps): Promise<void> {
+  const review = decode(ctx);
+  const tenant = ctx.info.tenant;
+  if (ctx.def === selfSubjectRulesReviewResource) {
+    const spec = reviewSpec(review).spec;
+    const namespace = typeof spec.namespace === 'string' ? spec.namespace : '';
+    if (!namespace) throw ApiError.badRequest('no namespace on request');
+    const index = await deps.indexes.get(tenant);
+    const { rules, errors } = index.rulesFor(ctx.user, namespace);
+    return send(ctx, review, rulesReviewStatus(rules, errors));
+  }
+  const kind = ctx.def.kind as 'SubjectAccessReview' | 'LocalSubjectAccessReview' | 'SelfSubjectAccessReview';
+  const errs = validateAccessReview(kind, review);
+  if (errs.length > 0) throw ApiError.invalid({ group: ctx.def.group, kind, name: '' }, errs);
+  const { spec, resource, nonResource } = reviewSpec(review);
+  if (ctx.def === localSubjectAccessReviewResource) {
+    const namespace = ctx.info.namespace;
+    if (resource && resource.namespace !== namespace) throw ApiError.badRequest(`spec.resourceAttributes.namespace must match namespace: ${namespace}`);
+  }
+  const user = ctx.def === selfSubjectAccessReviewResource ? ctx.user : reviewedUser(spec);
+  const decision = await deps.authorizer.authorize(reviewAttributes(user, tenant, resource, nonResource));
+  send(ctx, review, reviewStatus(decision));
+}
