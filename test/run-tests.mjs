@@ -3,7 +3,7 @@
 // and, when installed, a redis-server on loopback; migrates a template database
 // that each test file clones; runs every compiled *.spec.js / *.e2e.js with
 // node:test; stops everything. Usage: node test/run-tests.mjs [file filter]
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -94,11 +94,15 @@ const env = {
 };
 const concurrency = process.env.PLINTH_TEST_CONCURRENCY ?? '3';
 // A per-test timeout and forced exit keep one stuck test from hanging the whole run.
-const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=180000', '--test-force-exit', '--test-reporter=spec', ...files], {
+// Asynchronous on purpose: this process must keep draining embedded PostgreSQL's log
+// pipe while the tests run; with spawnSync the pipe fills and every backend that logs
+// (an ERROR for each refused write, a checkpoint) blocks forever.
+const child = spawn(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=180000', '--test-force-exit', '--test-reporter=spec', ...files], {
   stdio: 'inherit',
   env,
   cwd: root,
 });
+const result = await new Promise((resolve) => child.once('exit', (code, signal) => resolve({ status: code ?? (signal ? 1 : 0) })));
 
 redis?.kill('SIGTERM');
 await pg.stop();
