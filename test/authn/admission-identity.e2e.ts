@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { allow, eventually, makeCertificates, type TestCertificates, TestWebhookServer, webhookConfiguration } from '../admission/support/webhook-server.js';
 import { certificateIdentity, requestAs, tokenIdentity } from '../support/credentials.js';
+import { grantInNamespace } from '../support/rbac.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 // The identity authentication establishes is the one admission webhooks see in AdmissionReview.userInfo.
@@ -18,6 +19,8 @@ describe('authenticated identities reach admission', { timeout: 120_000 }, () =>
     // The webhook server listens on loopback: the documented local-development exemption.
     s = await startTestServer('authn_admission', { PLINTH_WEBHOOK_TRUSTED_TENANTS: 'default', PLINTH_WEBHOOK_REFRESH_MS: '100' });
     await request(s.url).post('/api/v1/namespaces').send({ metadata: { name: 'who', labels: { test: 'who' } } }).expect(201);
+    // Everyone who authenticates may edit in namespace who (the identities below have no other rights).
+    await grantInNamespace(s.url, 'who', 'everyone-edits', 'edit', [{ kind: 'Group', name: 'system:authenticated' }]);
     await request(s.url)
       .post('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations')
       .send(webhookConfiguration('Validating', 'who', [{ name: 'who.plinth.test', url: hooks.url('/who'), caBundle: certs.caBundle, namespaceSelector: { matchLabels: { test: 'who' } } }]))

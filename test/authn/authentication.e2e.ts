@@ -8,6 +8,7 @@ import { CertificateAuthority } from '../../apps/api/src/pki/certificate-authori
 import { testKubeConfig } from '../support/client-node.js';
 import { anonymousIdentity, certificateIdentity, requestAs, tokenIdentity } from '../support/credentials.js';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
+import { grantClusterRole } from '../support/rbac.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { CoreV1Api } from '@kubernetes/client-node';
 
@@ -71,6 +72,8 @@ describe('authentication: client certificates, token file, anonymous, impersonat
     const list = await core.listNamespace();
     assert.ok(list.items.some((n) => n.metadata?.name === 'default'));
     const asAlice = testKubeConfig(s.url, tokenIdentity('static-token-1')).makeApiClient(CoreV1Api);
+    await assert.rejects(asAlice.listNamespace(), (err: { code?: number }) => err.code === 403);
+    await grantClusterRole(s.url, 'devs-view', 'view', [{ kind: 'Group', name: 'devs' }]);
     assert.ok((await asAlice.listNamespace()).items.length > 0);
     const asNobody = testKubeConfig(s.url, tokenIdentity('wrong')).makeApiClient(CoreV1Api);
     await assert.rejects(asNobody.listNamespace(), (e: { code?: number }) => e.code === 401);

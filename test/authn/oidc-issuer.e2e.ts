@@ -9,6 +9,7 @@ import { stringify } from 'yaml';
 import { CertificateAuthority } from '../../apps/api/src/pki/certificate-authority.js';
 import { requestAs, tokenIdentity } from '../support/credentials.js';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
+import { grantClusterRole } from '../support/rbac.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 /** An OIDC issuer the test runs itself: discovery, a JWKS with rotating keys, and token signing. */
@@ -88,6 +89,8 @@ describe('external OIDC/JWT issuers (AuthenticationConfiguration)', { timeout: 1
       }),
     );
     s = await startTestServer('authn_oidc', { PLINTH_AUTHENTICATION_CONFIG: file, PLINTH_TENANTS: 'acme,globex' });
+    // The issuer's users get their rights from RBAC through their mapped groups, in each tenant.
+    for (const prefix of ['', '/clusters/acme', '/clusters/globex']) await grantClusterRole(s.url, 'oidc-devs-view', 'view', [{ kind: 'Group', name: 'oidc:devs' }], prefix);
   });
   after(async () => {
     await s?.close();

@@ -4,6 +4,7 @@ import { createLocalJWKSet, decodeJwt, importPKCS8, jwtVerify, SignJWT } from 'j
 import request from 'supertest';
 import { anonymousIdentity, requestAs, testPki, tokenIdentity } from '../support/credentials.js';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
+import { grantClusterRole } from '../support/rbac.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 async function tokenFor(url: string, sa: string, body: Record<string, unknown> = {}, prefix = ''): Promise<string> {
@@ -47,6 +48,11 @@ describe('ServiceAccounts and bound tokens', { timeout: 120_000 }, () => {
     assert.equal(info.uid, sa.metadata.uid);
     assert.deepEqual(info.groups, ['system:serviceaccounts', 'system:serviceaccounts:default', 'system:authenticated']);
     assert.equal(info.extra['authentication.kubernetes.io/credential-id'][0], `JTI=${claims.jti}`);
+    // A ServiceAccount has no rights until it is bound to a role, as upstream.
+    const refused = await kubectl(asToken, ['get', 'ns', '-o', 'name']);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /namespaces is forbidden: User "system:serviceaccount:default:ci" cannot list resource "namespaces"/);
+    assert.equal((await kubectl(kc, ['create', 'clusterrolebinding', 'ci-view', '--clusterrole=view', '--serviceaccount=default:ci'])).code, 0);
     const list = await kubectl(asToken, ['get', 'ns', '-o', 'name']);
     assert.equal(list.code, 0, list.stderr);
     assert.match(list.stdout, /namespace\/default/);
@@ -72,6 +78,7 @@ describe('ServiceAccounts and bound tokens', { timeout: 120_000 }, () => {
 
   it('stops accepting a token once its ServiceAccount is deleted, and after it is re-created under the same name', async () => {
     await request(s.url).post('/api/v1/namespaces/default/serviceaccounts').send({ metadata: { name: 'gone' } }).expect(201);
+    await grantClusterRole(s.url, 'gone-view', 'view', [{ kind: 'ServiceAccount', name: 'gone', namespace: 'default' }]);
     const token = await tokenFor(s.url, 'gone');
     const as = requestAs(s.url, tokenIdentity(token));
     await as.get('/api/v1/namespaces').expect(200);
@@ -86,6 +93,8 @@ describe('ServiceAccounts and bound tokens', { timeout: 120_000 }, () => {
   it('a token of one tenant is worthless in another', async () => {
     await request(s.url).post('/clusters/acme/api/v1/namespaces/default/serviceaccounts').send({ metadata: { name: 'ci' } }).expect(201);
     await request(s.url).post('/clusters/globex/api/v1/namespaces/default/serviceaccounts').send({ metadata: { name: 'ci' } }).expect(201);
+    await grantClusterRole(s.url, 'ci-view', 'view', [{ kind: 'ServiceAccount', name: 'ci', namespace: 'default' }], '/clusters/acme');
+    await grantClusterRole(s.url, 'ci-view', 'view', [{ kind: 'ServiceAccount', name: 'ci', namespace: 'default' }], '/clusters/globex');
     const acmeToken = await tokenFor(s.url, 'ci', {}, '/clusters/acme');
     const as = requestAs(s.url, tokenIdentity(acmeToken));
     await as.get('/clusters/acme/api/v1/namespaces').expect(200);
@@ -97,6 +106,7 @@ describe('ServiceAccounts and bound tokens', { timeout: 120_000 }, () => {
 
   it('rejects expired tokens and tokens for another audience', async () => {
     await request(s.url).post('/api/v1/namespaces/default/serviceaccounts').send({ metadata: { name: 'old' } }).expect(201);
+    await grantClusterRole(s.url, 'old-view', 'view', [{ kind: 'ServiceAccount', name: 'old', namespace: 'default' }]);
     const sa = (await request(s.url).get('/api/v1/namespaces/default/serviceaccounts/old').expect(200)).body;
     const key = await importPKCS8(testPki().serviceAccountKeyPem, 'ES256');
     const now = Math.floor(Date.now() / 1000);

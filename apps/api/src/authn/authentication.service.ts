@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import type { Authorizer } from '../authz/authorizer.js';
 import { AuthenticationChain, type AuthenticationOutcome, BearerTokenAuthenticator, reachesTenant } from './authentication-chain.js';
 import { AuthenticationError, type AuthenticationResult, type CredentialRequest, type TokenAuthenticator, withAuthenticatedGroup } from './authenticator.js';
 import { ServiceAccountAuthenticator, type ServiceAccountLookup } from './service-account.authenticator.js';
@@ -21,14 +20,12 @@ export interface AuthenticationDeps {
 /**
  * Authentication for the request path and for TokenReview: client
  * certificates, then bearer tokens (token file, ServiceAccount tokens, JWT
- * issuers), then anonymous. `authorizer` is the request path's authorizer
- * once authorization is wired (see request-authentication.hook.ts).
+ * issuers), then anonymous. Authorization is separate (the request path's
+ * authorizer is passed to request-authentication.hook.ts).
  */
 export class AuthenticationService {
   readonly chain: AuthenticationChain;
   readonly bearer: BearerTokenAuthenticator;
-  /** The authorizer for impersonation and request authorization; undefined until one is installed. */
-  authorizer: Authorizer | undefined;
 
   constructor(readonly deps: AuthenticationDeps) {
     this.bearer = new BearerTokenAuthenticator([

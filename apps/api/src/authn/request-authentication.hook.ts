@@ -5,11 +5,10 @@ import type { AuthorizationAttributes, Authorizer } from '../authz/authorizer.js
 import { ApiError } from '@plinth/apimachinery';
 import { parseRequestInfo } from '../http/request-info.js';
 import { sendPlain } from '../http/response-writer.js';
-import { ANONYMOUS_USER } from './authenticator.js';
 import type { AuthenticationService } from './authentication.service.js';
 import { bearerTokenOf } from './bearer-token.js';
 import { forbiddenMessage } from './forbidden-message.js';
-import { impersonate, impersonationHeaders, mastersOnlyAuthorizer } from './impersonation.js';
+import { impersonate, impersonationHeaders } from './impersonation.js';
 import { peerCertificateOf } from './peer-certificate.js';
 
 declare module 'fastify' {
@@ -22,21 +21,6 @@ declare module 'fastify' {
     authenticatedAudiences?: string[];
   }
 }
-
-/** Non-resource paths anonymous users reach before authorization is installed (upstream's system:public-info-viewer). */
-const PUBLIC_INFO_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version', '/version/']);
-
-function isPublicInfo(path: string): boolean {
-  return PUBLIC_INFO_PATHS.has(path) || /^\/(healthz|livez|readyz)\//.test(path);
-}
-
-/**
- * Until an authorizer is installed: every authenticated user may do
- * anything; anonymous users reach only the public-info paths.
- */
-export const interimAuthorizer: Authorizer = {
-  authorize: (a) => ({ allowed: a.user.username !== ANONYMOUS_USER || (!a.resourceRequest && isPublicInfo(a.path)) }),
-};
 
 /** The authorization attributes of a request, as upstream's RequestInfo resolver derives them. */
 export function requestAttributes(req: FastifyRequest, user: UserInfo): AuthorizationAttributes {
@@ -83,10 +67,10 @@ const UNAUTHORIZED = () => new ApiError(401, 'Unauthorized', 'Unauthorized');
  * Installs the request filters that run before any handler, in upstream's
  * order: authentication (401 Status when credentials are presented but
  * invalid, or none are and anonymous is off), impersonation (400/403), then
- * authorization with `authn.authorizer` (or {@link interimAuthorizer}).
- * Sets `req.user`.
+ * authorization with `authorizer` (RBAC inside the addressed tenant, and
+ * `system:masters` everywhere). Sets `req.user`.
  */
-export function installRequestAuthentication(fastify: FastifyInstance, authn: AuthenticationService, logger: Logger): void {
+export function installRequestAuthentication(fastify: FastifyInstance, authn: AuthenticationService, authorizer: Authorizer, logger: Logger): void {
   fastify.addHook('onRequest', async (req, reply) => {
     const tenant = tenantOf(req.url);
     const raw = req.raw as unknown as { socket?: unknown; stream?: { session?: { socket?: unknown } } };
@@ -105,10 +89,10 @@ export function installRequestAuthentication(fastify: FastifyInstance, authn: Au
     req.authenticatedAudiences = outcome.result.audiences;
     try {
       const imp = impersonationHeaders(req.raw.rawHeaders);
-      if (imp) user = await impersonate(user, tenant, imp, authn.authorizer ?? mastersOnlyAuthorizer);
+      if (imp) user = await impersonate(user, tenant, imp, authorizer);
       req.user = user;
       const attrs = requestAttributes(req, user);
-      const decision = await (authn.authorizer ?? interimAuthorizer).authorize(attrs);
+      const decision = await authorizer.authorize(attrs);
       if (!decision.allowed) {
         throw new ApiError(403, 'Forbidden', forbiddenMessage(attrs, decision.reason), attrs.resourceRequest ? { name: attrs.name || undefined, group: attrs.apiGroup || undefined, kind: attrs.resource } : undefined);
       }

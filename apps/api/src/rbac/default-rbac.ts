@@ -141,7 +141,8 @@ export async function ensureDefaultRbac(deps: DefaultRbacDeps, tenant: string): 
 /**
  * Brings every aggregated ClusterRole of `tenant` up to date with the
  * ClusterRoles its selectors match (repeating for roles aggregated into
- * aggregated roles). Safe to run concurrently (conditional updates).
+ * aggregated roles). Safe to run concurrently: conditional updates, and a
+ * conflict only means another pass wrote first, so the next pass re-reads.
  * Returns how many updates it wrote.
  */
 export async function aggregateClusterRoles(deps: DefaultRbacDeps, tenant: string): Promise<number> {
@@ -156,7 +157,8 @@ export async function aggregateClusterRoles(deps: DefaultRbacDeps, tenant: strin
           await deps.store.update(writeContext(tenant, clusterRoleResource, 'UpdateOptions'), u.name, (cur) => ({ ...cur, rules: u.rules }));
           written++;
         } catch (err) {
-          if (!(err instanceof ApiError && err.code === 404)) throw err;
+          // Gone, or written meanwhile by another pass (this replica's aggregator, another replica): the next pass re-reads.
+          if (!(err instanceof ApiError && (err.code === 404 || err.code === 409))) throw err;
         }
       }),
     );
