@@ -8,7 +8,7 @@ import { writeTestKubeconfig } from '../support/kubectl.js';
 import { promisify } from 'node:util';
 import request from 'supertest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { allow, deny, type HookOptions, makeCertificates, type TestCertificates, TestWebhookServer, webhookConfiguration } from './support/webhook-server.js';
+import { allow, deny, eventually, type HookOptions, makeCertificates, type TestCertificates, TestWebhookServer, webhookConfiguration } from './support/webhook-server.js';
 
 const VWC = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations';
 const MWC = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
@@ -78,9 +78,11 @@ describe('admission webhooks: failures, timeouts and a hanging webhook', () => {
       slow('default.plinth.test', {}),
     ]);
     const create = (hook: string) => api.post('/api/v1/namespaces/slow/configmaps').send({ metadata: { generateName: 'x-', labels: { hook } } });
-    const t0 = Date.now();
     const failed = await create('fail-1s.plinth.test').expect(500);
-    assert.ok(Date.now() - t0 < SLOW_MS, 'answered at the deadline, not when the webhook finished');
+    // Plinth answered at its deadline: the webhook was still working on the call when the client got the 500.
+    const call = hooks.callsTo('/always-allow-delay-5s').find((c) => (c.request.object as { metadata?: { labels?: Record<string, string> } })?.metadata?.labels?.hook === 'fail-1s.plinth.test');
+    assert.ok(call, 'the webhook was called');
+    assert.equal(call.answered, false, 'answered at the deadline, not when the webhook finished');
     assert.match(failed.body.message, /context deadline exceeded/);
     assert.match(failed.body.message, /\/always-allow-delay-5s\?timeout=1s/);
     assert.match(failed.body.message, /^Internal error occurred: failed calling webhook "fail-1s.plinth.test": Post "https:\/\/127\.0\.0\.1:\d+\/always-allow-delay-5s\?timeout=1s": context deadline exceeded$/);
@@ -93,21 +95,30 @@ describe('admission webhooks: failures, timeouts and a hanging webhook', () => {
   it('keeps serving other requests while a webhook hangs, and holds no database connection meanwhile', async () => {
     await namespace('hang');
     await namespace('free');
-    await register('Mutating', 'hang', [scoped('hang', { name: 'hang.plinth.test', url: hooks.url('/hang'), timeoutSeconds: 3 })]);
+    await register('Mutating', 'hang', [scoped('hang', { name: 'hang.plinth.test', url: hooks.url('/hang'), timeoutSeconds: 15 })]);
     // More hanging requests than the server has database connections.
-    const hanging = Array.from({ length: 8 }, (_, i) => api.post('/api/v1/namespaces/hang/configmaps').send({ metadata: { name: `h${i}` } }).then((r) => r));
-    await sleep(300);
-    const t0 = Date.now();
+    let settled = 0;
+    const hanging = Array.from({ length: 8 }, (_, i) =>
+      api
+        .post('/api/v1/namespaces/hang/configmaps')
+        .send({ metadata: { name: `h${i}` } })
+        .then((r) => {
+          settled++;
+          return r;
+        }),
+    );
+    await eventually(async () => assert.equal(hooks.callsTo('/hang').length, 8), 10_000);
     for (let i = 0; i < 10; i++) {
       await api.post('/api/v1/namespaces/free/configmaps').send({ metadata: { name: `f${i}` } }).expect(201);
       await api.get(`/api/v1/namespaces/free/configmaps/f${i}`).expect(200);
     }
     await api.get('/api/v1/namespaces/free/configmaps').expect(200);
-    assert.ok(Date.now() - t0 < 2500, `other requests took ${Date.now() - t0} ms`);
+    // All of that was served while every hanging request was still waiting for its webhook.
+    assert.equal(settled, 0, 'other requests waited for the hanging ones');
     const results = await Promise.all(hanging);
     for (const r of results) {
       assert.equal(r.status, 500);
-      assert.match(r.body.message, /failed calling webhook "hang.plinth.test": failed to call webhook: Post ".*\/hang\?timeout=3s": context deadline exceeded/);
+      assert.match(r.body.message, /failed calling webhook "hang.plinth.test": failed to call webhook: Post ".*\/hang\?timeout=15s": context deadline exceeded/);
     }
   });
 

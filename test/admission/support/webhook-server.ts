@@ -76,6 +76,8 @@ export interface RecordedCall {
   query: string;
   apiVersion: string;
   request: ReviewRequest;
+  /** Set once the handler has answered (false while it is still working, or forever for 'hang'). */
+  answered: boolean;
 }
 
 /** base64 of a JSON patch, for `response.patch`. */
@@ -137,9 +139,11 @@ export class TestWebhookServer {
     for await (const c of req) chunks.push(c as Buffer);
     const [p, query = ''] = (req.url ?? '/').split('?');
     const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { apiVersion: string; request: ReviewRequest };
-    if (this.record) this.calls.push({ path: p, query, apiVersion: review.apiVersion, request: review.request });
+    const call: RecordedCall = { path: p, query, apiVersion: review.apiVersion, request: review.request, answered: false };
+    if (this.record) this.calls.push(call);
     const handler = this.routes.get(p);
     const answer: HandlerAnswer = handler ? await handler(review.request, review) : { raw: 'no such route', status: 404 };
+    call.answered = answer !== 'hang';
     if (answer === 'hang') return;
     if ('raw' in answer) {
       res.writeHead(answer.status ?? 200, { 'content-type': 'application/json' }).end(answer.raw);
