@@ -19,8 +19,12 @@ describe('authenticated identities reach admission', { timeout: 120_000 }, () =>
     // The webhook server listens on loopback: the documented local-development exemption.
     s = await startTestServer('authn_admission', { PLINTH_WEBHOOK_TRUSTED_TENANTS: 'default', PLINTH_WEBHOOK_REFRESH_MS: '100' });
     await request(s.url).post('/api/v1/namespaces').send({ metadata: { name: 'who', labels: { test: 'who' } } }).expect(201);
-    // Everyone who authenticates may edit in namespace who (the identities below have no other rights).
-    await grantInNamespace(s.url, 'who', 'everyone-edits', 'edit', [{ kind: 'Group', name: 'system:authenticated' }]);
+    // The identities below may edit in namespace who, and have no other rights.
+    await grantInNamespace(s.url, 'who', 'writers-edit', 'edit', [
+      { kind: 'ServiceAccount', name: 'bot', namespace: 'who' },
+      { kind: 'Group', name: 'qa' },
+      { kind: 'Group', name: 'ops' },
+    ]);
     await request(s.url)
       .post('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations')
       .send(webhookConfiguration('Validating', 'who', [{ name: 'who.plinth.test', url: hooks.url('/who'), caBundle: certs.caBundle, namespaceSelector: { matchLabels: { test: 'who' } } }]))

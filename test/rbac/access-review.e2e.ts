@@ -50,11 +50,15 @@ describe('RBAC decisions through SubjectAccessReview', () => {
     for (const r of ['configmaps', 'secrets', 'roles', 'rolebindings', 'localsubjectaccessreviews']) assert.ok(adminResources.includes(r), r);
   });
 
-  it('anonymous reaches /healthz and /version but not /api; authenticated users reach discovery', async () => {
+  it('anonymous reaches /healthz and /version but not /api; the tenant\'s members (only) reach discovery', async () => {
     const anon = ['system:unauthenticated'];
     assert.equal((await sar('system:anonymous', anon, { verb: 'get', path: '/healthz' })).allowed, true);
     assert.equal((await sar('system:anonymous', anon, { verb: 'get', path: '/version' })).allowed, true);
     assert.equal((await sar('system:anonymous', anon, { verb: 'get', path: '/api' })).allowed, false);
+    // Bindings to system:authenticated grant the tenant's members only: bob is one once some binding names him.
+    assert.equal((await sar('bob', ['system:authenticated'], { verb: 'get', path: '/apis/apps' })).allowed, false);
+    assert.equal((await sar('bob', ['system:authenticated'], { verb: 'get', path: '/healthz' })).allowed, true);
+    await create(`${RBAC}/namespaces/team/rolebindings`, { metadata: { name: 'bob-view' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'bob' }] });
     const d = await sar('bob', ['system:authenticated'], { verb: 'get', path: '/apis/apps' });
     assert.equal(d.allowed, true);
     assert.equal(d.reason, 'RBAC: allowed by ClusterRoleBinding "system:discovery" of ClusterRole "system:discovery" to Group "system:authenticated"');

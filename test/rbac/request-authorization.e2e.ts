@@ -43,20 +43,27 @@ describe('authorization of every request (RBAC on the request path)', { timeout:
     assert.deepEqual(list.body, forbidden('configmaps is forbidden: User "system:anonymous" cannot list resource "configmaps" in API group "" in the namespace "default"', 'configmaps'));
   });
 
-  it('an authenticated user without bindings may discover and ask who they are, and nothing else', async () => {
+  it('an authenticated user who is no member of the tenant may ask who they are, and nothing else, not even discovery', async () => {
     const as = requestAs(s.url, jane);
-    await as.get('/api').expect(200);
-    await as.get('/apis').expect(200);
+    const api = await as.get('/api').expect(403);
+    assert.equal(api.body.message, 'forbidden: User "jane" cannot get path "/api"');
+    await as.get('/apis').expect(403);
+    await as.get('/openapi/v2').expect(403);
+    await as.get('/version').expect(200);
     const who = await as.post('/apis/authentication.k8s.io/v1/selfsubjectreviews').send({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }).expect(201);
     assert.equal(who.body.status.userInfo.username, 'jane');
     const get = await as.get('/api/v1/namespaces/team/configmaps/x').expect(403);
     assert.deepEqual(get.body, forbidden('configmaps "x" is forbidden: User "jane" cannot get resource "configmaps" in API group "" in the namespace "team"', 'configmaps', 'x'));
     await as.get('/api/v1/namespaces').expect(403);
     await as.post('/api/v1/namespaces/team/configmaps').send({ metadata: { name: 'x' } }).expect(403);
+    const rules = await as.post('/apis/authorization.k8s.io/v1/selfsubjectrulesreviews').send({ apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectRulesReview', spec: { namespace: 'team' } }).expect(201);
+    assert.deepEqual([rules.body.status.resourceRules, rules.body.status.nonResourceRules], [[], []]);
   });
 
   it('a RoleBinding grants its role in its namespace only, to the user or to a group the user is in', async () => {
     await grantInNamespace(s.url, 'team', 'devs-edit', 'edit', [{ kind: 'Group', name: 'devs' }]);
+    // A binding anywhere in the tenant makes jane a member: the tenant's defaults for everyone (discovery) now apply to her.
+    await requestAs(s.url, jane).get('/api').expect(200);
     const kc = writeTestKubeconfig(s.url, jane);
     const created = await kubectl(kc, ['create', 'configmap', 'c1', '-n', 'team', '--from-literal=a=b']);
     assert.equal(created.code, 0, created.stderr);

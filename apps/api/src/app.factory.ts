@@ -200,7 +200,7 @@ export async function createApp(services: PlinthServices, pki: ServingPki): Prom
   fastify.addHook('onRequest', async (req) => {
     (req as unknown as { startedAt: bigint }).startedAt = process.hrtime.bigint();
   });
-  installRequestAuthentication(fastify, services.authn, services.authz.authorizer, services.logger);
+  installRequestAuthentication(fastify, services.authn, services.authz.authorizer, services.logger, services.metrics);
   // Fastify replaces Content-Types it cannot parse (the gnostic protobuf type has an '@');
   // handlers that need one anyway set it here, after Fastify's defaulting.
   fastify.addHook('onSend', async (_req, reply, payload) => {

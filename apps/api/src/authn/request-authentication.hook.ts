@@ -8,6 +8,7 @@ import { sendPlain } from '../http/response-writer.js';
 import type { AuthenticationService } from './authentication.service.js';
 import { bearerTokenOf } from './bearer-token.js';
 import { forbiddenMessage } from './forbidden-message.js';
+import { ANONYMOUS_USER } from './authenticator.js';
 import { impersonate, impersonationHeaders } from './impersonation.js';
 import { peerCertificateOf } from './peer-certificate.js';
 
@@ -61,6 +62,12 @@ function sendError(req: FastifyRequest, reply: FastifyReply, err: ApiError): Fas
   return reply;
 }
 
+/** Where the request hook records how long each phase took (histograms of /metrics). */
+export interface RequestAuthTimings {
+  authentication: { observe(labels: { result: string }, seconds: number): void };
+  authorization: { observe(labels: { decision: string }, seconds: number): void };
+}
+
 const UNAUTHORIZED = () => new ApiError(401, 'Unauthorized', 'Unauthorized');
 
 /**
@@ -68,18 +75,22 @@ const UNAUTHORIZED = () => new ApiError(401, 'Unauthorized', 'Unauthorized');
  * order: authentication (401 Status when credentials are presented but
  * invalid, or none are and anonymous is off), impersonation (400/403), then
  * authorization with `authorizer` (RBAC inside the addressed tenant, and
- * `system:masters` everywhere). Sets `req.user`.
+ * `system:masters` everywhere). Sets `req.user`. Times both phases into
+ * `timings` (the authentication and authorization histograms of /metrics).
  */
-export function installRequestAuthentication(fastify: FastifyInstance, authn: AuthenticationService, authorizer: Authorizer, logger: Logger): void {
+export function installRequestAuthentication(fastify: FastifyInstance, authn: AuthenticationService, authorizer: Authorizer, logger: Logger, timings: RequestAuthTimings): void {
   fastify.addHook('onRequest', async (req, reply) => {
     const tenant = tenantOf(req.url);
     const raw = req.raw as unknown as { socket?: unknown; stream?: { session?: { socket?: unknown } } };
     const socket = raw.stream?.session?.socket ?? raw.socket;
+    const authnStart = performance.now();
     const outcome = await authn.authenticate({
       tenant,
       bearerToken: bearerTokenOf(req.headers.authorization),
       peerCertificate: peerCertificateOf(socket),
     });
+    const result = !outcome.ok ? 'failure' : outcome.result.user.username === ANONYMOUS_USER ? 'anonymous' : 'success';
+    timings.authentication.observe({ result }, (performance.now() - authnStart) / 1000);
     if (!outcome.ok) {
       logger.debug({ url: req.url, reasons: outcome.reasons }, 'unable to authenticate the request');
       return sendError(req, reply, UNAUTHORIZED());
@@ -87,18 +98,23 @@ export function installRequestAuthentication(fastify: FastifyInstance, authn: Au
     let user = outcome.result.user;
     req.authenticatedUser = user;
     req.authenticatedAudiences = outcome.result.audiences;
+    const authzStart = performance.now();
+    let decided = 'error';
     try {
       const imp = impersonationHeaders(req.raw.rawHeaders);
       if (imp) user = await impersonate(user, tenant, imp, authorizer);
       req.user = user;
       const attrs = requestAttributes(req, user);
       const decision = await authorizer.authorize(attrs);
+      decided = decision.allowed ? 'allowed' : 'denied';
       if (!decision.allowed) {
         throw new ApiError(403, 'Forbidden', forbiddenMessage(attrs, decision.reason), attrs.resourceRequest ? { name: attrs.name || undefined, group: attrs.apiGroup || undefined, kind: attrs.resource } : undefined);
       }
     } catch (err) {
       if (err instanceof ApiError) return sendError(req, reply, err);
       throw err;
+    } finally {
+      timings.authorization.observe({ decision: decided }, (performance.now() - authzStart) / 1000);
     }
     return undefined;
   });

@@ -1,7 +1,43 @@
+import type { UserInfo } from '@plinth/admission';
 import { ApiError } from '@plinth/apimachinery';
 import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.js';
 import { ruleAllows } from './policy-rule.js';
 import type { TenantRbacIndex } from './rbac-index.js';
+import { TENANT_EXTRA_KEY } from '../authn/authenticator.js';
+
+/** Non-resource paths upstream's system:public-info-viewer opens to everyone; they reveal nothing about a tenant. */
+const PUBLIC_INFO = /^\/(healthz|livez|readyz|version)(\/.*)?$/;
+
+/**
+ * Whether `user` belongs to `tenant`: its identity was
+ * issued for it (a ServiceAccount token of the tenant, an issuer identity
+ * mapped to it), or a binding in the tenant names the user or one of their
+ * own groups. Pure.
+ */
+export function isTenantMember(index: TenantRbacIndex, user: UserInfo, tenant: string): boolean {
+  return (user.extra?.[TENANT_EXTRA_KEY] ?? []).includes(tenant) || index.hasMember(user);
+}
+
+/**
+ * The multi-tenant rule on top of RBAC (kcp's workspace "access" check in
+ * spirit): in a tenant, only its members are authorized at all, except for
+ * the public-info paths. Bindings to `system:authenticated` (the default
+ * `system:discovery`, `system:basic-user`) therefore grant the tenant's own
+ * members, never every identity of the platform: an outsider cannot list a
+ * tenant's API groups, OpenAPI or kinds. Then upstream's RBAC decision.
+ */
+export function tenantDecision(index: TenantRbacIndex, attrs: AuthorizationAttributes): AuthorizationDecision {
+  if (isSelfReview(attrs)) return { allowed: true, reason: 'RBAC: every authenticated user may review themselves' };
+  if (!(!attrs.resourceRequest && PUBLIC_INFO.test(attrs.path)) && !isTenantMember(index, attrs.user, attrs.tenant)) return { allowed: false, noOpinion: true };
+  return rbacDecision(index, attrs);
+}
+
+/** Self reviews (whoami, can-i, can-i --list), upstream's system:basic-user: about the caller only, so they are open to every authenticated user in every tenant alike (what a tenant contains never changes the answer's shape). */
+const SELF_REVIEWS = new Set(['authentication.k8s.io/selfsubjectreviews', 'authorization.k8s.io/selfsubjectaccessreviews', 'authorization.k8s.io/selfsubjectrulesreviews']);
+
+function isSelfReview(attrs: AuthorizationAttributes): boolean {
+  return attrs.resourceRequest && attrs.verb === 'create' && attrs.subresource === '' && SELF_REVIEWS.has(`${attrs.apiGroup}/${attrs.resource}`) && attrs.user.groups.includes('system:authenticated');
+}
 
 /** The group upstream's privileged-group authorizer allows everything; Plinth's platform administrators are in it. */
 export const SYSTEM_MASTERS = 'system:masters';
@@ -42,7 +78,7 @@ export interface RbacIndexSource {
  * The request path's authorizer, as kube-apiserver's union of the
  * privileged-group authorizer (`system:masters`: platform administrators,
  * allowed everything in every tenant, with an empty reason) and RBAC inside
- * the addressed tenant. Never throws for unknown tenants or users: denies.
+ * the addressed tenant, for the tenant's members only ({@link tenantDecision}). Never throws for unknown tenants or users: denies.
  * Rejects with a 503 ApiError when the tenant's policy cannot be read.
  * Answers synchronously when the tenant's index is loaded.
  */
@@ -59,9 +95,9 @@ export class RbacAuthorizer implements Authorizer {
   authorize(attrs: AuthorizationAttributes): AuthorizationDecision | Promise<AuthorizationDecision> {
     if (attrs.user.groups.some((g) => this.privileged.has(g))) return { allowed: true };
     const loaded = this.indexes.peek(attrs.tenant);
-    if (loaded) return rbacDecision(loaded, attrs);
+    if (loaded) return tenantDecision(loaded, attrs);
     return this.indexes.get(attrs.tenant).then(
-      (index) => rbacDecision(index, attrs),
+      (index) => tenantDecision(index, attrs),
       () => {
         throw ApiError.serviceUnavailable('authorization is unavailable: the RBAC policy of this cluster could not be read, try again later');
       },

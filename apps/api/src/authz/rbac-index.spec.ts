@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AuthorizationAttributes } from './authorizer.js';
-import { rbacDecision } from './rbac-authorizer.js';
+import { rbacDecision, tenantDecision } from './rbac-authorizer.js';
 import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES, TenantRbacIndex } from './rbac-index.js';
 
 const attrs = (username: string, groups: string[], verb: string, resource: string, namespace = ''): AuthorizationAttributes => ({
@@ -25,6 +25,27 @@ const binding = (name: string, namespace: string, roleKind: string, role: string
 });
 
 describe('TenantRbacIndex', () => {
+  it('counts members: named users and own groups of any binding, never the groups everyone has; a removed binding ends membership', () => {
+    const idx = new TenantRbacIndex();
+    idx.put(CLUSTER_ROLES, { metadata: { name: 'reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] });
+    idx.put(CLUSTER_ROLE_BINDINGS, binding('everyone', '', 'ClusterRole', 'reader', [{ kind: 'Group', name: 'system:authenticated' }]));
+    assert.equal(idx.hasMember({ username: 'x', groups: ['system:authenticated'] }), false);
+    // Bindings to everyone grant members only.
+    assert.equal(tenantDecision(idx, attrs('x', ['system:authenticated'], 'get', 'configmaps', 'ns')).allowed, false);
+    idx.put(ROLE_BINDINGS, binding('a', 'ns', 'ClusterRole', 'reader', [{ kind: 'Group', name: 'devs' }]));
+    idx.put(ROLE_BINDINGS, binding('b', 'other', 'ClusterRole', 'reader', [{ kind: 'Group', name: 'devs' }]));
+    assert.equal(idx.hasMember({ username: 'x', groups: ['devs', 'system:authenticated'] }), true);
+    assert.equal(tenantDecision(idx, attrs('x', ['devs', 'system:authenticated'], 'get', 'configmaps', 'elsewhere')).allowed, true);
+    idx.remove(ROLE_BINDINGS, 'ns', 'a');
+    assert.equal(idx.hasMember({ username: 'x', groups: ['devs'] }), true, 'still named by binding b');
+    idx.remove(ROLE_BINDINGS, 'other', 'b');
+    assert.equal(idx.hasMember({ username: 'x', groups: ['devs'] }), false);
+    // An identity issued for the tenant is a member without any binding.
+    const issued = { ...attrs('system:serviceaccount:ns:ci', ['system:authenticated'], 'get', 'configmaps', 'ns'), user: { username: 'system:serviceaccount:ns:ci', groups: ['system:authenticated'], extra: { 'tenancy.plinth.dev/tenant': ['t'] } } };
+    assert.equal(tenantDecision(idx, issued).allowed, true);
+  });
+
+
   it('finds bindings by user, group and ServiceAccount, and forgets removed or changed ones', () => {
     const idx = new TenantRbacIndex();
     idx.put(CLUSTER_ROLES, { metadata: { name: 'reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] });

@@ -93,6 +93,9 @@ function userKeys(user: UserInfo): string[] {
   return [`u:${user.username}`, ...user.groups.map((g) => `g:${g}`)];
 }
 
+/** Groups every identity of a kind carries: a binding to them does not make anyone a member of a tenant. */
+export const EVERYONE_GROUPS: ReadonlySet<string> = new Set(['system:authenticated', 'system:unauthenticated', 'system:serviceaccounts']);
+
 const nsKey = (namespace: string, name: string) => `${namespace}\u0000${name}`;
 
 /** Bindings of one subject key, grouped by the role they grant (so a decision visits each role once). */
@@ -118,6 +121,8 @@ export class TenantRbacIndex {
   private readonly clusterBySubject = new Map<string, ByRole>();
   /** Namespaced bindings by namespace + subject key, then by role. */
   private readonly namespacedBySubject = new Map<string, ByRole>();
+  /** How many bindings (of any kind, anywhere in the tenant) name each subject key: tenant membership. */
+  private readonly subjectBindings = new Map<string, number>();
 
   /** How many objects the index holds. */
   get size(): number {
@@ -204,6 +209,18 @@ export class TenantRbacIndex {
     if (namespace) this.visitBindings(this.candidates(this.namespacedBySubject, keys, namespace, distinctRoles, seen), user, namespace, visitor);
   }
 
+  /**
+   * Whether `user` is a member of this tenant: some binding in it names the
+   * user, or a group of the user other than the groups every identity of a
+   * kind carries (`system:authenticated`, `system:unauthenticated`,
+   * `system:serviceaccounts`). Bindings to those groups grant rights to the
+   * tenant's members only (see RbacAuthorizer).
+   */
+  hasMember(user: UserInfo): boolean {
+    if ((this.subjectBindings.get(`u:${user.username}`) ?? 0) > 0) return true;
+    return user.groups.some((g) => !EVERYONE_GROUPS.has(g) && (this.subjectBindings.get(`g:${g}`) ?? 0) > 0);
+  }
+
   /** Upstream's RulesFor: every rule that applies to `user` in `namespace`, and the errors met resolving them. */
   rulesFor(user: UserInfo, namespace: string, distinctRoles = false): { rules: PolicyRule[]; errors: string[] } {
     const rules: PolicyRule[] = [];
@@ -268,6 +285,7 @@ export class TenantRbacIndex {
     const keys = [...new Set(subjects.map((s) => subjectKey(s, bindingNs)).filter((k): k is string => k !== undefined))];
     const entry: BindingEntry = { kind, name, namespace: bindingNs, roleRef: { kind: str(ref.kind), name: str(ref.name) }, subjects, keys };
     this.bindings.set(`${kind}\u0000${nsKey(bindingNs, name)}`, entry);
+    for (const k of keys) this.subjectBindings.set(k, (this.subjectBindings.get(k) ?? 0) + 1);
     const map = kind === 'RoleBinding' ? this.namespacedBySubject : this.clusterBySubject;
     const role = roleKey(entry);
     for (const k of keys) {
@@ -285,6 +303,11 @@ export class TenantRbacIndex {
     const entry = this.bindings.get(id);
     if (!entry) return;
     this.bindings.delete(id);
+    for (const k of entry.keys) {
+      const n = (this.subjectBindings.get(k) ?? 0) - 1;
+      if (n > 0) this.subjectBindings.set(k, n);
+      else this.subjectBindings.delete(k);
+    }
     const map = kind === 'RoleBinding' ? this.namespacedBySubject : this.clusterBySubject;
     const role = roleKey(entry);
     for (const k of entry.keys) {

@@ -17,6 +17,23 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Time spent authenticating a request (credentials, token checks), as upstream's apiserver_authentication_duration_seconds. */
+  readonly authentication = new Histogram({
+    name: 'plinth_authentication_duration_seconds',
+    help: 'Time spent authenticating requests, by result (success, failure, anonymous).',
+    labelNames: ['result'] as const,
+    buckets: [0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25],
+    registers: [this.registry],
+  });
+  /** Time spent authorizing a request (impersonation checks included), as upstream's apiserver_authorization_duration_seconds. */
+  readonly authorization = new Histogram({
+    name: 'plinth_authorization_duration_seconds',
+    help: 'Time spent authorizing requests, by decision (allowed, denied, error).',
+    labelNames: ['decision'] as const,
+    buckets: [0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25],
+    registers: [this.registry],
+  });
+
   constructor(defaultMetrics = true) {
     if (defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'plinth_' });
   }

@@ -4,7 +4,7 @@ import type { HandlerContext } from '../../handlers/handler-context.js';
 import { parseWriteOptions } from '../../http/options/write-options.dto.js';
 import { sendObject, setWarnings } from '../../http/response-writer.js';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
-import type { RbacAuthorizer, RbacIndexSource } from '../rbac-authorizer.js';
+import { isTenantMember, type RbacAuthorizer, type RbacIndexSource } from '../rbac-authorizer.js';
 import {
   localSubjectAccessReviewResource,
   selfSubjectAccessReviewResource,
@@ -55,7 +55,9 @@ export async function handleAccessReview(ctx: HandlerContext, deps: AccessReview
     const namespace = typeof spec.namespace === 'string' ? spec.namespace : '';
     if (!namespace) throw ApiError.badRequest('no namespace on request');
     const index = await deps.indexes.get(tenant);
-    const { rules, errors } = index.rulesFor(ctx.user, namespace);
+    // A non-member holds nothing in the tenant (see tenantDecision), whatever its bindings to everyone say.
+    const member = deps.authorizer.isPrivileged(ctx.user.groups) || isTenantMember(index, ctx.user, tenant);
+    const { rules, errors } = member ? index.rulesFor(ctx.user, namespace) : { rules: [], errors: [] };
     return send(ctx, review, rulesReviewStatus(rules, errors));
   }
   const kind = ctx.def.kind as 'SubjectAccessReview' | 'LocalSubjectAccessReview' | 'SelfSubjectAccessReview';
