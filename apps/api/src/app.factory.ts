@@ -147,7 +147,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     crds,
     tenancy,
     shutdown: new GracefulShutdown(),
-    authn: createAuthentication(config, logger, auth, objects, registry),
+    authn: createAuthentication(config, logger, auth, objects, registry, observe),
     authz,
   };
 }

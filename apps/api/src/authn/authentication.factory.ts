@@ -1,10 +1,13 @@
 import type { Logger } from 'pino';
 import type { ObjectStoreRepository } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
+import type { ObserveChanges } from '../crd/crd-support.js';
+import { serviceAccountResource } from '../registry/authentication-resources.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
 import type { TokenAuthenticator } from './authenticator.js';
 import { AuthenticationService } from './authentication.service.js';
+import { cachedServiceAccountLookup } from './service-account-cache.js';
 import type { ServiceAccountLookup } from './service-account.authenticator.js';
 import type { ServiceAccountTokens } from './service-account-tokens.js';
 import { TokenFileAuthenticator } from './token-file.authenticator.js';
@@ -36,18 +39,20 @@ export function loadTokenFile(config: AppConfig): TokenAuthenticator | undefined
   return config.tokenAuthFile ? TokenFileAuthenticator.fromFile(config.tokenAuthFile) : undefined;
 }
 
-/** Builds the authentication service of one server. */
+/** Builds the authentication service of one server; `observe` follows this replica's change stream. */
 export function createAuthentication(
   config: AppConfig,
   logger: Logger,
   prepared: PreparedAuthentication,
   objects: ObjectStoreRepository,
   registry: ResourceRegistry,
+  observe: ObserveChanges,
 ): AuthenticationService {
   return new AuthenticationService({
     logger,
     serviceAccountTokens: prepared.serviceAccountTokens,
-    serviceAccountLookup: serviceAccountLookup(objects, registry),
+    // Token checks read ServiceAccounts from memory, kept current by the change stream (no storage read per request).
+    serviceAccountLookup: cachedServiceAccountLookup(serviceAccountLookup(objects, registry), observe, serviceAccountResource.storageResource),
     tokenAuthenticatorsBefore: prepared.tokenFile ? [prepared.tokenFile] : [],
     tokenAuthenticatorsAfter: prepared.jwtIssuers,
     anonymousEnabled: config.anonymousAuth,

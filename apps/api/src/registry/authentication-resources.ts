@@ -40,6 +40,8 @@ export const serviceAccountResource: ResourceDefinition = {
   },
   selectableFields: {},
   storageResource: 'serviceaccounts',
+  // Token authentication remembers ServiceAccounts in memory; the write barrier makes a deletion effective on this replica before it is answered.
+  cachedOnEveryReplica: true,
   tracksGeneration: false,
   returnDeletedObject: true,
   nameValidation: 'subdomain',
