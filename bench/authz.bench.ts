@@ -70,7 +70,8 @@ async function main(): Promise<void> {
   const rows: [string, number][] = [
     ['allowed by a RoleBinding (user-4321 in ns-321)', measure(authorizer, attrs('user-4321', authn, 'list', 'ns-321'), true)],
     ['denied (user-4321 in ns-322)', measure(authorizer, attrs('user-4321', authn, 'list', 'ns-322'), false)],
-    ['allowed by a ClusterRoleBinding (discovery path)', measure(authorizer, { ...attrs('x', authn, 'get', ''), resourceRequest: false, path: '/apis/apps/v1' }, true)],
+    ['allowed by a ClusterRoleBinding (discovery path, a member)', measure(authorizer, { ...attrs('user-4321', authn, 'get', ''), resourceRequest: false, path: '/apis/apps/v1' }, true)],
+    ['denied: not a member of the tenant (discovery path)', measure(authorizer, { ...attrs('stranger', authn, 'get', ''), resourceRequest: false, path: '/apis/apps/v1' }, false)],
     ['system:masters (privileged group)', measure(authorizer, attrs('admin', ['system:masters'], 'delete', 'ns-1'), true)],
   ];
   const shared = buildTenant(true);
