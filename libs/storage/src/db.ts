@@ -50,8 +50,27 @@ export interface ChangesTable {
 }
 
 /** The database as Kysely sees it. */
+/** Row of `tenant_usage`: a tenant's objects and stored bytes under one usage key, kept by every write. */
+export interface TenantUsageTable {
+  tenant: string;
+  /** '' (everything), a storage resource, or a category (`webhookconfigurations`). */
+  usage_key: string;
+  objects: number;
+  bytes: number;
+}
+
+/** Row of `tenant_limits`: the most objects and bytes a tenant may hold under one usage key (null: no limit). */
+export interface TenantLimitsTable {
+  tenant: string;
+  usage_key: string;
+  max_objects: number | null;
+  max_bytes: number | null;
+}
+
 export interface DB {
   tenants: TenantsTable;
+  tenant_usage: TenantUsageTable;
+  tenant_limits: TenantLimitsTable;
   revision_counter: RevisionCounterTable;
   compaction_state: CompactionStateTable;
   objects: ObjectsTable;

@@ -13,7 +13,15 @@ function mapWriteError(err: unknown, key: ObjectKey): never {
   if (code === 'P0404') throw new StorageError('NotFound', `${key.resource} "${key.name}" not found`);
   if (code === 'P0412') throw new StorageError('Conflict', `${key.resource} "${key.name}" has been modified`);
   if (code === 'P0403') throw new StorageError('TenantTerminating', tenantTerminatingMessage(key.tenant));
+  if (code === 'P0429') throw limitError(key, String((err as { message?: string }).message ?? ''));
   throw err;
+}
+
+/** The StorageError of a write refused by plinth_account (message `key|measure|limit|used|requested`). */
+function limitError(key: ObjectKey, message: string): StorageError {
+  const [usageKey, measure, limit, used, requested] = message.split('|');
+  const detail = { tenant: key.tenant, usageKey, measure: measure === 'bytes' ? 'bytes' : 'objects', limit: Number(limit), used: Number(used), requested: Number(requested) } as const;
+  return new StorageError('LimitExceeded', `tenant ${key.tenant} exceeded a limit`, undefined, undefined, detail);
 }
 
 /** The refusal of a write to a tenant that is being deleted, as upstream words it for a terminating namespace. */

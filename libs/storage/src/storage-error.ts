@@ -7,7 +7,20 @@ export type StorageErrorCode =
   | 'TooLargeResourceVersion'
   | 'Unavailable'
   /** A write to a tenant that is being deleted (or is gone). */
-  | 'TenantTerminating';
+  | 'TenantTerminating'
+  /** A write that would take a tenant past one of its limits (see {@link LimitExceeded}). */
+  | 'LimitExceeded';
+
+/** Which tenant limit a refused write would have exceeded, and by how much. */
+export interface LimitExceeded {
+  tenant: string;
+  /** The usage key: '' for all of the tenant's objects, a storage resource, or a category such as `webhookconfigurations`. */
+  usageKey: string;
+  measure: 'objects' | 'bytes';
+  limit: number;
+  used: number;
+  requested: number;
+}
 
 /**
  * The only error type the storage layer throws for expected conditions.
@@ -19,6 +32,7 @@ export class StorageError extends Error {
     message: string,
     readonly currentRevision?: number,
     readonly oldestRevision?: number,
+    readonly limitExceeded?: LimitExceeded,
   ) {
     super(message);
   }

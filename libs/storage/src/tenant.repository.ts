@@ -15,6 +15,21 @@ export interface TenantRecord {
   createdRevision: number;
 }
 
+/** One limit of a tenant: at most `maxObjects` objects and `maxBytes` stored bytes under a usage key (undefined: unlimited). */
+export interface TenantLimit {
+  /** '' for all of the tenant's objects, a storage resource (`configmaps`, `crontabs.stable.example.com`), or `webhookconfigurations`. */
+  usageKey: string;
+  maxObjects?: number;
+  maxBytes?: number;
+}
+
+/** A tenant's usage under one usage key, as every write keeps it. */
+export interface TenantUsage {
+  usageKey: string;
+  objects: number;
+  bytes: number;
+}
+
 /**
  * Tenants (logical clusters) and the removal of everything stored for one.
  *
@@ -29,6 +44,30 @@ export class TenantRepository {
   private tenantTables: Promise<string[]> | undefined;
 
   constructor(private readonly db: Kysely<DB>) {}
+
+  /**
+   * Replaces the limits of an Active tenant (enforced by every write from
+   * the next one on). Returns false, writing nothing, when the tenant is
+   * missing or Terminating.
+   */
+  async setLimits(name: string, limits: TenantLimit[]): Promise<boolean> {
+    return this.db.transaction().execute(async (tx) => {
+      const row = await tx.selectFrom('tenants').select('phase').where('name', '=', name).forShare().executeTakeFirst();
+      if (row?.phase !== 'Active') return false;
+      await tx.deleteFrom('tenant_limits').where('tenant', '=', name).execute();
+      const rows = limits
+        .filter((l) => l.maxObjects !== undefined || l.maxBytes !== undefined)
+        .map((l) => ({ tenant: name, usage_key: l.usageKey, max_objects: l.maxObjects ?? null, max_bytes: l.maxBytes ?? null }));
+      if (rows.length > 0) await tx.insertInto('tenant_limits').values(rows).execute();
+      return true;
+    });
+  }
+
+  /** The tenant's usage per usage key (keys never written to are absent). */
+  async usage(name: string): Promise<TenantUsage[]> {
+    const rows = await this.db.selectFrom('tenant_usage').select(['usage_key', 'objects', 'bytes']).where('tenant', '=', name).orderBy('usage_key').execute();
+    return rows.map((r) => ({ usageKey: r.usage_key, objects: Number(r.objects), bytes: Number(r.bytes) }));
+  }
 
   /** True when the tenant exists, whatever its phase. */
   async exists(name: string): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { isStorageError } from '@plinth/storage';
+import { isStorageError, type LimitExceeded } from '@plinth/storage';
 import { ApiError } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 
@@ -18,6 +18,8 @@ export function mapStorageError(err: unknown, def: ResourceDefinition, name: str
       throw ApiError.staleConflict(target);
     case 'TenantTerminating':
       throw ApiError.forbidden(target, err.message);
+    case 'LimitExceeded':
+      throw ApiError.forbidden(target, tenantLimitMessage(err.limitExceeded!));
     case 'Expired':
       throw ApiError.gone(err.message);
     case 'TooLargeResourceVersion':
@@ -27,4 +29,24 @@ export function mapStorageError(err: unknown, def: ResourceDefinition, name: str
     default:
       throw ApiError.serviceUnavailable(err.message);
   }
+}
+
+/**
+ * How a tenant limit is named in messages, after ResourceQuota's names:
+ * `count/<resource>.<group>` and `bytes/<resource>.<group>` per resource or
+ * category, `count/*` and `bytes/*` for all of the tenant's objects.
+ */
+export function tenantLimitName(usageKey: string, measure: LimitExceeded['measure']): string {
+  const prefix = measure === 'bytes' ? 'bytes' : 'count';
+  if (usageKey === '') return `${prefix}/*`;
+  const slash = usageKey.indexOf('/');
+  // Built-in kinds of named groups are stored as "<group>/<resource>"; custom resources as "<plural>.<group>".
+  const resource = slash >= 0 ? `${usageKey.slice(slash + 1)}.${usageKey.slice(0, slash)}` : usageKey;
+  return `${prefix}/${resource}`;
+}
+
+/** Upstream's quota wording for a write refused by a tenant limit. */
+export function tenantLimitMessage(l: LimitExceeded): string {
+  const n = tenantLimitName(l.usageKey, l.measure);
+  return `exceeded tenant limit: ${l.tenant}, requested: ${n}=${l.requested}, used: ${n}=${l.used}, limited: ${n}=${l.limit}`;
 }

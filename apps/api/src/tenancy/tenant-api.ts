@@ -48,6 +48,8 @@ export interface TenantCondition {
 /** `status` of a Tenant. */
 export interface TenantStatus {
   phase?: TenantPhaseName;
+  /** What the tenant holds: all objects and stored bytes, and objects per resource (`<resource>.<group>`). */
+  usage?: { objects: number; bytes: number; objectsPerResource: Record<string, number> };
   url?: string;
   conditions?: TenantCondition[];
 }

@@ -7,6 +7,8 @@ import { ResourceStoreService } from '../store/resource-store.service.js';
 import type { WriteContext } from '../store/write-context.js';
 import { PLATFORM_TENANT, TENANT_FINALIZER, type TenantCondition, type TenantObject, type TenantOwner } from './tenant-api.js';
 import type { TenantDeletionRunner } from './tenant-deletion.runner.js';
+import { usageStatus } from './tenant-limits.js';
+import { isDeepStrictEqual } from 'node:util';
 import { systemWriteContext, type TenantProvisioner } from './tenant-provisioner.js';
 import { tenantResource } from './tenant-resource.js';
 
@@ -137,10 +139,11 @@ export class TenantLifecycleService {
   /** Provisions `tenant` and records the outcome in its status; returns the updated object. */
   private async provision(tenant: TenantObject): Promise<TenantObject> {
     const name = tenant.metadata.name!;
-    const outcome = await this.deps.provisioner.provision(name, ownersOf(tenant));
+    const outcome = await this.deps.provisioner.provision(name, ownersOf(tenant), tenant.spec?.limits);
+    const usage = outcome === 'ready' ? usageStatus(await this.deps.tenants.usage(name)) : undefined;
     const updated = await this.setStatus(name, (t) =>
       outcome === 'ready'
-        ? { phase: 'Active', url: this.urlOf(name), conditions: [condition(t, 'Ready', 'True', 'Provisioned', 'the logical cluster is ready')] }
+        ? { phase: 'Active', url: this.urlOf(name), usage, conditions: [condition(t, 'Ready', 'True', 'Provisioned', 'the logical cluster is ready')] }
         : {
             phase: 'Initializing',
             url: this.urlOf(name),
@@ -148,6 +151,14 @@ export class TenantLifecycleService {
           },
     );
     return updated ?? tenant;
+  }
+
+  /** Writes the tenant's current usage into `status.usage` when it changed (storage keeps the counts exact; this is their report). */
+  private async refreshUsage(t: TenantObject): Promise<void> {
+    const name = t.metadata.name!;
+    const usage = usageStatus(await this.deps.tenants.usage(name));
+    if (isDeepStrictEqual(t.status?.usage, usage)) return;
+    await this.setStatus(name, (cur) => ({ ...cur.status, usage }));
   }
 
   private terminatingStatus(t: TenantObject): TenantObject['status'] {
@@ -219,6 +230,7 @@ export class TenantLifecycleService {
         continue;
       }
       if (!this.isReady(t)) await this.afterCreate(systemWriteContext(PLATFORM_TENANT, tenantResource), t);
+      else await this.refreshUsage(t);
     }
     // A logical cluster whose Tenant was removed early (its finalizer taken off by hand) is still emptied.
     for (const name of await this.deps.tenants.list()) {

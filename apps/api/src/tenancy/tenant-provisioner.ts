@@ -8,7 +8,8 @@ import type { ResourceStoreService } from '../store/resource-store.service.js';
 import { SYSTEM_NAMESPACES } from '../store/system-namespaces.js';
 import type { WriteContext } from '../store/write-context.js';
 import type { TenantCache } from '../tenant-cache.js';
-import type { TenantOwner } from './tenant-api.js';
+import type { TenantLimits, TenantOwner } from './tenant-api.js';
+import { storageLimits } from './tenant-limits.js';
 
 /** The ClusterRoleBinding, inside each tenant, that makes its owners cluster-admin. */
 export const OWNERS_BINDING_NAME = 'tenancy.plinth.dev:owners';
@@ -60,8 +61,12 @@ export class TenantProvisioner {
 
   constructor(private readonly deps: TenantProvisionerDeps) {}
 
-  /** Provisions `name` for `owners`. Throws on storage failures (the caller retries later). */
-  async provision(name: string, owners: TenantOwner[]): Promise<ProvisionOutcome> {
+  /**
+   * Provisions `name` for `owners`, then enforces `limits` (last, so that
+   * what every cluster needs is always created). Throws on storage failures
+   * (the caller retries later).
+   */
+  async provision(name: string, owners: TenantOwner[], limits?: TenantLimits): Promise<ProvisionOutcome> {
     const { tenants, cache } = this.deps;
     await tenants.ensure(name);
     cache.forget(name);
@@ -70,6 +75,7 @@ export class TenantProvisioner {
     await this.ensureSystemNamespaces(name);
     await this.ensureDefaultRbac?.(name);
     await this.bindOwners(name, owners);
+    await tenants.setLimits(name, storageLimits(this.deps.registry, name, limits));
     return 'ready';
   }
 

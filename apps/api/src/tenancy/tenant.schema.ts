@@ -80,6 +80,19 @@ export const tenantStatusSchema: StructuralSchema = {
       enum: ['Initializing', 'Active', 'Terminating'],
     },
     url: { type: 'string', description: 'URL is the address of the tenant\'s logical cluster: <server>/clusters/<name>.' },
+    usage: {
+      type: 'object',
+      description: 'Usage is what the tenant holds, counted exactly by every write and reported here within seconds; spec.limits are enforced on these counts.',
+      properties: {
+        objects: { type: 'integer', format: 'int64', description: 'Objects in the tenant, of every kind.' },
+        bytes: { type: 'integer', format: 'int64', description: 'Bytes of the stored objects (their JSON).' },
+        objectsPerResource: {
+          type: 'object',
+          description: 'Objects per resource, named "<resource>" or "<resource>.<group>" as ResourceQuota\'s count/ names.',
+          additionalProperties: { type: 'integer', format: 'int64' },
+        },
+      },
+    },
     conditions: {
       type: 'array',
       description: 'Conditions of the tenant: Ready, and while it is deleted, ContentDeleted.',
