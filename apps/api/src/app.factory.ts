@@ -39,6 +39,10 @@ import { WatchService } from './watch/watch.service.js';
 import { TenantCache } from './tenant-cache.js';
 import { TenantLifecycleModule } from './tenancy/tenant-lifecycle.admission.js';
 import { createTenancySupport } from './tenancy/tenancy-support.js';
+import { FairQueuing } from './flowcontrol/fair-queuing.js';
+import { installFlowControl } from './flowcontrol/flow-control.hook.js';
+import { flowMetrics } from './flowcontrol/flow-metrics.js';
+import { TenantFlowLimits } from './flowcontrol/tenant-flow-limits.js';
 
 /** Request bodies above this are refused with 413, as kube-apiserver's 3 MiB limit. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -128,6 +132,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     await authz.ensureDefaultRbac(tenant);
   };
   policies.attach(watch.cache);
+  const flowLimits = new TenantFlowLimits({ concurrency: config.tenantConcurrentRequests, queueLength: config.tenantQueueLength }, lists, observe);
   return {
     config,
     logger,
@@ -149,6 +154,8 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     shutdown: new GracefulShutdown(),
     authn: createAuthentication(config, logger, auth, objects, registry, observe),
     authz,
+    flowLimits,
+    flow: new FairQueuing((t) => flowLimits.limitsOf(t), config.tenantQueueWaitMs, flowMetrics(metrics.registry)),
   };
 }
 
@@ -201,6 +208,7 @@ export async function createApp(services: PlinthServices, pki: ServingPki): Prom
     (req as unknown as { startedAt: bigint }).startedAt = process.hrtime.bigint();
   });
   installRequestAuthentication(fastify, services.authn, services.authz.authorizer, services.logger, services.metrics);
+  installFlowControl(fastify, services.flow);
   // Fastify replaces Content-Types it cannot parse (the gnostic protobuf type has an '@');
   // handlers that need one anyway set it here, after Fastify's defaulting.
   fastify.addHook('onSend', async (_req, reply, payload) => {

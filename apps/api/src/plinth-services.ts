@@ -3,6 +3,8 @@ import type { AdmissionChain } from '@plinth/admission';
 import type { Database, ObjectListRepository, ObjectStoreRepository, TenantRepository, ChangeLogRepository } from '@plinth/storage';
 import type { AuthenticationService } from './authn/authentication.service.js';
 import type { Authorization } from './authz/authorization.factory.js';
+import type { FairQueuing } from './flowcontrol/fair-queuing.js';
+import type { TenantFlowLimits } from './flowcontrol/tenant-flow-limits.js';
 import type { AppConfig } from './config/app-config.js';
 import type { Metrics } from './observability/metrics.js';
 import type { CrdSupport } from './crd/crd-support.js';
@@ -48,4 +50,8 @@ export interface PlinthServices {
   authn: AuthenticationService;
   /** RBAC: the per-tenant index, the authorizer, escalation checks, aggregation, default policy, access reviews. */
   authz: Authorization;
+  /** Each tenant's request limits (Tenant spec, else configuration), followed through the change stream. */
+  flowLimits: TenantFlowLimits;
+  /** Per-tenant fair queuing of requests (seats, queues, 429). */
+  flow: FairQueuing;
 }

@@ -74,6 +74,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
     logger.info({ applied }, 'migrations up to date');
     logger.info({ modules: services.admission.names() }, 'admission chain');
     await services.watch.start();
+    await services.flowLimits.load();
     services.crds.start();
     const app = await createApp(services, pki);
     await app.listen(config.port, config.host);

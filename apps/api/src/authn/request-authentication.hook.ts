@@ -58,6 +58,7 @@ function tenantOf(url: string): string {
 }
 
 function sendError(req: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
+  for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
   sendPlain(req, reply, err.code, err.status);
   return reply;
 }

@@ -49,6 +49,15 @@ class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @IsInt() @Min(10) @Max(1000)
   PLINTH_TENANT_VALIDATION_MS_PER_SECOND?: number;
 
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(10000)
+  PLINTH_TENANT_CONCURRENT_REQUESTS?: number;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(10000)
+  PLINTH_TENANT_QUEUE_LENGTH?: number;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(60000)
+  PLINTH_TENANT_QUEUE_WAIT_MS?: number;
+
   @IsOptional() @Type(() => Number) @Min(0) @Max(600)
   PLINTH_SHUTDOWN_DELAY_SECONDS?: number;
 
@@ -145,6 +154,12 @@ export interface AppConfig {
   shutdownTimeoutSeconds: number;
   /** Event-loop time a tenant may spend validating custom resources, ms per second (burst: ten times this). */
   tenantValidationMsPerSecond: number;
+  /** Requests of one tenant executing at once on a replica, unless its Tenant's spec.limits.concurrentRequests says otherwise. */
+  tenantConcurrentRequests: number;
+  /** Requests of one tenant that may wait for a seat on a replica (beyond: 429 at once). */
+  tenantQueueLength: number;
+  /** The longest a request waits for a seat before it gets 429. */
+  tenantQueueWaitMs: number;
   /** Open watches per replica (0: only the file-descriptor bound); never more than the open-file limit minus a headroom. */
   maxWatches: number;
   /** Open watches per tenant on one replica (0: no limit). */
@@ -216,6 +231,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownDelaySeconds: parsed.PLINTH_SHUTDOWN_DELAY_SECONDS ?? 5,
     shutdownTimeoutSeconds: parsed.PLINTH_SHUTDOWN_TIMEOUT_SECONDS ?? 60,
     tenantValidationMsPerSecond: parsed.PLINTH_TENANT_VALIDATION_MS_PER_SECOND ?? 200,
+    tenantConcurrentRequests: parsed.PLINTH_TENANT_CONCURRENT_REQUESTS ?? 32,
+    tenantQueueLength: parsed.PLINTH_TENANT_QUEUE_LENGTH ?? 128,
+    tenantQueueWaitMs: parsed.PLINTH_TENANT_QUEUE_WAIT_MS ?? 10000,
     maxWatchesPerTenant: parsed.PLINTH_MAX_WATCHES_PER_TENANT ?? 5000,
     maxWatchesPerUser: parsed.PLINTH_MAX_WATCHES_PER_USER ?? 2000,
     webhookServiceMap: parsed.PLINTH_WEBHOOK_SERVICE_MAP ?? '',

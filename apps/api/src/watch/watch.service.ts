@@ -153,6 +153,8 @@ export class WatchService implements WatchStreamOwner {
     if (w.warnings.length > 0) headers.Warning = [...new Set(w.warnings)].map((t) => `299 - ${JSON.stringify(t.replace(/[\r\n]+/g, ' '))}`);
     res.writeHead(200, headers);
     res.flushHeaders();
+    // A watch holds its tenant's request seat only while it starts.
+    reply.request.releaseSeat?.();
     const now = Date.now();
     const maxMs = this.deps.config.maxWatchSeconds * 1000;
     const deadline = now + (w.timeoutSeconds ? Math.min(w.timeoutSeconds * 1000, maxMs) : maxMs * (0.5 + 0.5 * Math.random()));

@@ -1,0 +1,39 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { FlowObserver } from './fair-queuing.js';
+
+/** Tenants that get their own label values; the rest share `_other`, so /metrics stays bounded with any number of tenants. */
+const MAX_LABELLED_TENANTS = 100;
+
+/** Fair-queuing metrics per tenant (in flight, queued, rejected, wait), as upstream's apiserver_flowcontrol_* per priority level. */
+export function flowMetrics(registry: Registry): FlowObserver {
+  const inflight = new Gauge({ name: 'plinth_flowcontrol_current_inflight_requests', help: 'Requests executing, per tenant (first 100 tenants; the rest as _other).', labelNames: ['tenant'] as const, registers: [registry] });
+  const queued = new Gauge({ name: 'plinth_flowcontrol_current_inqueue_requests', help: 'Requests waiting for a seat, per tenant.', labelNames: ['tenant'] as const, registers: [registry] });
+  const rejected = new Counter({ name: 'plinth_flowcontrol_rejected_requests_total', help: 'Requests refused with 429, per tenant and reason (queue-full, timeout, rate).', labelNames: ['tenant', 'reason'] as const, registers: [registry] });
+  const wait = new Histogram({
+    name: 'plinth_flowcontrol_request_wait_duration_seconds',
+    help: 'Time requests waited for a seat, per tenant.',
+    labelNames: ['tenant'] as const,
+    buckets: [0, 0.001, 0.005, 0.025, 0.1, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const labelled = new Set<string>();
+  const label = (tenant: string) => {
+    if (labelled.has(tenant)) return tenant;
+    if (labelled.size < MAX_LABELLED_TENANTS) {
+      labelled.add(tenant);
+      return tenant;
+    }
+    return '_other';
+  };
+  return {
+    admitted: (tenant, seconds) => wait.observe({ tenant: label(tenant) }, seconds),
+    rejected: (tenant, reason) => rejected.inc({ tenant: label(tenant), reason }),
+    changed: (tenant, nIn, nQueued) => {
+      const t = label(tenant);
+      // Tenants folded into _other would overwrite one another's gauges: only labelled tenants report them.
+      if (t === '_other') return;
+      inflight.set({ tenant: t }, nIn);
+      queued.set({ tenant: t }, nQueued);
+    },
+  };
+}
