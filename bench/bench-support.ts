@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Agent } from 'undici';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@plinth/storage';
+import { CertificateAuthority } from '../apps/api/src/pki/certificate-authority.js';
 import { loadOrCreatePki, type ServingPki } from '../apps/api/src/pki/pki-store.js';
 
 let benchPki: { dir: string; pki: ServingPki } | undefined;
@@ -26,6 +27,14 @@ export async function benchCredentials(): Promise<{ dir: string; pki: ServingPki
 export async function benchTls(): Promise<{ ca: string; cert: string; key: string }> {
   const { pki } = await benchCredentials();
   return { ca: pki.caPem, cert: pki.admin.certPem, key: pki.admin.keyPem };
+}
+
+/** An undici Agent over HTTPS as `user` (a client certificate of the benchmark's CA, O = `groups`). */
+export async function benchUserAgent(user: string, groups: string[], options: ConstructorParameters<typeof Agent>[0] = {}): Promise<Agent> {
+  const { dir, pki } = await benchCredentials();
+  const ca = await CertificateAuthority.load(pki.caPem, readFileSync(path.join(dir, 'pki', 'ca.key'), 'utf8'));
+  const pair = await ca.issue({ commonName: user, organizations: groups, usage: 'client', validDays: 1 });
+  return new Agent({ ...options, connect: { ca: pki.caPem, cert: pair.certPem, key: pair.keyPem } });
 }
 
 /** An undici Agent over HTTPS as the platform administrator; `options` as undici's (connections, pipelining…). */

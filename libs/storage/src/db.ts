@@ -50,19 +50,14 @@ export interface ChangesTable {
 }
 
 /** The database as Kysely sees it. */
-/** Row of `tenant_usage`: a tenant's objects and stored bytes under one usage key, kept by every write. */
+/** Row of `tenant_usage`: a tenant's objects and stored bytes under one usage key, kept by every write, and its limits there. */
 export interface TenantUsageTable {
   tenant: string;
   /** '' (everything), a storage resource, or a category (`webhookconfigurations`). */
   usage_key: string;
-  objects: number;
-  bytes: number;
-}
-
-/** Row of `tenant_limits`: the most objects and bytes a tenant may hold under one usage key (null: no limit). */
-export interface TenantLimitsTable {
-  tenant: string;
-  usage_key: string;
+  objects: Generated<number>;
+  bytes: Generated<number>;
+  /** The most objects and bytes allowed under this key (null: no limit). */
   max_objects: number | null;
   max_bytes: number | null;
 }
@@ -70,7 +65,6 @@ export interface TenantLimitsTable {
 export interface DB {
   tenants: TenantsTable;
   tenant_usage: TenantUsageTable;
-  tenant_limits: TenantLimitsTable;
   revision_counter: RevisionCounterTable;
   compaction_state: CompactionStateTable;
   objects: ObjectsTable;

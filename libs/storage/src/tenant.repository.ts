@@ -54,11 +54,16 @@ export class TenantRepository {
     return this.db.transaction().execute(async (tx) => {
       const row = await tx.selectFrom('tenants').select('phase').where('name', '=', name).forShare().executeTakeFirst();
       if (row?.phase !== 'Active') return false;
-      await tx.deleteFrom('tenant_limits').where('tenant', '=', name).execute();
-      const rows = limits
-        .filter((l) => l.maxObjects !== undefined || l.maxBytes !== undefined)
-        .map((l) => ({ tenant: name, usage_key: l.usageKey, max_objects: l.maxObjects ?? null, max_bytes: l.maxBytes ?? null }));
-      if (rows.length > 0) await tx.insertInto('tenant_limits').values(rows).execute();
+      await tx.updateTable('tenant_usage').set({ max_objects: null, max_bytes: null }).where('tenant', '=', name).execute();
+      for (const l of limits) {
+        if (l.maxObjects === undefined && l.maxBytes === undefined) continue;
+        const max = { max_objects: l.maxObjects ?? null, max_bytes: l.maxBytes ?? null };
+        await tx
+          .insertInto('tenant_usage')
+          .values({ tenant: name, usage_key: l.usageKey, ...max })
+          .onConflict((oc) => oc.columns(['tenant', 'usage_key']).doUpdateSet(max))
+          .execute();
+      }
       return true;
     });
   }

@@ -85,7 +85,7 @@ export const tenantStatusSchema: StructuralSchema = {
       description: 'Usage is what the tenant holds, counted exactly by every write and reported here within seconds; spec.limits are enforced on these counts.',
       properties: {
         objects: { type: 'integer', format: 'int64', description: 'Objects in the tenant, of every kind.' },
-        bytes: { type: 'integer', format: 'int64', description: 'Bytes of the stored objects (their JSON).' },
+        bytes: { type: 'integer', format: 'int64', description: 'Bytes of the stored objects (the size of their stored jsonb).' },
         objectsPerResource: {
           type: 'object',
           description: 'Objects per resource, named "<resource>" or "<resource>.<group>" as ResourceQuota\'s count/ names.',
