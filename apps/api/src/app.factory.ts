@@ -43,6 +43,9 @@ import { FairQueuing } from './flowcontrol/fair-queuing.js';
 import { installFlowControl } from './flowcontrol/flow-control.hook.js';
 import { flowMetrics } from './flowcontrol/flow-metrics.js';
 import { TenantFlowLimits } from './flowcontrol/tenant-flow-limits.js';
+import { installAudit } from './audit/audit.hook.js';
+import { AuditLogWriter } from './audit/audit-log.writer.js';
+import { AuditPolicy } from './audit/audit-policy.js';
 
 /** Request bodies above this are refused with 413, as kube-apiserver's 3 MiB limit. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -159,6 +162,21 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
   };
 }
 
+/** The audit policy and log when both are configured (a bad policy stops start-up). */
+function auditLog(services: PlinthServices): { policy: AuditPolicy; writer: AuditLogWriter } | undefined {
+  const { config, metrics } = services;
+  if (!config.auditPolicyFile || !config.auditLogPath) return undefined;
+  const policy = AuditPolicy.fromFile(config.auditPolicyFile);
+  const writer = new AuditLogWriter({
+    path: config.auditLogPath,
+    maxBytes: config.auditLogMaxSizeMiB * 1024 * 1024,
+    maxBackups: config.auditLogMaxBackups,
+    maxBufferedBytes: 16 * 1024 * 1024,
+    dropped: () => metrics.auditDropped.inc(),
+  });
+  return { policy, writer };
+}
+
 function appModule(services: PlinthServices): DynamicModule {
   @Module({})
   class AppModule {}
@@ -207,6 +225,11 @@ export async function createApp(services: PlinthServices, pki: ServingPki): Prom
   fastify.addHook('onRequest', async (req) => {
     (req as unknown as { startedAt: bigint }).startedAt = process.hrtime.bigint();
   });
+  const audit = auditLog(services);
+  if (audit) {
+    installAudit(fastify, audit.policy, audit.writer);
+    fastify.addHook('onClose', async () => audit.writer.close());
+  }
   installRequestAuthentication(fastify, services.authn, services.authz.authorizer, services.logger, services.metrics);
   installFlowControl(fastify, services.flow);
   // Fastify replaces Content-Types it cannot parse (the gnostic protobuf type has an '@');

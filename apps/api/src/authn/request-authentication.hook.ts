@@ -108,6 +108,7 @@ export function installRequestAuthentication(fastify: FastifyInstance, authn: Au
       const attrs = requestAttributes(req, user);
       const decision = await authorizer.authorize(attrs);
       decided = decision.allowed ? 'allowed' : 'denied';
+      req.authorizationDecision = { allowed: decision.allowed, reason: decision.reason };
       if (!decision.allowed) {
         throw new ApiError(403, 'Forbidden', forbiddenMessage(attrs, decision.reason), attrs.resourceRequest ? { name: attrs.name || undefined, group: attrs.apiGroup || undefined, kind: attrs.resource } : undefined);
       }

@@ -52,6 +52,18 @@ class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(10000)
   PLINTH_TENANT_CONCURRENT_REQUESTS?: number;
 
+  @IsOptional() @IsString()
+  PLINTH_AUDIT_POLICY_FILE?: string;
+
+  @IsOptional() @IsString()
+  PLINTH_AUDIT_LOG_PATH?: string;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100000)
+  PLINTH_AUDIT_LOG_MAXSIZE?: number;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(1000)
+  PLINTH_AUDIT_LOG_MAXBACKUP?: number;
+
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(10000)
   PLINTH_TENANT_QUEUE_LENGTH?: number;
 
@@ -160,6 +172,14 @@ export interface AppConfig {
   tenantQueueLength: number;
   /** The longest a request waits for a seat before it gets 429. */
   tenantQueueWaitMs: number;
+  /** An audit.k8s.io/v1 Policy file; with auditLogPath, every request the policy selects is audited. */
+  auditPolicyFile: string;
+  /** Where audit events go: a file, or `-` for standard output. */
+  auditLogPath: string;
+  /** Rotate the audit log at this size, MiB. */
+  auditLogMaxSizeMiB: number;
+  /** Rotated audit logs kept. */
+  auditLogMaxBackups: number;
   /** Open watches per replica (0: only the file-descriptor bound); never more than the open-file limit minus a headroom. */
   maxWatches: number;
   /** Open watches per tenant on one replica (0: no limit). */
@@ -234,6 +254,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     tenantConcurrentRequests: parsed.PLINTH_TENANT_CONCURRENT_REQUESTS ?? 32,
     tenantQueueLength: parsed.PLINTH_TENANT_QUEUE_LENGTH ?? 128,
     tenantQueueWaitMs: parsed.PLINTH_TENANT_QUEUE_WAIT_MS ?? 10000,
+    auditPolicyFile: parsed.PLINTH_AUDIT_POLICY_FILE ?? '',
+    auditLogPath: parsed.PLINTH_AUDIT_LOG_PATH ?? '',
+    auditLogMaxSizeMiB: parsed.PLINTH_AUDIT_LOG_MAXSIZE ?? 100,
+    auditLogMaxBackups: parsed.PLINTH_AUDIT_LOG_MAXBACKUP ?? 10,
     maxWatchesPerTenant: parsed.PLINTH_MAX_WATCHES_PER_TENANT ?? 5000,
     maxWatchesPerUser: parsed.PLINTH_MAX_WATCHES_PER_USER ?? 2000,
     webhookServiceMap: parsed.PLINTH_WEBHOOK_SERVICE_MAP ?? '',

@@ -34,6 +34,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Audit events dropped because the log could not keep up (writing never blocks a request). */
+  readonly auditDropped = new Counter({
+    name: 'plinth_audit_events_dropped_total',
+    help: 'Audit events dropped because the audit log could not keep up.',
+    registers: [this.registry],
+  });
+
   constructor(defaultMetrics = true) {
     if (defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'plinth_' });
   }

@@ -155,6 +155,7 @@ export class WatchService implements WatchStreamOwner {
     res.flushHeaders();
     // A watch holds its tenant's request seat only while it starts.
     reply.request.releaseSeat?.();
+    reply.request.auditResponseStarted?.();
     const now = Date.now();
     const maxMs = this.deps.config.maxWatchSeconds * 1000;
     const deadline = now + (w.timeoutSeconds ? Math.min(w.timeoutSeconds * 1000, maxMs) : maxMs * (0.5 + 0.5 * Math.random()));

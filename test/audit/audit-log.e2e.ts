@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import request from 'supertest';
+import { stringify } from 'yaml';
+import { anonymousIdentity, requestAs } from '../support/credentials.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+
+interface AuditEvent {
+  level: string;
+  auditID: string;
+  stage: string;
+  requestURI: string;
+  verb: string;
+  user: { username?: string; groups?: string[] };
+  impersonatedUser?: { username: string };
+  objectRef?: Record<string, string>;
+  responseStatus?: { code: number; reason?: string };
+  requestObject?: { data?: Record<string, string> };
+  responseObject?: { metadata?: { name?: string } };
+  annotations: Record<string, string>;
+}
+
+// Audit events in audit.k8s.io/v1 format, selected by an upstream Policy file, with the tenant and both identities.
+describe('audit log', { timeout: 120_000 }, () => {
+  let s: TestServer;
+  let log: string;
+  const events = (): AuditEvent[] => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
+  const eventsFor = async (id: string, count: number): Promise<AuditEvent[]> => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const found = events().filter((e) => e.auditID === id);
+      if (found.length >= count || Date.now() > deadline) return found;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
+  before(async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'plinth-audit-'));
+    log = path.join(dir, 'audit.log');
+    const policy = path.join(dir, 'policy.yaml');
+    writeFileSync(
+      policy,
+      stringify({
+        apiVersion: 'audit.k8s.io/v1',
+        kind: 'Policy',
+        rules: [
+          { level: 'None', nonResourceURLs: ['/healthz*', '/readyz*', '/livez*', '/version'] },
+          { level: 'RequestResponse', resources: [{ group: '', resources: ['configmaps'] }], namespaces: ['audited'], omitManagedFields: true },
+          { level: 'Metadata', omitStages: ['RequestReceived'] },
+        ],
+      }),
+    );
+    s = await startTestServer('audit-log', { PLINTH_AUDIT_POLICY_FILE: policy, PLINTH_AUDIT_LOG_PATH: log, PLINTH_TENANTS: 'acme' });
+    await request(s.url).post('/api/v1/namespaces').send({ metadata: { name: 'audited' } }).expect(201);
+  });
+  after(async () => s?.close());
+
+  it('records RequestReceived and ResponseComplete with both bodies at RequestResponse level', async () => {
+    const res = await request(s.url).post('/api/v1/namespaces/audited/configmaps').send({ metadata: { name: 'c1' }, data: { k: 'v' } }).expect(201);
+    const id = res.headers['audit-id'];
+    assert.match(id, /^[0-9a-f-]{36}$/);
+    const [received, complete] = await eventsFor(id, 2);
+    assert.equal(received.stage, 'RequestReceived');
+    assert.equal(received.level, 'RequestResponse');
+    assert.equal(complete.stage, 'ResponseComplete');
+    assert.equal(complete.verb, 'create');
+    assert.equal(complete.user.username, 'plinth-admin');
+    assert.deepEqual(complete.objectRef, { resource: 'configmaps', namespace: 'audited', apiVersion: 'v1' });
+    assert.equal(complete.responseStatus?.code, 201);
+    assert.deepEqual(complete.requestObject?.data, { k: 'v' });
+    assert.equal(complete.responseObject?.metadata?.name, 'c1');
+    assert.equal((complete.responseObject?.metadata as { managedFields?: unknown }).managedFields, undefined, 'omitManagedFields');
+    assert.deepEqual(complete.annotations, { 'tenancy.plinth.dev/tenant': 'default', 'authorization.k8s.io/decision': 'allow' });
+  });
+
+  it('records refusals and impersonation at Metadata level, without bodies or the omitted stage, naming the tenant', async () => {
+    const anon = await requestAs(s.url, anonymousIdentity()).get('/api/v1/namespaces').expect(403);
+    const [a] = await eventsFor(anon.headers['audit-id'], 1);
+    assert.equal(a.stage, 'ResponseComplete');
+    assert.equal(a.level, 'Metadata');
+    assert.equal(a.user.username, 'system:anonymous');
+    assert.equal(a.responseStatus?.code, 403);
+    assert.equal(a.responseStatus?.reason, 'Forbidden');
+    assert.equal(a.annotations['authorization.k8s.io/decision'], 'forbid');
+    assert.equal(a.requestObject, undefined);
+    const imp = await request(s.url).get('/clusters/acme/api/v1/namespaces').set('Impersonate-User', 'jane').expect(403);
+    const [i] = await eventsFor(imp.headers['audit-id'], 1);
+    assert.equal(i.user.username, 'plinth-admin');
+    assert.equal(i.impersonatedUser?.username, 'jane');
+    assert.equal(i.annotations['tenancy.plinth.dev/tenant'], 'acme');
+    assert.equal(i.verb, 'list');
+    assert.equal((await eventsFor(imp.headers['audit-id'], 2)).length, 1, 'RequestReceived is omitted by the rule');
+  });
+
+  it('records a watch\'s ResponseStarted and ResponseComplete, and nothing for paths the policy excludes', async () => {
+    const w = await request(s.url).get('/api/v1/namespaces/audited/configmaps?watch=1&timeoutSeconds=1&resourceVersion=0').expect(200);
+    const stages = (await eventsFor(w.headers['audit-id'], 3)).map((e) => e.stage);
+    assert.deepEqual(stages, ['RequestReceived', 'ResponseStarted', 'ResponseComplete']);
+    const h = await request(s.url).get('/healthz').expect(200);
+    await request(s.url).get('/api/v1/namespaces/audited/configmaps/c1').expect(200);
+    assert.deepEqual(await eventsFor(h.headers['audit-id'], 1), []);
+  });
+});
