@@ -50,6 +50,13 @@ interface StateRow {
 }
 
 const CHUNK = 500;
+/**
+ * remainingItemCount is counted up to this many items after the cursor;
+ * beyond it the field is left out (it is optional, and upstream leaves it
+ * out too when it cannot know it cheaply). Counting everything made each
+ * page of a million-object list scan the whole list (about 3 s a page).
+ */
+export const REMAINING_COUNT_CAP = 10_000;
 
 /**
  * Lists objects at the newest revision or at a past one, in key order
@@ -101,7 +108,8 @@ export class ObjectListRepository {
         if (items.length === limit) {
           const exhausted = !more && i === rows.length - 1;
           if (exhausted) return { items, revision };
-          if (q.countRemaining && !q.filter && row.total !== null) remaining = Number(row.total) - (i + 1);
+          // Known only while the bounded count did not reach its cap.
+          if (q.countRemaining && !q.filter && row.total !== null && Number(row.total) < REMAINING_COUNT_CAP + chunk + 1) remaining = Number(row.total) - (i + 1);
           return { items, revision, next: { namespace: row.namespace, name: row.name }, remaining };
         }
       }
@@ -126,16 +134,23 @@ export class ObjectListRepository {
     return sql<boolean>`${sql.join(parts, sql` AND `)}`;
   }
 
-  private totalSql(q: ListQuery): RawBuilder<unknown> {
-    return q.countRemaining ? sql`count(*) OVER ()` : sql`NULL::bigint`;
+  /**
+   * The number of rows of `source` matching the list from the cursor on,
+   * counted up to REMAINING_COUNT_CAP + `n` (bounded work per page), or NULL
+   * when not asked for.
+   */
+  private totalSql(q: ListQuery, table: RawBuilder<unknown>, base: RawBuilder<boolean>, labels: RawBuilder<unknown>, after: ListCursor | undefined, n: number | null): RawBuilder<unknown> {
+    if (!q.countRemaining || n === null) return sql`NULL::bigint`;
+    return sql`(SELECT count(*) FROM (SELECT 1 FROM ${table} WHERE ${base} AND ${this.keyFilters(q, labels, after)} LIMIT ${REMAINING_COUNT_CAP + n}) counted)`;
   }
 
   private async readLatest(q: ListQuery, after: ListCursor | undefined, n: number | null): Promise<{ rows: StateRow[]; revision: number }> {
     const { rows } = await sql<StateRow & { list_revision: number; durable: boolean }>`
-      SELECT rc.value AS list_revision, ${DURABLE} AS durable, o.namespace, o.name, o.revision, o.body, o.total
+      SELECT rc.value AS list_revision, ${DURABLE} AS durable, o.namespace, o.name, o.revision, o.body,
+        ${this.totalSql(q, sql`objects`, sql<boolean>`tenant = ${q.tenant} AND resource = ${q.resource}`, sql.ref('labels'), after, n)} AS total
       FROM revision_counter rc
       LEFT JOIN LATERAL (
-        SELECT namespace, name, revision, body, ${this.totalSql(q)} AS total
+        SELECT namespace, name, revision, body
         FROM objects
         WHERE tenant = ${q.tenant} AND resource = ${q.resource} AND ${this.keyFilters(q, sql.ref('labels'), after)}
         ORDER BY namespace, name
@@ -150,7 +165,7 @@ export class ObjectListRepository {
   private async readAt(q: ListQuery, after: ListCursor | undefined, n: number | null, at: number): Promise<{ rows: StateRow[]; revision: number }> {
     const nsFilter = q.namespace !== undefined ? sql`AND namespace = ${q.namespace}` : sql``;
     const { rows } = await sql<StateRow & { compacted: number; current: number; durable: boolean }>`
-      WITH state AS (
+      WITH state AS NOT MATERIALIZED (
         SELECT namespace, name, revision, body FROM objects
           WHERE tenant = ${q.tenant} AND resource = ${q.resource} ${nsFilter} AND revision <= ${at}
         UNION ALL
@@ -160,10 +175,11 @@ export class ObjectListRepository {
             ORDER BY namespace, name, revision
         ) first_change WHERE prev_object IS NOT NULL
       )
-      SELECT cs.compacted_revision AS compacted, rc.value AS current, ${DURABLE} AS durable, s.namespace, s.name, s.revision, s.body, s.total
+      SELECT cs.compacted_revision AS compacted, rc.value AS current, ${DURABLE} AS durable, s.namespace, s.name, s.revision, s.body,
+        ${this.totalSql(q, sql`state`, sql<boolean>`TRUE`, sql`coalesce(body -> 'metadata' -> 'labels', '{}'::jsonb)`, after, n)} AS total
       FROM compaction_state cs CROSS JOIN revision_counter rc
       LEFT JOIN LATERAL (
-        SELECT namespace, name, revision, body, ${this.totalSql(q)} AS total FROM state
+        SELECT namespace, name, revision, body FROM state
         WHERE ${this.keyFilters(q, sql`coalesce(body -> 'metadata' -> 'labels', '{}'::jsonb)`, after)}
         ORDER BY namespace, name
         LIMIT ${n}

@@ -1,0 +1,99 @@
+import { request } from 'undici';
+import pg from 'pg';
+import { benchAgent, percentiles, progress, runBenchmark, startBenchPostgres, startServerProcess, stopServerAndDatabase } from './bench-support.js';
+
+const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 1_000_000);
+const PAGES = Number(process.env.BENCH_PAGES ?? 40);
+
+/** Milliseconds of `fn`. */
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const t0 = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+/**
+ * Lists over a million objects in one namespace, over HTTPS as kubectl
+ * pages them (`limit=500` and continue tokens), and a label-selected list
+ * of 10 among them; beside each, the raw PostgreSQL ceiling: the same
+ * keyset page read by one pg client.
+ */
+async function main(): Promise<void> {
+  const pgPort = 58300 + (process.pid % 400);
+  const apiPort = 19300 + (process.pid % 400);
+  const db = await startBenchPostgres('list-scale', pgPort);
+  const server = await startServerProcess({ DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '8' }, apiPort);
+  const base = `https://127.0.0.1:${apiPort}`;
+  const agent = await benchAgent({ connections: 1 });
+  const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  const get = async (path: string) => {
+    const res = await request(`${base}${path}`, { dispatcher: agent });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode} ${text.slice(0, 200)}`);
+    return JSON.parse(text) as { items: unknown[]; metadata: { continue?: string; remainingItemCount?: number } };
+  };
+  try {
+    const create = await request(`${base}/api/v1/namespaces`, { method: 'POST', dispatcher: agent, body: JSON.stringify({ metadata: { name: 'big' } }), headers: { 'content-type': 'application/json' } });
+    await create.body.text();
+    progress(`inserting ${OBJECTS.toLocaleString('en-US')} configmaps into namespace big with one INSERT … SELECT generate_series`);
+    const t0 = Date.now();
+    await pool.query(
+      `INSERT INTO objects (tenant, resource, namespace, name, revision, body)
+       SELECT 'default', 'configmaps', 'big', 'cm-' || lpad(i::text, 7, '0'), (SELECT value FROM revision_counter),
+         jsonb_build_object('apiVersion', 'v1', 'kind', 'ConfigMap',
+           'metadata', jsonb_build_object('name', 'cm-' || lpad(i::text, 7, '0'), 'namespace', 'big', 'uid', md5(i::text)::uuid, 'creationTimestamp', '2026-11-24T00:00:00Z',
+             'labels', jsonb_build_object('app', CASE WHEN i % 100000 = 7 THEN 'needle' ELSE 'hay' END, 'shard', (i % 16)::text)),
+           'data', jsonb_build_object('k', repeat('v', 100)))
+       FROM generate_series(1, $1) AS i`,
+      [OBJECTS],
+    );
+    await pool.query('ANALYZE objects');
+    progress(`inserted in ${((Date.now() - t0) / 1000).toFixed(1)}s; paging with limit=500 (${PAGES} pages)`);
+    const pageMs: number[] = [];
+    let cont: string | undefined;
+    let first: { remainingItemCount?: number } = {};
+    for (let p = 0; p < PAGES; p++) {
+      let page!: Awaited<ReturnType<typeof get>>;
+      pageMs.push(await timed(async () => (page = await get(`/api/v1/namespaces/big/configmaps?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`))));
+      if (p === 0) first = page.metadata;
+      cont = page.metadata.continue;
+      if (!cont) break;
+    }
+    progress('label-selected list (app=needle, 10 of them) and app in (needle,nothing)');
+    const selMs: number[] = [];
+    const inMs: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      selMs.push(await timed(() => get('/api/v1/namespaces/big/configmaps?labelSelector=app%3Dneedle')));
+      inMs.push(await timed(() => get('/api/v1/namespaces/big/configmaps?labelSelector=app+in+(needle,nothing)')));
+    }
+    progress('raw PostgreSQL: the same keyset pages of 500 by one pg client');
+    const rawMs: number[] = [];
+    let last = '';
+    for (let p = 0; p < PAGES; p++) {
+      rawMs.push(
+        await timed(async () => {
+          const r = await pool.query("SELECT name, body FROM objects WHERE tenant = 'default' AND resource = 'configmaps' AND namespace = 'big' AND name > $1 ORDER BY namespace, name LIMIT 500", [last]);
+          last = r.rows[r.rows.length - 1].name;
+        }),
+      );
+    }
+    const pg50 = percentiles(pageMs);
+    const raw = percentiles(rawMs);
+    const sel = percentiles(selMs);
+    const inn = percentiles(inMs);
+    console.log(`\nlist benchmark: ${OBJECTS.toLocaleString('en-US')} configmaps in one namespace (one replica, durable PostgreSQL)\n`);
+    console.log('operation                                           p50 ms    p99 ms');
+    console.log(`API page, limit=500 + continue (${pageMs.length} pages)          ${pg50.p50.toFixed(1).padStart(8)}  ${pg50.p99.toFixed(1).padStart(8)}`);
+    console.log(`raw PG: the same keyset page of 500                 ${raw.p50.toFixed(1).padStart(8)}  ${raw.p99.toFixed(1).padStart(8)}`);
+    console.log(`API labelSelector=app=needle (10 of ${OBJECTS / 1000}k)            ${sel.p50.toFixed(1).padStart(8)}  ${sel.p99.toFixed(1).padStart(8)}`);
+    console.log(`API labelSelector=app in (needle,nothing)          ${inn.p50.toFixed(1).padStart(8)}  ${inn.p99.toFixed(1).padStart(8)}`);
+    console.log(`\nfirst page remainingItemCount: ${first.remainingItemCount ?? '(left out: more than the cap follow)'}`);
+    console.log(`a full kubectl listing would take about ${((OBJECTS / 500) * pg50.p50 / 1000).toFixed(0)} s of server time for its ${OBJECTS / 500} pages`);
+  } finally {
+    await agent.close();
+    await pool.end();
+    await stopServerAndDatabase(server, db);
+  }
+}
+
+runBenchmark(main);
