@@ -164,23 +164,31 @@ export class ObjectListRepository {
 
   private async readAt(q: ListQuery, after: ListCursor | undefined, n: number | null, at: number): Promise<{ rows: StateRow[]; revision: number }> {
     const nsFilter = q.namespace !== undefined ? sql`AND namespace = ${q.namespace}` : sql``;
+    const prevLabels = sql`coalesce(prev_object -> 'metadata' -> 'labels', '{}'::jsonb)`;
+    // Keys unchanged since `at` come from objects, keys changed since from their first later change; the two never share a
+    // key, so each side is read in key order from the cursor with its own LIMIT (an index range on objects), then merged.
     const { rows } = await sql<StateRow & { compacted: number; current: number; durable: boolean }>`
-      WITH state AS NOT MATERIALIZED (
-        SELECT namespace, name, revision, body FROM objects
+      WITH unchanged AS NOT MATERIALIZED (
+        SELECT namespace, name, revision, body, labels FROM objects
           WHERE tenant = ${q.tenant} AND resource = ${q.resource} ${nsFilter} AND revision <= ${at}
-        UNION ALL
-        SELECT namespace, name, prev_revision AS revision, prev_object AS body FROM (
+      ), changed AS NOT MATERIALIZED (
+        SELECT namespace, name, prev_revision AS revision, prev_object AS body, ${prevLabels} AS labels FROM (
           SELECT DISTINCT ON (namespace, name) namespace, name, prev_revision, prev_object FROM changes
             WHERE tenant = ${q.tenant} AND resource = ${q.resource} ${nsFilter} AND revision > ${at}
             ORDER BY namespace, name, revision
         ) first_change WHERE prev_object IS NOT NULL
+      ), state AS NOT MATERIALIZED (
+        SELECT * FROM unchanged UNION ALL SELECT * FROM changed
       )
       SELECT cs.compacted_revision AS compacted, rc.value AS current, ${DURABLE} AS durable, s.namespace, s.name, s.revision, s.body,
-        ${this.totalSql(q, sql`state`, sql<boolean>`TRUE`, sql`coalesce(body -> 'metadata' -> 'labels', '{}'::jsonb)`, after, n)} AS total
+        ${this.totalSql(q, sql`state`, sql<boolean>`TRUE`, sql.ref('labels'), after, n)} AS total
       FROM compaction_state cs CROSS JOIN revision_counter rc
       LEFT JOIN LATERAL (
-        SELECT namespace, name, revision, body FROM state
-        WHERE ${this.keyFilters(q, sql`coalesce(body -> 'metadata' -> 'labels', '{}'::jsonb)`, after)}
+        SELECT namespace, name, revision, body FROM (
+          (SELECT namespace, name, revision, body FROM unchanged WHERE ${this.keyFilters(q, sql.ref('labels'), after)} ORDER BY namespace, name LIMIT ${n})
+          UNION ALL
+          (SELECT namespace, name, revision, body FROM changed WHERE ${this.keyFilters(q, sql.ref('labels'), after)} ORDER BY namespace, name LIMIT ${n})
+        ) merged
         ORDER BY namespace, name
         LIMIT ${n}
       ) s ON TRUE
