@@ -22,6 +22,15 @@ const TYPES = { A: 'ADDED', M: 'MODIFIED', D: 'DELETED' } as const;
  * Revisions are contiguous (see the initial migration), so a reader that
  * asks for the changes after R gets R+1, R+2, … with no holes.
  */
+/** The part of the change log one watch reads: a tenant's resource, optionally one namespace or one object. */
+export interface ChangeScope {
+  tenant: string;
+  /** The storage resource. */
+  resource: string;
+  namespace?: string;
+  name?: string;
+}
+
 export class ChangeLogRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -46,6 +55,36 @@ export class ChangeLogRepository {
       throw new StorageError('Expired', `too old resource version: ${after} (${compacted})`, undefined, compacted);
     }
     return rows.filter((r): r is typeof r & { revision: number } => r.revision !== null).map(toEvent);
+  }
+
+  /**
+   * Up to `limit` changes of one tenant's resource (optionally one
+   * namespace, one name) with revision > `after`, oldest first, read as an
+   * index range; and `scannedTo`: every change of that scope up to it is in
+   * `events` (the newest committed revision when the batch is not full,
+   * since revisions commit in order). Durable, and Expired as
+   * {@link changesAfter}.
+   */
+  async changesInScope(after: number, limit: number, scope: ChangeScope): Promise<{ events: ChangeEvent[]; scannedTo: number }> {
+    const ns = scope.namespace !== undefined ? sql`AND namespace = ${scope.namespace}` : sql``;
+    const name = scope.name !== undefined ? sql`AND name = ${scope.name}` : sql``;
+    const { rows } = await sql<ChangeRow & { compacted: number; current: number; revision: number | null; durable: boolean }>`
+      SELECT cs.compacted_revision AS compacted, rc.value AS current, ${DURABLE} AS durable, c.*
+      FROM compaction_state cs CROSS JOIN revision_counter rc
+      LEFT JOIN LATERAL (
+        SELECT revision, tenant, resource, namespace, name, type, object, prev_object, prev_revision
+        FROM changes WHERE tenant = ${scope.tenant} AND resource = ${scope.resource} ${ns} ${name} AND revision > ${after}
+        ORDER BY revision LIMIT ${limit}
+      ) c ON TRUE
+    `.execute(this.db);
+    const { compacted, current, durable } = rows[0];
+    if (!durable) await flushWal(this.db);
+    if (after < compacted) {
+      throw new StorageError('Expired', `too old resource version: ${after} (${compacted})`, undefined, compacted);
+    }
+    const events = rows.filter((r): r is typeof r & { revision: number } => r.revision !== null).map(toEvent);
+    const scannedTo = events.length === limit ? events[events.length - 1].revision : Math.max(after, Number(current));
+    return { events, scannedTo };
   }
 
   /** The oldest revision a watch or list may start from. */

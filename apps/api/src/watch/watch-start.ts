@@ -80,13 +80,12 @@ async function join(stream: WatchStream, deps: WatchStartDeps, subscribe: () => 
     if (cached) {
       for (const c of cached.slice(0, SYNC_JOIN_MAX)) stream.offer(c, true);
     } else {
-      const batch = await deps.changes.changesAfter(stream.from, CATCH_UP_BATCH);
-      if (batch.length === 0) {
-        // Nothing newer in the log: whatever the window holds beyond is a future the stream skips to.
-        subscribe();
-        return;
-      }
-      for (const c of batch) stream.offer(c, false);
+      // Older than the window: the log, read as the index range of this watch's tenant and resource only.
+      const f = stream.filter;
+      const { events, scannedTo } = await deps.changes.changesInScope(stream.from, CATCH_UP_BATCH, { tenant: f.tenant, resource: f.resource, namespace: f.namespace, name: f.name });
+      for (const c of events) stream.offer(c, false);
+      // Nothing else of this scope up to scannedTo: the stream resumes from there (the window, next turn).
+      stream.skipTo(scannedTo);
     }
     await stream.drain();
   }

@@ -142,6 +142,11 @@ export class WatchStream implements CacheSubscriber {
     this.write(bytes);
   }
 
+  /** Moves {@link from} to `revision` (a catch-up read found nothing for this watcher up to it). */
+  skipTo(revision: number): void {
+    if (revision > this.from) this.from = revision;
+  }
+
   /** Writes one object of the initial state as ADDED. */
   sendInitial(obj: KubeObject): void {
     this.write(encodeEvent(this.format, 'ADDED', obj, this.takeColumns()));

@@ -1,9 +1,78 @@
-import { request } from 'undici';
+import { type Agent, request } from 'undici';
 import pg from 'pg';
 import { benchAgent, percentiles, progress, runBenchmark, startBenchPostgres, startServerProcess, stopServerAndDatabase } from './bench-support.js';
 
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 1_000_000);
 const PAGES = Number(process.env.BENCH_PAGES ?? 40);
+/** Changes of another tenant written between a watch's resourceVersion and now (catch-up must skip them by index). */
+const FOREIGN_CHANGES = Number(process.env.BENCH_FOREIGN_CHANGES ?? 1_000_000);
+/** Changes of the watched resource itself, for the unselective catch-up rate. */
+const OWN_CHANGES = Number(process.env.BENCH_OWN_CHANGES ?? 200_000);
+
+/**
+ * Appends `n` ADDED changes of `tenant`/configmaps in `namespace` to the change log, with contiguous revisions after the
+ * counter (and the counter moved past them), as n committed creates would; the object rows are not needed for watches.
+ */
+async function appendChanges(pool: pg.Pool, tenant: string, namespace: string, n: number, labelEvery: number): Promise<number> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    const from = Number((await c.query('SELECT value FROM revision_counter WHERE id = 1 FOR UPDATE')).rows[0].value);
+    await c.query(
+      `INSERT INTO changes (revision, tenant, resource, namespace, name, type, object)
+       SELECT $1 + i, $2, 'configmaps', $3, 'w-' || i, 'A',
+         jsonb_build_object('apiVersion', 'v1', 'kind', 'ConfigMap', 'metadata', jsonb_build_object('name', 'w-' || i, 'namespace', $3::text, 'resourceVersion', ($1 + i)::text,
+           'labels', jsonb_build_object('app', CASE WHEN $5 > 0 AND i % $5 = 0 THEN 'needle' ELSE 'hay' END)))
+       FROM generate_series(1, $4) AS i`,
+      [from, tenant, namespace, n, labelEvery],
+    );
+    await c.query('UPDATE revision_counter SET value = value + $1 WHERE id = 1', [n]);
+    // As every committed write does: wake the replicas' change feeds.
+    await c.query("SELECT pg_notify('plinth_changes', $1)", [String(from + n)]);
+    await c.query('COMMIT');
+    return from;
+  } finally {
+    c.release();
+  }
+}
+
+/**
+ * Waits until the server's watch cache has applied every change up to the
+ * newest revision (`plinth_watch_cache_revision` on /metrics): a burst of a
+ * million changes keeps its change feed busy for a while, and a watch
+ * measured meanwhile would measure the feed, not the catch-up.
+ */
+async function settle(base: string, agent: Agent, pool: pg.Pool): Promise<number> {
+  const t0 = Date.now();
+  const newest = Number((await pool.query('SELECT value FROM revision_counter')).rows[0].value);
+  while (Date.now() - t0 < 300_000) {
+    const text = await (await request(`${base}/metrics`, { dispatcher: agent })).body.text();
+    const m = /^plinth_watch_cache_revision (\d+)/m.exec(text);
+    if (m && Number(m[1]) >= newest) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return Date.now() - t0;
+}
+
+/** Opens a watch and resolves with the milliseconds until `want` events arrived (or the stream ended). */
+async function watchFor(base: string, agent: Agent, path: string, want: number): Promise<{ ms: number; events: number }> {
+  const t0 = process.hrtime.bigint();
+  const res = await request(`${base}${path}`, { dispatcher: agent });
+  let events = 0;
+  let buf = '';
+  for await (const chunk of res.body) {
+    buf += chunk.toString();
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (line.includes('"type":"ADDED"')) events++;
+    }
+    if (events >= want) break;
+  }
+  res.body.destroy();
+  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, events };
+}
 
 /** Milliseconds of `fn`. */
 async function timed(fn: () => Promise<unknown>): Promise<number> {
@@ -77,6 +146,17 @@ async function main(): Promise<void> {
         }),
       );
     }
+    progress(`watch catch-up: ${FOREIGN_CHANGES.toLocaleString('en-US')} changes of another tenant, then 10 of the watched one`);
+    const foreignFrom = await appendChanges(pool, 'noise', 'x', FOREIGN_CHANGES, 0);
+    await appendChanges(pool, 'default', 'big', 10, 1);
+    const digestMs = await settle(base, agent, pool);
+    progress(`the server's change feed digested the burst in ${(digestMs / 1000).toFixed(1)} s`);
+    const selective = await watchFor(base, agent, `/api/v1/namespaces/big/configmaps?watch=1&resourceVersion=${foreignFrom}&labelSelector=app%3Dneedle`, 10);
+    progress(`unselective catch-up over ${OWN_CHANGES.toLocaleString('en-US')} changes of the watched resource`);
+    const ownFrom = await appendChanges(pool, 'default', 'own', OWN_CHANGES, 0);
+    await settle(base, agent, pool);
+    const unselective = await watchFor(base, agent, `/api/v1/namespaces/own/configmaps?watch=1&resourceVersion=${ownFrom}`, OWN_CHANGES);
+    const rawCatchUp = await timed(() => pool.query("SELECT revision, object FROM changes WHERE tenant = 'default' AND resource = 'configmaps' AND revision > $1 ORDER BY revision", [ownFrom]));
     const pg50 = percentiles(pageMs);
     const raw = percentiles(rawMs);
     const sel = percentiles(selMs);
@@ -87,6 +167,8 @@ async function main(): Promise<void> {
     console.log(`raw PG: the same keyset page of 500                 ${raw.p50.toFixed(1).padStart(8)}  ${raw.p99.toFixed(1).padStart(8)}`);
     console.log(`API labelSelector=app=needle (10 of ${OBJECTS / 1000}k)            ${sel.p50.toFixed(1).padStart(8)}  ${sel.p99.toFixed(1).padStart(8)}`);
     console.log(`API labelSelector=app in (needle,nothing)          ${inn.p50.toFixed(1).padStart(8)}  ${inn.p99.toFixed(1).padStart(8)}`);
+    console.log(`\nwatch catch-up, selective: 10 events past ${FOREIGN_CHANGES.toLocaleString('en-US')} changes of another tenant in ${selective.ms.toFixed(0)} ms (${selective.events} events; target <= 1000 ms)`);
+    console.log(`watch catch-up, unselective: ${unselective.events.toLocaleString('en-US')} events in ${unselective.ms.toFixed(0)} ms = ${((unselective.events / unselective.ms) * 1000).toFixed(0)} events/s (target >= 50,000/s); raw PG reads the same ${OWN_CHANGES.toLocaleString('en-US')} changes in ${rawCatchUp.toFixed(0)} ms`);
     console.log(`\nfirst page remainingItemCount: ${first.remainingItemCount ?? '(left out: more than the cap follow)'}`);
     console.log(`a full kubectl listing would take about ${((OBJECTS / 500) * pg50.p50 / 1000).toFixed(0)} s of server time for its ${OBJECTS / 500} pages`);
   } finally {
