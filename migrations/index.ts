@@ -4,6 +4,7 @@ import * as tenantLifecycle from './0002-tenant-lifecycle.migration.js';
 import * as tenantUsage from './0003-tenant-usage.migration.js';
 import * as usageLimitsInline from './0004-usage-limits-inline.migration.js';
 import * as changesScopeIndex from './0005-changes-scope-index.migration.js';
+import * as resourceQuota from './0006-resource-quota.migration.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '0003-tenant-usage': tenantUsage,
   '0004-usage-limits-inline': usageLimitsInline,
   '0005-changes-scope-index': changesScopeIndex,
+  '0006-resource-quota': resourceQuota,
 };

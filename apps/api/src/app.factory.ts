@@ -12,6 +12,7 @@ import {
   createDatabase,
   ObjectListRepository,
   ObjectStoreRepository,
+  QuotaRepository,
   TenantRepository,
 } from '@plinth/storage';
 import { createAuthentication, type PreparedAuthentication } from './authn/authentication.factory.js';
@@ -43,6 +44,8 @@ import { FairQueuing } from './flowcontrol/fair-queuing.js';
 import { installFlowControl } from './flowcontrol/flow-control.hook.js';
 import { flowMetrics } from './flowcontrol/flow-metrics.js';
 import { TenantFlowLimits } from './flowcontrol/tenant-flow-limits.js';
+import { QuotaSupport } from './quota/quota-support.js';
+import { resourceQuotaResource } from './quota/resource-quota.resource.js';
 import { installAudit } from './audit/audit.hook.js';
 import { AuditLogWriter } from './audit/audit-log.writer.js';
 import { AuditPolicy } from './audit/audit-policy.js';
@@ -135,6 +138,9 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     await authz.ensureDefaultRbac(tenant);
   };
   policies.attach(watch.cache);
+  const quotas = new QuotaSupport({ quotas: new QuotaRepository(db), registry, store, logger });
+  store.afterCreate.set(resourceQuotaResource.storageResource, quotas.afterWrite);
+  store.afterUpdate.set(resourceQuotaResource.storageResource, quotas.afterWrite);
   const flowLimits = new TenantFlowLimits({ concurrency: config.tenantConcurrentRequests, queueLength: config.tenantQueueLength }, lists, observe);
   return {
     config,
@@ -158,6 +164,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     authn: createAuthentication(config, logger, auth, objects, registry, observe),
     authz,
     flowLimits,
+    quotas,
     flow: new FairQueuing((t) => flowLimits.limitsOf(t), config.tenantQueueWaitMs, flowMetrics(metrics.registry)),
   };
 }

@@ -4,6 +4,7 @@ import type { Database, ObjectListRepository, ObjectStoreRepository, TenantRepos
 import type { AuthenticationService } from './authn/authentication.service.js';
 import type { Authorization } from './authz/authorization.factory.js';
 import type { FairQueuing } from './flowcontrol/fair-queuing.js';
+import type { QuotaSupport } from './quota/quota-support.js';
 import type { TenantFlowLimits } from './flowcontrol/tenant-flow-limits.js';
 import type { AppConfig } from './config/app-config.js';
 import type { Metrics } from './observability/metrics.js';
@@ -52,6 +53,8 @@ export interface PlinthServices {
   authz: Authorization;
   /** Each tenant's request limits (Tenant spec, else configuration), followed through the change stream. */
   flowLimits: TenantFlowLimits;
+  /** ResourceQuota: applies quotas to storage's exact counts, keeps their status current. */
+  quotas: QuotaSupport;
   /** Per-tenant fair queuing of requests (seats, queues, 429). */
   flow: FairQueuing;
 }

@@ -76,6 +76,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
     await services.watch.start();
     await services.flowLimits.load();
     services.crds.start();
+    services.quotas.start();
     const app = await createApp(services, pki);
     await app.listen(config.port, config.host);
     const address = app.getHttpServer().address();
@@ -103,6 +104,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
             await health?.close();
             await services.tenancy.lifecycle.stop();
             await services.crds.stop();
+            await services.quotas.stop();
             await services.authz.stop();
             await services.db.destroy();
             await embedded?.stop();
@@ -115,6 +117,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
         await health?.close();
         await services.tenancy.lifecycle.stop();
         await services.crds.stop();
+        await services.quotas.stop();
         await services.authz.stop();
         await services.watch.stop();
         await app.close();
@@ -126,6 +129,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
     await health?.close();
     await services.tenancy.lifecycle.stop();
     await services.crds.stop();
+    await services.quotas.stop();
     await services.authz.stop();
     await services.watch.stop();
     await services.db.destroy();

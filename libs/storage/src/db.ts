@@ -62,7 +62,19 @@ export interface TenantUsageTable {
   max_bytes: number | null;
 }
 
+/** Row of `quota_usage`: one ResourceQuota's count of one resource in its namespace, and its hard limit. */
+export interface QuotaUsageTable {
+  tenant: string;
+  namespace: string;
+  resource: string;
+  quota: string;
+  hard_name: string;
+  objects: number;
+  max_objects: number;
+}
+
 export interface DB {
+  quota_usage: QuotaUsageTable;
   tenants: TenantsTable;
   tenant_usage: TenantUsageTable;
   revision_counter: RevisionCounterTable;

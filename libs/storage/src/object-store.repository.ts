@@ -7,14 +7,22 @@ interface PgError {
   code?: string;
 }
 
-function mapWriteError(err: unknown, key: ObjectKey): never {
+/** Turns the write functions' SQLSTATEs into StorageErrors; rethrows anything else. */
+export function mapWriteError(err: unknown, key: ObjectKey): never {
   const code = (err as PgError)?.code;
   if (code === 'P0409') throw new StorageError('AlreadyExists', `${key.resource} "${key.name}" already exists`);
   if (code === 'P0404') throw new StorageError('NotFound', `${key.resource} "${key.name}" not found`);
   if (code === 'P0412') throw new StorageError('Conflict', `${key.resource} "${key.name}" has been modified`);
   if (code === 'P0403') throw new StorageError('TenantTerminating', tenantTerminatingMessage(key.tenant));
   if (code === 'P0429') throw limitError(key, String((err as { message?: string }).message ?? ''));
+  if (code === 'P0430') throw quotaError(String((err as { message?: string }).message ?? ''));
   throw err;
+}
+
+/** The StorageError of a create refused by plinth_account_quota (message `quota|hard name|limit|used|requested`). */
+function quotaError(message: string): StorageError {
+  const [quota, hardName, limit, used, requested] = message.split('|');
+  return new StorageError('QuotaExceeded', `exceeded quota: ${quota}`, undefined, undefined, undefined, { quota, hardName, limit: Number(limit), used: Number(used), requested: Number(requested) });
 }
 
 /** The StorageError of a write refused by plinth_account (message `key|measure|limit|used|requested`). */

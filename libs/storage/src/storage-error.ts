@@ -9,7 +9,19 @@ export type StorageErrorCode =
   /** A write to a tenant that is being deleted (or is gone). */
   | 'TenantTerminating'
   /** A write that would take a tenant past one of its limits (see {@link LimitExceeded}). */
-  | 'LimitExceeded';
+  | 'LimitExceeded'
+  /** A create that would take a namespace past a ResourceQuota (see {@link QuotaExceeded}). */
+  | 'QuotaExceeded';
+
+/** Which ResourceQuota a refused create would have exceeded. */
+export interface QuotaExceeded {
+  quota: string;
+  /** The resource's name in the quota's `spec.hard` (`count/configmaps`, `secrets`, …). */
+  hardName: string;
+  limit: number;
+  used: number;
+  requested: number;
+}
 
 /** Which tenant limit a refused write would have exceeded, and by how much. */
 export interface LimitExceeded {
@@ -33,6 +45,7 @@ export class StorageError extends Error {
     readonly currentRevision?: number,
     readonly oldestRevision?: number,
     readonly limitExceeded?: LimitExceeded,
+    readonly quotaExceeded?: QuotaExceeded,
   ) {
     super(message);
   }

@@ -11,6 +11,7 @@ import { authenticationResources } from './authentication-resources.js';
 import type { ResourceDefinition } from './resource-definition.js';
 import { eventResource } from './event-resource.js';
 import { leaseResource } from './lease-resource.js';
+import { resourceQuotaResource } from '../quota/resource-quota.resource.js';
 import { configMapStrategy } from './strategies/configmap.strategy.js';
 import { namespaceStrategy } from './strategies/namespace.strategy.js';
 import { secretStrategy } from './strategies/secret.strategy.js';
@@ -122,6 +123,7 @@ export const builtinResources: ResourceDefinition[] = [
   namespaceResource,
   configMapResource,
   secretResource,
+  resourceQuotaResource,
   eventResource,
   leaseResource,
   ...admissionRegistrationResources,

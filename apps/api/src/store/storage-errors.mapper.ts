@@ -18,6 +18,11 @@ export function mapStorageError(err: unknown, def: ResourceDefinition, name: str
       throw ApiError.staleConflict(target);
     case 'TenantTerminating':
       throw ApiError.forbidden(target, err.message);
+    case 'QuotaExceeded': {
+      // Upstream's quota admission wording.
+      const q = err.quotaExceeded!;
+      throw ApiError.forbidden(target, `exceeded quota: ${q.quota}, requested: ${q.hardName}=${q.requested}, used: ${q.hardName}=${q.used}, limited: ${q.hardName}=${q.limit}`);
+    }
     case 'LimitExceeded':
       throw ApiError.forbidden(target, tenantLimitMessage(err.limitExceeded!));
     case 'Expired':

@@ -105,6 +105,16 @@ message LabelSelector {
 }
 `;
 
+const RESOURCE = `
+syntax = "proto2";
+package k8s.io.apimachinery.pkg.api.resource;
+
+message Quantity {
+  optional string string = 1 [(json) = "string"];
+}
+`;
+
+const QUANTITY = '.k8s.io.apimachinery.pkg.api.resource.Quantity';
 const OBJECT_META = '.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta';
 const TIME = '.k8s.io.apimachinery.pkg.apis.meta.v1.Time';
 const LABEL_SELECTOR = '.k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector';
@@ -162,6 +172,33 @@ message ServiceAccount {
   repeated ObjectReference secrets = 2 [(json) = "secrets,omitempty"];
   repeated LocalObjectReference imagePullSecrets = 3 [(json) = "imagePullSecrets,omitempty"];
   optional bool automountServiceAccountToken = 4 [(json) = "automountServiceAccountToken,omitempty", (ptr) = true];
+}
+
+message ScopedResourceSelectorRequirement {
+  optional string scopeName = 1 [(json) = "scopeName"];
+  optional string operator = 2 [(json) = "operator"];
+  repeated string values = 3 [(json) = "values,omitempty"];
+}
+
+message ScopeSelector {
+  repeated ScopedResourceSelectorRequirement matchExpressions = 1 [(json) = "matchExpressions,omitempty"];
+}
+
+message ResourceQuotaSpec {
+  map<string, ${QUANTITY}> hard = 1 [(json) = "hard,omitempty"];
+  repeated string scopes = 2 [(json) = "scopes,omitempty"];
+  optional ScopeSelector scopeSelector = 3 [(json) = "scopeSelector,omitempty"];
+}
+
+message ResourceQuotaStatus {
+  map<string, ${QUANTITY}> hard = 1 [(json) = "hard,omitempty"];
+  map<string, ${QUANTITY}> used = 2 [(json) = "used,omitempty"];
+}
+
+message ResourceQuota {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
+  optional ResourceQuotaSpec spec = 2 [(json) = "spec,omitempty"];
+  optional ResourceQuotaStatus status = 3 [(json) = "status,omitempty"];
 }
 
 message Secret {
@@ -426,12 +463,15 @@ export const UNKNOWN_MESSAGE = 'k8s.io.apimachinery.pkg.runtime.Unknown';
 export const TIME_MESSAGE = TIME.slice(1);
 /** Fully qualified name of metav1.FieldsV1, whose JSON form is its raw bytes parsed as JSON. */
 export const FIELDS_V1_MESSAGE = 'k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1';
+/** Fully qualified name of resource.Quantity, whose JSON form is its string. */
+export const QUANTITY_MESSAGE = QUANTITY.slice(1);
 
 /** Message of each decodable `apiVersion/kind`; DeleteOptions is looked up separately (any version). */
 const KIND_MESSAGES: ReadonlyMap<string, string> = new Map([
   ['v1/Namespace', 'k8s.io.api.core.v1.Namespace'],
   ['v1/ConfigMap', 'k8s.io.api.core.v1.ConfigMap'],
   ['v1/Secret', 'k8s.io.api.core.v1.Secret'],
+  ['v1/ResourceQuota', 'k8s.io.api.core.v1.ResourceQuota'],
   ['v1/ServiceAccount', 'k8s.io.api.core.v1.ServiceAccount'],
   ['authentication.k8s.io/v1/TokenRequest', 'k8s.io.api.authentication.v1.TokenRequest'],
   ['authentication.k8s.io/v1/TokenReview', 'k8s.io.api.authentication.v1.TokenReview'],
@@ -465,7 +505,7 @@ let cachedRoot: protobuf.Root | undefined;
 export function k8sProtoRoot(): protobuf.Root {
   if (cachedRoot) return cachedRoot;
   const root = new protobuf.Root();
-  for (const source of [RUNTIME, META_V1, CORE_V1, AUTOSCALING_V1, ADMISSIONREGISTRATION_V1, AUTHENTICATION_V1, RBAC_V1, AUTHORIZATION_V1]) {
+  for (const source of [RUNTIME, META_V1, RESOURCE, CORE_V1, AUTOSCALING_V1, ADMISSIONREGISTRATION_V1, AUTHENTICATION_V1, RBAC_V1, AUTHORIZATION_V1]) {
     protobuf.parse(source, root, { keepCase: true });
   }
   root.resolveAll();

@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer';
 import type protobuf from 'protobufjs';
 import { DecodeError, goQuote } from './decode-error.js';
-import { FIELDS_V1_MESSAGE, TIME_MESSAGE, UNKNOWN_MESSAGE, k8sProtoRoot, protobufMessageFor } from './k8s-proto.descriptor.js';
+import { FIELDS_V1_MESSAGE, QUANTITY_MESSAGE, TIME_MESSAGE, UNKNOWN_MESSAGE, k8sProtoRoot, protobufMessageFor } from './k8s-proto.descriptor.js';
 
 /** The group/version/kind upstream falls back to for parts missing from the body's typeMeta. */
 export interface ExpectedKind {
@@ -246,7 +246,11 @@ function decodeMapEntry(field: protobuf.Field, outer: WireReader): [string, Scal
     if (fieldNum === 1n || fieldNum === 2n) {
       if ((tag & 7n) !== 2n) throw new WireError(`proto: wrong wireType = ${tag & 7n} for field ${goFieldName(field)}`);
       if (fieldNum === 1n) key = decodeScalar('string', reader) as string;
-      else value = decodeScalar(field.type, reader);
+      else if (field.resolvedType) {
+        // A message value (resource.Quantity in ResourceLists) becomes its JSON form here.
+        const [s, e] = reader.span();
+        value = messageValueToJson(decodeMessage(field.resolvedType as protobuf.Type, reader.buf, s, e)) as Scalar;
+      } else value = decodeScalar(field.type, reader);
     } else {
       reader.skipField(tagStart);
     }
@@ -334,6 +338,7 @@ function messageValueToJson(msg: DecodedMessage): unknown {
   const name = msg.type.fullName.slice(1);
   if (name === TIME_MESSAGE) return timeToJson(msg);
   if (name === FIELDS_V1_MESSAGE) return fieldsV1ToJson(msg);
+  if (name === QUANTITY_MESSAGE) return String(msg.values.get('string') ?? '');
   return messageToJson(msg);
 }
 
