@@ -65,7 +65,7 @@ async function main(): Promise<void> {
   const pgPort = 57900 + (process.pid % 400);
   const apiPort = 18900 + (process.pid % 400);
   const db = await startBenchPostgres('fairness', pgPort);
-  const server = await startServerProcess({ DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '32', PLINTH_TENANT_QUEUE_LENGTH: '16' }, apiPort);
+  const server = await startServerProcess({ DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '32', PLINTH_TENANT_QUEUE_LENGTH: '16', PLINTH_MAX_REQUESTS_INFLIGHT: process.env.BENCH_MAX_INFLIGHT ?? '8' }, apiPort);
   const base = `https://127.0.0.1:${apiPort}`;
   const admin = await benchAgent({ connections: 4 });
   const alice = await benchUserAgent('alice', [], { connections: FLOOD_CLIENTS, pipelining: 1 });

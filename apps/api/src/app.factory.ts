@@ -165,7 +165,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     authz,
     flowLimits,
     quotas,
-    flow: new FairQueuing((t) => flowLimits.limitsOf(t), config.tenantQueueWaitMs, flowMetrics(metrics.registry)),
+    flow: new FairQueuing((t) => flowLimits.limitsOf(t), config.tenantQueueWaitMs, flowMetrics(metrics.registry), config.maxRequestsInflight),
   };
 }
 

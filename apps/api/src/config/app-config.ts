@@ -52,6 +52,9 @@ class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(10000)
   PLINTH_TENANT_CONCURRENT_REQUESTS?: number;
 
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(100000)
+  PLINTH_MAX_REQUESTS_INFLIGHT?: number;
+
   @IsOptional() @IsString()
   PLINTH_AUDIT_POLICY_FILE?: string;
 
@@ -168,6 +171,8 @@ export interface AppConfig {
   tenantValidationMsPerSecond: number;
   /** Requests of one tenant executing at once on a replica, unless its Tenant's spec.limits.concurrentRequests says otherwise. */
   tenantConcurrentRequests: number;
+  /** Requests of all tenants executing at once on a replica (0: only the per-tenant bound); freed seats go to the waiting tenant with the fewest. */
+  maxRequestsInflight: number;
   /** Requests of one tenant that may wait for a seat on a replica (beyond: 429 at once). */
   tenantQueueLength: number;
   /** The longest a request waits for a seat before it gets 429. */
@@ -253,6 +258,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     tenantValidationMsPerSecond: parsed.PLINTH_TENANT_VALIDATION_MS_PER_SECOND ?? 200,
     tenantConcurrentRequests: parsed.PLINTH_TENANT_CONCURRENT_REQUESTS ?? 32,
     tenantQueueLength: parsed.PLINTH_TENANT_QUEUE_LENGTH ?? 128,
+    maxRequestsInflight: parsed.PLINTH_MAX_REQUESTS_INFLIGHT ?? 64,
     tenantQueueWaitMs: parsed.PLINTH_TENANT_QUEUE_WAIT_MS ?? 10000,
     auditPolicyFile: parsed.PLINTH_AUDIT_POLICY_FILE ?? '',
     auditLogPath: parsed.PLINTH_AUDIT_LOG_PATH ?? '',

@@ -32,6 +32,21 @@ describe('FairQueuing', () => {
     await assert.rejects(rated.admit('r', 'u'), (err: ApiError) => err.code === 429 && Number(err.headers['Retry-After']) >= 1);
   });
 
+  it('gives a freed replica-wide seat to the waiting tenant with the fewest requests executing', async () => {
+    const fq = new FairQueuing(() => ({ concurrency: 10, queueLength: 10 }), 60_000, quiet, 2);
+    const a1 = await fq.admit('a', 'u');
+    await fq.admit('a', 'u');
+    const order: string[] = [];
+    const aWaits = [fq.admit('a', 'u'), fq.admit('a', 'u')].map((p) => p.then(() => void order.push('a')));
+    const bWaits = fq.admit('b', 'v').then(() => void order.push('b'));
+    assert.deepEqual([fq.stats('a'), fq.stats('b')], [{ inflight: 2, queued: 2 }, { inflight: 0, queued: 1 }]);
+    a1();
+    await bWaits;
+    assert.deepEqual(order, ['b'], 'b got the freed seat although a queued first');
+    assert.deepEqual([fq.stats('a'), fq.stats('b')], [{ inflight: 1, queued: 2 }, { inflight: 1, queued: 0 }]);
+    void aWaits;
+  });
+
   it('serves a user\'s single request before most of a flooding user\'s backlog (shuffle sharding, round-robin)', async () => {
     // Pick a light user whose queues differ from the flooder's, as shuffle sharding makes likely.
     const flooder = 'flooder';

@@ -68,11 +68,22 @@ export function handOf(user: string): number[] {
 export class FairQueuing {
   /** One entry per tenant that sent an authorized request here (bounded by the tenants that exist). */
   private readonly flows = new Map<string, TenantFlow>();
+  /** Tenants with requests waiting for a seat. */
+  private readonly waiting = new Set<string>();
+  private inflightTotal = 0;
 
+  /**
+   * `totalSeats` bounds the requests executing at once on the replica, all
+   * tenants together (0: only the per-tenant bounds): when they are taken,
+   * a freed seat goes to the waiting tenant with the fewest requests
+   * executing, so a flooding tenant cannot hold the replica's CPU while
+   * another waits.
+   */
   constructor(
     private readonly limitsOf: (tenant: string) => FlowLimits,
     private readonly waitMs: number,
     private readonly observer: FlowObserver,
+    private readonly totalSeats = 0,
   ) {}
 
   /**
@@ -88,7 +99,7 @@ export class FairQueuing {
       this.observer.rejected(tenant, 'rate');
       return Promise.reject(tooManyRequests(rateWait));
     }
-    if (flow.inflight < limits.concurrency && flow.queued === 0) return Promise.resolve(this.seat(tenant, flow, 0));
+    if (flow.inflight < limits.concurrency && flow.queued === 0 && this.globalSeatFree()) return Promise.resolve(this.seat(tenant, flow, 0));
     if (flow.queued >= limits.queueLength) {
       this.observer.rejected(tenant, 'queue-full');
       return Promise.reject(tooManyRequests(1));
@@ -106,6 +117,7 @@ export class FairQueuing {
           if (at < 0) return;
           queue.splice(at, 1);
           flow.queued--;
+          if (flow.queued === 0) this.waiting.delete(tenant);
           this.observer.rejected(tenant, 'timeout');
           this.observer.changed(tenant, flow.inflight, flow.queued);
           reject(tooManyRequests(1));
@@ -113,7 +125,9 @@ export class FairQueuing {
       };
       queue.push(waiter);
       flow.queued++;
+      this.waiting.add(tenant);
       this.observer.changed(tenant, flow.inflight, flow.queued);
+      this.dispatch();
     });
   }
 
@@ -146,8 +160,19 @@ export class FairQueuing {
     return (1 - f.tokens) / rate;
   }
 
+  /**
+   * Whether a replica-wide seat is free. A new arrival may take it: every
+   * release and every arrival hands free seats to waiting tenants that can
+   * use them first ({@link dispatch}), so any tenant still waiting is at its
+   * own bound.
+   */
+  private globalSeatFree(): boolean {
+    return this.totalSeats === 0 || this.inflightTotal < this.totalSeats;
+  }
+
   private seat(tenant: string, f: TenantFlow, waitedMs: number): () => void {
     f.inflight++;
+    this.inflightTotal++;
     this.observer.admitted(tenant, waitedMs / 1000);
     this.observer.changed(tenant, f.inflight, f.queued);
     let released = false;
@@ -155,15 +180,27 @@ export class FairQueuing {
       if (released) return;
       released = true;
       f.inflight--;
-      this.dispatch(tenant, f);
+      this.inflightTotal--;
+      this.dispatch();
       this.observer.changed(tenant, f.inflight, f.queued);
     };
   }
 
-  /** Gives free seats to waiting requests, one queue after another (round-robin). */
-  private dispatch(tenant: string, f: TenantFlow): void {
-    const limits = this.limitsOf(tenant);
-    while (f.queued > 0 && f.inflight < limits.concurrency) {
+  /**
+   * Gives free seats to waiting requests: while a replica-wide seat is free,
+   * to the waiting tenant with the fewest requests executing (among those
+   * under their own bound), and inside it to its queues round-robin.
+   */
+  private dispatch(): void {
+    while (this.waiting.size > 0 && (this.totalSeats === 0 || this.inflightTotal < this.totalSeats)) {
+      let best: [string, TenantFlow] | undefined;
+      for (const t of this.waiting) {
+        const f = this.flows.get(t)!;
+        if (f.inflight >= this.limitsOf(t).concurrency) continue;
+        if (!best || f.inflight < best[1].inflight) best = [t, f];
+      }
+      if (!best) return;
+      const [tenant, f] = best;
       let queue = f.queues[f.next];
       for (let i = 0; queue.length === 0 && i < QUEUES; i++) {
         f.next = (f.next + 1) % QUEUES;
@@ -172,6 +209,7 @@ export class FairQueuing {
       f.next = (f.next + 1) % QUEUES;
       const waiter = queue.shift()!;
       f.queued--;
+      if (f.queued === 0) this.waiting.delete(tenant);
       clearTimeout(waiter.timer);
       waiter.resolve(this.seat(tenant, f, performance.now() - waiter.enqueuedAt));
     }
