@@ -95,8 +95,43 @@ describe('audit log', { timeout: 120_000 }, () => {
     assert.equal((await eventsFor(imp.headers['audit-id'], 2)).length, 1, 'RequestReceived is omitted by the rule');
   });
 
+  it('carries admission policies\' auditAnnotations and Audit-action failures into the ResponseComplete event', async () => {
+    await request(s.url)
+      .post('/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies')
+      .send({
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingAdmissionPolicy',
+        metadata: { name: 'few-keys' },
+        spec: {
+          failurePolicy: 'Fail',
+          matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }] },
+          validations: [{ expression: '!has(object.data) || size(object.data) < 2', message: 'too many keys' }],
+          auditAnnotations: [{ key: 'keys', valueExpression: 'string(has(object.data) ? size(object.data) : 0)' }],
+        },
+      })
+      .expect(201);
+    await request(s.url)
+      .post('/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings')
+      .send({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'few-keys' }, spec: { policyName: 'few-keys', validationActions: ['Audit'] } })
+      .expect(201);
+    const res = await request(s.url).post('/api/v1/namespaces/audited/configmaps').send({ metadata: { name: 'many' }, data: { a: '1', b: '2', c: '3' } }).expect(201);
+    const done = (await eventsFor(res.headers['audit-id'], 2)).find((e) => e.stage === 'ResponseComplete')!;
+    assert.equal(done.annotations['few-keys/keys'], '3');
+    const failures = JSON.parse(done.annotations['validation.policy.admission.k8s.io/validation_failure']);
+    assert.equal(failures[0].message, 'too many keys');
+    assert.equal(failures[0].policy, 'few-keys');
+  });
+
   it('records a watch\'s ResponseStarted and ResponseComplete, and nothing for paths the policy excludes', async () => {
-    const w = await request(s.url).get('/api/v1/namespaces/audited/configmaps?watch=1&timeoutSeconds=1&resourceVersion=0').expect(200);
+    const w = await request(s.url)
+      .get('/api/v1/namespaces/audited/configmaps?watch=1&timeoutSeconds=1&resourceVersion=0')
+      .buffer(true)
+      .parse((res, cb) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => cb(null, text));
+      })
+      .expect(200);
     const stages = (await eventsFor(w.headers['audit-id'], 3)).map((e) => e.stage);
     assert.deepEqual(stages, ['RequestReceived', 'ResponseStarted', 'ResponseComplete']);
     const h = await request(s.url).get('/healthz').expect(200);

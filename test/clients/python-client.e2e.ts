@@ -33,7 +33,7 @@ describe('the Kubernetes Python client', { timeout: 120_000 }, () => {
   });
   after(async () => s?.close());
 
-  it('lists, creates, patches and watches with a client certificate, and is held to RBAC with a token', async () => {
+  it('lists, creates, patches, watches and applies server-side with a client certificate, and is held to RBAC with a token', async () => {
     const token = (await request(s.url).post('/api/v1/namespaces/py/serviceaccounts/reader/token').send({ spec: {} }).expect(201)).body.status.token as string;
     const run = await python([writeTestKubeconfig(s.url), writeTestKubeconfig(s.url, tokenIdentity(token))]);
     assert.equal(run.code, 0, run.stderr);
@@ -42,7 +42,10 @@ describe('the Kubernetes Python client', { timeout: 120_000 }, () => {
     assert.match(out.created_rv, /^\d+$/);
     assert.deepEqual(out.watch, [['MODIFIED', 'from-python', { a: '2' }]]);
     assert.equal(out.conflict, 409);
-    assert.deepEqual(out.sa_list_in_py, ['from-python']);
+    assert.deepEqual(out.ssa_managers, [['py-first', 'Apply']]);
+    assert.equal(out.ssa_conflict, 409);
+    assert.deepEqual(out.ssa_forced, ['second', ['py-second']]);
+    assert.deepEqual(out.sa_list_in_py, ['applied', 'from-python']);
     assert.equal(out.sa_list_namespaces, 403);
     assert.equal(out.sa_create, 403);
   });

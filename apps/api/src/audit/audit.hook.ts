@@ -11,6 +11,8 @@ declare module 'fastify' {
     audit?: AuditRecord;
     /** A watch calls it once its stream has started (the ResponseStarted stage). */
     auditResponseStarted?: () => void;
+    /** Annotations admission added (admission policies' auditAnnotations and Audit actions). */
+    auditAnnotations?: Record<string, string>;
     /** The authorizer's answer (audit annotations), set by the authentication hook. */
     authorizationDecision?: { allowed: boolean; reason?: string };
   }
@@ -138,7 +140,7 @@ export function installAudit(fastify: FastifyInstance, policy: AuditPolicy, writ
     }
     event.requestReceivedTimestamp = rec.receivedAt;
     event.stageTimestamp = new Date().toISOString();
-    const annotations: Record<string, string> = { 'tenancy.plinth.dev/tenant': tenant };
+    const annotations: Record<string, string> = { ...(stage === 'ResponseComplete' ? req.auditAnnotations : undefined), 'tenancy.plinth.dev/tenant': tenant };
     const authz = req.authorizationDecision;
     if (authz) {
       annotations['authorization.k8s.io/decision'] = authz.allowed ? 'allow' : 'forbid';

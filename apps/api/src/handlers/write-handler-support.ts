@@ -25,6 +25,7 @@ export function writeContext(ctx: HandlerContext, kind: 'CreateOptions' | 'Updat
       dryRun: opts.dryRun,
       options,
       warnings: ctx.warnings,
+      auditAnnotations: (ctx.req.auditAnnotations ??= {}),
       fieldManager: opts.fieldManager || managerFromUserAgent(ctx.req.headers['user-agent']),
     },
   };

@@ -337,7 +337,7 @@ export class ResourceStoreService {
   async runMutating(ctx: WriteContext, op: AdmissionOperation, obj: KubeObject | null, old: KubeObject | null): Promise<void> {
     const attrs = this.attributes(ctx, op, obj, old);
     const managedFieldsBefore = cloneJson(obj?.metadata?.managedFields);
-    await this.admission.admit(attrs, { warnings: ctx.warnings });
+    await this.admission.admit(attrs, { warnings: ctx.warnings, auditAnnotations: ctx.auditAnnotations });
     if (obj && attrs.object && attrs.object !== obj) {
       for (const k of Object.keys(obj)) delete obj[k];
       Object.assign(obj, attrs.object);
@@ -347,7 +347,7 @@ export class ResourceStoreService {
 
   /** Runs validating admission. */
   async runValidating(ctx: WriteContext, op: AdmissionOperation, obj: KubeObject | null, old: KubeObject | null): Promise<void> {
-    await this.admission.validate(this.attributes(ctx, op, obj, old), { warnings: ctx.warnings });
+    await this.admission.validate(this.attributes(ctx, op, obj, old), { warnings: ctx.warnings, auditAnnotations: ctx.auditAnnotations });
   }
 }
 

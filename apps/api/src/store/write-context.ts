@@ -14,6 +14,8 @@ export interface WriteContext {
   options: Record<string, unknown>;
   /** Collected warnings, sent as `Warning: 299` headers. */
   warnings: string[];
+  /** Audit annotations admission adds (policies' auditAnnotations and Audit actions), for the request's audit events. */
+  auditAnnotations?: Record<string, string>;
   /** The manager recorded in managedFields (`fieldManager`, else from the User-Agent); undefined: a system write, not tracked. */
   fieldManager?: string;
   /** Server-side apply computed managedFields already: the store leaves them as they are. */
