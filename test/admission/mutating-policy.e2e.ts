@@ -24,7 +24,8 @@ describe('MutatingAdmissionPolicy (v1alpha1): ApplyConfiguration and JSONPatch',
   let api: ReturnType<typeof request>;
 
   before(async () => {
-    s = await startTestServer('map');
+    // Alpha in 1.32: the gate and the API version are both off by default, as upstream.
+    s = await startTestServer('map', { PLINTH_FEATURE_GATES: 'MutatingAdmissionPolicy=true', PLINTH_RUNTIME_CONFIG: 'admissionregistration.k8s.io/v1alpha1=true' });
     api = request(s.url);
     await ensureNamespace(api, 'mut');
   });

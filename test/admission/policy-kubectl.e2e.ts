@@ -62,7 +62,7 @@ describe('kubectl with admission policies', () => {
   const k = (args: string[], input?: string) => kubectl(kc, args, input);
 
   before(async () => {
-    s = await startTestServer('policy-kubectl');
+    s = await startTestServer('policy-kubectl', { PLINTH_FEATURE_GATES: 'MutatingAdmissionPolicy=true', PLINTH_RUNTIME_CONFIG: 'admissionregistration.k8s.io/v1alpha1=true' });
     kc = writeTestKubeconfig(s.url);
     ok(await k(['create', 'namespace', 'prod']));
     ok(await k(['label', 'namespace', 'prod', 'env=prod']));

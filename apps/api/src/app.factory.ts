@@ -32,6 +32,7 @@ import { Metrics } from './observability/metrics.js';
 import { PLINTH_SERVICES, type PlinthServices } from './plinth-services.js';
 import { isPlainObject } from '@plinth/apimachinery';
 import { ResourceRegistry } from './registry/resource-registry.js';
+import { builtinResources } from './registry/builtin-resources.js';
 import { ResourceController } from './resource.controller.js';
 import { ResourceDeleteService } from './store/resource-delete.service.js';
 import { TenantValidationBudget } from './store/validation-budget.js';
@@ -71,8 +72,12 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
   });
   const objects = new ObjectStoreRepository(db);
   const lists = new ObjectListRepository(db);
-  const registry = new ResourceRegistry();
+  // Gated group versions (alpha APIs) are served only when the runtime configuration enables them.
+  const registry = new ResourceRegistry(builtinResources.filter((d) => config.runtimeConfig.serves(d.group ? `${d.group}/${d.version}` : d.version)));
   const metrics = new Metrics();
+  config.featureGates.register(metrics.registry);
+  // Upstream's plugin runs only with its gate on (and its API served, or no policy could exist).
+  const mutatingPolicies = config.featureGates.enabled('MutatingAdmissionPolicy') && config.runtimeConfig.serves('admissionregistration.k8s.io/v1alpha1');
   const egress = webhookEgressPolicy(config);
   const changes = new ChangeLogRepository(db);
   const watch = new WatchService({ config, logger, registry: metrics.registry, db, changes, lists, databaseUrl });
@@ -116,7 +121,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     }),
     new WebhookEgressModule(egress),
     // Upstream's default plugin order: policies, then webhooks, in each phase.
-    policies.mutating,
+    ...(mutatingPolicies ? [policies.mutating] : []),
     webhooks.mutating,
     policies.validating,
     webhooks.validating,

@@ -1,5 +1,7 @@
 import 'reflect-metadata';
 import { plainToInstance, Type } from 'class-transformer';
+import { FeatureGates } from '../features/feature-gates.js';
+import { GATED_API_VERSIONS, RuntimeConfig } from '../features/runtime-config.js';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
 import { ServiceResolver } from '@plinth/admission';
 
@@ -54,6 +56,12 @@ class EnvironmentVariables {
 
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(100000)
   PLINTH_MAX_REQUESTS_INFLIGHT?: number;
+
+  @IsOptional() @IsString()
+  PLINTH_FEATURE_GATES?: string;
+
+  @IsOptional() @IsString()
+  PLINTH_RUNTIME_CONFIG?: string;
 
   @IsOptional() @IsString()
   PLINTH_AUDIT_POLICY_FILE?: string;
@@ -177,6 +185,10 @@ export interface AppConfig {
   tenantQueueLength: number;
   /** The longest a request waits for a seat before it gets 429. */
   tenantQueueWaitMs: number;
+  /** Feature gates (PLINTH_FEATURE_GATES, upstream's --feature-gates syntax). */
+  featureGates: FeatureGates;
+  /** Which gated group versions are served (PLINTH_RUNTIME_CONFIG, upstream's --runtime-config syntax). */
+  runtimeConfig: RuntimeConfig;
   /** An audit.k8s.io/v1 Policy file; with auditLogPath, every request the policy selects is audited. */
   auditPolicyFile: string;
   /** Where audit events go: a file, or `-` for standard output. */
@@ -238,6 +250,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   } catch (err) {
     throw new ConfigError(`invalid configuration:\n  PLINTH_WEBHOOK_SERVICE_MAP: ${(err as Error).message}`);
   }
+  let featureGates: FeatureGates;
+  let runtimeConfig: RuntimeConfig;
+  try {
+    featureGates = new FeatureGates(parsed.PLINTH_FEATURE_GATES ?? '');
+  } catch (err) {
+    throw new ConfigError(`invalid configuration:\n  PLINTH_FEATURE_GATES: ${(err as Error).message}`);
+  }
+  try {
+    runtimeConfig = new RuntimeConfig(parsed.PLINTH_RUNTIME_CONFIG ?? '', GATED_API_VERSIONS);
+  } catch (err) {
+    throw new ConfigError(`invalid configuration:\n  PLINTH_RUNTIME_CONFIG: ${(err as Error).message}`);
+  }
   return {
     port: parsed.PORT ?? 6443,
     host: parsed.HOST ?? '127.0.0.1',
@@ -260,6 +284,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     tenantQueueLength: parsed.PLINTH_TENANT_QUEUE_LENGTH ?? 128,
     maxRequestsInflight: parsed.PLINTH_MAX_REQUESTS_INFLIGHT ?? 64,
     tenantQueueWaitMs: parsed.PLINTH_TENANT_QUEUE_WAIT_MS ?? 10000,
+    featureGates,
+    runtimeConfig,
     auditPolicyFile: parsed.PLINTH_AUDIT_POLICY_FILE ?? '',
     auditLogPath: parsed.PLINTH_AUDIT_LOG_PATH ?? '',
     auditLogMaxSizeMiB: parsed.PLINTH_AUDIT_LOG_MAXSIZE ?? 100,

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Registry } from 'prom-client';
+import { FeatureGateError, FeatureGates } from './feature-gates.js';
+import { GATED_API_VERSIONS, RuntimeConfig, RuntimeConfigError } from './runtime-config.js';
+
+describe('FeatureGates', () => {
+  it('starts from the defaults and takes upstream\'s --feature-gates syntax', () => {
+    assert.equal(new FeatureGates().enabled('MutatingAdmissionPolicy'), false);
+    const g = new FeatureGates('MutatingAdmissionPolicy=true, StructuredAuthenticationConfiguration=false');
+    assert.equal(g.enabled('MutatingAdmissionPolicy'), true);
+    assert.equal(g.enabled('StructuredAuthenticationConfiguration'), false);
+    assert.equal(new FeatureGates('ServerSideApply=true').enabled('ServerSideApply'), true, 'a locked gate may be set to its default');
+  });
+
+  it('refuses unknown gates, locked gates and bad values with upstream\'s messages', () => {
+    assert.throws(() => new FeatureGates('Frobber2D=true'), new FeatureGateError('unrecognized feature gate: Frobber2D'));
+    assert.throws(() => new FeatureGates('ServerSideApply=false'), new FeatureGateError('cannot set feature gate ServerSideApply to false, feature is locked to true'));
+    assert.throws(() => new FeatureGates('MutatingAdmissionPolicy=yes'), /invalid value of MutatingAdmissionPolicy=yes/);
+    assert.throws(() => new FeatureGates('MutatingAdmissionPolicy'), /missing bool value for MutatingAdmissionPolicy/);
+  });
+
+  it('reports kubernetes_feature_enabled{name,stage}', async () => {
+    const registry = new Registry();
+    new FeatureGates('MutatingAdmissionPolicy=true').register(registry);
+    const text = await registry.metrics();
+    assert.match(text, /kubernetes_feature_enabled\{name="MutatingAdmissionPolicy",stage="ALPHA"\} 1/);
+    assert.match(text, /kubernetes_feature_enabled\{name="ServerSideApply",stage=""\} 1/);
+    assert.match(text, /kubernetes_feature_enabled\{name="CoordinatedLeaderElection",stage="ALPHA"\} 0/);
+  });
+});
+
+describe('RuntimeConfig', () => {
+  it('serves alpha versions only when enabled, by name or by api/alpha and api/all; later settings win', () => {
+    const v = 'admissionregistration.k8s.io/v1alpha1';
+    assert.equal(new RuntimeConfig('', GATED_API_VERSIONS).serves(v), false);
+    assert.equal(new RuntimeConfig(`${v}=true`, GATED_API_VERSIONS).serves(v), true);
+    assert.equal(new RuntimeConfig(v, GATED_API_VERSIONS).serves(v), true, 'a bare group/version means true');
+    assert.equal(new RuntimeConfig('api/alpha=true', GATED_API_VERSIONS).serves(v), true);
+    assert.equal(new RuntimeConfig(`api/all=true,${v}=false`, GATED_API_VERSIONS).serves(v), false);
+    assert.equal(new RuntimeConfig('', GATED_API_VERSIONS).serves('admissionregistration.k8s.io/v1'), true, 'versions not gated are always served');
+  });
+
+  it('refuses unknown group versions and bad values', () => {
+    assert.throws(() => new RuntimeConfig('frobs.example.com/v1=true', GATED_API_VERSIONS), RuntimeConfigError);
+    assert.throws(() => new RuntimeConfig('api/legacy=true', GATED_API_VERSIONS), /unknown api group version api\/legacy/);
+    assert.throws(() => new RuntimeConfig('admissionregistration.k8s.io/v1alpha1=maybe', GATED_API_VERSIONS), /must be true or false/);
+  });
+});
+
+describe('configuration', () => {
+  it('stops start-up on a bad PLINTH_FEATURE_GATES or PLINTH_RUNTIME_CONFIG, naming the variable', async () => {
+    const { loadConfig, ConfigError } = await import('../config/app-config.js');
+    assert.throws(() => loadConfig({ PLINTH_FEATURE_GATES: 'Frobber2D=true' }), (err: Error) => err instanceof ConfigError && /PLINTH_FEATURE_GATES: unrecognized feature gate: Frobber2D/.test(err.message));
+    assert.throws(() => loadConfig({ PLINTH_RUNTIME_CONFIG: 'nope/v9=true' }), (err: Error) => err instanceof ConfigError && /PLINTH_RUNTIME_CONFIG: runtime-config: unknown group version nope\/v9/.test(err.message));
+    const ok = loadConfig({ PLINTH_FEATURE_GATES: 'MutatingAdmissionPolicy=true', PLINTH_RUNTIME_CONFIG: 'api/alpha=true' });
+    assert.equal(ok.featureGates.enabled('MutatingAdmissionPolicy'), true);
+    assert.equal(ok.runtimeConfig.serves('admissionregistration.k8s.io/v1alpha1'), true);
+  });
+});
