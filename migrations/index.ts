@@ -5,6 +5,7 @@ import * as tenantUsage from './0003-tenant-usage.migration.js';
 import * as usageLimitsInline from './0004-usage-limits-inline.migration.js';
 import * as changesScopeIndex from './0005-changes-scope-index.migration.js';
 import * as resourceQuota from './0006-resource-quota.migration.js';
+import * as ownerReferences from './0007-owner-references.migration.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '0004-usage-limits-inline': usageLimitsInline,
   '0005-changes-scope-index': changesScopeIndex,
   '0006-resource-quota': resourceQuota,
+  '0007-owner-references': ownerReferences,
 };

@@ -12,6 +12,7 @@ import {
   createDatabase,
   ObjectListRepository,
   ObjectStoreRepository,
+  OwnerRepository,
   QuotaRepository,
   TenantRepository,
 } from '@plinth/storage';
@@ -46,6 +47,7 @@ import { installFlowControl } from './flowcontrol/flow-control.hook.js';
 import { flowMetrics } from './flowcontrol/flow-metrics.js';
 import { TenantFlowLimits } from './flowcontrol/tenant-flow-limits.js';
 import { QuotaSupport } from './quota/quota-support.js';
+import { GarbageCollector } from './gc/garbage-collector.js';
 import { resourceQuotaResource } from './quota/resource-quota.resource.js';
 import { installAudit } from './audit/audit.hook.js';
 import { AuditLogWriter } from './audit/audit-log.writer.js';
@@ -144,6 +146,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
   };
   policies.attach(watch.cache);
   const quotas = new QuotaSupport({ quotas: new QuotaRepository(db), registry, store, logger });
+  const gc = new GarbageCollector({ owners: new OwnerRepository(db), registry, store, deleter, observe, logger });
   store.afterCreate.set(resourceQuotaResource.storageResource, quotas.afterWrite);
   store.afterUpdate.set(resourceQuotaResource.storageResource, quotas.afterWrite);
   const flowLimits = new TenantFlowLimits({ concurrency: config.tenantConcurrentRequests, queueLength: config.tenantQueueLength }, lists, observe);
@@ -170,6 +173,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     authz,
     flowLimits,
     quotas,
+    gc,
     flow: new FairQueuing((t) => flowLimits.limitsOf(t), config.tenantQueueWaitMs, flowMetrics(metrics.registry), config.maxRequestsInflight),
   };
 }

@@ -5,6 +5,7 @@ import type { AuthenticationService } from './authn/authentication.service.js';
 import type { Authorization } from './authz/authorization.factory.js';
 import type { FairQueuing } from './flowcontrol/fair-queuing.js';
 import type { QuotaSupport } from './quota/quota-support.js';
+import type { GarbageCollector } from './gc/garbage-collector.js';
 import type { TenantFlowLimits } from './flowcontrol/tenant-flow-limits.js';
 import type { AppConfig } from './config/app-config.js';
 import type { Metrics } from './observability/metrics.js';
@@ -55,6 +56,8 @@ export interface PlinthServices {
   flowLimits: TenantFlowLimits;
   /** ResourceQuota: applies quotas to storage's exact counts, keeps their status current. */
   quotas: QuotaSupport;
+  /** Garbage collection by ownerReferences (Background, Foreground, Orphan). */
+  gc: GarbageCollector;
   /** Per-tenant fair queuing of requests (seats, queues, 429). */
   flow: FairQueuing;
 }

@@ -77,6 +77,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
     await services.flowLimits.load();
     services.crds.start();
     services.quotas.start();
+    services.gc.start();
     const app = await createApp(services, pki);
     await app.listen(config.port, config.host);
     const address = app.getHttpServer().address();
@@ -105,6 +106,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
             await services.tenancy.lifecycle.stop();
             await services.crds.stop();
             await services.quotas.stop();
+            await services.gc.stop();
             await services.authz.stop();
             await services.db.destroy();
             await embedded?.stop();
@@ -118,6 +120,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
         await services.tenancy.lifecycle.stop();
         await services.crds.stop();
         await services.quotas.stop();
+        await services.gc.stop();
         await services.authz.stop();
         await services.watch.stop();
         await app.close();
@@ -130,6 +133,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
     await services.tenancy.lifecycle.stop();
     await services.crds.stop();
     await services.quotas.stop();
+    await services.gc.stop();
     await services.authz.stop();
     await services.watch.stop();
     await services.db.destroy();

@@ -10,10 +10,24 @@ import { type HandlerContext, requestNamespace } from './handler-context.js';
 import { compileSelectors } from './list-selectors.js';
 import { writeContext } from './write-handler-support.js';
 
+const POLICIES = ['Foreground', 'Background', 'Orphan'] as const;
+
+/** The propagation policy of a DELETE (DeleteOptions body first, then the query), with the legacy orphanDependents. Throws 400 for bad values. */
+function propagationOf(ctx: HandlerContext, body: Record<string, unknown>): DeletePreconditions['propagation'] {
+  const policy = body.propagationPolicy ?? ctx.query.propagationPolicy;
+  const orphanRaw = body.orphanDependents ?? ctx.query.orphanDependents;
+  const orphan = orphanRaw === true || orphanRaw === 'true' ? true : orphanRaw === false || orphanRaw === 'false' ? false : undefined;
+  if (policy !== undefined && policy !== null && orphan !== undefined) throw ApiError.badRequest('orphanDependents and propagationPolicy cannot both be set');
+  if (orphan !== undefined) return orphan ? 'Orphan' : 'Background';
+  if (policy === undefined || policy === null || policy === '') return undefined;
+  if (!POLICIES.includes(policy as (typeof POLICIES)[number])) throw ApiError.badRequest(`propagationPolicy: Unsupported value: ${JSON.stringify(policy)}: supported values: "Foreground", "Background", "Orphan"`);
+  return policy as DeletePreconditions['propagation'];
+}
+
 /** DeleteOptions from the body (and dryRun from the query or body). Throws 400 for a bad body. */
 function deleteOptions(ctx: HandlerContext): { pre: DeletePreconditions; dryRunInBody: boolean } {
   const text = ctx.body?.toString('utf8').trim() ?? '';
-  if (!text) return { pre: {}, dryRunInBody: false };
+  if (!text) return { pre: { propagation: propagationOf(ctx, {}) }, dryRunInBody: false };
   let body: unknown;
   try {
     body = parseJsonStrict(text).value;
@@ -22,7 +36,7 @@ function deleteOptions(ctx: HandlerContext): { pre: DeletePreconditions; dryRunI
     throw err;
   }
   if (!isPlainObject(body)) throw ApiError.badRequest('DeleteOptions must be a JSON object');
-  const pre: DeletePreconditions = {};
+  const pre: DeletePreconditions = { propagation: propagationOf(ctx, body) };
   if (body.preconditions !== undefined && body.preconditions !== null) {
     if (!isPlainObject(body.preconditions)) throw ApiError.badRequest('preconditions must be an object');
     if (typeof body.preconditions.uid === 'string') pre.uid = body.preconditions.uid;

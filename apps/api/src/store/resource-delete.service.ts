@@ -11,7 +11,20 @@ import type { WriteContext } from './write-context.js';
 export interface DeletePreconditions {
   uid?: string;
   resourceVersion?: string;
+  /**
+   * What happens to dependents (objects whose ownerReferences name this one):
+   * Background (default) deletes the owner now and the garbage collector its
+   * dependents; Foreground keeps the owner (finalizer `foregroundDeletion`)
+   * until its blocking dependents are gone; Orphan keeps it (finalizer
+   * `orphan`) until the collector has removed it from its dependents'
+   * ownerReferences.
+   */
+  propagation?: 'Foreground' | 'Background' | 'Orphan';
 }
+
+/** The finalizers of the Orphan and Foreground propagation policies, as upstream. */
+export const ORPHAN_FINALIZER = 'orphan';
+export const FOREGROUND_FINALIZER = 'foregroundDeletion';
 
 /** The outcome of one delete. */
 export interface DeleteOutcome {
@@ -63,6 +76,16 @@ export class ResourceDeleteService {
       await this.store.runMutating(ctx, 'DELETE', null, old);
       await this.store.runValidating(ctx, 'DELETE', null, old);
       if (def.resource === 'namespaces' && def.group === '') return this.deleteNamespace(ctx, name, old);
+      const finalizer = pre.propagation === 'Orphan' ? ORPHAN_FINALIZER : pre.propagation === 'Foreground' ? FOREGROUND_FINALIZER : undefined;
+      if (finalizer && !ctx.dryRun && !old.metadata.deletionTimestamp) {
+        // The collector finishes the deletion once it has orphaned or deleted the dependents.
+        const marked = await this.store.systemUpdate(ctx, name, (o) => {
+          o.metadata.finalizers = [...new Set([...(o.metadata.finalizers ?? []), finalizer])];
+          o.metadata.deletionTimestamp ??= nowTimestamp();
+          o.metadata.deletionGracePeriodSeconds ??= 0;
+        });
+        return this.markDeleting(ctx, name, marked);
+      }
       if ((old.metadata.finalizers ?? []).length > 0) return this.markDeleting(ctx, name, old);
       if (ctx.dryRun) return { object: old, deleted: true };
       try {

@@ -43,6 +43,9 @@ export interface ChangeObserver {
  * Everything here is synchronous: a caller that reads {@link since} and
  * then {@link subscribe}s in the same tick cannot miss or repeat a change.
  */
+/** The `resource` of {@link WatchCache.observe} that receives the changes of every resource. */
+export const ALL_RESOURCES = '*';
+
 export class WatchCache {
   private readonly ring: (CachedChange | undefined)[];
   private head = 0;
@@ -129,6 +132,8 @@ export class WatchCache {
     this.last = change.revision;
     const observers = this.observers.get(change.key.resource);
     if (observers) for (const o of observers) o.onChange(change);
+    const everything = this.observers.get(ALL_RESOURCES);
+    if (everything) for (const o of everything) o.onChange(change);
     const subs = this.buckets.get(WatchCache.bucketKey(change.key.tenant, change.key.resource));
     if (subs) for (const sub of subs) sub.onChange(change);
     if (this.waiters.length > 0) this.wakeWaiters();
@@ -136,7 +141,8 @@ export class WatchCache {
 
   /**
    * Feeds `observer` with every change of `resource` (a storage resource,
-   * e.g. `apiextensions.k8s.io/customresourcedefinitions`) of any tenant
+   * e.g. `apiextensions.k8s.io/customresourcedefinitions`, or
+   * {@link ALL_RESOURCES} for all of them) of any tenant
    * appended from now on, and with every reset. Returns the function that
    * stops it.
    */

@@ -1,0 +1,218 @@
+import type { Logger } from 'pino';
+import { ApiError, isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import { ALL_RESOURCES, type CachedChange, type OwnerRepository, type StoredObject } from '@plinth/storage';
+import type { ObserveChanges } from '../crd/crd-support.js';
+import type { ResourceDefinition } from '../registry/resource-definition.js';
+import type { ResourceRegistry } from '../registry/resource-registry.js';
+import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type ResourceDeleteService } from '../store/resource-delete.service.js';
+import type { ResourceStoreService } from '../store/resource-store.service.js';
+import { systemWriteContext } from '../tenancy/tenant-provisioner.js';
+
+/** How often every replica looks for dependents whose owners are gone (deletions it may have missed). */
+export const GC_SWEEP_INTERVAL_MS = 5000;
+
+/** What the collector needs. */
+export interface GarbageCollectorDeps {
+  owners: OwnerRepository;
+  registry: ResourceRegistry;
+  store: ResourceStoreService;
+  deleter: ResourceDeleteService;
+  observe: ObserveChanges;
+  logger: Logger;
+}
+
+interface OwnerRef {
+  uid: string;
+  blockOwnerDeletion?: boolean;
+}
+
+function ownerRefs(o: KubeObject | Record<string, unknown>): OwnerRef[] {
+  const refs = (o.metadata as { ownerReferences?: unknown } | undefined)?.ownerReferences;
+  return Array.isArray(refs) ? refs.filter((r): r is OwnerRef => isPlainObject(r) && typeof r.uid === 'string') : [];
+}
+
+function uidOf(o: Record<string, unknown> | undefined): string | undefined {
+  const uid = (o?.metadata as { uid?: unknown } | undefined)?.uid;
+  return typeof uid === 'string' ? uid : undefined;
+}
+
+/**
+ * Garbage collection by ownerReferences, per tenant, as upstream's
+ * collector: a dependent whose owners are all gone is deleted (in the
+ * background, so its own dependents follow); one that keeps a live owner
+ * only loses the dangling references. An owner deleted with propagation
+ * Orphan keeps its `orphan` finalizer until its dependents no longer name
+ * it; one deleted with Foreground keeps `foregroundDeletion` until its
+ * dependents are deleted. Driven by this replica's change stream (every
+ * replica runs it; a lost race is a 404 or a conflict and nothing else),
+ * with a periodic sweep for dependents whose owners vanished while no
+ * collector was watching (a restart, a replica that died).
+ */
+export class GarbageCollector {
+  private stopObserving: (() => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly pending = new Set<string>();
+  private running: Promise<void> | undefined;
+  private stopping = false;
+
+  constructor(private readonly deps: GarbageCollectorDeps) {}
+
+  /** Starts following changes and sweeping. */
+  start(): void {
+    this.stopObserving = this.deps.observe(ALL_RESOURCES, { onChange: (c) => this.onChange(c), onReset: () => this.schedule('sweep') });
+    this.timer = setInterval(() => this.schedule('sweep'), GC_SWEEP_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  /** Stops and waits for work in progress. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.stopObserving?.();
+    if (this.timer) clearInterval(this.timer);
+    while (this.running) await this.running;
+  }
+
+  private onChange(c: CachedChange): void {
+    const obj = c.object as KubeObject | undefined;
+    const uid = uidOf(c.type === 'DELETED' ? (c.object as Record<string, unknown>) : obj);
+    if (!uid) return;
+    if (c.type === 'DELETED') {
+      // Its dependents may be orphans now; its owners may be waiting in the foreground for it.
+      this.schedule(`dependents\u0000${c.key.tenant}\u0000${uid}`);
+      for (const r of ownerRefs(obj ?? {})) this.schedule(`owner\u0000${c.key.tenant}\u0000${r.uid}`);
+      return;
+    }
+    const finalizers = obj?.metadata?.finalizers ?? [];
+    if (obj?.metadata?.deletionTimestamp && (finalizers.includes(ORPHAN_FINALIZER) || finalizers.includes(FOREGROUND_FINALIZER))) {
+      this.schedule(`owner-key\u0000${c.key.tenant}\u0000${c.key.resource}\u0000${c.key.namespace}\u0000${c.key.name}\u0000${uid}`);
+    }
+  }
+
+  private schedule(task: string): void {
+    if (this.stopping) return;
+    this.pending.add(task);
+    this.running ??= this.drain().finally(() => (this.running = undefined));
+  }
+
+  private async drain(): Promise<void> {
+    while (this.pending.size > 0 && !this.stopping) {
+      const task = this.pending.values().next().value as string;
+      this.pending.delete(task);
+      try {
+        await this.run(task);
+      } catch (err) {
+        this.deps.logger.warn({ task: task.split('\u0000')[0], err: (err as Error).message }, 'garbage collection step failed; the sweep retries it');
+      }
+    }
+  }
+
+  private async run(task: string): Promise<void> {
+    const [kind, tenant, ...rest] = task.split('\u0000');
+    if (kind === 'sweep') return this.sweep();
+    if (kind === 'dependents') return this.collectDependentsOf(tenant, rest[0]);
+    if (kind === 'owner') return this.finishOwnerByUid(tenant, rest[0]);
+    if (kind === 'owner-key') {
+      const [resource, namespace, name, uid] = rest;
+      return this.finishOwner(tenant, resource, namespace, name, uid);
+    }
+  }
+
+  /** Dependents of a uid that no longer exists: deleted when no owner is left, else stripped of the dangling references. */
+  private async collectDependentsOf(tenant: string, ownerUid: string): Promise<void> {
+    if ((await this.deps.owners.existingUids(tenant, [ownerUid])).has(ownerUid)) return;
+    for (const dep of await this.deps.owners.dependentsOf(tenant, ownerUid)) await this.collect(dep);
+  }
+
+  private async collect(dep: StoredObject): Promise<void> {
+    const { tenant } = dep.key;
+    const refs = ownerRefs(dep.body);
+    const alive = await this.deps.owners.existingUids(tenant, refs.map((r) => r.uid));
+    const def = this.defOf(tenant, dep.key.resource);
+    if (!def) return;
+    const ctx = systemWriteContext(tenant, def, dep.key.namespace);
+    if (refs.some((r) => alive.has(r.uid))) {
+      await this.ignoreGone(this.deps.store.systemUpdate(ctx, dep.key.name, (o) => {
+        o.metadata.ownerReferences = ownerRefs(o).filter((r) => alive.has(r.uid)) as never;
+      }));
+      return;
+    }
+    await this.ignoreGone(this.deps.deleter.delete(ctx, dep.key.name, { uid: uidOf(dep.body), propagation: 'Background' }));
+  }
+
+  /** An owner in Orphan or Foreground deletion, by key: orphans or deletes its dependents, then lets it go. */
+  private async finishOwner(tenant: string, resource: string, namespace: string, name: string, uid: string): Promise<void> {
+    const def = this.defOf(tenant, resource);
+    if (!def) return;
+    const ctx = systemWriteContext(tenant, def, namespace);
+    const [stored] = await this.deps.owners.objectsByUid(tenant, [uid]);
+    if (!stored || stored.key.resource !== resource || stored.key.name !== name) return;
+    const owner = stored.body as KubeObject;
+    const finalizers = owner.metadata.finalizers ?? [];
+    if (!owner.metadata.deletionTimestamp) return;
+    const deps = await this.deps.owners.dependentsOf(tenant, uid);
+    if (finalizers.includes(ORPHAN_FINALIZER)) {
+      for (const d of deps) {
+        const dDef = this.defOf(tenant, d.key.resource);
+        if (!dDef) continue;
+        await this.ignoreGone(this.deps.store.systemUpdate(systemWriteContext(tenant, dDef, d.key.namespace), d.key.name, (o) => {
+          const kept = ownerRefs(o).filter((r) => r.uid !== uid);
+          if (kept.length > 0) o.metadata.ownerReferences = kept as never;
+          else delete o.metadata.ownerReferences;
+        }));
+      }
+      await this.removeFinalizer(ctx, name, ORPHAN_FINALIZER);
+      return;
+    }
+    if (finalizers.includes(FOREGROUND_FINALIZER)) {
+      const blocking = deps.filter((d) => ownerRefs(d.body).some((r) => r.uid === uid && r.blockOwnerDeletion === true));
+      for (const d of deps) {
+        const dDef = this.defOf(tenant, d.key.resource);
+        if (dDef) await this.ignoreGone(this.deps.deleter.delete(systemWriteContext(tenant, dDef, d.key.namespace), d.key.name, { uid: uidOf(d.body), propagation: 'Foreground' }));
+      }
+      // The owner goes once no dependent that blocks its deletion is left (each one's deletion brings us back here).
+      if (blocking.length === 0 || (await this.deps.owners.dependentsOf(tenant, uid)).every((d) => !ownerRefs(d.body).some((r) => r.uid === uid && r.blockOwnerDeletion === true))) {
+        await this.removeFinalizer(ctx, name, FOREGROUND_FINALIZER);
+      }
+    }
+  }
+
+  /** A dependent was deleted: an owner of it waiting in the foreground may be free to go. */
+  private async finishOwnerByUid(tenant: string, ownerUid: string): Promise<void> {
+    const [owner] = await this.deps.owners.objectsByUid(tenant, [ownerUid]);
+    if (!owner) return;
+    const meta = owner.body.metadata as KubeObject['metadata'];
+    if (!meta.deletionTimestamp || !(meta.finalizers ?? []).includes(FOREGROUND_FINALIZER)) return;
+    await this.finishOwner(tenant, owner.key.resource, owner.key.namespace, owner.key.name, ownerUid);
+  }
+
+  /** Takes `finalizer` off a deleting object; when none is left, the object goes (as an update that removes the last finalizer does). */
+  private async removeFinalizer(ctx: ReturnType<typeof systemWriteContext>, name: string, finalizer: string): Promise<void> {
+    const updated = await this.ignoreGone(this.deps.store.systemUpdate(ctx, name, (o) => {
+      o.metadata.finalizers = (o.metadata.finalizers ?? []).filter((f) => f !== finalizer);
+    }));
+    if (updated && updated.metadata.deletionTimestamp && (updated.metadata.finalizers ?? []).length === 0) {
+      await this.ignoreGone(this.deps.deleter.delete(ctx, name, { uid: updated.metadata.uid }));
+    }
+  }
+
+  /** Dependents whose owners vanished unseen, and owners stuck in Orphan or Foreground deletion. */
+  private async sweep(): Promise<void> {
+    for (const dep of await this.deps.owners.withDanglingOwners()) {
+      if (this.stopping) return;
+      await this.collect(dep);
+    }
+  }
+
+  private defOf(tenant: string, storageResource: string): ResourceDefinition | undefined {
+    return this.deps.registry.all(tenant).find((d) => d.storageResource === storageResource);
+  }
+
+  private async ignoreGone<T>(p: Promise<T>): Promise<T | undefined> {
+    try {
+      return await p;
+    } catch (err) {
+      if (err instanceof ApiError && (err.code === 404 || err.code === 409)) return undefined;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,58 @@
+import { type Kysely, sql } from 'kysely';
+import type { DB } from './db.js';
+import type { StoredObject } from './object-key.js';
+import { withResourceVersion } from './object-key.js';
+
+/** Reads for garbage collection: objects by uid, dependents by the owner uid they name (migration 0007's indexes). */
+export class OwnerRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /** Which of `uids` belong to an object of `tenant` now. */
+  async existingUids(tenant: string, uids: string[]): Promise<Set<string>> {
+    if (uids.length === 0) return new Set();
+    const { rows } = await sql<{ uid: string }>`
+      SELECT body -> 'metadata' ->> 'uid' AS uid FROM objects
+      WHERE tenant = ${tenant} AND body -> 'metadata' ->> 'uid' = ANY (${uids}::text[])
+    `.execute(this.db);
+    return new Set(rows.map((r) => r.uid));
+  }
+
+  /** The objects of `tenant` with these uids. */
+  async objectsByUid(tenant: string, uids: string[]): Promise<StoredObject[]> {
+    if (uids.length === 0) return [];
+    const { rows } = await sql<{ resource: string; namespace: string; name: string; revision: number; body: Record<string, unknown> }>`
+      SELECT resource, namespace, name, revision, body FROM objects
+      WHERE tenant = ${tenant} AND body -> 'metadata' ->> 'uid' = ANY (${uids}::text[])
+    `.execute(this.db);
+    return rows.map((r) => ({ key: { tenant, resource: r.resource, namespace: r.namespace, name: r.name }, revision: r.revision, body: withResourceVersion(r.body, r.revision) }));
+  }
+
+  /** Up to `limit` objects of `tenant` whose ownerReferences name `ownerUid`. */
+  async dependentsOf(tenant: string, ownerUid: string, limit = 500): Promise<StoredObject[]> {
+    const { rows } = await sql<{ resource: string; namespace: string; name: string; revision: number; body: Record<string, unknown> }>`
+      SELECT resource, namespace, name, revision, body FROM objects
+      WHERE tenant = ${tenant} AND body -> 'metadata' ? 'ownerReferences'
+        AND body -> 'metadata' -> 'ownerReferences' @> ${JSON.stringify([{ uid: ownerUid }])}::jsonb
+      ORDER BY resource, namespace, name LIMIT ${limit}
+    `.execute(this.db);
+    return rows.map((r) => ({ key: { tenant, resource: r.resource, namespace: r.namespace, name: r.name }, revision: r.revision, body: withResourceVersion(r.body, r.revision) }));
+  }
+
+  /**
+   * Up to `limit` objects (any tenant) with an owner reference whose uid no
+   * object of their tenant has: what a collector that missed a deletion
+   * (a restart, a replica that died) still has to collect.
+   */
+  async withDanglingOwners(limit = 200): Promise<StoredObject[]> {
+    const { rows } = await sql<{ tenant: string; resource: string; namespace: string; name: string; revision: number; body: Record<string, unknown> }>`
+      SELECT o.tenant, o.resource, o.namespace, o.name, o.revision, o.body FROM objects o
+      WHERE o.body -> 'metadata' ? 'ownerReferences'
+        AND EXISTS (
+          SELECT 1 FROM jsonb_array_elements(o.body -> 'metadata' -> 'ownerReferences') r
+          WHERE NOT EXISTS (SELECT 1 FROM objects p WHERE p.tenant = o.tenant AND p.body -> 'metadata' ->> 'uid' = r ->> 'uid')
+        )
+      LIMIT ${limit}
+    `.execute(this.db);
+    return rows.map((r) => ({ key: { tenant: r.tenant, resource: r.resource, namespace: r.namespace, name: r.name }, revision: r.revision, body: withResourceVersion(r.body, r.revision) }));
+  }
+}
