@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { certificateIdentity, requestAs } from '../support/credentials.js';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
+import { grantInNamespace } from '../support/rbac.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const CM = '/api/v1/namespaces/gc/configmaps';
@@ -71,6 +73,24 @@ describe('garbage collection by ownerReferences', { timeout: 120_000 }, () => {
     assert.ok(del.body.metadata.deletionTimestamp);
     assert.deepEqual(del.body.metadata.finalizers, ['foregroundDeletion']);
     await eventually(async () => !(await exists('fg-child')) && !(await exists('fg-owner')), 20_000, 'dependent, then owner, gone');
+  });
+
+  it('lets only users who may update the owner\'s finalizers set blockOwnerDeletion (OwnerReferencesPermissionEnforcement)', async () => {
+    const o = await owner('guarded');
+    await grantInNamespace(s.url, 'gc', 'jane-edit', 'edit', [{ kind: 'User', name: 'jane' }]);
+    const jane = requestAs(s.url, await certificateIdentity('jane'));
+    await jane.post(CM).send({ metadata: { name: 'plain-ref', ownerReferences: [ref('guarded', o.metadata.uid)] } }).expect(201);
+    const refused = await jane.post(CM).send({ metadata: { name: 'blocking-ref', ownerReferences: [ref('guarded', o.metadata.uid, true)] } }).expect(403);
+    assert.match(refused.body.message, /^configmaps "blocking-ref" is forbidden: cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on: /);
+    await api()
+      .post('/apis/rbac.authorization.k8s.io/v1/namespaces/gc/roles')
+      .send({ metadata: { name: 'cm-finalizers' }, rules: [{ apiGroups: [''], resources: ['configmaps/finalizers'], verbs: ['update'] }] })
+      .expect(201);
+    await api()
+      .post('/apis/rbac.authorization.k8s.io/v1/namespaces/gc/rolebindings')
+      .send({ metadata: { name: 'jane-finalizers' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'cm-finalizers' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'jane' }] })
+      .expect(201);
+    await jane.post(CM).send({ metadata: { name: 'blocking-ref', ownerReferences: [ref('guarded', o.metadata.uid, true)] } }).expect(201);
   });
 
   it('collects dependents whose owner uid never existed, and refuses unknown propagation policies', async () => {

@@ -20,6 +20,7 @@ import { createAuthentication, type PreparedAuthentication } from './authn/authe
 import { installRequestAuthentication } from './authn/request-authentication.hook.js';
 import { ServiceAccountIssuerController } from './authn/service-account-issuer.controller.js';
 import { createAuthorization } from './authz/authorization.factory.js';
+import { OwnerReferencesPermissionModule } from './authz/owner-references.admission.js';
 import type { AppConfig } from './config/app-config.js';
 import { createCrdSupport, type ObserveChanges } from './crd/crd-support.js';
 import { customResourceDefinitionResource } from './crd/crd-resource.js';
@@ -122,6 +123,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
       return isPlainObject(status) && status.phase === 'Terminating' ? 'Terminating' : 'Active';
     }),
     new WebhookEgressModule(egress),
+    new OwnerReferencesPermissionModule(authz.authorizer, registry),
     // Upstream's default plugin order: policies, then webhooks, in each phase.
     ...(mutatingPolicies ? [policies.mutating] : []),
     webhooks.mutating,
