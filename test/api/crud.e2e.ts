@@ -3,6 +3,15 @@ import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
+/** Polls `check` until it holds (or fails after 15 s). */
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.fail(`not reached: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 describe('core verbs on namespaces, configmaps and secrets', () => {
   let s: TestServer;
   let api: ReturnType<typeof request>;
@@ -260,18 +269,18 @@ describe('core verbs on namespaces, configmaps and secrets', () => {
     await api.get('/api/v1/namespaces/demo/configmaps/dc3').expect(200);
   });
 
-  it('marks a namespace Terminating, deletes its contents, then removes it; new content gets 403 meanwhile', async () => {
+  it('marks a namespace Terminating at once, deletes its contents in the background, then removes it; new content gets 403 meanwhile', async () => {
     await api.post('/api/v1/namespaces').send({ metadata: { name: 'doomed' } }).expect(201);
     await api.post('/api/v1/namespaces/doomed/configmaps').send({ metadata: { name: 'c1' } }).expect(201);
     await api.post('/api/v1/namespaces/doomed/configmaps').send({ metadata: { name: 'held', finalizers: ['example.com/hold'] } }).expect(201);
     const del = await api.delete('/api/v1/namespaces/doomed');
     assert.equal(del.status, 202);
     assert.equal(del.body.status.phase, 'Terminating');
-    await api.get('/api/v1/namespaces/doomed/configmaps/c1').expect(404);
+    await until(async () => (await api.get('/api/v1/namespaces/doomed/configmaps/c1')).status === 404, 'contents deleted by the namespace controller');
     const forbidden = await api.post('/api/v1/namespaces/doomed/configmaps').send({ metadata: { name: 'late' } }).expect(403);
     assert.equal(forbidden.body.message, 'configmaps "late" is forbidden: unable to create new content in namespace doomed because it is being terminated');
     await api.patch('/api/v1/namespaces/doomed/configmaps/held').set('Content-Type', 'application/merge-patch+json').send(JSON.stringify({ metadata: { finalizers: null } })).expect(200);
-    await api.get('/api/v1/namespaces/doomed').expect(404);
+    await until(async () => (await api.get('/api/v1/namespaces/doomed')).status === 404, 'the namespace removed once empty');
   });
 
   it('refuses to delete the default namespace', async () => {

@@ -49,6 +49,7 @@ import { flowMetrics } from './flowcontrol/flow-metrics.js';
 import { TenantFlowLimits } from './flowcontrol/tenant-flow-limits.js';
 import { QuotaSupport } from './quota/quota-support.js';
 import { GarbageCollector } from './gc/garbage-collector.js';
+import { NamespaceDeletionController } from './namespace/namespace-deletion.controller.js';
 import { resourceQuotaResource } from './quota/resource-quota.resource.js';
 import { installAudit } from './audit/audit.hook.js';
 import { AuditLogWriter } from './audit/audit-log.writer.js';
@@ -148,6 +149,8 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
   };
   policies.attach(watch.cache);
   const quotas = new QuotaSupport({ quotas: new QuotaRepository(db), registry, store, logger });
+  const namespaces = new NamespaceDeletionController({ deleter, objects, logger });
+  deleter.namespaceTerminating = namespaces.enqueue;
   const gc = new GarbageCollector({ owners: new OwnerRepository(db), registry, store, deleter, observe, logger });
   store.afterCreate.set(resourceQuotaResource.storageResource, quotas.afterWrite);
   store.afterUpdate.set(resourceQuotaResource.storageResource, quotas.afterWrite);
@@ -176,6 +179,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     flowLimits,
     quotas,
     gc,
+    namespaces,
     flow: new FairQueuing((t) => flowLimits.limitsOf(t), config.tenantQueueWaitMs, flowMetrics(metrics.registry), config.maxRequestsInflight),
   };
 }

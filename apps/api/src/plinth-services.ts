@@ -6,6 +6,7 @@ import type { Authorization } from './authz/authorization.factory.js';
 import type { FairQueuing } from './flowcontrol/fair-queuing.js';
 import type { QuotaSupport } from './quota/quota-support.js';
 import type { GarbageCollector } from './gc/garbage-collector.js';
+import type { NamespaceDeletionController } from './namespace/namespace-deletion.controller.js';
 import type { TenantFlowLimits } from './flowcontrol/tenant-flow-limits.js';
 import type { AppConfig } from './config/app-config.js';
 import type { Metrics } from './observability/metrics.js';
@@ -58,6 +59,8 @@ export interface PlinthServices {
   quotas: QuotaSupport;
   /** Garbage collection by ownerReferences (Background, Foreground, Orphan). */
   gc: GarbageCollector;
+  /** Empties and removes Terminating namespaces out of the DELETE request. */
+  namespaces: NamespaceDeletionController;
   /** Per-tenant fair queuing of requests (seats, queues, 429). */
   flow: FairQueuing;
 }

@@ -78,6 +78,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
     services.crds.start();
     services.quotas.start();
     services.gc.start();
+    services.namespaces.start();
     const app = await createApp(services, pki);
     await app.listen(config.port, config.host);
     const address = app.getHttpServer().address();
@@ -107,6 +108,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
             await services.crds.stop();
             await services.quotas.stop();
             await services.gc.stop();
+            await services.namespaces.stop();
             await services.authz.stop();
             await services.db.destroy();
             await embedded?.stop();
@@ -121,6 +123,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
         await services.crds.stop();
         await services.quotas.stop();
         await services.gc.stop();
+        await services.namespaces.stop();
         await services.authz.stop();
         await services.watch.stop();
         await app.close();
@@ -134,6 +137,7 @@ export async function startServer(config: AppConfig, logger: Logger): Promise<Ru
     await services.crds.stop();
     await services.quotas.stop();
     await services.gc.stop();
+    await services.namespaces.stop();
     await services.authz.stop();
     await services.watch.stop();
     await services.db.destroy();

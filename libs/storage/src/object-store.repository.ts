@@ -160,6 +160,14 @@ export class ObjectStoreRepository {
     return Number(row.n);
   }
 
+  /** Up to `limit` namespaces (any tenant) being deleted: what a namespace controller that was not running still has to empty. */
+  async terminatingNamespaces(limit = 100): Promise<Array<{ tenant: string; name: string }>> {
+    const { rows } = await sql<{ tenant: string; name: string }>`
+      SELECT tenant, name FROM objects WHERE resource = 'namespaces' AND body -> 'metadata' ? 'deletionTimestamp' LIMIT ${limit}
+    `.execute(this.db);
+    return rows;
+  }
+
   /** The distinct resources that have objects in a namespace, for namespace deletion. */
   async resourcesInNamespace(tenant: string, namespace: string): Promise<string[]> {
     const rows = await this.db

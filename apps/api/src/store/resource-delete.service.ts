@@ -55,6 +55,12 @@ function nowTimestamp(): string {
 export class ResourceDeleteService {
   /** Hooks run when deletion of a finalized object is requested, by storage resource; set at wiring time. */
   readonly deletionRequested = new Map<string, DeletionRequestedHook>();
+  /**
+   * Called (not awaited) when a namespace enters deletion: the namespace
+   * controller empties it in the background. Unset, the DELETE empties it
+   * itself.
+   */
+  namespaceTerminating: ((tenant: string, name: string) => void) | undefined;
 
   constructor(
     private readonly objects: ObjectStoreRepository,
@@ -122,8 +128,31 @@ export class ResourceDeleteService {
           o.metadata.deletionTimestamp ??= nowTimestamp();
           o.metadata.deletionGracePeriodSeconds ??= 0;
         });
-    await this.deleteNamespaceContents(ctx, name);
+    if (this.namespaceTerminating) this.namespaceTerminating(ctx.tenant, name);
+    else await this.deleteNamespaceContents(ctx, name);
     return (await this.finalizeNamespaceIfEmpty(ctx.tenant, name)) ?? { object: ns, deleted: false };
+  }
+
+  /**
+   * Deletes everything in a Terminating namespace (finalizers respected),
+   * as the API server itself, then removes the namespace once it is empty.
+   * For the namespace controller; idempotent.
+   */
+  async purgeNamespace(tenant: string, name: string): Promise<void> {
+    const nsDef = this.registry.lookup(tenant, '', 'v1', 'namespaces');
+    if (!nsDef) return;
+    const ctx: WriteContext = {
+      tenant,
+      def: nsDef,
+      namespace: '',
+      subresource: '',
+      user: { username: 'system:serviceaccount:kube-system:namespace-controller', groups: ['system:masters', 'system:authenticated'] },
+      dryRun: false,
+      options: { kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1' },
+      warnings: [],
+    };
+    await this.deleteNamespaceContents(ctx, name);
+    await this.finalizeNamespaceIfEmpty(tenant, name);
   }
 
   private async deleteNamespaceContents(ctx: WriteContext, namespace: string): Promise<void> {
