@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import os from 'node:os';
 import { AdmissionChain, NamespaceLifecycleModule, WebhookEgressModule, WebhookEgressPolicy } from '@plinth/admission';
 import { createPolicyAdmission } from './admission/policy-admission.js';
+import { policyAuthorizer } from './admission/policy-authorizer.js';
 import { createWebhookAdmission, equivalents, normalizer } from './admission/webhook-admission.js';
 import {
   ChangeLogRepository,
@@ -108,6 +109,8 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     normalizePatched: normalizer(registry),
     // Read at request time: the store (and its budget) is built below.
     meter: (tenant, evaluate) => (store.validationBudget ? store.validationBudget.run(tenant, evaluate) : evaluate()),
+    // Read at request time: authorization is built below.
+    authorizer: (attrs) => policyAuthorizer(authz.authorizer, attrs),
   });
   const nsDef = registry.lookup('default', '', 'v1', 'namespaces')!;
   const tenants = new TenantRepository(db);

@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { Environment } from '@marcbachmann/cel-js';
 import { registerHasMacro } from './cel-has.macro.js';
 import { registerKubernetesTypesLibrary } from './cel-kubernetes-types.library.js';
+import { registerAuthorizerLibrary } from './cel-authorizer.library.js';
 import { registerListsLibrary } from './cel-lists.library.js';
 import { installMetering, StepLimitReached, type StepMeter, withMeter } from './cel-metering.js';
 import { identifiersOf, rewriteMatchesCalls } from './cel-source.js';
@@ -82,6 +83,7 @@ function buildEnvironment(vars: CelVariables, homogeneous = true): { env: Enviro
   registerStringsLibrary(env);
   registerListsLibrary(env);
   registerKubernetesTypesLibrary(env);
+  registerAuthorizerLibrary(env);
   for (const [name, type] of Object.entries(vars)) env.registerVariable(name, type);
   const metered = installMetering(env);
   return { env, metered };
@@ -177,6 +179,7 @@ export function checkCelTyped(expression: string, vars: CelVariables, types: Cel
       registerStringsLibrary(env);
       registerListsLibrary(env);
       registerKubernetesTypesLibrary(env);
+      registerAuthorizerLibrary(env);
       for (const [name, fields] of Object.entries(types)) env.registerType(name, { fields });
       for (const [name, type] of Object.entries(vars)) env.registerVariable(name, type);
       typedEnvironments.set(key, env);

@@ -21,3 +21,4 @@ export { celToJson, jsonToCel } from './cel-values.js';
 export { CelCidr, CelIp, CelUrl } from './cel-network.js';
 export { compileRe2, re2Test, Re2SyntaxError } from './re2-regex.js';
 export { Quantity } from '@plinth/apimachinery';
+export { CelAuthorizer, type CelAuthzAnswer, type CelAuthzBackend, type CelAuthzQuestion, CelResourceCheck } from './cel-authorizer.library.js';

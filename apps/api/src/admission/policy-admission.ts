@@ -33,6 +33,8 @@ export interface PolicyAdmissionOptions {
   normalizePatched?: PolicyModuleDependencies['normalizePatched'];
   /** The tenant's share of validation time for CEL evaluation (see TenantValidationBudget). */
   meter?: PolicyModuleDependencies['meter'];
+  /** The CEL `authorizer` value of a request (see policyAuthorizer). */
+  authorizer?: PolicyModuleDependencies['authorizer'];
 }
 
 /** The policy modules and their cache; `attach` connects the cache to the replica's change stream. */
@@ -157,6 +159,7 @@ export function createPolicyAdmission(o: PolicyAdmissionOptions): PolicyAdmissio
     normalizePatched: o.normalizePatched,
     metrics: new PrometheusPolicyMetrics(o.metricsRegistry),
     meter: o.meter,
+    authorizer: o.authorizer,
   };
   const merge: ApplyConfigurationMerger = (attrs, object, patch) => {
     const def = o.registry.lookup(attrs.tenant, attrs.resource.group, attrs.resource.version, attrs.resource.resource);
