@@ -4,6 +4,8 @@ import request from 'supertest';
 import { allow, makeCertificates, type TestCertificates, TestWebhookServer, webhookConfiguration } from '../admission/support/webhook-server.js';
 import { certificateIdentity, type ClientIdentity, requestAs } from '../support/credentials.js';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
+import { testKubeConfig } from '../support/client-node.js';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const TENANTS = '/apis/tenancy.plinth.dev/v1alpha1/tenants';
@@ -102,6 +104,22 @@ describe('fair queuing of requests per tenant', { timeout: 180_000 }, () => {
     for (const r of runs) assert.equal(r.code, 0, r.stderr);
     const metrics = (await request(s.url).get('/metrics').expect(200)).text;
     assert.match(metrics, /plinth_flowcontrol_rejected_requests_total\{tenant="rated",reason="rate"\} [1-9]/);
+  });
+
+  it('gives @kubernetes/client-node upstream\'s 429 with Retry-After, and a caller that waits it out gets through', async () => {
+    const core = testKubeConfig(`${s.url}/clusters/rated`, alice).makeApiClient(CoreV1Api);
+    const outcomes = await Promise.allSettled(Array.from({ length: 8 }, () => core.listNamespacedConfigMap({ namespace: 'default' })));
+    const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected').map((o) => o.reason as { code?: number; headers?: Record<string, string>; body?: string });
+    assert.ok(refused.length >= 1, 'a burst over 2 requests/s is refused in part');
+    for (const r of refused) {
+      assert.equal(r.code, 429);
+      assert.ok(Number(r.headers?.['retry-after']) >= 1);
+      assert.equal(JSON.parse(String(r.body)).reason, 'TooManyRequests');
+    }
+    const wait = Number(refused[0].headers?.['retry-after']);
+    await new Promise((r) => setTimeout(r, wait * 1000));
+    const list = await core.listNamespacedConfigMap({ namespace: 'default' });
+    assert.ok(Array.isArray(list.items));
   });
 
   it('never queues platform administrators, health or version requests', async () => {
