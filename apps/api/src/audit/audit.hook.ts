@@ -23,7 +23,8 @@ interface AuditRecord {
   id: string;
   receivedAt: string;
   decision?: AuditDecision;
-  attrs?: AuditAttributes;
+  /** The request's attributes, derived once (after authentication) and shared by every stage. */
+  derived?: { attrs: AuditAttributes; tenant: string; version: string };
   responseBody?: unknown;
   done: boolean;
 }
@@ -95,14 +96,11 @@ export function installAudit(fastify: FastifyInstance, policy: AuditPolicy, writ
   const emit = (req: FastifyRequest, stage: AuditStage, code?: number) => {
     const rec = req.audit;
     if (!rec) return;
-    if (!rec.decision) {
-      const { attrs } = attributesOf(req, req.authenticatedUser);
-      rec.attrs = attrs;
-      rec.decision = policy.decide(attrs);
-    }
+    rec.derived ??= attributesOf(req, req.authenticatedUser);
+    rec.decision ??= policy.decide(rec.derived.attrs);
     const d = rec.decision;
     if (d.level === 'None' || d.omitStages.has(stage)) return;
-    const { attrs, tenant, version } = attributesOf(req, req.authenticatedUser);
+    const { attrs, tenant, version } = rec.derived;
     const event: Record<string, unknown> = {
       kind: 'Event',
       apiVersion: 'audit.k8s.io/v1',

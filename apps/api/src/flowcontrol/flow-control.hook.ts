@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '@plinth/apimachinery';
+import { parseRequestInfo } from '../http/request-info.js';
 import { sendPlain } from '../http/response-writer.js';
 import type { FairQueuing } from './fair-queuing.js';
 
@@ -16,18 +17,6 @@ declare module 'fastify' {
 
 /** Paths no tenant's queue stands in front of: health, version, metrics (upstream's exempt and probe paths). */
 const EXEMPT_PATH = /^\/(healthz|livez|readyz|version|metrics)(\/|$)/;
-
-function tenantPath(url: string): { tenant: string; path: string } {
-  const m = /^\/clusters\/([^/?]+)(\/[^?]*)?/.exec(url);
-  if (!m) return { tenant: 'default', path: url.split('?')[0] };
-  let tenant = m[1];
-  try {
-    tenant = decodeURIComponent(m[1]);
-  } catch {
-    // keep the raw segment
-  }
-  return { tenant, path: m[2] ?? '/' };
-}
 
 function refuse(req: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
@@ -46,7 +35,7 @@ export function installFlowControl(fastify: FastifyInstance, queuing: FairQueuin
   fastify.addHook('onRequest', async (req, reply) => {
     const user = req.user;
     if (!user || user.groups.includes('system:masters')) return undefined;
-    const { tenant, path } = tenantPath(req.url);
+    const { tenant, path } = parseRequestInfo(req.method, req.url.split('?')[0], false);
     if (EXEMPT_PATH.test(path)) return undefined;
     let release: () => void;
     try {
