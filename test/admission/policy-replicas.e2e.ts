@@ -4,10 +4,11 @@ import request from 'supertest';
 import type { RunningServer } from '../../apps/api/src/server.js';
 import { eventually as until, TestCluster } from '../watch/support/cluster.js';
 import { configMap, coreRule, VAP, VAPB, validatingBinding, validatingPolicy } from './support/policies.js';
+import { WatchService } from '../../apps/api/src/watch/watch.service.js';
 
 /** Resolves once `r`'s change stream has applied `revision`. */
 async function reached(r: RunningServer, revision: number): Promise<void> {
-  await until(`replica stream at ${revision}`, () => r.services.watch.pipeline.cache.revision >= revision);
+  await until(`replica stream at ${revision}`, () => r.app.get(WatchService).pipeline.cache.revision >= revision);
 }
 
 /** The revision of a write's answer. */

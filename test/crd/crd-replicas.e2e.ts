@@ -6,12 +6,13 @@ import { allow, deny, makeCertificates, type TestCertificates, TestWebhookServer
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { eventually as until, TestCluster } from '../watch/support/cluster.js';
 import { installCrd, widgetCrd } from './crd-fixtures.js';
+import { WatchService } from '../../apps/api/src/watch/watch.service.js';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const VWC = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations';
 
 /** The newest revision this replica's change stream has applied. */
-const applied = (r: RunningServer) => r.services.watch.pipeline.cache.revision;
+const applied = (r: RunningServer) => r.app.get(WatchService).pipeline.cache.revision;
 
 /** Resolves once `r`'s stream has applied `revision`; what it serves must reflect that revision from then on. */
 async function reached(r: RunningServer, revision: number): Promise<void> {

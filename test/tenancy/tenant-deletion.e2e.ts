@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import request from 'supertest';
-import { isStorageError, type TenantRepository } from '@plinth/storage';
+import { isStorageError, ObjectStoreRepository, TenantRepository } from '@plinth/storage';
 import { TenantDeletionRunner } from '../../apps/api/src/tenancy/tenant-deletion.runner.js';
 import { kubectl, type KubectlResult, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { TenantCache } from '../../apps/api/src/tenancy/tenant-cache.js';
 
 const TENANTS = '/apis/tenancy.plinth.dev/v1alpha1/tenants';
 const tenant = (name: string) => ({ apiVersion: 'tenancy.plinth.dev/v1alpha1', kind: 'Tenant', metadata: { name } });
@@ -50,12 +51,12 @@ describe('Tenant deletion', () => {
     await acme.post('/clusters/acme/api/v1/namespaces/app/secrets').send({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, stringData: { a: 'b' } }).expect(201);
     // An object with a finalizer nobody will remove: tenant deletion removes it anyway.
     await acme.post('/clusters/acme/api/v1/namespaces/app/configmaps').send({ ...cm('held'), metadata: { name: 'held', finalizers: ['example.com/never'] } }).expect(201);
-    const before = await s.services.tenants.countRows('acme');
+    const before = await s.app.get(TenantRepository).countRows('acme');
     assert.ok(before.objects >= 25 && before.changes >= 26 && before.tenants === 1, JSON.stringify(before));
 
     const out = ok(await kubectl(kc, ['delete', 'tenant', 'acme', '--timeout=60s']));
     assert.equal(out.trim(), 'tenant.tenancy.plinth.dev "acme" deleted');
-    await assertNoRowLeft(s.services.tenants, 'acme');
+    await assertNoRowLeft(s.app.get(TenantRepository), 'acme');
     await request(s.url).get(`${TENANTS}/acme`).expect(404);
     await waitFor('the tenant cache to expire', async () => (await request(s.url).get('/clusters/acme/api/v1/namespaces')).status === 404);
 
@@ -85,11 +86,11 @@ describe('Tenant deletion', () => {
     await request(s.url).post(TENANTS).send(tenant('keep')).expect(201);
     await request(s.url).post(TENANTS).send(tenant('drop')).expect(201);
     for (const t of ['keep', 'drop']) await request(s.url).post(`/clusters/${t}/api/v1/namespaces/default/configmaps`).send(cm('same-name')).expect(201);
-    const keepBefore = await s.services.tenants.countRows('keep');
+    const keepBefore = await s.app.get(TenantRepository).countRows('keep');
     await request(s.url).delete(`${TENANTS}/drop`).expect(202);
     await waitFor('drop to be gone', async () => (await request(s.url).get(`${TENANTS}/drop`)).status === 404);
-    await assertNoRowLeft(s.services.tenants, 'drop');
-    assert.deepEqual(await s.services.tenants.countRows('keep'), keepBefore);
+    await assertNoRowLeft(s.app.get(TenantRepository), 'drop');
+    assert.deepEqual(await s.app.get(TenantRepository).countRows('keep'), keepBefore);
     await request(s.url).get('/clusters/keep/api/v1/namespaces/default/configmaps/same-name').expect(200);
   });
 
@@ -105,8 +106,8 @@ describe('Tenant deletion', () => {
   it('refuses writes to a terminating tenant with 403, as upstream refuses new content in a terminating namespace', async () => {
     await request(s.url).post(TENANTS).send(tenant('dying')).expect(201);
     await request(s.url).post('/clusters/dying/api/v1/namespaces/default/configmaps').send(cm('x')).expect(201);
-    assert.equal(await s.services.tenants.markTerminating('dying'), true);
-    s.services.tenancy.cache.forget('dying');
+    assert.equal(await s.app.get(TenantRepository).markTerminating('dying'), true);
+    s.app.get(TenantCache).forget('dying');
     const msg = 'unable to create new content in tenant dying because it is being terminated';
     const created = await request(s.url).post('/clusters/dying/api/v1/namespaces/default/configmaps').send(cm('y')).expect(403);
     assert.equal(created.body.reason, 'Forbidden');
@@ -118,29 +119,29 @@ describe('Tenant deletion', () => {
     await request(s.url).get('/clusters/dying/api/v1/namespaces/default/configmaps/x').expect(200);
     // Storage refuses too, whatever a replica's cache believes.
     await assert.rejects(
-      s.services.objects.create({ tenant: 'dying', resource: 'configmaps', namespace: 'default', name: 'z' }, cm('z')),
+      s.app.get(ObjectStoreRepository).create({ tenant: 'dying', resource: 'configmaps', namespace: 'default', name: 'z' }, cm('z')),
       (e: unknown) => isStorageError(e, 'TenantTerminating'),
     );
   });
 
   it('refuses writes to a tenant that does not exist at the storage level', async () => {
     await assert.rejects(
-      s.services.objects.create({ tenant: 'never-created', resource: 'configmaps', namespace: 'default', name: 'z' }, cm('z')),
+      s.app.get(ObjectStoreRepository).create({ tenant: 'never-created', resource: 'configmaps', namespace: 'default', name: 'z' }, cm('z')),
       (e: unknown) => isStorageError(e, 'TenantTerminating'),
     );
-    await assertNoRowLeft(s.services.tenants, 'never-created');
+    await assertNoRowLeft(s.app.get(TenantRepository), 'never-created');
   });
 
   it('purges in bounded batches: many more rows than one batch, none left', async () => {
     await request(s.url).post(TENANTS).send(tenant('big')).expect(201);
     const key = (name: string) => ({ tenant: 'big', resource: 'configmaps', namespace: 'default', name });
     for (let i = 0; i < 250; i++) {
-      const c = await s.services.objects.create(key(`c${i}`), cm(`c${i}`));
-      if (i % 2 === 0) await s.services.objects.update(key(`c${i}`), cm(`c${i}`, { v: '2' }), c.revision);
+      const c = await s.app.get(ObjectStoreRepository).create(key(`c${i}`), cm(`c${i}`));
+      if (i % 2 === 0) await s.app.get(ObjectStoreRepository).update(key(`c${i}`), cm(`c${i}`, { v: '2' }), c.revision);
     }
-    const runner = new TenantDeletionRunner(s.services.tenants, pino({ level: 'silent' }), 40);
+    const runner = new TenantDeletionRunner(s.app.get(TenantRepository), pino({ level: 'silent' }), 40);
     await runner.run('big');
-    await assertNoRowLeft(s.services.tenants, 'big');
+    await assertNoRowLeft(s.app.get(TenantRepository), 'big');
   });
 
   it('loses no race: writers hammering a tenant while it is deleted leave no row behind', async () => {
@@ -151,8 +152,8 @@ describe('Tenant deletion', () => {
       for (let i = 0; ; i++) {
         try {
           const k = { tenant: 'race', resource: 'configmaps', namespace: 'default', name: `w${w}-${i}` };
-          const c = await s.services.objects.create(k, cm(k.name));
-          await s.services.objects.update(k, cm(k.name, { v: '2' }), c.revision);
+          const c = await s.app.get(ObjectStoreRepository).create(k, cm(k.name));
+          await s.app.get(ObjectStoreRepository).update(k, cm(k.name, { v: '2' }), c.revision);
           written++;
         } catch (err) {
           if (!isStorageError(err, 'TenantTerminating')) throw err;
@@ -163,9 +164,9 @@ describe('Tenant deletion', () => {
     };
     const writers = Array.from({ length: 8 }, (_, w) => writer(w));
     await waitFor('some writes', async () => written > 50);
-    const runner = new TenantDeletionRunner(s.services.tenants, pino({ level: 'silent' }), 25);
+    const runner = new TenantDeletionRunner(s.app.get(TenantRepository), pino({ level: 'silent' }), 25);
     await Promise.all([runner.run('race'), ...writers]);
     assert.equal(refused, 8);
-    await assertNoRowLeft(s.services.tenants, 'race');
+    await assertNoRowLeft(s.app.get(TenantRepository), 'race');
   });
 });

@@ -4,6 +4,8 @@ import request from 'supertest';
 import type { RunningServer } from '../../apps/api/src/server.js';
 import { eventually, TestCluster, TestRedis } from './support/cluster.js';
 import { WatchClient } from './support/watch-client.js';
+import { ChangeLogRepository } from '@plinth/storage';
+import { WatchService } from '../../apps/api/src/watch/watch.service.js';
 
 const revisionsOf = (events: { object: { metadata: { resourceVersion: string } } }[]) => events.map((e) => Number(e.object.metadata.resourceVersion));
 const sharedRedis = () => {
@@ -23,7 +25,7 @@ async function upsert(base: string, ns: string, name: string, data: Record<strin
 }
 
 async function logRevisions(r: RunningServer, after: number, ns: string): Promise<number[]> {
-  return (await r.services.changes.changesAfter(after, 100_000)).filter((c) => c.key.namespace === ns).map((c) => c.revision);
+  return (await r.app.get(ChangeLogRepository).changesAfter(after, 100_000)).filter((c) => c.key.namespace === ns).map((c) => c.revision);
 }
 
 async function listRevision(base: string, ns: string): Promise<number> {
@@ -50,8 +52,8 @@ describe('watch: cluster mode (two replicas, Redis fan-out)', { timeout: 120_000
   });
 
   it('elects exactly one relay, and runs compaction as a BullMQ job', async () => {
-    await eventually('one relay', () => c.replicas.filter((r) => r.services.watch.pipeline.isRelay).length === 1);
-    await eventually('a compaction run', () => c.replicas.some((r) => r.services.watch.pipeline.compaction.stats.lastRunAt !== undefined), 15_000);
+    await eventually('one relay', () => c.replicas.filter((r) => r.app.get(WatchService).pipeline.isRelay).length === 1);
+    await eventually('a compaction run', () => c.replicas.some((r) => r.app.get(WatchService).pipeline.compaction.stats.lastRunAt !== undefined), 15_000);
     for (const r of c.replicas) await eventually('ready', async () => (await request(r.url).get('/readyz')).status === 200, 5000);
   });
 
@@ -74,7 +76,7 @@ describe('watch: cluster mode (two replicas, Redis fan-out)', { timeout: 120_000
     assert.deepEqual(revisionsOf(await wb.take(80, 10_000)), want);
     assert.deepEqual(await wb.drainFor(300), []);
     // The changes came through the Redis stream (the fallback poll is 5 s here).
-    for (const r of [a, b]) assert.ok(r.services.watch.pipeline.counters.streamed >= 80, `streamed ${r.services.watch.pipeline.counters.streamed}`);
+    for (const r of [a, b]) assert.ok(r.app.get(WatchService).pipeline.counters.streamed >= 80, `streamed ${r.app.get(WatchService).pipeline.counters.streamed}`);
   });
 
   it('fails the relay over when the relay replica stops mid-stream; no watcher misses or repeats a change', async () => {
@@ -99,7 +101,7 @@ describe('watch: cluster mode (two replicas, Redis fan-out)', { timeout: 120_000
     const before = onRelay.events.slice();
     const last = before.length ? Number(before[before.length - 1].object.metadata.resourceVersion) : from;
     const resumed = await watch(other.url, `/api/v1/namespaces/fail/configmaps?resourceVersion=${last}`);
-    await eventually('the other replica takes over as relay', () => other.services.watch.pipeline.isRelay, 5000);
+    await eventually('the other replica takes over as relay', () => other.app.get(WatchService).pipeline.isRelay, 5000);
     await writer;
     const want = await logRevisions(other, from, 'fail');
     assert.equal(want.length, 120);
@@ -107,7 +109,7 @@ describe('watch: cluster mode (two replicas, Redis fan-out)', { timeout: 120_000
     const wantAfter = want.filter((r) => r > last);
     assert.deepEqual(revisionsOf(before).concat(revisionsOf(await resumed.take(wantAfter.length, 15_000))), want);
     await c.add();
-    await eventually('still exactly one relay', () => c.replicas.filter((r) => r.services.watch.pipeline.isRelay).length === 1);
+    await eventually('still exactly one relay', () => c.replicas.filter((r) => r.app.get(WatchService).pipeline.isRelay).length === 1);
   });
 });
 

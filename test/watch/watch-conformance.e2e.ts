@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { WatchClient } from './support/watch-client.js';
+import { ChangeLogRepository } from '@plinth/storage';
 
 // The five watch tests of test/e2e/apimachinery/watch.go (checklist items 1–5), over HTTP.
 describe('watch: conformance (watch.go)', { timeout: 120_000 }, () => {
@@ -152,7 +153,7 @@ describe('watch: conformance (watch.go)', { timeout: 120_000 }, () => {
     const starts = [...rvs];
     const watchers = await Promise.all(starts.map((rv) => watch(`/api/v1/namespaces/w5/configmaps?resourceVersion=${rv}`)));
     for (let i = 100; i < 130; i++) await write(i);
-    const log = await s.services.changes.changesAfter(starts[0] - 1, 10_000);
+    const log = await s.app.get(ChangeLogRepository).changesAfter(starts[0] - 1, 10_000);
     const expected = log.filter((c) => c.key.namespace === 'w5').map((c) => c.revision);
     await Promise.all(
       watchers.map(async (w, i) => {

@@ -4,6 +4,8 @@ import pg from 'pg';
 import request from 'supertest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { WatchClient } from './support/watch-client.js';
+import { ChangeLogRepository } from '@plinth/storage';
+import { WatchService } from '../../apps/api/src/watch/watch.service.js';
 
 const revisionsOf = (events: { object: { metadata: { resourceVersion: string } } }[]) => events.map((e) => Number(e.object.metadata.resourceVersion));
 
@@ -19,7 +21,7 @@ describe('watch: resuming from history, expiry and compaction', { timeout: 120_0
     return w;
   };
   const logRevisions = async (after: number, ns: string) =>
-    (await s.services.changes.changesAfter(after, 100_000)).filter((c) => c.key.namespace === ns).map((c) => c.revision);
+    (await s.app.get(ChangeLogRepository).changesAfter(after, 100_000)).filter((c) => c.key.namespace === ns).map((c) => c.revision);
   const upsert = async (ns: string, name: string, data: Record<string, string> = {}) => {
     const res = await api.put(`/api/v1/namespaces/${ns}/configmaps/${name}`).send({ metadata: { name }, data });
     if (res.status !== 404) return res;
@@ -48,7 +50,7 @@ describe('watch: resuming from history, expiry and compaction', { timeout: 120_0
 
   it('serves a watch from before the cache window from the change log, then joins the live stream without gap or repeat', async () => {
     const rvs = await churn('h1', 250);
-    assert.ok(s.services.watch.cache.oldestResumable > rvs[20], 'the start is outside the window');
+    assert.ok(s.app.get(WatchService).cache.oldestResumable > rvs[20], 'the start is outside the window');
     const from = rvs[20];
     const w = await watch(`/api/v1/namespaces/h1/configmaps?resourceVersion=${from}`);
     // Writes keep coming while the watch catches up.
@@ -64,11 +66,11 @@ describe('watch: resuming from history, expiry and compaction', { timeout: 120_0
 
   it('answers a watch from compacted history with 200, one ERROR 410 Expired event, then closes', async () => {
     const rvs = await churn('h2', 130);
-    const deleted = await s.services.watch.pipeline.compaction.runOnce(new Date(Date.now() + 48 * 3600_000));
+    const deleted = await s.app.get(WatchService).pipeline.compaction.runOnce(new Date(Date.now() + 48 * 3600_000));
     assert.ok(deleted > 0);
-    const compacted = await s.services.changes.compactedRevision();
-    assert.equal(s.services.watch.pipeline.compaction.stats.compactedRevision, compacted);
-    assert.equal(s.services.watch.pipeline.compaction.stats.lagSeconds, 0);
+    const compacted = await s.app.get(ChangeLogRepository).compactedRevision();
+    assert.equal(s.app.get(WatchService).pipeline.compaction.stats.compactedRevision, compacted);
+    assert.equal(s.app.get(WatchService).pipeline.compaction.stats.lagSeconds, 0);
     const w = await watch(`/api/v1/namespaces/h2/configmaps?resourceVersion=${rvs[0]}`);
     const e = await w.next();
     assert.deepEqual(e, {

@@ -5,6 +5,7 @@ import request from 'supertest';
 import { testKubeConfig } from '../support/client-node.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { eventually } from './support/cluster.js';
+import { ChangeLogRepository } from '@plinth/storage';
 
 // An informer (list, then watch, re-watching from its last resourceVersion every time the server
 // closes the watch, here every 1–2 s) under concurrent writers.
@@ -61,7 +62,7 @@ describe('watch: @kubernetes/client-node informer under concurrent writers', { t
     const cacheState = () => new Map(informer.list('inf').map((o) => [o.metadata!.name!, o.metadata!.resourceVersion!]));
     await eventually('the informer cache matches a fresh list', () => JSON.stringify([...cacheState()].sort()) === JSON.stringify([...want].sort()), 15_000);
     assert.deepEqual(cacheState(), want);
-    const log = (await s.services.changes.changesAfter(listRevision, 100_000)).filter((c) => c.key.namespace === 'inf').map((c) => c.revision);
+    const log = (await s.app.get(ChangeLogRepository).changesAfter(listRevision, 100_000)).filter((c) => c.key.namespace === 'inf').map((c) => c.revision);
     await eventually('every change seen', () => seen.length >= log.length, 5000);
     assert.deepEqual(seen, log, 'the informer saw every change exactly once, in order');
     assert.deepEqual(errors, []);

@@ -7,6 +7,7 @@ import { adminIdentity } from '../support/credentials.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { eventually } from './support/cluster.js';
 import { WatchClient } from './support/watch-client.js';
+import { WatchService } from '../../apps/api/src/watch/watch.service.js';
 
 // A watcher that stops reading overflows its bounded buffer and is closed; the others do not notice.
 describe('watch: slow consumers', { timeout: 120_000 }, () => {
@@ -35,7 +36,7 @@ describe('watch: slow consumers', { timeout: 120_000 }, () => {
     stalled.write(`GET /api/v1/namespaces/slow/configmaps?watch=true&resourceVersion=${from} HTTP/1.1\r\nHost: x\r\n\r\n`);
     stalled.pause();
     fast = await WatchClient.watch(s.url, `/api/v1/namespaces/slow/configmaps?resourceVersion=${from}`);
-    await eventually('both watches open', () => s.services.watch.watcherCount === 2);
+    await eventually('both watches open', () => s.app.get(WatchService).watcherCount === 2);
 
     const blob = randomBytes(300 * 1024).toString('base64');
     let evicted = false;
@@ -45,7 +46,7 @@ describe('watch: slow consumers', { timeout: 120_000 }, () => {
       written++;
       const e = await fast.next(5000);
       assert.equal(e.object.metadata.name, `big-${i}`, 'the reading watcher keeps up');
-      evicted = s.services.watch.watcherCount === 1;
+      evicted = s.app.get(WatchService).watcherCount === 1;
     }
     assert.ok(evicted, `the stalled watch was not closed after ${written} large events`);
     const metrics = await api.get('/metrics').expect(200);

@@ -26,20 +26,28 @@ async function main(): Promise<void> {
   // at once; graceful shutdown owns these signals (it stops an embedded PostgreSQL itself).
   process.removeAllListeners('SIGTERM');
   process.removeAllListeners('SIGINT');
-  let stopping = false;
-  // Start-up (tenant provisioning) may still be running when a signal arrives: shut down once it is done.
-  const starting: Promise<RunningServer | undefined> = startServer(config, logger);
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    const server = await starting.catch(() => undefined);
-    await server?.shutdown();
-    process.exit(0);
+  // Once the application exists, Nest's shutdown hooks handle the signals (graceful shutdown, then exit).
+  // A signal during start-up (tenant provisioning) shuts down once start-up is done; a watchdog bounds the whole.
+  let started = false;
+  let stopRequested = false;
+  const onSignal = (signal: string) => {
+    const watchdogMs = (config.shutdownDelaySeconds + config.shutdownTimeoutSeconds + 15) * 1000;
+    setTimeout(() => {
+      logger.error({ signal, watchdogMs }, 'shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, watchdogMs).unref();
+    if (started || stopRequested) return;
+    stopRequested = true;
+    logger.info({ signal }, 'shutting down once start-up is done');
   };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  const server = (await starting)!;
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  const server: RunningServer = await startServer(config, logger, { handleSignals: true });
+  started = true;
+  if (stopRequested) {
+    await server.shutdown();
+    process.exit(0);
+  }
   // The administrator's key goes only into this owner-only file, never into the logs.
   const kubeconfig = await writeKubeconfig(config.dataDir, kubeconfigUrl(server.url, config.host), config.tenants, {
     caPem: server.pki.operatorServingCert ? undefined : server.pki.caPem,

@@ -1,20 +1,19 @@
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
-import { migrateToLatest } from '@plinth/storage';
-import { buildServices, createApp } from './app.factory.js';
-import { loadTokenFile } from './authn/authentication.factory.js';
-import { loadJwtAuthenticators } from './authn/jwt-issuers.factory.js';
-import { ServiceAccountTokens } from './authn/service-account-tokens.js';
-import { type HealthListener, startHealthListener } from './health-listener.js';
-import { loadOrCreatePki, type ServingPki } from './pki/pki-store.js';
+import { AppModule } from './app.module.js';
 import type { AppConfig } from './config/app-config.js';
-import { type EmbeddedDatabase, startEmbeddedPostgres } from '@plinth/storage';
-import type { PlinthServices } from './plinth-services.js';
+import { HealthListener } from './health/health-listener.js';
+import { MAX_BODY_BYTES } from './http/http-limits.js';
+import { clientErrorStatus, frameworkErrorStatus } from './http/request-guards.js';
+import { PostStartHooks } from './lifecycle/post-start-hooks.js';
+import { ShutdownSequence } from './lifecycle/shutdown-sequence.js';
+import { PinoNestLogger } from './observability/logger.js';
+import { loadOrCreatePki, type ServingPki } from './pki/pki-store.js';
 
-/** A running Plinth server. */
+/** A running Plinth server; its services are `app.get(...)`. */
 export interface RunningServer {
   app: NestFastifyApplication;
-  services: PlinthServices;
   /** `https://host:port`. */
   url: string;
   port: number;
@@ -22,14 +21,22 @@ export interface RunningServer {
   pki: ServingPki;
   /** `http://127.0.0.1:port` of the plain health listener, when one was asked for. */
   healthUrl?: string;
+  /** Closes the application at once: watches end, the listener closes, every module stops, the database last. */
   stop(): Promise<void>;
   /**
-   * Graceful shutdown (SIGTERM): /readyz fails at once, requests are served
-   * for PLINTH_SHUTDOWN_DELAY_SECONDS, then new ones get 503, watches end
-   * cleanly, in-flight requests finish (up to PLINTH_SHUTDOWN_TIMEOUT_SECONDS),
-   * and everything is closed. Resolves when the process may exit.
+   * Graceful shutdown (what SIGTERM does): /readyz fails at once, requests
+   * are served for PLINTH_SHUTDOWN_DELAY_SECONDS, then new ones get 503,
+   * watches end cleanly, in-flight requests finish (up to
+   * PLINTH_SHUTDOWN_TIMEOUT_SECONDS), and every module stops. Resolves when
+   * the process may exit.
    */
   shutdown(): Promise<void>;
+}
+
+/** Options of {@link startServer}. */
+export interface StartOptions {
+  /** Let Nest handle SIGTERM and SIGINT (graceful shutdown, then exit): the process's own server only. */
+  handleSignals?: boolean;
 }
 
 /** The names the generated serving certificate must cover besides localhost, loopback and the host name. */
@@ -39,109 +46,79 @@ function servingNames(config: AppConfig): string[] {
 }
 
 /**
- * Starts Plinth: the PKI (generated into the data folder on first start),
- * the embedded PostgreSQL when no DATABASE_URL is set, the migrations, the
- * configured tenants, then the HTTPS server (and the plain health listener
- * if asked for). Resolves once it listens. `stop()` closes everything it started.
+ * Fastify over HTTPS: HTTP/2 by ALPN with HTTP/1.1 fallback, TLS 1.2+,
+ * client certificates requested and verified against the client CA but not
+ * required; bodies up to 3 MiB; Fastify's own errors answered as Status.
  */
-export async function startServer(config: AppConfig, logger: Logger): Promise<RunningServer> {
+function httpsAdapter(pki: ServingPki): FastifyAdapter {
+  return new FastifyAdapter({
+    http2: true,
+    https: {
+      allowHTTP1: true,
+      key: pki.serving.keyPem,
+      cert: pki.serving.certPem,
+      ca: pki.clientCaPem,
+      requestCert: true,
+      rejectUnauthorized: false,
+      minVersion: 'TLSv1.2',
+    },
+    bodyLimit: MAX_BODY_BYTES,
+    routerOptions: { maxParamLength: 1000 },
+    clientErrorHandler: clientErrorStatus,
+    frameworkErrors: frameworkErrorStatus,
+    // Requests that arrive while draining get a Status from GracefulShutdown, not Fastify's JSON.
+    return503OnClosing: false,
+  });
+}
+
+function serverUrl(host: string, port: number): string {
+  return `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * Starts Plinth: the PKI (generated into the data folder on first start),
+ * then the Nest application (its modules connect to PostgreSQL, embedded
+ * when no DATABASE_URL is set, migrate, and start the change stream and
+ * the controllers), then listens and runs the post-start hooks (tenants
+ * provisioned, the plain health listener). Resolves once it serves.
+ */
+export async function startServer(config: AppConfig, logger: Logger, options: StartOptions = {}): Promise<RunningServer> {
   const pki = await loadOrCreatePki(config.dataDir, servingNames(config), {
     tlsCertFile: config.tls.certFile,
     tlsKeyFile: config.tls.keyFile,
     clientCaFile: config.tls.clientCaFile,
     serviceAccountKeyFile: config.serviceAccountKeyFile,
   });
-  const prepared = {
-    serviceAccountTokens: await ServiceAccountTokens.create(pki.serviceAccountKeyPem, config.serviceAccountIssuer),
-    tokenFile: loadTokenFile(config),
-    jwtIssuers: await loadJwtAuthenticators(config, logger),
-  };
-  let embedded: EmbeddedDatabase | undefined;
-  let databaseUrl = config.databaseUrl;
-  if (!databaseUrl) {
-    logger.info({ dataDir: config.dataDir, port: config.embeddedPgPort }, 'starting embedded PostgreSQL');
-    embedded = await startEmbeddedPostgres({
-      dataDir: config.dataDir,
-      port: config.embeddedPgPort,
-      onLog: (m) => logger.debug({ postgres: m.trim() }, 'postgres'),
-    });
-    databaseUrl = embedded.url;
-  }
-  const services = buildServices(config, databaseUrl, logger, prepared);
-  let health: HealthListener | undefined;
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, pki, logger), httpsAdapter(pki), {
+    bodyParser: false,
+    logger: new PinoNestLogger(logger),
+    abortOnError: false,
+  });
+  if (options.handleSignals) app.enableShutdownHooks(['SIGTERM', 'SIGINT'], { useProcessExit: true });
   try {
-    const applied = await migrateToLatest(services.db);
-    logger.info({ applied }, 'migrations up to date');
-    logger.info({ modules: services.admission.names() }, 'admission chain');
-    await services.watch.start();
-    await services.flowLimits.load();
-    services.crds.start();
-    services.quotas.start();
-    services.gc.start();
-    services.namespaces.start();
-    const app = await createApp(services, pki);
     await app.listen(config.port, config.host);
     const address = app.getHttpServer().address();
     const port = typeof address === 'object' && address ? address.port : config.port;
-    const url = `https://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-    // Tenants are objects now: the platform tenant and PLINTH_TENANTS get Tenant objects, provisioned before we report ready.
-    services.tenancy.lifecycle.setBaseUrl(url);
-    await services.tenancy.lifecycle.start(config.tenants);
-    if (config.healthPort !== undefined) health = await startHealthListener(services, config.healthPort);
-    // New tenants get the default RBAC policy when provisioned; existing ones are reconciled (missing defaults added) in the background.
-    services.authz.reconcileAllTenants(() => services.tenants.list());
-    logger.info({ url, health: health?.url }, 'Plinth is serving');
+    const url = serverUrl(config.host, port);
+    const postStart = app.get(PostStartHooks);
+    logger.info({ hooks: postStart.names() }, 'running post-start hooks');
+    await postStart.run(url);
+    const healthUrl = app.get(HealthListener).url;
+    logger.info({ url, health: healthUrl }, 'Plinth is serving');
     return {
       app,
-      services,
       url,
       port,
-      shutdown: () =>
-        services.shutdown.run({
-          delayMs: config.shutdownDelaySeconds * 1000,
-          timeoutMs: config.shutdownTimeoutSeconds * 1000,
-          endWatches: () => services.watch.stop(),
-          closeHttp: () => app.close(),
-          closeRest: async () => {
-            await health?.close();
-            await services.tenancy.lifecycle.stop();
-            await services.crds.stop();
-            await services.quotas.stop();
-            await services.gc.stop();
-            await services.namespaces.stop();
-            await services.authz.stop();
-            await services.db.destroy();
-            await embedded?.stop();
-          },
-          log: (message, fields) => logger.info(fields ?? {}, message),
-        }),
       pki,
-      healthUrl: health?.url,
-      stop: async () => {
-        await health?.close();
-        await services.tenancy.lifecycle.stop();
-        await services.crds.stop();
-        await services.quotas.stop();
-        await services.gc.stop();
-        await services.namespaces.stop();
-        await services.authz.stop();
-        await services.watch.stop();
+      healthUrl,
+      stop: () => app.close(),
+      shutdown: async () => {
+        app.get(ShutdownSequence).requestGraceful();
         await app.close();
-        await services.db.destroy();
-        await embedded?.stop();
       },
     };
   } catch (err) {
-    await health?.close();
-    await services.tenancy.lifecycle.stop();
-    await services.crds.stop();
-    await services.quotas.stop();
-    await services.gc.stop();
-    await services.namespaces.stop();
-    await services.authz.stop();
-    await services.watch.stop();
-    await services.db.destroy();
-    await embedded?.stop();
+    await app.close();
     throw err;
   }
 }

@@ -5,6 +5,7 @@ import { loadConfig } from '../../../apps/api/src/config/app-config.js';
 import { type RunningServer, startServer } from '../../../apps/api/src/server.js';
 import { installDefaultCredentials, sharedTestDataDir } from '../../support/credentials.js';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
+import { WatchService } from '../../../apps/api/src/watch/watch.service.js';
 
 /** A free loopback TCP port. */
 export function freePort(): Promise<number> {
@@ -109,7 +110,7 @@ export class TestCluster {
 
   /** The replica that runs the relay, if any. */
   relay(): RunningServer | undefined {
-    return this.replicas.find((r) => r.services.watch.pipeline.isRelay);
+    return this.replicas.find((r) => r.app.get(WatchService).pipeline.isRelay);
   }
 
   /** Stops one replica gracefully and forgets it. */

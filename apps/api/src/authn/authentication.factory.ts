@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { ObjectStoreRepository } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
-import type { ObserveChanges } from '../crd/crd-support.js';
+import type { ObserveChanges } from '../watch/observe-changes.js';
 import { serviceAccountResource } from '../registry/authentication-resources.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { ObserveChanges } from '../crd/crd-support.js';
+import type { ObserveChanges } from '../watch/observe-changes.js';
 import type { ServiceAccountLookup } from './service-account.authenticator.js';
 
 /** ServiceAccounts remembered at most (one small entry each). */

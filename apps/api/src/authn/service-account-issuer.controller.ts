@@ -1,8 +1,8 @@
 import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '@plinth/apimachinery';
-import { PLINTH_SERVICES, type PlinthServices } from '../plinth-services.js';
-import { TenantCache } from '../tenant-cache.js';
+import { AuthenticationService } from './authentication.service.js';
+import { TenantCache } from '../tenancy/tenant-cache.js';
 
 /**
  * The ServiceAccount issuer's discovery, per tenant, as upstream serves it:
@@ -11,25 +11,24 @@ import { TenantCache } from '../tenant-cache.js';
  */
 @Controller()
 export class ServiceAccountIssuerController {
-  private readonly tenantCache: TenantCache;
-
-  constructor(@Inject(PLINTH_SERVICES) private readonly s: PlinthServices) {
-    this.tenantCache = new TenantCache(s.tenants);
-  }
+  constructor(
+    @Inject(AuthenticationService) private readonly authn: AuthenticationService,
+    @Inject(TenantCache) private readonly tenantCache: TenantCache,
+  ) {}
 
   @Get(['.well-known/openid-configuration', 'clusters/:tenant/.well-known/openid-configuration'])
   async configuration(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const tenant = await this.tenant(req);
     const base = `https://${req.headers.host ?? req.headers[':authority'] ?? 'localhost'}${tenant === 'default' ? '' : `/clusters/${tenant}`}`;
     reply.header('Content-Type', 'application/json').header('Cache-Control', 'public, max-age=3600');
-    reply.send(Buffer.from(JSON.stringify(this.s.authn.serviceAccountTokens.openidConfiguration(tenant, base))));
+    reply.send(Buffer.from(JSON.stringify(this.authn.serviceAccountTokens.openidConfiguration(tenant, base))));
   }
 
   @Get(['openid/v1/jwks', 'clusters/:tenant/openid/v1/jwks'])
   async jwks(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     await this.tenant(req);
     reply.header('Content-Type', 'application/jwk-set+json').header('Cache-Control', 'public, max-age=3600');
-    reply.send(Buffer.from(JSON.stringify(this.s.authn.serviceAccountTokens.jwks())));
+    reply.send(Buffer.from(JSON.stringify(this.authn.serviceAccountTokens.jwks())));
   }
 
   private async tenant(req: FastifyRequest): Promise<string> {

@@ -34,8 +34,7 @@ export interface CrdRegistryOptions {
 /** The CRD cache; see the file comment. */
 export class CrdRegistry {
   private readonly snapshots: TenantSnapshots<TenantCrds>;
-  /** Called after a tenant's CRDs were (re)loaded and differ from before: the controller reconciles them. */
-  onChange?: (tenant: string, crds: CrdObject[]) => void;
+  private readonly listeners: ((tenant: string, crds: CrdObject[]) => void)[] = [];
 
   constructor(
     private readonly lists: ObjectListRepository,
@@ -51,6 +50,11 @@ export class CrdRegistry {
   /** Feed for the change stream of `CRD_STORAGE_RESOURCE` (see WatchCache.observe). */
   get observer(): ChangeObserver {
     return this.snapshots.observer;
+  }
+
+  /** Adds a listener told after a tenant's CRDs were (re)loaded and differ from before (the controller reconciles them). */
+  onChange(listener: (tenant: string, crds: CrdObject[]) => void): void {
+    this.listeners.push(listener);
   }
 
   /** Loads the tenant's CRDs unless the cached ones are current; marks the tenant as in use. */
@@ -112,7 +116,9 @@ export class CrdRegistry {
     const entry = this.index(crds, compiled, summary);
     if (!previous || previous.signature !== entry.signature || previous.summary !== entry.summary) {
       // After the snapshot is in place: the controller reads it.
-      setImmediate(() => this.onChange?.(tenant, crds));
+      setImmediate(() => {
+        for (const l of this.listeners) l(tenant, crds);
+      });
     }
     return entry;
   }

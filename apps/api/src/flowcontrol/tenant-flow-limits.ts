@@ -1,5 +1,5 @@
 import type { ObjectListRepository } from '@plinth/storage';
-import type { ObserveChanges } from '../crd/crd-support.js';
+import type { ObserveChanges } from '../watch/observe-changes.js';
 import { PLATFORM_TENANT, TENANT_STORAGE_RESOURCE, type TenantLimits } from '../tenancy/tenant-api.js';
 import type { FlowLimits } from './fair-queuing.js';
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { ApiError, isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { ALL_RESOURCES, type CachedChange, type OwnerRepository, type StoredObject } from '@plinth/storage';
-import type { ObserveChanges } from '../crd/crd-support.js';
+import type { ObserveChanges } from '../watch/observe-changes.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type ResourceDeleteService } from '../store/resource-delete.service.js';

@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import { ApiError } from '@plinth/apimachinery';
 import type { FastifyInstance } from 'fastify';
 import { sendPlain } from '../http/response-writer.js';
@@ -15,8 +16,6 @@ export interface ShutdownSteps {
   endWatches(): Promise<void>;
   /** Stops listening and resolves once in-flight requests are done. */
   closeHttp(): Promise<void>;
-  /** Releases the rest (background loops, the database). */
-  closeRest(): Promise<void>;
   log(message: string, fields?: Record<string, unknown>): void;
 }
 
@@ -26,8 +25,9 @@ export interface ShutdownSteps {
  * served for a configurable delay; then new requests get 503 with
  * `Connection: close` and `Retry-After`, watches end cleanly, in-flight
  * requests finish (up to a bound), the listener closes, and the process may
- * exit.
+ * exit (the modules then stop their own work in Nest's shutdown hooks).
  */
+@Injectable()
 export class GracefulShutdown {
   private current: ShutdownPhase = 'serving';
 
@@ -77,7 +77,6 @@ export class GracefulShutdown {
       new Promise<boolean>((r) => setTimeout(() => r(false), steps.timeoutMs).unref()),
     ]);
     if (!drained) steps.log('shutdown: in-flight requests did not finish in time', { timeoutMs: steps.timeoutMs });
-    await steps.closeRest();
-    steps.log('shutdown: done');
+    steps.log('shutdown: drained; stopping the modules');
   }
 }

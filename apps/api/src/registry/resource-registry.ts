@@ -21,33 +21,31 @@ export class ResourceRegistry {
   private readonly builtins = new Map<string, ResourceDefinition>();
   /** Kinds served to one tenant only (the platform scope's Tenant kind), by tenant. */
   private readonly scoped = new Map<string, Map<string, ResourceDefinition>>();
-  private dynamic: DynamicResourceSource | undefined;
+  private readonly dynamic: DynamicResourceSource | undefined;
 
-  constructor(definitions: ResourceDefinition[] = builtinResources) {
+  /**
+   * `definitions` are served to every tenant; `options.scoped` kinds to one
+   * tenant only, as built-in kinds of that tenant (they win over its CRDs on
+   * a clash, as the platform scope's Tenant kind); `options.dynamic` adds
+   * per-tenant definitions (CRDs), over which built-in kinds win.
+   */
+  constructor(
+    definitions: ResourceDefinition[] = builtinResources,
+    options: { scoped?: Record<string, ResourceDefinition[]>; dynamic?: DynamicResourceSource } = {},
+  ) {
     for (const d of definitions) this.builtins.set(ResourceRegistry.key(d.group, d.version, d.resource), d);
+    for (const [tenant, defs] of Object.entries(options.scoped ?? {})) {
+      this.scoped.set(tenant, new Map(defs.map((d) => [ResourceRegistry.key(d.group, d.version, d.resource), d])));
+    }
+    this.dynamic = options.dynamic;
   }
 
   private static key(group: string, version: string, resource: string): string {
     return `${group}/${version}/${resource}`;
   }
 
-  /**
-   * Serves `definitions` to `tenant` only, as built-in kinds of that tenant
-   * (they win over its CRDs on a clash). Call at wiring time.
-   */
-  serveOnlyIn(tenant: string, definitions: ResourceDefinition[]): void {
-    const own = this.scoped.get(tenant) ?? new Map<string, ResourceDefinition>();
-    for (const d of definitions) own.set(ResourceRegistry.key(d.group, d.version, d.resource), d);
-    this.scoped.set(tenant, own);
-  }
-
   private fixed(tenant: string, key: string): ResourceDefinition | undefined {
     return this.builtins.get(key) ?? this.scoped.get(tenant)?.get(key);
-  }
-
-  /** Adds per-tenant definitions (CRDs); built-in kinds win on a clash. */
-  setDynamicSource(source: DynamicResourceSource): void {
-    this.dynamic = source;
   }
 
   /** Loads the tenant's dynamic definitions if needed; call before lookup/all/signature in a request. */

@@ -6,6 +6,7 @@ import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { mapStorageError } from './storage-errors.mapper.js';
 import { ResourceStoreService } from './resource-store.service.js';
 import type { WriteContext } from './write-context.js';
+import { StoreHooks } from './store-hooks.js';
 
 /** Preconditions of a DeleteOptions. */
 export interface DeletePreconditions {
@@ -34,13 +35,6 @@ export interface DeleteOutcome {
   deleted: boolean;
 }
 
-/**
- * Runs when an object with finalizers is asked to be deleted (each time, also
- * when it already was; never on dry run), with the object as it now is;
- * resolves with what the client is answered. Must not throw.
- */
-export type DeletionRequestedHook = (ctx: WriteContext, object: KubeObject) => Promise<KubeObject>;
-
 const MAX_ATTEMPTS = 16;
 
 function nowTimestamp(): string {
@@ -53,21 +47,24 @@ function nowTimestamp(): string {
  * cascade (Terminating, contents deleted, then the namespace removed).
  */
 export class ResourceDeleteService {
-  /** Hooks run when deletion of a finalized object is requested, by storage resource; set at wiring time. */
-  readonly deletionRequested = new Map<string, DeletionRequestedHook>();
   /**
-   * Called (not awaited) when a namespace enters deletion: the namespace
-   * controller empties it in the background. Unset, the DELETE empties it
-   * itself.
+   * `hooks` give the kinds' deletion-requested hooks and tell the namespace
+   * controller (when one listens) that a namespace entered deletion, to
+   * empty it in the background; without a listener the DELETE empties it
+   * itself. Objects removed by an update may leave a Terminating namespace
+   * empty: this service finalizes it then.
    */
-  namespaceTerminating: ((tenant: string, name: string) => void) | undefined;
-
   constructor(
     private readonly objects: ObjectStoreRepository,
     private readonly lists: ObjectListRepository,
     private readonly store: ResourceStoreService,
     private readonly registry: ResourceRegistry,
-  ) {}
+    private readonly hooks: StoreHooks = new StoreHooks(),
+  ) {
+    hooks.onObjectRemoved(async (tenant, namespace) => {
+      if (namespace) await this.finalizeNamespaceIfEmpty(tenant, namespace);
+    });
+  }
 
   /** Deletes one object. Throws ApiError NotFound / Conflict / admission errors. */
   async delete(ctx: WriteContext, name: string, pre: DeletePreconditions = {}): Promise<DeleteOutcome> {
@@ -115,7 +112,7 @@ export class ResourceDeleteService {
           o.metadata.deletionTimestamp ??= nowTimestamp();
           o.metadata.deletionGracePeriodSeconds ??= 0;
         });
-    const hook = ctx.dryRun ? undefined : this.deletionRequested.get(ctx.def.storageResource);
+    const hook = ctx.dryRun ? undefined : this.hooks.deletionHook(ctx.def.storageResource);
     return { object: hook ? await hook(ctx, object) : object, deleted: false };
   }
 
@@ -128,8 +125,7 @@ export class ResourceDeleteService {
           o.metadata.deletionTimestamp ??= nowTimestamp();
           o.metadata.deletionGracePeriodSeconds ??= 0;
         });
-    if (this.namespaceTerminating) this.namespaceTerminating(ctx.tenant, name);
-    else await this.deleteNamespaceContents(ctx, name);
+    if (!this.hooks.namespaceTerminating(ctx.tenant, name)) await this.deleteNamespaceContents(ctx, name);
     return (await this.finalizeNamespaceIfEmpty(ctx.tenant, name)) ?? { object: ns, deleted: false };
   }
 

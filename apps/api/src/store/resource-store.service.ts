@@ -10,14 +10,8 @@ import { groupVersion, type ResourceDefinition, type ResourceStrategy } from '..
 import { validateObjectMeta, validateObjectMetaUpdate } from '@plinth/apimachinery';
 import { guardManagedFields, ignoreTimestampOnlyChanges, trackWrite } from './field-tracking.js';
 import { mapStorageError } from './storage-errors.mapper.js';
+import { StoreHooks } from './store-hooks.js';
 import type { WriteContext } from './write-context.js';
-
-/**
- * Runs after an object is stored by a create (never on dry run), with the
- * stored object; resolves with what the client is answered. Must not throw:
- * failures are the hook's to log and retry (the object is already stored).
- */
-export type AfterCreateHook = (ctx: WriteContext, created: KubeObject) => Promise<KubeObject>;
 
 /**
  * Resolves once this replica serves a committed write of `key` at
@@ -50,24 +44,19 @@ function randomSuffix(): string {
  * admission → storage). Storage is skipped on dry run.
  */
 export class ResourceStoreService {
-  /** Called after an update removed an object whose last finalizer went away (namespace cleanup hooks in here). */
-  afterRemove?: (tenant: string, namespace: string) => Promise<void>;
-  /** Hooks run after creates, by storage resource (`group/resource`); set at wiring time. */
-  readonly afterCreate = new Map<string, AfterCreateHook>();
-  /** Hooks run after updates that changed the stored object (same contract as afterCreate), by storage resource. */
-  readonly afterUpdate = new Map<string, AfterCreateHook>();
-
   /**
-   * `barrier` is what a committed write of a kind every replica caches
-   * waits for before it is answered (read-your-writes; see CommitBarrier).
+   * `hooks` are the kinds' after-write hooks; `barrier` is what a committed
+   * write of a kind every replica caches waits for before it is answered
+   * (read-your-writes; see CommitBarrier); `validationBudget` is each
+   * tenant's share of validation time for custom resources (CEL rules,
+   * patterns), unlimited when absent.
    */
-  /** Per-tenant share of validation time for custom resources (CEL rules, patterns); unset: unlimited. */
-  validationBudget?: TenantValidationBudget;
-
   constructor(
     private readonly objects: ObjectStoreRepository,
     private readonly admission: AdmissionChain,
+    private readonly hooks: StoreHooks = new StoreHooks(),
     private readonly barrier?: CommitBarrier,
+    private readonly validationBudget?: TenantValidationBudget,
   ) {}
 
   /** After a committed write of `key` at `revision`: for kinds every replica caches, waits for the barrier. Never throws for a slow stream. */
@@ -113,7 +102,7 @@ export class ResourceStoreService {
       try {
         const stored = await this.objects.create(ResourceStoreService.key(ctx.tenant, def, ctx.namespace, obj.metadata.name!), obj);
         await this.synced(def, stored.key, stored.revision);
-        const hook = this.afterCreate.get(def.storageResource);
+        const hook = this.hooks.createdHook(def.storageResource);
         return hook ? await hook(ctx, stored.body as KubeObject) : (stored.body as KubeObject);
       } catch (err) {
         if (generate && isStorageError(err, 'AlreadyExists') && attempt < GENERATE_NAME_ATTEMPTS) {
@@ -216,12 +205,12 @@ export class ResourceStoreService {
         let revision = stored.revision;
         if (body.metadata.deletionTimestamp && (body.metadata.finalizers ?? []).length === 0) {
           revision = (await this.objects.delete(key, stored.revision)).revision;
-          await this.afterRemove?.(ctx.tenant, key.namespace);
+          await this.hooks.objectRemoved(ctx.tenant, key.namespace);
           await this.synced(def, key, revision);
           return { object: body, changed: true };
         }
         await this.synced(def, key, revision);
-        const hook = this.afterUpdate.get(def.storageResource);
+        const hook = this.hooks.updatedHook(def.storageResource);
         return { object: hook ? await hook(ctx, body) : body, changed: true };
       } catch (err) {
         if (isStorageError(err, 'Conflict') && !pinned) continue;

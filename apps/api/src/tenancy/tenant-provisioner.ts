@@ -7,7 +7,7 @@ import type { ResourceRegistry } from '../registry/resource-registry.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
 import { SYSTEM_NAMESPACES } from '../store/system-namespaces.js';
 import type { WriteContext } from '../store/write-context.js';
-import type { TenantCache } from '../tenant-cache.js';
+import type { TenantCache } from './tenant-cache.js';
 import type { TenantLimits, TenantOwner } from './tenant-api.js';
 import { storageLimits } from './tenant-limits.js';
 
@@ -32,6 +32,8 @@ export interface TenantProvisionerDeps {
   registry: ResourceRegistry;
   store: ResourceStoreService;
   logger: Logger;
+  /** Upstream's default RBAC policy in a tenant (rbac/DefaultRbacService.ensure). */
+  ensureDefaultRbac: EnsureDefaultRbac;
 }
 
 /** A write context of the API server itself (admission runs; the identity is the system's). */
@@ -56,9 +58,6 @@ export function systemWriteContext(tenant: string, def: ResourceDefinition, name
  * completed by running it again.
  */
 export class TenantProvisioner {
-  /** The RBAC work's "ensure default RBAC for tenant"; unset until that lands. */
-  ensureDefaultRbac: EnsureDefaultRbac | undefined;
-
   constructor(private readonly deps: TenantProvisionerDeps) {}
 
   /**
@@ -73,7 +72,7 @@ export class TenantProvisioner {
     const row = await tenants.get(name);
     if (!row || row.phase !== 'Active') return 'waiting';
     await this.ensureSystemNamespaces(name);
-    await this.ensureDefaultRbac?.(name);
+    await this.deps.ensureDefaultRbac(name);
     await this.bindOwners(name, owners);
     await tenants.setLimits(name, storageLimits(this.deps.registry, name, limits));
     return 'ready';

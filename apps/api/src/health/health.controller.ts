@@ -1,7 +1,6 @@
 import { Controller, Get, Inject, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { type HealthAnswer, liveness, metricsAnswer, readiness } from './health.service.js';
-import { PLINTH_SERVICES, type PlinthServices } from './plinth-services.js';
+import { type HealthAnswer, HealthService } from './health.service.js';
 
 function send(reply: FastifyReply, a: HealthAnswer): void {
   reply.code(a.code).header('Content-Type', a.contentType).send(a.body);
@@ -10,20 +9,20 @@ function send(reply: FastifyReply, a: HealthAnswer): void {
 /** /healthz, /livez, /readyz and /metrics. Plain text, as kube-apiserver answers them (see health.service.ts). */
 @Controller()
 export class HealthController {
-  constructor(@Inject(PLINTH_SERVICES) private readonly s: PlinthServices) {}
+  constructor(@Inject(HealthService) private readonly health: HealthService) {}
 
   @Get(['healthz', 'livez'])
   live(@Res() reply: FastifyReply): void {
-    send(reply, liveness());
+    send(reply, this.health.liveness());
   }
 
   @Get('readyz')
   async ready(@Query('verbose') verbose: string | undefined, @Res() reply: FastifyReply): Promise<void> {
-    send(reply, await readiness(this.s, verbose !== undefined));
+    send(reply, await this.health.readiness(verbose !== undefined));
   }
 
   @Get('metrics')
   async metrics(@Res() reply: FastifyReply): Promise<void> {
-    send(reply, await metricsAnswer(this.s));
+    send(reply, await this.health.metricsText());
   }
 }

@@ -1,0 +1,145 @@
+import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import type { Logger } from 'pino';
+import os from 'node:os';
+import { AdmissionChain, type AdmissionModule, NamespaceLifecycleModule, WebhookEgressModule, WebhookEgressPolicy } from '@plinth/admission';
+import { isPlainObject } from '@plinth/apimachinery';
+import { ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
+import { OwnerReferencesPermissionModule } from '../authz/owner-references.admission.js';
+import { AuthzModule } from '../authz/authz.module.js';
+import { RbacAuthorizer } from '../authz/rbac-authorizer.js';
+import { RbacEscalationModule } from '../authz/rbac-escalation.admission.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { LOGGER } from '../observability/observability.module.js';
+import { Metrics } from '../observability/metrics.js';
+import { RegistryModule } from '../registry/registry.module.js';
+import { ResourceRegistry } from '../registry/resource-registry.js';
+import { ResourceStoreService } from '../store/resource-store.service.js';
+import { TenantValidationBudget } from '../store/validation-budget.js';
+import { TenantCache } from '../tenancy/tenant-cache.js';
+import { TenantLifecycleModule } from '../tenancy/tenant-lifecycle.admission.js';
+import type { ObserveChanges } from '../watch/observe-changes.js';
+import { OBSERVE_CHANGES } from '../watch/watch.module.js';
+import { WatchService } from '../watch/watch.service.js';
+import { orderedPlugins } from './admission-order.js';
+import { createPolicyAdmission, type PolicyAdmission } from './policy-admission.js';
+import { policyAuthorizer } from './policy-authorizer.js';
+import { createWebhookAdmission, equivalents, normalizer, type WebhookAdmission } from './webhook-admission.js';
+
+/** Injection token of the {@link WebhookAdmission} modules, cache and client. */
+export const WEBHOOK_ADMISSION = Symbol('WEBHOOK_ADMISSION');
+/** Injection token of the {@link PolicyAdmission} modules and cache. */
+export const POLICY_ADMISSION = Symbol('POLICY_ADMISSION');
+
+/** The platform's webhook egress policy: the configured settings, and this host's addresses as its own. */
+function webhookEgressPolicy(config: AppConfig): WebhookEgressPolicy {
+  const own = Object.values(os.networkInterfaces())
+    .flat()
+    .flatMap((i) => (i ? [i.address] : []));
+  if (config.host !== '0.0.0.0' && config.host !== '::') own.push(config.host);
+  return new WebhookEgressPolicy({ allowPrivateNetworks: config.webhookAllowPrivateNetworks, trustedTenants: config.webhookTrustedTenants, ownAddresses: own });
+}
+
+/** Whether MutatingAdmissionPolicy runs: upstream's plugin runs only with its gate on (and its API served, or no policy could exist). */
+function mutatingPoliciesEnabled(config: AppConfig): boolean {
+  return config.featureGates.enabled('MutatingAdmissionPolicy') && config.runtimeConfig.serves('admissionregistration.k8s.io/v1alpha1');
+}
+
+/** NamespaceLifecycle's view of a namespace: its phase, read internally (the write that follows has its own barrier). */
+function namespacePhase(objects: ObjectStoreRepository, registry: ResourceRegistry) {
+  const nsDef = registry.lookup('default', '', 'v1', 'namespaces')!;
+  return async (tenant: string, namespace: string): Promise<'Active' | 'Terminating' | undefined> => {
+    const ns = await objects.get(ResourceStoreService.key(tenant, nsDef, '', namespace), undefined, true);
+    if (!ns) return undefined;
+    const status = ns.body.status;
+    return isPlainObject(status) && status.phase === 'Terminating' ? 'Terminating' : 'Active';
+  };
+}
+
+/**
+ * The admission chain every write passes (see ADMISSION_ORDER): built-in
+ * plugins, ValidatingAdmissionPolicy and MutatingAdmissionPolicy, and the
+ * admission webhooks with their configuration cache fed by the change
+ * stream and their HTTPS client under the egress policy; the chain is
+ * logged when the module starts.
+ */
+@Module({
+  imports: [RegistryModule, AuthzModule],
+  providers: [
+    { provide: WebhookEgressPolicy, useFactory: webhookEgressPolicy, inject: [APP_CONFIG] },
+    {
+      provide: TenantValidationBudget,
+      useFactory: (config: AppConfig) => new TenantValidationBudget({ msPerSecond: config.tenantValidationMsPerSecond, burstMs: config.tenantValidationMsPerSecond * 10 }),
+      inject: [APP_CONFIG],
+    },
+    {
+      provide: WEBHOOK_ADMISSION,
+      useFactory: (config: AppConfig, egress: WebhookEgressPolicy, registry: ResourceRegistry, objects: ObjectStoreRepository, lists: ObjectListRepository, logger: Logger, metrics: Metrics, observe: ObserveChanges) =>
+        createWebhookAdmission({ egress, registry, objects, lists, logger, metricsRegistry: metrics.registry, serviceMap: config.webhookServiceMap, refreshMs: config.webhookRefreshMs, observe }),
+      inject: [APP_CONFIG, WebhookEgressPolicy, ResourceRegistry, ObjectStoreRepository, ObjectListRepository, LOGGER, Metrics, OBSERVE_CHANGES],
+    },
+    {
+      provide: POLICY_ADMISSION,
+      useFactory: (registry: ResourceRegistry, objects: ObjectStoreRepository, lists: ObjectListRepository, logger: Logger, metrics: Metrics, budget: TenantValidationBudget, authorizer: RbacAuthorizer, watch: WatchService) => {
+        const policies = createPolicyAdmission({
+          registry,
+          objects,
+          lists,
+          logger,
+          metricsRegistry: metrics.registry,
+          equivalentResources: equivalents(registry),
+          normalizePatched: normalizer(registry),
+          meter: (tenant, evaluate) => budget.run(tenant, evaluate),
+          authorizer: (attrs) => policyAuthorizer(authorizer, attrs),
+        });
+        policies.attach(watch.cache);
+        return policies;
+      },
+      inject: [ResourceRegistry, ObjectStoreRepository, ObjectListRepository, LOGGER, Metrics, TenantValidationBudget, RbacAuthorizer, WatchService],
+    },
+    {
+      provide: AdmissionChain,
+      useFactory: (
+        config: AppConfig,
+        escalation: RbacEscalationModule,
+        tenants: TenantCache,
+        objects: ObjectStoreRepository,
+        registry: ResourceRegistry,
+        egress: WebhookEgressPolicy,
+        authorizer: RbacAuthorizer,
+        policies: PolicyAdmission,
+        webhooks: WebhookAdmission,
+      ) => {
+        const plugins: AdmissionModule[] = [
+          escalation,
+          new TenantLifecycleModule(async (tenant) => (await tenants.get(tenant))?.phase),
+          new NamespaceLifecycleModule(namespacePhase(objects, registry)),
+          new WebhookEgressModule(egress),
+          new OwnerReferencesPermissionModule(authorizer, registry),
+          ...(mutatingPoliciesEnabled(config) ? [policies.mutating] : []),
+          webhooks.mutating,
+          policies.validating,
+          webhooks.validating,
+        ];
+        return new AdmissionChain(orderedPlugins(plugins));
+      },
+      inject: [APP_CONFIG, RbacEscalationModule, TenantCache, ObjectStoreRepository, ResourceRegistry, WebhookEgressPolicy, RbacAuthorizer, POLICY_ADMISSION, WEBHOOK_ADMISSION],
+    },
+  ],
+  exports: [AdmissionChain, TenantValidationBudget, WEBHOOK_ADMISSION, POLICY_ADMISSION],
+})
+export class AdmissionChainModule implements OnModuleInit, OnApplicationShutdown {
+  constructor(
+    @Inject(AdmissionChain) private readonly chain: AdmissionChain,
+    @Inject(WEBHOOK_ADMISSION) private readonly webhooks: WebhookAdmission,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onModuleInit(): void {
+    this.logger.info({ modules: this.chain.names(), ...this.chain.phases() }, 'admission chain');
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.webhooks.close();
+  }
+}

@@ -1,0 +1,18 @@
+import { Module } from '@nestjs/common';
+import { AuthnModule } from '../authn/authn.module.js';
+import { AuthzModule } from '../authz/authz.module.js';
+import { DiscoveryModule } from '../discovery/discovery.module.js';
+import { RegistryModule } from '../registry/registry.module.js';
+import { StoreModule } from '../store/store.module.js';
+import { ResourceController } from './resource.controller.js';
+
+/**
+ * The resource API: the catch-all controller for `/api/...`, `/apis/...`
+ * (and both under `/clusters/{tenant}`), which resolves the request and
+ * hands it to the verb's handler (handlers/).
+ */
+@Module({
+  imports: [RegistryModule, StoreModule, AuthnModule, AuthzModule, DiscoveryModule],
+  controllers: [ResourceController],
+})
+export class ResourceApiModule {}

@@ -1,0 +1,77 @@
+import { type BeforeApplicationShutdown, type DynamicModule, Inject, Module } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { AdmissionChainModule } from './admission/admission-chain.module.js';
+import { ResourceApiModule } from './api/resource-api.module.js';
+import { AuditModule } from './audit/audit.module.js';
+import { AuthnModule } from './authn/authn.module.js';
+import { AuthzModule } from './authz/authz.module.js';
+import type { AppConfig } from './config/app-config.js';
+import { ConfigModule } from './config/config.module.js';
+import { CrdModule } from './crd/crd.module.js';
+import { DatabaseModule } from './database/database.module.js';
+import { DiscoveryModule } from './discovery/discovery.module.js';
+import { FlowControlModule } from './flowcontrol/flowcontrol.module.js';
+import { GarbageCollectionModule } from './gc/gc.module.js';
+import { HealthModule } from './health/health.module.js';
+import { HttpModule } from './http/http.module.js';
+import { LifecycleModule } from './lifecycle/lifecycle.module.js';
+import { ShutdownSequence } from './lifecycle/shutdown-sequence.js';
+import { NamespaceModule } from './namespace/namespace.module.js';
+import { ObservabilityModule } from './observability/observability.module.js';
+import type { ServingPki } from './pki/pki-store.js';
+import { QuotaModule } from './quota/quota.module.js';
+import { RbacModule } from './rbac/rbac.module.js';
+import { RegistryModule } from './registry/registry.module.js';
+import { StorageModule } from './storage/storage.module.js';
+import { StoreModule } from './store/store.module.js';
+import { TenancyModule } from './tenancy/tenancy.module.js';
+import { WatchModule } from './watch/watch.module.js';
+
+/**
+ * The root module: one module per concern (see docs/architecture.md for
+ * the graph). Global ones first, in the order they start: configuration,
+ * logs and metrics, the database (connected and migrated), storage, the
+ * change stream, the server's own lifecycle. At close, the drain runs here
+ * first (this module is the nearest to the root), then every module stops
+ * its own work, the database last.
+ */
+@Module({})
+export class AppModule implements BeforeApplicationShutdown {
+  constructor(@Inject(ShutdownSequence) private readonly shutdown: ShutdownSequence) {}
+
+  /** The application for `config`, serving with `pki`, logging to `logger`. */
+  static forRoot(config: AppConfig, pki: ServingPki, logger: Logger): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config, pki),
+        ObservabilityModule.forRoot(logger),
+        DatabaseModule,
+        StorageModule,
+        WatchModule,
+        LifecycleModule,
+        RegistryModule,
+        AuthnModule,
+        AuthzModule,
+        AdmissionChainModule,
+        StoreModule,
+        RbacModule,
+        CrdModule,
+        TenancyModule,
+        QuotaModule,
+        GarbageCollectionModule,
+        NamespaceModule,
+        FlowControlModule,
+        AuditModule,
+        DiscoveryModule,
+        HttpModule,
+        HealthModule,
+        ResourceApiModule,
+      ],
+    };
+  }
+
+  async beforeApplicationShutdown(signal?: string): Promise<void> {
+    await this.shutdown.run(signal);
+  }
+}

@@ -1,0 +1,43 @@
+import { Module } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { ObjectStoreRepository } from '@plinth/storage';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG, SERVING_PKI } from '../config/config.module.js';
+import { LOGGER } from '../observability/observability.module.js';
+import type { ServingPki } from '../pki/pki-store.js';
+import { RegistryModule } from '../registry/registry.module.js';
+import { ResourceRegistry } from '../registry/resource-registry.js';
+import type { ObserveChanges } from '../watch/observe-changes.js';
+import { OBSERVE_CHANGES } from '../watch/watch.module.js';
+import { createAuthentication, loadTokenFile } from './authentication.factory.js';
+import { AuthenticationService } from './authentication.service.js';
+import { loadJwtAuthenticators } from './jwt-issuers.factory.js';
+import { ServiceAccountIssuerController } from './service-account-issuer.controller.js';
+import { ServiceAccountTokens } from './service-account-tokens.js';
+
+/**
+ * Authentication: client certificates, ServiceAccount tokens (issued and
+ * verified with the PKI's key; ServiceAccounts read from memory kept
+ * current by the change stream), the static token file, OIDC issuers
+ * (AuthenticationConfiguration), anonymous requests and impersonation;
+ * and the issuer's discovery documents.
+ */
+@Module({
+  imports: [RegistryModule],
+  controllers: [ServiceAccountIssuerController],
+  providers: [
+    {
+      provide: ServiceAccountTokens,
+      useFactory: (pki: ServingPki, config: AppConfig) => ServiceAccountTokens.create(pki.serviceAccountKeyPem, config.serviceAccountIssuer),
+      inject: [SERVING_PKI, APP_CONFIG],
+    },
+    {
+      provide: AuthenticationService,
+      useFactory: async (config: AppConfig, logger: Logger, tokens: ServiceAccountTokens, objects: ObjectStoreRepository, registry: ResourceRegistry, observe: ObserveChanges) =>
+        createAuthentication(config, logger, { serviceAccountTokens: tokens, tokenFile: loadTokenFile(config), jwtIssuers: await loadJwtAuthenticators(config, logger) }, objects, registry, observe),
+      inject: [APP_CONFIG, LOGGER, ServiceAccountTokens, ObjectStoreRepository, ResourceRegistry, OBSERVE_CHANGES],
+    },
+  ],
+  exports: [AuthenticationService],
+})
+export class AuthnModule {}

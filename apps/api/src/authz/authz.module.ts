@@ -1,0 +1,49 @@
+import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { ObjectListRepository } from '@plinth/storage';
+import { TenantCache } from '../tenancy/tenant-cache.js';
+import { WatchService } from '../watch/watch.service.js';
+import { RbacAuthorizer } from './rbac-authorizer.js';
+import { RbacEscalationModule } from './rbac-escalation.admission.js';
+import { RbacIndexService } from './rbac-index.service.js';
+import type { AccessReviewDeps } from './reviews/access-review.handler.js';
+
+/** Injection token of the {@link AccessReviewDeps} the SubjectAccessReview family is answered with. */
+export const ACCESS_REVIEWS = Symbol('ACCESS_REVIEWS');
+
+/**
+ * Authorization: the per-tenant RBAC index (RBAC kinds are cached on every
+ * replica and followed through its change stream, so the store's commit
+ * barrier gives read-your-writes), the RBAC authorizer every request and
+ * the admission chain ask, upstream's escalation check, and access reviews.
+ * Nothing runs until requests arrive; the default policy and aggregation,
+ * which write objects, live in rbac/ (RbacModule).
+ */
+@Module({
+  providers: [
+    {
+      provide: RbacIndexService,
+      useFactory: (watch: WatchService, lists: ObjectListRepository, tenants: TenantCache) =>
+        new RbacIndexService({ cache: () => watch.cache, lists, tenantExists: (t) => tenants.exists(t) }),
+      inject: [WatchService, ObjectListRepository, TenantCache],
+    },
+    { provide: RbacAuthorizer, useFactory: (indexes: RbacIndexService) => new RbacAuthorizer(indexes), inject: [RbacIndexService] },
+    {
+      provide: RbacEscalationModule,
+      useFactory: (authorizer: RbacAuthorizer, indexes: RbacIndexService) => new RbacEscalationModule(authorizer, indexes),
+      inject: [RbacAuthorizer, RbacIndexService],
+    },
+    {
+      provide: ACCESS_REVIEWS,
+      useFactory: (authorizer: RbacAuthorizer, indexes: RbacIndexService): AccessReviewDeps => ({ authorizer, indexes }),
+      inject: [RbacAuthorizer, RbacIndexService],
+    },
+  ],
+  exports: [RbacIndexService, RbacAuthorizer, RbacEscalationModule, ACCESS_REVIEWS],
+})
+export class AuthzModule implements OnApplicationShutdown {
+  constructor(@Inject(RbacIndexService) private readonly indexes: RbacIndexService) {}
+
+  onApplicationShutdown(): void {
+    this.indexes.clear();
+  }
+}

@@ -1,0 +1,77 @@
+import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { createDatabase, type Database, type EmbeddedDatabase, migrateToLatest, startEmbeddedPostgres } from '@plinth/storage';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { LOGGER } from '../observability/observability.module.js';
+
+/** The server's PostgreSQL: the Kysely pool, the URL it connects to, and the embedded server when Plinth started one. */
+export class DatabaseConnection {
+  constructor(
+    readonly db: Database,
+    readonly url: string,
+    private readonly embedded: EmbeddedDatabase | undefined,
+  ) {}
+
+  /** Closes the pool, then stops the embedded PostgreSQL if there is one. */
+  async close(): Promise<void> {
+    await this.db.destroy();
+    await this.embedded?.stop();
+  }
+}
+
+/** Injection token of the Kysely {@link Database} (the pool of {@link DatabaseConnection}). */
+export const DATABASE = Symbol('DATABASE');
+
+/**
+ * Connects to `DATABASE_URL`, or starts the embedded PostgreSQL in the data
+ * folder when there is none, and migrates to the latest schema before
+ * anything else is built.
+ */
+async function connect(config: AppConfig, logger: Logger): Promise<DatabaseConnection> {
+  let embedded: EmbeddedDatabase | undefined;
+  let url = config.databaseUrl;
+  if (!url) {
+    logger.info({ dataDir: config.dataDir, port: config.embeddedPgPort }, 'starting embedded PostgreSQL');
+    embedded = await startEmbeddedPostgres({
+      dataDir: config.dataDir,
+      port: config.embeddedPgPort,
+      onLog: (m) => logger.debug({ postgres: m.trim() }, 'postgres'),
+    });
+    url = embedded.url;
+  }
+  const db = createDatabase({
+    connectionString: url,
+    maxConnections: config.dbPoolSize,
+    onPoolError: (err) => logger.warn({ err: err.message }, 'database connection error'),
+  });
+  const connection = new DatabaseConnection(db, url, embedded);
+  try {
+    const applied = await migrateToLatest(db);
+    logger.info({ applied }, 'migrations up to date');
+  } catch (err) {
+    await connection.close();
+    throw err;
+  }
+  return connection;
+}
+
+/**
+ * PostgreSQL for the whole server (global): connected, embedded when
+ * needed, migrated at creation; closed last at shutdown.
+ */
+@Global()
+@Module({
+  providers: [
+    { provide: DatabaseConnection, useFactory: connect, inject: [APP_CONFIG, LOGGER] },
+    { provide: DATABASE, useFactory: (c: DatabaseConnection) => c.db, inject: [DatabaseConnection] },
+  ],
+  exports: [DatabaseConnection, DATABASE],
+})
+export class DatabaseModule implements OnApplicationShutdown {
+  constructor(@Inject(DatabaseConnection) private readonly connection: DatabaseConnection) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.connection.close();
+  }
+}

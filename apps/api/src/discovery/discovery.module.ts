@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { RegistryModule } from '../registry/registry.module.js';
+import { ResourceRegistry } from '../registry/resource-registry.js';
+import { DiscoveryService } from './discovery.service.js';
+import { OpenApiDocumentsService } from './openapi-documents.service.js';
+
+/** Discovery (legacy and aggregated) and OpenAPI v2/v3 documents, generated from each tenant's served resources. */
+@Module({
+  imports: [RegistryModule],
+  providers: [
+    { provide: DiscoveryService, useFactory: (registry: ResourceRegistry) => new DiscoveryService(registry), inject: [ResourceRegistry] },
+    { provide: OpenApiDocumentsService, useFactory: (registry: ResourceRegistry) => new OpenApiDocumentsService(registry), inject: [ResourceRegistry] },
+  ],
+  exports: [DiscoveryService, OpenApiDocumentsService],
+})
+export class DiscoveryModule {}

@@ -1,0 +1,40 @@
+import { Inject, Module, type OnModuleInit } from '@nestjs/common';
+import { ObjectListRepository } from '@plinth/storage';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { Metrics } from '../observability/metrics.js';
+import type { ObserveChanges } from '../watch/observe-changes.js';
+import { OBSERVE_CHANGES } from '../watch/watch.module.js';
+import { FairQueuing } from './fair-queuing.js';
+import { flowMetrics } from './flow-metrics.js';
+import { TenantFlowLimits } from './tenant-flow-limits.js';
+
+/**
+ * Per-tenant fair queuing of requests (after API Priority and Fairness):
+ * each tenant's limits from its Tenant object (followed through the change
+ * stream, loaded when the module starts), seats, queues and 429s.
+ */
+@Module({
+  providers: [
+    {
+      provide: TenantFlowLimits,
+      useFactory: (config: AppConfig, lists: ObjectListRepository, observe: ObserveChanges) =>
+        new TenantFlowLimits({ concurrency: config.tenantConcurrentRequests, queueLength: config.tenantQueueLength }, lists, observe),
+      inject: [APP_CONFIG, ObjectListRepository, OBSERVE_CHANGES],
+    },
+    {
+      provide: FairQueuing,
+      useFactory: (config: AppConfig, limits: TenantFlowLimits, metrics: Metrics) =>
+        new FairQueuing((t) => limits.limitsOf(t), config.tenantQueueWaitMs, flowMetrics(metrics.registry), config.maxRequestsInflight),
+      inject: [APP_CONFIG, TenantFlowLimits, Metrics],
+    },
+  ],
+  exports: [FairQueuing, TenantFlowLimits],
+})
+export class FlowControlModule implements OnModuleInit {
+  constructor(@Inject(TenantFlowLimits) private readonly limits: TenantFlowLimits) {}
+
+  async onModuleInit(): Promise<void> {
+    await this.limits.load();
+  }
+}

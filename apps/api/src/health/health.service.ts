@@ -1,0 +1,74 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { type Database, probeDatabase } from '@plinth/storage';
+import { DATABASE } from '../database/database.module.js';
+import { GracefulShutdown } from '../lifecycle/graceful-shutdown.js';
+import { Metrics } from '../observability/metrics.js';
+import { WatchService } from '../watch/watch.service.js';
+
+/** A plain-text health answer. */
+export interface HealthAnswer {
+  code: number;
+  contentType: string;
+  body: string;
+}
+
+const TEXT = 'text/plain; charset=utf-8';
+
+/** /healthz, /livez, /readyz and /metrics, as kube-apiserver answers them; served over HTTPS and by the optional plain listener. */
+@Injectable()
+export class HealthService {
+  constructor(
+    @Inject(DATABASE) private readonly db: Database,
+    @Inject(WatchService) private readonly watch: WatchService,
+    @Inject(GracefulShutdown) private readonly shutdown: GracefulShutdown,
+    @Inject(Metrics) private readonly metrics: Metrics,
+  ) {}
+
+  /** /healthz and /livez: the process answers. */
+  liveness(): HealthAnswer {
+    return { code: 200, contentType: TEXT, body: 'ok' };
+  }
+
+  /**
+   * /readyz: ready unless this replica cannot serve correctly (shutting
+   * down, PostgreSQL unreachable or the watch pipeline broken). A degraded
+   * dependency (Redis down while the PostgreSQL fallback serves watches)
+   * keeps it ready and shows as a `[+]… ok (degraded: …)` line under
+   * `?verbose`, as kube-apiserver lists its checks.
+   */
+  async readiness(verbose = false): Promise<HealthAnswer> {
+    const lines: string[] = [];
+    let ok = true;
+    if (this.shutdown.shuttingDown) {
+      ok = false;
+      lines.push('[-]shutdown failed: reason withheld');
+    }
+    if (await probeDatabase(this.db)) lines.push('[+]database ok');
+    else {
+      ok = false;
+      lines.push('[-]database failed: PostgreSQL is unreachable');
+    }
+    const watchProblems = await this.watch.readiness().catch((err: Error) => [err.message]);
+    if (watchProblems.length > 0) {
+      ok = false;
+      lines.push(`[-]watch-pipeline failed: ${watchProblems.join('; ')}`);
+    } else lines.push('[+]watch-pipeline ok');
+    const degraded = this.watch.degradations();
+    lines.push(degraded.length > 0 ? `[+]watch-fanout ok (degraded: ${degraded.join('; ')})` : '[+]watch-fanout ok');
+    const body = ok ? (verbose ? `${lines.join('\n')}\nreadyz check passed` : 'ok') : `${lines.filter((l) => l.startsWith('[-]') || verbose).join('\n')}\nreadyz check failed`;
+    return { code: ok ? 200 : 503, contentType: TEXT, body };
+  }
+
+  /** /metrics in the Prometheus text format. */
+  async metricsText(): Promise<HealthAnswer> {
+    return { code: 200, contentType: this.metrics.registry.contentType, body: await this.metrics.registry.metrics() };
+  }
+
+  /** The answer for one of the health paths (`verbose`: the `?verbose` query), or undefined for any other path. */
+  async answer(path: string, verbose = false): Promise<HealthAnswer | undefined> {
+    if (path === '/healthz' || path === '/livez') return this.liveness();
+    if (path === '/readyz') return this.readiness(verbose);
+    if (path === '/metrics') return this.metricsText();
+    return undefined;
+  }
+}

@@ -1,0 +1,52 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { Logger } from 'pino';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { LOGGER } from '../observability/observability.module.js';
+import { WatchService } from '../watch/watch.service.js';
+import { GracefulShutdown } from './graceful-shutdown.js';
+
+/**
+ * What happens first when the application closes, before any module stops
+ * its own work (AppModule's beforeApplicationShutdown runs it): on a
+ * signal or a requested graceful shutdown, kube-apiserver's sequence (see
+ * {@link GracefulShutdown}) with the configured delay and drain bound;
+ * otherwise (tests' fast stop) watches end and the listener closes at once.
+ */
+@Injectable()
+export class ShutdownSequence {
+  private gracefulRequested = false;
+
+  constructor(
+    @Inject(GracefulShutdown) private readonly shutdown: GracefulShutdown,
+    @Inject(WatchService) private readonly watch: WatchService,
+    @Inject(HttpAdapterHost) private readonly http: HttpAdapterHost,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** Makes the next close graceful even without a signal (RunningServer.shutdown). */
+  requestGraceful(): void {
+    this.gracefulRequested = true;
+  }
+
+  /** Runs the sequence: graceful when a signal arrived or one was requested. */
+  async run(signal?: string): Promise<void> {
+    const closeHttp = async () => {
+      await this.http.httpAdapter?.close();
+    };
+    if (!signal && !this.gracefulRequested) {
+      await this.watch.stop();
+      await closeHttp();
+      return;
+    }
+    await this.shutdown.run({
+      delayMs: this.config.shutdownDelaySeconds * 1000,
+      timeoutMs: this.config.shutdownTimeoutSeconds * 1000,
+      endWatches: () => this.watch.stop(),
+      closeHttp,
+      log: (message, fields) => this.logger.info(fields ?? {}, message),
+    });
+  }
+}

@@ -1,0 +1,36 @@
+import { type DynamicModule, Global, Module } from '@nestjs/common';
+import type { Logger } from 'pino';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { Metrics } from './metrics.js';
+
+/** Injection token of the server's pino {@link Logger}. */
+export const LOGGER = Symbol('LOGGER');
+
+/**
+ * Structured logs (pino) and Prometheus metrics (one registry per server
+ * instance, with the feature gates' `kubernetes_feature_enabled`): global.
+ */
+@Global()
+@Module({})
+export class ObservabilityModule {
+  /** Provides `logger` as {@link LOGGER} and the {@link Metrics} of this instance. */
+  static forRoot(logger: Logger): DynamicModule {
+    return {
+      module: ObservabilityModule,
+      providers: [
+        { provide: LOGGER, useValue: logger },
+        {
+          provide: Metrics,
+          useFactory: (config: AppConfig) => {
+            const metrics = new Metrics();
+            config.featureGates.register(metrics.registry);
+            return metrics;
+          },
+          inject: [APP_CONFIG],
+        },
+      ],
+      exports: [LOGGER, Metrics],
+    };
+  }
+}

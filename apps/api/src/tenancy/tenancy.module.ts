@@ -1,0 +1,86 @@
+import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { ObjectListRepository, ObjectStoreRepository, TenantRepository } from '@plinth/storage';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { LifecycleModule } from '../lifecycle/lifecycle.module.js';
+import { PostStartHooks } from '../lifecycle/post-start-hooks.js';
+import { LOGGER } from '../observability/observability.module.js';
+import { DefaultRbacService } from '../rbac/default-rbac.service.js';
+import { RbacModule } from '../rbac/rbac.module.js';
+import { RegistryModule } from '../registry/registry.module.js';
+import { ResourceRegistry } from '../registry/resource-registry.js';
+import { ResourceStoreService } from '../store/resource-store.service.js';
+import { StoreHooks } from '../store/store-hooks.js';
+import { StoreModule } from '../store/store.module.js';
+import { TenantCache } from './tenant-cache.js';
+import { TenantDeletionRunner } from './tenant-deletion.runner.js';
+import { TenantLifecycleService } from './tenant-lifecycle.service.js';
+import { TenantProvisioner } from './tenant-provisioner.js';
+import { tenantResource } from './tenant-resource.js';
+
+/**
+ * Tenants as API objects: the Tenant kind's lifecycle hooked into the
+ * generic store (provisioning after a create or a spec change, content
+ * removal when deletion is requested), the provisioning of the platform
+ * tenant and PLINTH_TENANTS once the server listens, and the periodic
+ * reconcile that completes whatever a crash interrupted.
+ */
+@Module({
+  imports: [RegistryModule, StoreModule, RbacModule, LifecycleModule],
+  providers: [
+    {
+      provide: TenantProvisioner,
+      useFactory: (tenants: TenantRepository, cache: TenantCache, registry: ResourceRegistry, store: ResourceStoreService, logger: Logger, rbac: DefaultRbacService) =>
+        new TenantProvisioner({ tenants, cache, registry, store, logger, ensureDefaultRbac: async (t) => void (await rbac.ensure(t)) }),
+      inject: [TenantRepository, TenantCache, ResourceRegistry, ResourceStoreService, LOGGER, DefaultRbacService],
+    },
+    {
+      provide: TenantDeletionRunner,
+      useFactory: (tenants: TenantRepository, logger: Logger) => new TenantDeletionRunner(tenants, logger),
+      inject: [TenantRepository, LOGGER],
+    },
+    {
+      provide: TenantLifecycleService,
+      useFactory: (
+        tenants: TenantRepository,
+        objects: ObjectStoreRepository,
+        lists: ObjectListRepository,
+        store: ResourceStoreService,
+        provisioner: TenantProvisioner,
+        deletion: TenantDeletionRunner,
+        logger: Logger,
+        hooks: StoreHooks,
+      ) => {
+        const lifecycle = new TenantLifecycleService({ tenants, objects, lists, store, provisioner, deletion, logger });
+        hooks.afterCreate(tenantResource.storageResource, lifecycle.afterCreate);
+        hooks.afterUpdate(tenantResource.storageResource, lifecycle.afterUpdate);
+        hooks.onDeletionRequested(tenantResource.storageResource, lifecycle.deletionRequested);
+        return lifecycle;
+      },
+      inject: [TenantRepository, ObjectStoreRepository, ObjectListRepository, ResourceStoreService, TenantProvisioner, TenantDeletionRunner, LOGGER, StoreHooks],
+    },
+  ],
+  exports: [TenantLifecycleService, TenantProvisioner, TenantDeletionRunner],
+})
+export class TenancyModule implements OnApplicationShutdown {
+  constructor(
+    @Inject(TenantLifecycleService) private readonly lifecycle: TenantLifecycleService,
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(PostStartHooks) postStart: PostStartHooks,
+    @Inject(DefaultRbacService) rbac: DefaultRbacService,
+    @Inject(TenantRepository) tenants: TenantRepository,
+  ) {
+    // Tenants are objects: the platform tenant and PLINTH_TENANTS get Tenant objects, provisioned before the server reports ready.
+    postStart.add('tenancy/provision-tenants', async (url) => {
+      lifecycle.setBaseUrl(url);
+      await lifecycle.start(config.tenants);
+    });
+    // Existing tenants get missing default roles in the background.
+    postStart.add('rbac/bootstrap-roles', () => rbac.reconcileAllTenants(() => tenants.list()));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.lifecycle.stop();
+  }
+}

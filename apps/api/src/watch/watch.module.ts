@@ -1,0 +1,45 @@
+import { Global, Inject, Module, type OnModuleInit } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { ChangeLogRepository, ObjectListRepository } from '@plinth/storage';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { DatabaseConnection } from '../database/database.module.js';
+import { LOGGER } from '../observability/observability.module.js';
+import { Metrics } from '../observability/metrics.js';
+import type { ObserveChanges } from './observe-changes.js';
+import { WatchService } from './watch.service.js';
+
+/** Injection token of {@link ObserveChanges}: follow one storage resource on this replica's change stream. */
+export const OBSERVE_CHANGES = Symbol('OBSERVE_CHANGES');
+
+/**
+ * Watches and the change pipeline every replica runs (relay, cache, Redis
+ * fan-out, compaction). Global: caches of every concern (CRDs, webhooks,
+ * policies, RBAC, tenants, ServiceAccounts) follow its change stream
+ * through {@link OBSERVE_CHANGES}. Started when the module initialises;
+ * watches are ended by the shutdown sequence (lifecycle/).
+ */
+@Global()
+@Module({
+  providers: [
+    {
+      provide: WatchService,
+      useFactory: (config: AppConfig, logger: Logger, metrics: Metrics, conn: DatabaseConnection, changes: ChangeLogRepository, lists: ObjectListRepository) =>
+        new WatchService({ config, logger, registry: metrics.registry, db: conn.db, changes, lists, databaseUrl: conn.url }),
+      inject: [APP_CONFIG, LOGGER, Metrics, DatabaseConnection, ChangeLogRepository, ObjectListRepository],
+    },
+    {
+      provide: OBSERVE_CHANGES,
+      useFactory: (watch: WatchService): ObserveChanges => (resource, observer) => watch.cache.observe(resource, observer),
+      inject: [WatchService],
+    },
+  ],
+  exports: [WatchService, OBSERVE_CHANGES],
+})
+export class WatchModule implements OnModuleInit {
+  constructor(@Inject(WatchService) private readonly watch: WatchService) {}
+
+  async onModuleInit(): Promise<void> {
+    await this.watch.start();
+  }
+}
