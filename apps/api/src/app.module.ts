@@ -14,6 +14,7 @@ import { FlowControlModule } from './flowcontrol/flowcontrol.module.js';
 import { GarbageCollectionModule } from './gc/gc.module.js';
 import { HealthModule } from './health/health.module.js';
 import { HttpModule } from './http/http.module.js';
+import { JobsModule } from './jobs/jobs.module.js';
 import { LifecycleModule } from './lifecycle/lifecycle.module.js';
 import { ShutdownSequence } from './lifecycle/shutdown-sequence.js';
 import { NamespaceModule } from './namespace/namespace.module.js';
@@ -48,6 +49,7 @@ export class AppModule implements BeforeApplicationShutdown {
         ObservabilityModule.forRoot(logger),
         DatabaseModule,
         StorageModule,
+        JobsModule.forRoot(config),
         WatchModule,
         LifecycleModule,
         RegistryModule,

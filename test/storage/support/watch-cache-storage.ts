@@ -74,7 +74,6 @@ export function watchCacheStorage(capacity: number, redisUrl?: string): Conforma
       cacheSize: capacity,
       pollIntervalMs: 200,
       retentionSeconds: 86400,
-      compactionIntervalMs: 3_600_000,
       redisUrl,
       electionIntervalMs: 200,
       logger: silent,

@@ -7,6 +7,7 @@ import { DatabaseConnection } from '../database/database.module.js';
 import { LOGGER } from '../observability/observability.module.js';
 import { Metrics } from '../observability/metrics.js';
 import type { ObserveChanges } from './observe-changes.js';
+import { HistoryCompactionJob } from './history-compaction.job.js';
 import { WatchService } from './watch.service.js';
 
 /** Injection token of {@link ObserveChanges}: follow one storage resource on this replica's change stream. */
@@ -17,7 +18,8 @@ export const OBSERVE_CHANGES = Symbol('OBSERVE_CHANGES');
  * fan-out, compaction). Global: caches of every concern (CRDs, webhooks,
  * policies, RBAC, tenants, ServiceAccounts) follow its change stream
  * through {@link OBSERVE_CHANGES}. Started when the module initialises;
- * watches are ended by the shutdown sequence (lifecycle/).
+ * watches are ended by the shutdown sequence (lifecycle/); history
+ * compaction runs as a job (jobs/).
  */
 @Global()
 @Module({
@@ -33,6 +35,7 @@ export const OBSERVE_CHANGES = Symbol('OBSERVE_CHANGES');
       useFactory: (watch: WatchService): ObserveChanges => (resource, observer) => watch.cache.observe(resource, observer),
       inject: [WatchService],
     },
+    HistoryCompactionJob,
   ],
   exports: [WatchService, OBSERVE_CHANGES],
 })

@@ -75,7 +75,6 @@ export class WatchService implements WatchStreamOwner {
       cacheSize: config.watchCacheSize,
       pollIntervalMs: config.watchPollIntervalMs,
       retentionSeconds: config.historyRetentionSeconds,
-      compactionIntervalMs: config.compactionIntervalSeconds * 1000,
       redisUrl: config.redisUrl,
       logger: deps.logger,
     });

@@ -4,9 +4,7 @@ import type { DB } from '../db.js';
 import { CacheFeeder } from './cache-feeder.js';
 import type { ChangeFeed } from './change-feed.js';
 import { ClusterChangeFeed } from './cluster-change-feed.js';
-import { CompactionQueue } from './compaction-queue.js';
 import { CompactionService } from './compaction.service.js';
-import { type CompactionScheduler, CompactionTimer } from './compaction-timer.js';
 import { LocalChangeFeed } from './local-change-feed.js';
 import type { PipelineLogger } from './pipeline-logger.js';
 import { redisKeyPrefix } from './redis-connection.js';
@@ -24,8 +22,7 @@ export interface WatchPipelineOptions {
   /** Fallback poll of the change log (missed NOTIFY, stalled stream). */
   pollIntervalMs: number;
   retentionSeconds: number;
-  compactionIntervalMs: number;
-  /** Set: cluster mode (relay election, Redis Stream fan-out, BullMQ compaction). */
+  /** Set: cluster mode (relay election, Redis Stream fan-out). */
   redisUrl?: string;
   electionIntervalMs?: number;
   logger: PipelineLogger;
@@ -46,8 +43,9 @@ const STALL_GRACE_MS = 5000;
 /**
  * The path of a change from commit to a replica's watch cache, per mode:
  * single node, NOTIFY → relay → cache; cluster, NOTIFY → elected relay →
- * Redis Stream → every replica's cache, with PostgreSQL filling holes. Also
- * runs history compaction. Watchers subscribe to {@link cache}.
+ * Redis Stream → every replica's cache, with PostgreSQL filling holes. Holds
+ * the history compaction service (scheduled as a job by the application).
+ * Watchers subscribe to {@link cache}.
  */
 export class WatchPipeline {
   readonly cache: WatchCache;
@@ -56,7 +54,6 @@ export class WatchPipeline {
   readonly mode: 'single' | 'cluster';
   private readonly feeder: CacheFeeder;
   private readonly feed: ChangeFeed;
-  private readonly scheduler: CompactionScheduler;
   private behind: { target: number; since: number } | undefined;
   private started = false;
 
@@ -91,11 +88,9 @@ export class WatchPipeline {
         streamMaxLen: Math.max(opts.cacheSize, 1000),
         electionIntervalMs: opts.electionIntervalMs,
       });
-      this.scheduler = new CompactionQueue(this.compaction, { redisUrl: opts.redisUrl, prefix: `${prefix}:bull`, intervalMs: opts.compactionIntervalMs, logger });
     } else {
       this.mode = 'single';
       this.feed = new LocalChangeFeed(deps);
-      this.scheduler = new CompactionTimer(this.compaction, opts.compactionIntervalMs, logger);
     }
   }
 
@@ -104,21 +99,19 @@ export class WatchPipeline {
     return this.feed.isRelay;
   }
 
-  /** Starts the window at the newest revision, then the feed and compaction. */
+  /** Starts the window at the newest revision, then the feed. */
   async start(): Promise<void> {
     if (this.started) return;
     this.cache.reset(await this.opts.currentRevision(), 'watch cache started');
     await this.feed.start();
-    await this.scheduler.start();
     this.started = true;
   }
 
-  /** Ends every watcher, then stops the feed and compaction. */
+  /** Ends every watcher, then stops the feed. */
   async stop(): Promise<void> {
     if (!this.started) return;
     this.started = false;
     this.cache.endAll('server shutting down');
-    await this.scheduler.stop();
     await this.feed.stop();
   }
 
