@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const cli = path.join(root, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs');
 const config = path.join(root, '.dependency-cruiser.cjs');
+const known = path.join(root, '.dependency-cruiser-known-violations.json');
 
 interface Violation {
   rule: { name: string };
@@ -30,7 +32,7 @@ describe('import boundaries (.dependency-cruiser.cjs)', () => {
   it('reports each broken rule of the fixture tree and fails', () => {
     const { errors, violations } = cruise(path.join(root, 'test/fixtures/boundaries'), ['apps', 'libs']);
     assert.equal(errors, violations.length);
-    assert.ok(errors >= 7);
+    assert.ok(errors >= 8);
     const byRule = (name: string) => violations.filter((v) => v.rule.name === name).map((v) => v.from);
     assert.deepEqual(byRule('libs-never-import-apps'), ['libs/a/src/to-app.ts']);
     assert.deepEqual(byRule('packages-only-through-index'), ['libs/b/src/deep-import.ts']);
@@ -39,14 +41,23 @@ describe('import boundaries (.dependency-cruiser.cjs)', () => {
     assert.deepEqual(byRule('machinery-libs-without-nest-or-sql'), ['libs/cel/src/nest.ts']);
     assert.ok(byRule('no-folder-cycles-in-libs').includes('libs/b/src/p'));
     assert.ok(byRule('no-folder-cycles-in-libs').includes('libs/b/src/q'));
+    assert.deepEqual(byRule('no-folder-cycles-in-apps').sort(), ['apps/web/src/billing', 'apps/web/src/orders']);
   });
 
-  it('finds no violation in the repository', () => {
-    const { errors, violations } = cruise(root, ['apps', 'libs', 'migrations', 'test', 'bench']);
+  it('finds no violation in the repository beyond the known folder cycles of apps/, and every known one still exists', () => {
+    const baseline = JSON.parse(readFileSync(known, 'utf8')) as Violation[];
+    // The baseline is a ratchet for old folder cycles only: it can never hide another rule.
+    assert.deepEqual([...new Set(baseline.map((v) => v.rule.name))].filter((n) => n !== 'no-folder-cycles-in-apps'), []);
+    const key = (v: Violation) => `${v.rule.name}: ${v.from} -> ${v.to}`;
+    const { violations } = cruise(root, ['apps', 'libs', 'migrations', 'test', 'bench']);
+    const found = new Set(violations.map(key));
+    const listed = new Set(baseline.map(key));
+    // dependency-cruiser's --ignore-known does not apply to folder-scoped rules, so the baseline is applied here.
     assert.deepEqual(
-      violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`),
+      violations.map(key).filter((k) => !listed.has(k)),
       [],
     );
-    assert.equal(errors, 0);
+    // No stale entry: a cycle removed must leave the list (npm run boundaries:baseline), so the list only shrinks.
+    assert.deepEqual([...listed].filter((k) => !found.has(k)), []);
   });
 });

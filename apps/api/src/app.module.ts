@@ -13,7 +13,7 @@ import { DiscoveryModule } from './discovery/discovery.module.js';
 import { FlowControlModule } from './flowcontrol/flowcontrol.module.js';
 import { GarbageCollectionModule } from './gc/gc.module.js';
 import { HealthModule } from './health/health.module.js';
-import { HttpModule } from './http/http.module.js';
+import { RequestPipelineModule } from './pipeline/request-pipeline.module.js';
 import { JobsModule } from './jobs/jobs.module.js';
 import { LifecycleModule } from './lifecycle/lifecycle.module.js';
 import { ShutdownSequence } from './lifecycle/shutdown-sequence.js';
@@ -66,7 +66,7 @@ export class AppModule implements BeforeApplicationShutdown {
         FlowControlModule,
         AuditModule,
         DiscoveryModule,
-        HttpModule,
+        RequestPipelineModule,
         HealthModule,
         ResourceApiModule,
       ],

@@ -15,7 +15,7 @@ import { Metrics } from '../observability/metrics.js';
 import { RegistryModule } from '../registry/registry.module.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
-import { TenantValidationBudget } from '../store/validation-budget.js';
+import { TenantValidationBudget } from './validation-budget.js';
 import { TenantCache } from '../tenancy/tenant-cache.js';
 import { TenantLifecycleModule } from '../tenancy/tenant-lifecycle.admission.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';

@@ -5,9 +5,12 @@ import { LOGGER } from '../observability/observability.module.js';
 import { RegistryModule } from '../registry/registry.module.js';
 import { ResourceDeleteService } from '../store/resource-delete.service.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
+import { StoreHooks } from '../store/store-hooks.js';
 import { StoreModule } from '../store/store.module.js';
 import { CrdController } from './crd-controller.service.js';
 import { CrdRegistry } from './crd-registry.service.js';
+import { CRD_STORAGE_RESOURCE } from './crd-resource.js';
+import { crdSettled } from './crd-settled.js';
 
 /**
  * The CRD controller: reconciles a tenant's CRDs (names, Established,
@@ -19,12 +22,14 @@ import { CrdRegistry } from './crd-registry.service.js';
   providers: [
     {
       provide: CrdController,
-      useFactory: (registry: CrdRegistry, store: ResourceStoreService, deleter: ResourceDeleteService, lists: ObjectListRepository, logger: Logger) => {
+      useFactory: (registry: CrdRegistry, store: ResourceStoreService, deleter: ResourceDeleteService, lists: ObjectListRepository, logger: Logger, hooks: StoreHooks) => {
         const controller = new CrdController({ registry, store, deleter, lists, logger });
         registry.onChange((tenant) => controller.enqueue(tenant));
+        // A CRD write is answered once this replica serves it as the controller settles it.
+        hooks.untilSettled(CRD_STORAGE_RESOURCE, (key) => crdSettled(registry, key.tenant, key.name));
         return controller;
       },
-      inject: [CrdRegistry, ResourceStoreService, ResourceDeleteService, ObjectListRepository, LOGGER],
+      inject: [CrdRegistry, ResourceStoreService, ResourceDeleteService, ObjectListRepository, LOGGER, StoreHooks],
     },
   ],
   exports: [CrdController],

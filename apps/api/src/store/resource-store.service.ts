@@ -1,4 +1,4 @@
-import type { TenantValidationBudget } from './validation-budget.js';
+import type { TenantValidationBudget } from '../admission/validation-budget.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionAttributes, AdmissionChain, AdmissionOperation } from '@plinth/admission';

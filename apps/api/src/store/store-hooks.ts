@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { KubeObject } from '@plinth/apimachinery';
+import type { ObjectKey } from '@plinth/storage';
 import type { WriteContext } from './write-context.js';
 
 /**
@@ -16,6 +17,12 @@ export type AfterWriteHook = (ctx: WriteContext, stored: KubeObject) => Promise<
  * resolves with what the client is answered. Must not throw.
  */
 export type DeletionRequestedHook = (ctx: WriteContext, object: KubeObject) => Promise<KubeObject>;
+
+/**
+ * Resolves once this replica serves a committed write of `key` the way the
+ * kind's controller settles it (after the change stream applied it); bounded.
+ */
+export type SettledHook = (key: ObjectKey) => Promise<void>;
 
 /** Told that the last object of `namespace` in `tenant` may have gone (an update removed an object whose last finalizer went). */
 export type ObjectRemovedListener = (tenant: string, namespace: string) => Promise<void>;
@@ -35,6 +42,7 @@ export class StoreHooks {
   private readonly afterCreateHooks = new Map<string, AfterWriteHook>();
   private readonly afterUpdateHooks = new Map<string, AfterWriteHook>();
   private readonly deletionHooks = new Map<string, DeletionRequestedHook>();
+  private readonly settledHooks = new Map<string, SettledHook>();
   private readonly removedListeners: ObjectRemovedListener[] = [];
   private readonly terminatingListeners: NamespaceTerminatingListener[] = [];
 
@@ -57,6 +65,16 @@ export class StoreHooks {
   /** Registers what runs when deletion of a finalized object of `storageResource` is requested. */
   onDeletionRequested(storageResource: string, hook: DeletionRequestedHook): void {
     register(this.deletionHooks, 'deletionRequested', storageResource, hook);
+  }
+
+  /**
+   * Registers what a committed write of `storageResource` (a kind every
+   * replica caches) waits for after the change stream applied it, before it
+   * is answered: read-your-writes for what a controller settles at once (a
+   * CRD's names accepted or refused).
+   */
+  untilSettled(storageResource: string, hook: SettledHook): void {
+    register(this.settledHooks, 'untilSettled', storageResource, hook);
   }
 
   /** Adds a listener for objects removed by an update (their last finalizer gone). */
@@ -82,6 +100,11 @@ export class StoreHooks {
   /** The deletion-requested hook of `storageResource`, if any. */
   deletionHook(storageResource: string): DeletionRequestedHook | undefined {
     return this.deletionHooks.get(storageResource);
+  }
+
+  /** The settled hook of `storageResource`, if any. */
+  settledHook(storageResource: string): SettledHook | undefined {
+    return this.settledHooks.get(storageResource);
   }
 
   /** Tells every listener that an object of `namespace` was removed by an update. */

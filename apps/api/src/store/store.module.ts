@@ -2,26 +2,23 @@ import { Module } from '@nestjs/common';
 import { AdmissionChain } from '@plinth/admission';
 import { ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
 import { AdmissionChainModule } from '../admission/admission-chain.module.js';
-import { CrdRegistry } from '../crd/crd-registry.service.js';
-import { customResourceDefinitionResource } from '../crd/crd-resource.js';
-import { crdSettled } from '../crd/crd-settled.js';
 import { RegistryModule } from '../registry/registry.module.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { WatchService } from '../watch/watch.service.js';
 import { ResourceDeleteService } from './resource-delete.service.js';
 import { type CommitBarrier, ResourceStoreService } from './resource-store.service.js';
 import { StoreHooks } from './store-hooks.js';
-import { TenantValidationBudget } from './validation-budget.js';
+import { TenantValidationBudget } from '../admission/validation-budget.js';
 
 /**
  * Read-your-writes for kinds every replica caches: a write is answered once
- * this replica's change stream has applied it, and a CRD once its names
- * were accepted or refused.
+ * this replica's change stream has applied it, and once the kind's settled
+ * hook (a CRD's names accepted or refused) resolves.
  */
-function commitBarrier(watch: WatchService, crds: CrdRegistry): CommitBarrier {
+function commitBarrier(watch: WatchService, hooks: StoreHooks): CommitBarrier {
   return async (def, key, revision) => {
     await watch.pipeline.waitApplied(revision);
-    if (def === customResourceDefinitionResource) await crdSettled(crds, key.tenant, key.name);
+    await hooks.settledHook(def.storageResource)?.(key);
   };
 }
 
@@ -36,9 +33,9 @@ function commitBarrier(watch: WatchService, crds: CrdRegistry): CommitBarrier {
     StoreHooks,
     {
       provide: ResourceStoreService,
-      useFactory: (objects: ObjectStoreRepository, admission: AdmissionChain, hooks: StoreHooks, watch: WatchService, crds: CrdRegistry, budget: TenantValidationBudget) =>
-        new ResourceStoreService(objects, admission, hooks, commitBarrier(watch, crds), budget),
-      inject: [ObjectStoreRepository, AdmissionChain, StoreHooks, WatchService, CrdRegistry, TenantValidationBudget],
+      useFactory: (objects: ObjectStoreRepository, admission: AdmissionChain, hooks: StoreHooks, watch: WatchService, budget: TenantValidationBudget) =>
+        new ResourceStoreService(objects, admission, hooks, commitBarrier(watch, hooks), budget),
+      inject: [ObjectStoreRepository, AdmissionChain, StoreHooks, WatchService, TenantValidationBudget],
     },
     {
       provide: ResourceDeleteService,

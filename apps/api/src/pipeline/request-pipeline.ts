@@ -12,8 +12,8 @@ import { installFlowControl } from '../flowcontrol/flow-control.hook.js';
 import { GracefulShutdown } from '../lifecycle/graceful-shutdown.js';
 import { LOGGER } from '../observability/observability.module.js';
 import { Metrics } from '../observability/metrics.js';
-import { MAX_BODY_BYTES } from './http-limits.js';
-import { registerRequestGuards } from './request-guards.js';
+import { MAX_BODY_BYTES } from '../http/http-limits.js';
+import { registerRequestGuards } from '../http/request-guards.js';
 
 /**
  * What every request passes before a controller, as kube-apiserver's

@@ -17,4 +17,4 @@ import { RequestPipeline } from './request-pipeline.js';
     { provide: APP_FILTER, useFactory: (logger: Logger) => new StatusExceptionFilter(logger), inject: [LOGGER] },
   ],
 })
-export class HttpModule {}
+export class RequestPipelineModule {}
