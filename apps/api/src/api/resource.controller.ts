@@ -15,10 +15,7 @@ import { WatchService } from '../watch/watch.service.js';
 import { customResourceDefinitionResource } from '../crd/crd-resource.js';
 import { crdStatusStrategy } from '../crd/crd.strategy.js';
 import { handleScaleGet, handleScalePatch, handleScaleUpdate } from '../crd/scale.handler.js';
-import { DiscoveryService } from '../discovery/discovery.service.js';
-import { OpenApiDocumentsService } from '../discovery/openapi-documents.service.js';
 import { ApiError } from '@plinth/apimachinery';
-import { handleNonResource } from '../handlers/non-resource.handler.js';
 import type { HandlerContext } from '../handlers/handler-context.js';
 import { handleCreate } from '../handlers/create.handler.js';
 import { handleDelete, handleDeleteCollection } from '../handlers/delete.handler.js';
@@ -70,8 +67,6 @@ export class ResourceController {
   constructor(
     @Inject(TenantCache) private readonly tenants: TenantCache,
     @Inject(ResourceRegistry) private readonly registry: ResourceRegistry,
-    @Inject(DiscoveryService) private readonly discovery: DiscoveryService,
-    @Inject(OpenApiDocumentsService) private readonly openapi: OpenApiDocumentsService,
     @Inject(ResourceStoreService) private readonly store: ResourceStoreService,
     @Inject(ResourceDeleteService) private readonly deleter: ResourceDeleteService,
     @Inject(ObjectListRepository) private readonly lists: ObjectListRepository,
@@ -92,7 +87,8 @@ export class ResourceController {
     const tenant = await this.tenants.get(info.tenant);
     if (!tenant) throw NOT_FOUND();
     await this.registry.prepare(info.tenant);
-    if (!info.isResourceRequest) return handleNonResource(req, reply, info, this.discovery, this.openapi);
+    // GETs of discovery and OpenAPI have routes of their own (DiscoveryController): what reaches here is another method, or no such path.
+    if (!info.isResourceRequest) throw this.nonResource(req, info);
     const def = this.registry.lookup(info.tenant, info.group, info.version, info.resource);
     if (!def || (!def.namespaced && info.namespace && info.resource !== 'namespaces')) throw NOT_FOUND();
     req.plinth = { verb: req.plinth.verb, group: def.group, resource: def.resource };
@@ -112,6 +108,12 @@ export class ResourceController {
     if (def.custom?.deprecationWarning) ctx.warnings.push(def.custom.deprecationWarning);
     if (info.subresource) await this.subresource(ctx, def);
     else await this.dispatch(ctx, info, def);
+  }
+
+  /** 405 for another method on a discovery or OpenAPI path, 404 for any other path that names no resource. */
+  private nonResource(req: FastifyRequest, info: RequestInfo): ApiError {
+    const known = /^\/(version|apis?|openapi\/v[23])(\/|$)/.test(info.path);
+    return known && req.method !== 'GET' && req.method !== 'HEAD' ? ApiError.methodNotAllowed('the server does not allow this method on the requested resource') : NOT_FOUND();
   }
 
   private async dispatch(ctx: HandlerContext, info: RequestInfo, def: ResourceDefinition): Promise<void> {
