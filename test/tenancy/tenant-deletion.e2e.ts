@@ -6,7 +6,7 @@ import { isStorageError, ObjectStoreRepository, TenantRepository } from '@plinth
 import { TenantDeletionRunner } from '../../apps/api/src/tenancy/tenant-deletion.runner.js';
 import { kubectl, type KubectlResult, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { TenantCache } from '../../apps/api/src/tenancy/tenant-cache.js';
+import { TenantCache } from '../../apps/api/src/storage/tenant-cache.js';
 
 const TENANTS = '/apis/tenancy.plinth.dev/v1alpha1/tenants';
 const tenant = (name: string) => ({ apiVersion: 'tenancy.plinth.dev/v1alpha1', kind: 'Tenant', metadata: { name } });

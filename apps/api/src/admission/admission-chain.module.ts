@@ -14,13 +14,13 @@ import { LOGGER } from '../observability/observability.module.js';
 import { Metrics } from '../observability/metrics.js';
 import { RegistryModule } from '../registry/registry.module.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
-import { ResourceStoreService } from '../store/resource-store.service.js';
 import { TenantValidationBudget } from './validation-budget.js';
-import { TenantCache } from '../tenancy/tenant-cache.js';
-import { TenantLifecycleModule } from '../tenancy/tenant-lifecycle.admission.js';
+import { TenantCache } from '../storage/tenant-cache.js';
+import { TenantLifecycleModule } from './tenant-lifecycle.admission.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 import { OBSERVE_CHANGES } from '../watch/watch.module.js';
 import { WatchService } from '../watch/watch.service.js';
+import { objectKey } from '../registry/resource-definition.js';
 import { orderedPlugins } from './admission-order.js';
 import { createPolicyAdmission, type PolicyAdmission } from './policy-admission.js';
 import { policyAuthorizer } from './policy-authorizer.js';
@@ -49,7 +49,7 @@ function mutatingPoliciesEnabled(config: AppConfig): boolean {
 function namespacePhase(objects: ObjectStoreRepository, registry: ResourceRegistry) {
   const nsDef = registry.lookup('default', '', 'v1', 'namespaces')!;
   return async (tenant: string, namespace: string): Promise<'Active' | 'Terminating' | undefined> => {
-    const ns = await objects.get(ResourceStoreService.key(tenant, nsDef, '', namespace), undefined, true);
+    const ns = await objects.get(objectKey(tenant, nsDef, '', namespace), undefined, true);
     if (!ns) return undefined;
     const status = ns.body.status;
     return isPlainObject(status) && status.phase === 'Terminating' ? 'Terminating' : 'Active';

@@ -13,9 +13,8 @@ import {
 } from '@plinth/admission';
 import { type KubeObject, matchesLabels } from '@plinth/apimachinery';
 import { type CacheSubscriber, type ObjectListRepository, type ObjectStoreRepository, WatchCache } from '@plinth/storage';
-import { presentObject, type ResourceDefinition } from '../registry/resource-definition.js';
+import { objectKey, presentObject, type ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
-import { ResourceStoreService } from '../store/resource-store.service.js';
 import { mergeApplyConfiguration } from './apply-configuration.js';
 import { NamespaceCache } from './namespace-cache.js';
 import { policyCel } from './policy-cel.adapter.js';
@@ -113,7 +112,7 @@ function paramStore(registry: ResourceRegistry, objects: ObjectStoreRepository, 
     get: async (tenant, kind, namespace, name) => {
       const def = defOf(tenant, kind);
       if (!def) return undefined;
-      const found = await objects.get(ResourceStoreService.key(tenant, def, namespace, name), undefined, true);
+      const found = await objects.get(objectKey(tenant, def, namespace, name), undefined, true);
       return found ? presentObject(def, found.body as KubeObject) : undefined;
     },
     list: async (tenant, kind, namespace, selector) => {
@@ -141,7 +140,7 @@ export function createPolicyAdmission(o: PolicyAdmissionOptions): PolicyAdmissio
   const cache = new PolicyCache(policyCel, loader(o.lists), changeSubscriber(() => changes));
   const nsDef = o.registry.lookup('default', '', 'v1', 'namespaces')!;
   const namespaces = new NamespaceCache(async (tenant, name) => {
-    const ns = await o.objects.get(ResourceStoreService.key(tenant, nsDef, '', name), undefined, true);
+    const ns = await o.objects.get(objectKey(tenant, nsDef, '', name), undefined, true);
     return ns?.body;
   });
   const namespaceObject = (tenant: string, name: string) => namespaces.get(tenant, name);

@@ -1,7 +1,7 @@
 import type { AdmissionAttributes, UserInfo } from '@plinth/admission';
 import { CelAuthorizer, type CelAuthzBackend, CelResourceCheck } from '@plinth/cel';
 import type { Authorizer } from '../authz/authorizer.js';
-import { TENANT_EXTRA_KEY } from '../authn/authenticator.js';
+import { TENANT_EXTRA_KEY } from '@plinth/apimachinery';
 
 /**
  * The CEL `authorizer` of an admission policy evaluation: the request's

@@ -17,10 +17,9 @@ import {
   type WebhookModuleDependencies,
 } from '@plinth/admission';
 import type { ChangeObserver, ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
-import { checkTypes, dropUndeclared } from '../handlers/decode-object.js';
-import { groupVersion } from '../registry/resource-definition.js';
+import { checkTypes, dropUndeclared } from '../http/decode-object.js';
+import { objectKey, groupVersion } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
-import { ResourceStoreService } from '../store/resource-store.service.js';
 import { PrometheusWebhookMetrics } from './webhook-metrics.js';
 
 /** What the webhook modules are built from. */
@@ -147,7 +146,7 @@ export function createWebhookAdmission(o: WebhookAdmissionOptions): WebhookAdmis
     namespaceLabels: namespaceLabelCache(o.refreshMs ?? 500, async (tenant, namespace) => {
       if (!nsDef) return undefined;
       // An internal read (no durability wait), as NamespaceLifecycle's: the write that follows has its own barrier.
-      const ns = await o.objects.get(ResourceStoreService.key(tenant, nsDef, '', namespace), undefined, true);
+      const ns = await o.objects.get(objectKey(tenant, nsDef, '', namespace), undefined, true);
       if (!ns) return undefined;
       const labels = (ns.body.metadata as { labels?: Record<string, string> } | undefined)?.labels;
       return labels ?? {};

@@ -1,7 +1,7 @@
 import { type FieldError, isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { ApiError } from '@plinth/apimachinery';
-import { decodeObject } from '../handlers/decode-object.js';
-import type { HandlerContext } from '../handlers/handler-context.js';
+import { decodeObject } from '../http/decode-object.js';
+import type { HandlerContext } from '../http/handler-context.js';
 import { parseWriteOptions } from '../http/options/write-options.dto.js';
 import { sendObject, setWarnings } from '../http/response-writer.js';
 import { serviceAccountResource, tokenRequestKind } from '../registry/authentication-resources.js';

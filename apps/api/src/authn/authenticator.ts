@@ -1,13 +1,6 @@
-import type { UserInfo } from '@plinth/apimachinery';
+import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, type UserInfo } from '@plinth/apimachinery';
 
-/** The user every request without credentials becomes (when anonymous access is on). */
-export const ANONYMOUS_USER = 'system:anonymous';
-/** The group of anonymous requests. */
-export const UNAUTHENTICATED_GROUP = 'system:unauthenticated';
-/** The group every authenticated identity is given. */
-export const AUTHENTICATED_GROUP = 'system:authenticated';
-/** `extra` key naming the one tenant a credential is valid in (ServiceAccount tokens). */
-export const TENANT_EXTRA_KEY = 'tenancy.plinth.dev/tenant';
+export { ANONYMOUS_USER, AUTHENTICATED_GROUP, TENANT_EXTRA_KEY, UNAUTHENTICATED_GROUP } from '@plinth/apimachinery';
 
 /** A client certificate as the TLS layer saw it. */
 export interface PeerCertificate {

@@ -3,7 +3,7 @@ import { ApiError } from '@plinth/apimachinery';
 import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.js';
 import { ruleAllows } from './policy-rule.js';
 import type { TenantRbacIndex } from './rbac-index.js';
-import { TENANT_EXTRA_KEY } from '../authn/authenticator.js';
+import { TENANT_EXTRA_KEY } from '@plinth/apimachinery';
 
 /** Non-resource paths upstream's system:public-info-viewer opens to everyone; they reveal nothing about a tenant. */
 const PUBLIC_INFO = /^\/(healthz|livez|readyz|version)(\/.*)?$/;

@@ -18,8 +18,8 @@ import { groupVersion, type ResourceDefinition, type ResourceStrategy } from '..
 import { fieldManagerScope } from '../store/field-tracking.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
 import type { WriteContext } from '../store/write-context.js';
-import { checkTypes } from './decode-object.js';
-import type { HandlerContext } from './handler-context.js';
+import { checkTypes } from '../http/decode-object.js';
+import type { HandlerContext } from '../http/handler-context.js';
 import { writeContext } from './write-handler-support.js';
 
 /** The media type of server-side apply. */

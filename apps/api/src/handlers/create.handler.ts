@@ -1,8 +1,8 @@
 import { ApiError } from '@plinth/apimachinery';
 import { sendObject, setWarnings } from '../http/response-writer.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
-import { decodeObject } from './decode-object.js';
-import type { HandlerContext } from './handler-context.js';
+import { decodeObject } from '../http/decode-object.js';
+import type { HandlerContext } from '../http/handler-context.js';
 import { writeContext } from './write-handler-support.js';
 
 /** POST to a collection: 201 with the created object (dry run: the would-be object). */

@@ -6,7 +6,7 @@ import { sendObject, sendPlain, setWarnings } from '../http/response-writer.js';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { groupVersion } from '../registry/resource-definition.js';
 import type { DeletePreconditions, ResourceDeleteService } from '../store/resource-delete.service.js';
-import { type HandlerContext, requestNamespace } from './handler-context.js';
+import { type HandlerContext, requestNamespace } from '../http/handler-context.js';
 import { compileSelectors } from './list-selectors.js';
 import { writeContext } from './write-handler-support.js';
 

@@ -5,7 +5,7 @@ import { sendList } from '../http/response-writer.js';
 import type { KubeObject } from '@plinth/apimachinery';
 import { mapStorageError } from '../store/storage-errors.mapper.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
-import { type HandlerContext, requestNamespace } from './handler-context.js';
+import { type HandlerContext, requestNamespace } from '../http/handler-context.js';
 import { compileSelectors } from './list-selectors.js';
 import { parseRevision, waitForRevision } from './revision-wait.js';
 

@@ -13,8 +13,8 @@ import { applyFieldValidation, checkTypeMeta, mediaType } from '../http/body-dec
 import { sendObject, setWarnings } from '../http/response-writer.js';
 import type { ResourceStrategy } from '../registry/resource-definition.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
-import { checkTypes, dropUndeclared } from './decode-object.js';
-import type { HandlerContext } from './handler-context.js';
+import { checkTypes, dropUndeclared } from '../http/decode-object.js';
+import type { HandlerContext } from '../http/handler-context.js';
 import { writeContext } from './write-handler-support.js';
 import { APPLY_PATCH, handleApply } from './apply-patch.handler.js';
 import { parseBool } from '../http/options/query-validation.js';

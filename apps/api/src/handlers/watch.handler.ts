@@ -6,7 +6,7 @@ import type { IncludeObject } from '../table/table-convertor.js';
 import { watchFormat } from '../watch/watch-encoder.js';
 import type { WatchPlan } from '../watch/watch-start.js';
 import type { WatchService } from '../watch/watch.service.js';
-import { type HandlerContext, requestNamespace } from './handler-context.js';
+import { type HandlerContext, requestNamespace } from '../http/handler-context.js';
 import { compileSelectors } from './list-selectors.js';
 import { parseRevision, waitForRevision } from './revision-wait.js';
 

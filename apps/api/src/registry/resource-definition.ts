@@ -1,3 +1,4 @@
+import type { ObjectKey } from '@plinth/storage';
 import type { FieldError } from '@plinth/apimachinery';
 import type { StructuralSchema } from '@plinth/apimachinery';
 import type { KubeObject } from '@plinth/apimachinery';
@@ -119,4 +120,9 @@ export function presentObject(def: ResourceDefinition, obj: KubeObject): KubeObj
 /** `apps/v1` or `v1` for the core group. */
 export function groupVersion(def: { group: string; version: string }): string {
   return def.group ? `${def.group}/${def.version}` : def.version;
+}
+
+/** The storage key of the object `name` of `def` in `tenant` (namespace ignored for cluster-scoped kinds). */
+export function objectKey(tenant: string, def: ResourceDefinition, namespace: string, name: string): ObjectKey {
+  return { tenant, resource: def.storageResource, namespace: def.namespaced ? namespace : '', name };
 }

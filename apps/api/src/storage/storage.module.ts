@@ -9,7 +9,7 @@ import {
   TenantRepository,
 } from '@plinth/storage';
 import { DATABASE } from '../database/database.module.js';
-import { TenantCache } from '../tenancy/tenant-cache.js';
+import { TenantCache } from './tenant-cache.js';
 
 const REPOSITORIES = [ObjectStoreRepository, ObjectListRepository, ChangeLogRepository, TenantRepository, QuotaRepository, OwnerRepository];
 

@@ -6,7 +6,7 @@ import { type ObjectKey, ObjectStoreRepository, type StoredObject, isStorageErro
 import { ApiError } from '@plinth/apimachinery';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
 import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
-import { groupVersion, type ResourceDefinition, type ResourceStrategy } from '../registry/resource-definition.js';
+import { groupVersion, objectKey, type ResourceDefinition, type ResourceStrategy } from '../registry/resource-definition.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from '@plinth/apimachinery';
 import { guardManagedFields, ignoreTimestampOnlyChanges, trackWrite } from './field-tracking.js';
 import { mapStorageError } from './storage-errors.mapper.js';
@@ -66,7 +66,7 @@ export class ResourceStoreService {
 
   /** The storage key of an object of `def`. */
   static key(tenant: string, def: ResourceDefinition, namespace: string, name: string): ObjectKey {
-    return { tenant, resource: def.storageResource, namespace: def.namespaced ? namespace : '', name };
+    return objectKey(tenant, def, namespace, name);
   }
 
   /** Reads one object, or throws ApiError NotFound. */

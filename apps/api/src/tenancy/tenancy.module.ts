@@ -13,7 +13,7 @@ import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
 import { StoreHooks } from '../store/store-hooks.js';
 import { StoreModule } from '../store/store.module.js';
-import { TenantCache } from './tenant-cache.js';
+import { TenantCache } from '../storage/tenant-cache.js';
 import { TenantDeletionRunner } from './tenant-deletion.runner.js';
 import { TenantLifecycleService } from './tenant-lifecycle.service.js';
 import { TenantProvisioner } from './tenant-provisioner.js';

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { UserInfo } from '@plinth/admission';
-import type { RequestInfo } from '../http/request-info.js';
+import type { RequestInfo } from './request-info.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 
 /** Everything a verb handler gets for one resource request. */

@@ -1,6 +1,6 @@
 import { pruneUnknownFields } from '@plinth/apimachinery';
 import { ApiError } from '@plinth/apimachinery';
-import { applyFieldValidation, checkTypeMeta, parseBody } from '../http/body-decoder.js';
+import { applyFieldValidation, checkTypeMeta, parseBody } from './body-decoder.js';
 import type { KubeObject } from '@plinth/apimachinery';
 import { groupVersion, type ResourceDefinition } from '../registry/resource-definition.js';
 import { findTypeError, zeroNullListItems } from '@plinth/apimachinery';
