@@ -139,6 +139,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     await watch.pipeline.waitApplied(revision);
     if (def === customResourceDefinitionResource) await crds.settled(key.tenant, key.name);
   });
+  store.strategyEnvironment = { kinds: registry, features: config.featureGates };
   store.validationBudget = new TenantValidationBudget({ msPerSecond: config.tenantValidationMsPerSecond, burstMs: config.tenantValidationMsPerSecond * 10 });
   const deleter = new ResourceDeleteService(objects, lists, store, registry);
   store.afterRemove = async (tenant, namespace) => {

@@ -59,6 +59,11 @@ export class FeatureGates {
     return v;
   }
 
+  /** Whether `name` is a registered gate. */
+  has(name: string): boolean {
+    return this.values.has(name);
+  }
+
   /** Every gate with its stage and value. */
   all(): Array<FeatureSpec & { enabled: boolean }> {
     return [...this.specs.values()].map((s) => ({ ...s, enabled: this.values.get(s.name)! }));

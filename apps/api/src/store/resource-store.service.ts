@@ -6,7 +6,8 @@ import { type ObjectKey, ObjectStoreRepository, type StoredObject, isStorageErro
 import { ApiError } from '@plinth/apimachinery';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
 import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
-import { groupVersion, type ResourceDefinition, type ResourceStrategy } from '../registry/resource-definition.js';
+import { groupVersion, type ResourceDefinition, type ResourceStrategy, type StrategyContext } from '../registry/resource-definition.js';
+import { builtinStrategyEnvironment, strategyContext, type StrategyEnvironment } from '../registry/strategy-context.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from '@plinth/apimachinery';
 import { guardManagedFields, ignoreTimestampOnlyChanges, trackWrite } from './field-tracking.js';
 import { mapStorageError } from './storage-errors.mapper.js';
@@ -63,6 +64,8 @@ export class ResourceStoreService {
    */
   /** Per-tenant share of validation time for custom resources (CEL rules, patterns); unset: unlimited. */
   validationBudget?: TenantValidationBudget;
+  /** What strategies consult (the tenant's kinds, feature gates); set at wiring time, else built-in kinds and default gates. */
+  strategyEnvironment: StrategyEnvironment = builtinStrategyEnvironment;
 
   constructor(
     private readonly objects: ObjectStoreRepository,
@@ -105,8 +108,9 @@ export class ResourceStoreService {
     const generate = !obj.metadata.name && typeof obj.metadata.generateName === 'string' && obj.metadata.generateName !== '';
     if (generate) obj.metadata.name = `${obj.metadata.generateName}${randomSuffix()}`;
     this.fillSystemFields(ctx, obj);
-    this.applyStrategyForCreate(def.strategy, obj);
-    this.validateCreate(ctx, obj);
+    const sctx = this.strategyContext(ctx);
+    this.applyStrategyForCreate(def.strategy, obj, sctx);
+    this.validateCreate(ctx, obj, sctx);
     await this.runValidating(ctx, 'CREATE', cloneJson(obj), null);
     if (ctx.dryRun) return obj;
     for (let attempt = 0; ; attempt++) {
@@ -156,16 +160,21 @@ export class ResourceStoreService {
     else delete meta.generation;
   }
 
-  private applyStrategyForCreate(strategy: ResourceStrategy, obj: KubeObject): void {
-    strategy.prepareForCreate(obj);
+  /** The StrategyContext of one write. */
+  private strategyContext(ctx: WriteContext): StrategyContext {
+    return strategyContext(this.strategyEnvironment, ctx.tenant);
+  }
+
+  private applyStrategyForCreate(strategy: ResourceStrategy, obj: KubeObject, sctx: StrategyContext): void {
+    strategy.prepareForCreate(obj, sctx);
     strategy.canonicalize?.(obj);
   }
 
-  private validateCreate(ctx: WriteContext, obj: KubeObject): void {
+  private validateCreate(ctx: WriteContext, obj: KubeObject, sctx: StrategyContext): void {
     const { def } = ctx;
     const errs: FieldError[] = [
       ...validateObjectMeta(obj.metadata, { namespaced: def.namespaced, nameValidation: def.nameValidation }),
-      ...this.metered(ctx, () => def.strategy.validate(obj)),
+      ...this.metered(ctx, () => def.strategy.validate(obj, sctx)),
     ];
     if (errs.length > 0) {
       throw ApiError.invalid({ group: def.group, kind: def.kind, name: obj.metadata.name ?? obj.metadata.generateName ?? '' }, errs);
@@ -200,8 +209,9 @@ export class ResourceStoreService {
       trackWrite(ctx, next, old);
       await this.runMutating(ctx, 'UPDATE', next, old);
       this.typeAndIdentity(ctx, next, old);
-      this.prepareUpdate(ctx, next, old, strategy);
-      this.validateUpdate(ctx, next, old, strategy);
+      const sctx = this.strategyContext(ctx);
+      this.prepareUpdate(ctx, next, old, strategy, sctx);
+      this.validateUpdate(ctx, next, old, strategy, sctx);
       await this.runValidating(ctx, 'UPDATE', cloneJson(next), cloneJson(old));
       ignoreTimestampOnlyChanges(next, old);
       if (isDeepStrictEqual(next, old)) {
@@ -276,7 +286,7 @@ export class ResourceStoreService {
    * fields carried over, canonical form, and generation bumped when the
    * spec changed. Mutates `next`.
    */
-  private prepareUpdate(ctx: WriteContext, next: KubeObject, old: KubeObject, strategy: ResourceStrategy): void {
+  private prepareUpdate(ctx: WriteContext, next: KubeObject, old: KubeObject, strategy: ResourceStrategy, sctx: StrategyContext): void {
     const { def } = ctx;
     const meta = next.metadata;
     if (!meta.uid) meta.uid = old.metadata.uid;
@@ -291,7 +301,7 @@ export class ResourceStoreService {
     }
     if (def.tracksGeneration) meta.generation = old.metadata.generation;
     else delete meta.generation;
-    strategy.prepareForUpdate(next, old);
+    strategy.prepareForUpdate(next, old, sctx);
     strategy.canonicalize?.(next);
     // The strategy may have replaced next.metadata (subresource strategies start from the stored object).
     if (def.tracksGeneration && !isDeepStrictEqual(specOf(next), specOf(old))) {
@@ -304,10 +314,10 @@ export class ResourceStoreService {
     return ctx.def.custom && this.validationBudget ? this.validationBudget.run(ctx.tenant, validate) : validate();
   }
 
-  private validateUpdate(ctx: WriteContext, next: KubeObject, old: KubeObject, strategy: ResourceStrategy): void {
+  private validateUpdate(ctx: WriteContext, next: KubeObject, old: KubeObject, strategy: ResourceStrategy, sctx: StrategyContext): void {
     const { def } = ctx;
     const metaOpts = { namespaced: def.namespaced, nameValidation: def.nameValidation };
-    const errs: FieldError[] = [...validateObjectMetaUpdate(next.metadata, old.metadata, metaOpts), ...this.metered(ctx, () => strategy.validateUpdate(next, old))];
+    const errs: FieldError[] = [...validateObjectMetaUpdate(next.metadata, old.metadata, metaOpts), ...this.metered(ctx, () => strategy.validateUpdate(next, old, sctx))];
     if (next.metadata.name !== old.metadata.name && !errs.some((e) => e.field === 'metadata.name')) {
       errs.unshift(fieldErrors.invalid('metadata.name', next.metadata.name, 'field is immutable'));
     }
