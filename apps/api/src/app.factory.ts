@@ -146,7 +146,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     if (namespace) await deleter.finalizeNamespaceIfEmpty(tenant, namespace);
   };
   const tenancy = createTenancySupport({ tenants, cache: tenantCache, registry, objects, lists, store, deleter, logger });
-  const crds = createCrdSupport({ registry, lists, store, deleter, logger, observe });
+  const crds = createCrdSupport({ registry, lists, store, deleter, logger, observe, featureStage: (gate) => config.featureGates.stage(gate) });
   authz.attachStore(store);
   tenancy.provisioner.ensureDefaultRbac = async (tenant) => {
     await authz.ensureDefaultRbac(tenant);

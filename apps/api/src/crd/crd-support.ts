@@ -1,3 +1,4 @@
+import type { FeatureStageOf } from './custom-resource.compiler.js';
 import type { Logger } from 'pino';
 import type { ChangeObserver, ObjectListRepository } from '@plinth/storage';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
@@ -34,11 +35,13 @@ export interface CrdSupportDeps {
   deleter: ResourceDeleteService;
   logger: Logger;
   observe: ObserveChanges;
+  /** The stage of a feature gate (descriptions of `x-plinth-feature-gate` fields); unset: none is described. */
+  featureStage?: FeatureStageOf;
 }
 
 /** Wires the CRD cache into `registry`, onto the change stream, and the controller onto the cache. */
 export function createCrdSupport(deps: CrdSupportDeps): CrdSupport {
-  const cache = new CrdRegistry(deps.lists, { logger: deps.logger });
+  const cache = new CrdRegistry(deps.lists, { logger: deps.logger, featureStage: deps.featureStage });
   const controller = new CrdController({ registry: cache, store: deps.store, deleter: deps.deleter, lists: deps.lists, logger: deps.logger });
   cache.onChange = (tenant) => controller.enqueue(tenant);
   deps.registry.setDynamicSource(cache);

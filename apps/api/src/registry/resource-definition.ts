@@ -12,6 +12,8 @@ export interface StrategyContext {
   tenant: string;
   /** Whether the feature gate `name` is on (false for a gate nobody defined). */
   featureEnabled(name: string): boolean;
+  /** The stage of feature gate `name` (`ALPHA`, `BETA`, `GA`, `DEPRECATED`), or undefined for a gate nobody defined. */
+  featureStage(name: string): string | undefined;
   /** The kind served to the tenant at group/version/resource (built-in or custom), or undefined. */
   lookup(group: string, version: string, resource: string): ResourceDefinition | undefined;
 }

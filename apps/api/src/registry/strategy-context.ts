@@ -5,7 +5,7 @@ import type { ResourceDefinition, StrategyContext } from './resource-definition.
 /** Where the store's StrategyContexts read kinds and feature gates from (the tenant's registry and the server's gates). */
 export interface StrategyEnvironment {
   kinds: { lookup(tenant: string, group: string, version: string, resource: string): ResourceDefinition | undefined };
-  features: Pick<FeatureGates, 'enabled' | 'has'>;
+  features: Pick<FeatureGates, 'enabled' | 'has' | 'stage'>;
 }
 
 /** The StrategyContext of one write in `tenant`. Reads only memory; never throws for an unknown gate (it is off). */
@@ -13,6 +13,7 @@ export function strategyContext(env: StrategyEnvironment, tenant: string): Strat
   return {
     tenant,
     featureEnabled: (name) => env.features.has(name) && env.features.enabled(name),
+    featureStage: (name) => env.features.stage(name),
     lookup: (group, version, resource) => env.kinds.lookup(tenant, group, version, resource),
   };
 }
