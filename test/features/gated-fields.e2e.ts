@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { installCrd, widgetCrd } from '../crd/crd-fixtures.js';
+import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestServerOn, type TestServer } from '../support/test-server.js';
 
@@ -89,6 +90,9 @@ describe('feature gates: gated fields and enum values, for a built-in kind (Leas
     const def = Object.entries(v2.body.definitions as Record<string, { properties: Record<string, { properties: Record<string, { description?: string }> }> }>).find(([k]) => k.endsWith('.Frobber'))?.[1];
     assert.equal(def?.properties.spec.properties.width.description, 'width indicates how wide the object is. This field is alpha-level and is only honored by servers that enable the Frobber2D feature.');
     assert.equal(def?.properties.spec.properties.restartPolicy.description, 'The value "OnTuesday" is alpha-level and is only honored by servers that enable the FrobberRestartPolicyOnTuesday feature.');
+    const explain = await kubectl(writeTestKubeconfig(s!.url), ['explain', 'frobbers.spec.width']);
+    assert.equal(explain.code, 0, explain.stderr);
+    assert.match(explain.stdout.replace(/\s+/g, ' '), /width indicates how wide the object is\. This field is alpha-level and is only honored by servers that enable the Frobber2D feature\./);
   });
 
   it('gates on: keeps gated fields and accepts gated enum values, on create and update', async () => {
