@@ -48,7 +48,7 @@ function defaultBinding(obj: KubeObject): void {
 /** The object schema type checking uses: a custom resource's gets apiVersion, kind and ObjectMeta, as its published OpenAPI has. */
 function typedSchema(def: ResourceDefinition): StructuralSchema {
   if (!def.custom) return def.schema;
-  const typeMeta: Record<string, StructuralSchema> = { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: objectMetaSchema };
+  const typeMeta: Record<string, StructuralSchema> = { apiVersion: { type: 'string' }, kind: { type: 'string' } };
   return { ...def.schema, type: 'object', properties: { ...typeMeta, ...def.schema.properties, metadata: objectMetaSchema } };
 }
 
@@ -124,9 +124,8 @@ function validatingPolicyStatusStrategy(): ResourceStrategy {
 }
 
 /**
- * A policy kind's strategy: defaults on every write; the status is owned by
- * the system (cleared on create, carried over on update, recomputed by
- * `computeStatus` when given).
+ * A policy kind's strategy: defaults on every write; with `hasStatus`, the
+ * status is the system's (cleared on create, carried over on update).
  */
 function policyStrategy(
   defaults: (obj: KubeObject) => void,
