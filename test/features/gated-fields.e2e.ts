@@ -4,7 +4,7 @@ import request from 'supertest';
 import { installCrd, widgetCrd } from '../crd/crd-fixtures.js';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { startTestServerOn, type TestServer } from '../support/test-server.js';
+import { startTestServer, startTestServerOn, type TestServer } from '../support/test-server.js';
 
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases';
 const FROBBERS = '/apis/gates.example.com/v1/namespaces/default/frobbers';
@@ -127,5 +127,55 @@ describe('feature gates: gated fields and enum values, for a built-in kind (Leas
     assert.equal(on.body.spec.strategy, 'OldestEmulationVersion');
     const off = await putSpec(api, `${LEASES}/off`, { holderIdentity: 'c', strategy: 'OldestEmulationVersion' });
     assert.equal(off.body.spec.strategy, undefined);
+  });
+});
+
+describe('feature gates a tenant defines (features.plinth.dev/v1alpha1 FeatureGate) for its CRDs', { timeout: 120_000 }, () => {
+  const GATES_API = '/apis/features.plinth.dev/v1alpha1/featuregates';
+  const WIDGETS = '/apis/tenant.example.com/v1/namespaces/default/widgets';
+  let s: TestServer;
+  let api: ReturnType<typeof request>;
+  const widgetSchema = {
+    type: 'object',
+    properties: { spec: { type: 'object', properties: { size: { type: 'integer' }, depth: { type: 'integer', 'x-plinth-feature-gate': 'Widgets3D' } } } },
+  };
+  const widget = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'tenant.example.com/v1', kind: 'Widget', metadata: { name }, spec });
+  const gate = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'features.plinth.dev/v1alpha1', kind: 'FeatureGate', metadata: { name }, spec });
+
+  before(async () => {
+    s = await startTestServer('tenant-gates', { PLINTH_TENANTS: 'other', PLINTH_FEATURE_GATES: 'CoordinatedLeaderElection=false' });
+    api = request(s.url);
+  });
+  after(async () => s?.close());
+
+  it('validates gate definitions: one object per gate, no server gate names, GA locked; defaults by stage', async () => {
+    const mismatch = await api.post(GATES_API).send(gate('other-name', { name: 'Widgets3D', stage: 'Alpha' })).expect(422);
+    assert.match(mismatch.body.message, /metadata\.name: Invalid value: "other-name": must be spec\.name in lower case/);
+    const server = await api.post(GATES_API).send(gate('serversideapply', { name: 'ServerSideApply', stage: 'Beta' })).expect(422);
+    assert.match(server.body.message, /spec\.name: Invalid value: "ServerSideApply": is a feature gate of the server/);
+    const locked = await api.post(GATES_API).send(gate('done', { name: 'Done', stage: 'GA', enabled: false })).expect(422);
+    assert.match(locked.body.message, /spec\.enabled: Invalid value: false: cannot set feature gate Done to false, feature is locked to true/);
+    const created = await api.post(GATES_API).send(gate('widgets3d', { name: 'Widgets3D', stage: 'Alpha', enabled: false })).expect(201);
+    assert.equal(created.body.spec.default, false);
+  });
+
+  it('lets the tenant\'s CRDs name its gates, and only that tenant\'s', async () => {
+    const crd = widgetCrd({ group: 'tenant.example.com', schema: widgetSchema });
+    const elsewhere = await request(`${s.url}/clusters/other`).post(CRDS).send(crd).expect(422);
+    assert.match(elsewhere.body.message, /properties\[depth\]\.x-plinth-feature-gate: Invalid value: "Widgets3D": unrecognized feature gate/);
+    await installCrd(api, crd);
+  });
+
+  it('applies a switch of the tenant\'s gate to the next write, keeping stored data when it is turned off again', async () => {
+    const off = await api.post(WIDGETS).send(widget('w1', { size: 1, depth: 2 })).expect(201);
+    assert.deepEqual(off.body.spec, { size: 1 });
+    await api.patch(`${GATES_API}/widgets3d`).set('Content-Type', 'application/merge-patch+json').send({ spec: { enabled: true } }).expect(200);
+    const on = await api.post(WIDGETS).send(widget('w2', { size: 1, depth: 2 })).expect(201);
+    assert.deepEqual(on.body.spec, { size: 1, depth: 2 });
+    await api.patch(`${GATES_API}/widgets3d`).set('Content-Type', 'application/merge-patch+json').send({ spec: { enabled: false } }).expect(200);
+    const kept = await putSpec(api, `${WIDGETS}/w2`, { size: 2, depth: 3 });
+    assert.deepEqual(kept.body.spec, { size: 2, depth: 3 });
+    const dropped = await putSpec(api, `${WIDGETS}/w1`, { size: 2, depth: 3 });
+    assert.deepEqual(dropped.body.spec, { size: 2 });
   });
 });

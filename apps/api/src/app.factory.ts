@@ -1,3 +1,5 @@
+import { FEATURE_GATE_STORAGE_RESOURCE } from './features/feature-gate.schema.js';
+import { TenantFeatureGates } from './features/tenant-feature-gates.js';
 import 'reflect-metadata';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -139,7 +141,9 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     await watch.pipeline.waitApplied(revision);
     if (def === customResourceDefinitionResource) await crds.settled(key.tenant, key.name);
   });
-  store.strategyEnvironment = { kinds: registry, features: config.featureGates };
+  const tenantGates = new TenantFeatureGates(lists);
+  observe(FEATURE_GATE_STORAGE_RESOURCE, tenantGates.observer);
+  store.strategyEnvironment = { kinds: registry, features: config.featureGates, tenantFeatures: tenantGates };
   store.validationBudget = new TenantValidationBudget({ msPerSecond: config.tenantValidationMsPerSecond, burstMs: config.tenantValidationMsPerSecond * 10 });
   const deleter = new ResourceDeleteService(objects, lists, store, registry);
   store.afterRemove = async (tenant, namespace) => {

@@ -10,10 +10,12 @@ import type { KubeObject } from '@plinth/apimachinery';
 export interface StrategyContext {
   /** The tenant the write belongs to. */
   tenant: string;
-  /** Whether the feature gate `name` is on (false for a gate nobody defined). */
+  /** Whether the feature gate `name` is on: the server's gate, else the tenant's own (false for a gate nobody defined). */
   featureEnabled(name: string): boolean;
-  /** The stage of feature gate `name` (`ALPHA`, `BETA`, `GA`, `DEPRECATED`), or undefined for a gate nobody defined. */
+  /** The stage of feature gate `name` (`ALPHA`, `BETA`, `GA`, `DEPRECATED`), the server's or the tenant's; undefined for a gate nobody defined. */
   featureStage(name: string): string | undefined;
+  /** Whether `name` is a gate of the server (tenants may not define it). */
+  isServerFeature(name: string): boolean;
   /** The kind served to the tenant at group/version/resource (built-in or custom), or undefined. */
   lookup(group: string, version: string, resource: string): ResourceDefinition | undefined;
 }

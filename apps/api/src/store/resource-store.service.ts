@@ -108,7 +108,7 @@ export class ResourceStoreService {
     const generate = !obj.metadata.name && typeof obj.metadata.generateName === 'string' && obj.metadata.generateName !== '';
     if (generate) obj.metadata.name = `${obj.metadata.generateName}${randomSuffix()}`;
     this.fillSystemFields(ctx, obj);
-    const sctx = this.strategyContext(ctx);
+    const sctx = await this.strategyContext(ctx);
     this.applyStrategyForCreate(def.strategy, obj, sctx);
     this.validateCreate(ctx, obj, sctx);
     await this.runValidating(ctx, 'CREATE', cloneJson(obj), null);
@@ -160,8 +160,8 @@ export class ResourceStoreService {
     else delete meta.generation;
   }
 
-  /** The StrategyContext of one write. */
-  private strategyContext(ctx: WriteContext): StrategyContext {
+  /** The StrategyContext of one write (loads the tenant's own feature gates when needed). */
+  private strategyContext(ctx: WriteContext): Promise<StrategyContext> {
     return strategyContext(this.strategyEnvironment, ctx.tenant);
   }
 
@@ -209,7 +209,7 @@ export class ResourceStoreService {
       trackWrite(ctx, next, old);
       await this.runMutating(ctx, 'UPDATE', next, old);
       this.typeAndIdentity(ctx, next, old);
-      const sctx = this.strategyContext(ctx);
+      const sctx = await this.strategyContext(ctx);
       this.prepareUpdate(ctx, next, old, strategy, sctx);
       this.validateUpdate(ctx, next, old, strategy, sctx);
       await this.runValidating(ctx, 'UPDATE', cloneJson(next), cloneJson(old));
