@@ -47,6 +47,22 @@ describe('MutatingAdmissionPolicy (v1alpha1): ApplyConfiguration and JSONPatch',
     assert.equal(ok.body.spec.matchConstraints.matchPolicy, 'Equivalent');
   });
 
+  it('refuses DELETE in the operations of a policy and of a binding, as upstream (nothing to mutate on delete)', async () => {
+    const unsupported = 'Unsupported value: "DELETE": supported values: "*", "CONNECT", "CREATE", "UPDATE"';
+    const noop = [{ patchType: 'ApplyConfiguration', applyConfiguration: { expression: 'Object{}' } }];
+    const policy = mutatingPolicy('on-delete', { mutations: noop });
+    (policy.spec as { matchConstraints: unknown }).matchConstraints = { resourceRules: [coreRule(['configmaps'], ['CREATE', 'DELETE'])] };
+    const bad = await api.post(MAP).send(policy).expect(422);
+    assert.deepEqual(bad.body.details.causes, [{ reason: 'FieldValueNotSupported', field: 'spec.matchConstraints.resourceRules.operations', message: unsupported }]);
+    const binding = mutatingBinding('on-delete', 'noop', { matchResources: { resourceRules: [coreRule(['configmaps'], ['DELETE'])] } });
+    const badBinding = await api.post(MAPB).send(binding).expect(422);
+    assert.deepEqual(badBinding.body.details.causes, [{ reason: 'FieldValueNotSupported', field: 'spec.matchResources.resourceRules.operations', message: unsupported }]);
+    // CONNECT, CREATE, UPDATE and '*' are allowed.
+    (policy.spec as { matchConstraints: unknown }).matchConstraints = { resourceRules: [coreRule(['configmaps'], ['CREATE', 'UPDATE', 'CONNECT']), coreRule(['secrets'], ['*'])] };
+    await api.post(MAP).send(policy).expect(201);
+    await api.delete(`${MAP}/on-delete`).expect(200);
+  });
+
   it('merges an ApplyConfiguration into the object before validation', async () => {
     await api
       .post(MAP)

@@ -59,4 +59,31 @@ describe('admission policies: the authorizer variable', { timeout: 120_000 }, ()
     // Platform administrators are allowed everything, the custom verb included.
     await request(s.url).post('/api/v1/namespaces/app/configmaps').send({ metadata: { name: 'c2' } }).expect(201);
   });
+  it('charges each authorization check upstream\'s fixed cost: two fit one expression, a third exceeds the per-call limit', async () => {
+    const check = (verb: string) => `authorizer.group('').resource('secrets').namespace('app').check('${verb}').allowed()`;
+    const policy = (name: string, expression: string) => ({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['secrets'] }], objectSelector: { matchLabels: { policy: name } } },
+        validations: [{ expression }],
+      },
+    });
+    const bind = (name: string) => ({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name }, spec: { policyName: name, validationActions: ['Deny'] } });
+    for (const [name, expression] of [
+      ['two-checks', `${check('get')} && ${check('list')}`],
+      ['three-checks', `${check('get')} && ${check('list')} && ${check('watch')}`],
+    ]) {
+      await request(s.url).post(`${ADM}/validatingadmissionpolicies`).send(policy(name, expression)).expect(201);
+      await request(s.url).post(`${ADM}/validatingadmissionpolicybindings`).send(bind(name)).expect(201);
+    }
+    const secret = (name: string, policyName: string) => ({ metadata: { name, labels: { policy: policyName } }, stringData: { a: 'b' } });
+    // The administrator is allowed all three verbs, so only the cost decides.
+    await request(s.url).post('/api/v1/namespaces/app/secrets').send(secret('s2', 'two-checks')).expect(201);
+    const denied = await request(s.url).post('/api/v1/namespaces/app/secrets').send(secret('s3', 'three-checks'));
+    assert.equal(denied.status, 422, JSON.stringify(denied.body));
+    assert.match(denied.body.message, /ValidatingAdmissionPolicy 'three-checks' with binding 'three-checks' denied request: expression '.*' resulted in error: operation cancelled: actual cost limit exceeded$/);
+  });
 });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { installCrd, widgetCrd } from '../crd/crd-fixtures.js';
 import { configMap, coreRule, ensureNamespace, eventually, VAP, VAPB, validatingBinding, validatingPolicy } from './support/policies.js';
 
 describe('ValidatingAdmissionPolicy: deny, warn, audit', () => {
@@ -149,6 +150,80 @@ describe('ValidatingAdmissionPolicy: deny, warn, audit', () => {
     assert.equal(fixed.body.metadata.generation, 2);
     assert.equal(fixed.body.status.observedGeneration, 2);
     assert.deepEqual(fixed.body.status.typeChecking, {});
+  });
+
+  it('type-checks expressions against the structural schema of custom resources the rules name', async () => {
+    await installCrd(api, widgetCrd({ group: 'typed.example.com' }));
+    const rule = { apiGroups: ['typed.example.com'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['widgets'] };
+    const res = await api
+      .post(VAP)
+      .send(
+        validatingPolicy('typed-crd', {
+          matchConstraints: { resourceRules: [rule] },
+          validations: [
+            { expression: 'object.spec.size <= 5 && object.metadata.name.size() < 20 && object.apiVersion != ""' },
+            { expression: 'object.spec.colour == "red"' },
+            { expression: 'object.spec.size == "big"' },
+          ],
+        }),
+      )
+      .expect(201);
+    const warnings = res.body.status.typeChecking.expressionWarnings as Array<{ fieldRef: string; warning: string }>;
+    assert.deepEqual(warnings.map((w) => w.fieldRef), ['spec.validations[1].expression', 'spec.validations[2].expression'], JSON.stringify(warnings));
+    assert.match(warnings[0].warning, /^typed\.example\.com\/v1, Kind=Widget: ERROR: <input>:1:\d+: undefined field 'colour'\n$/);
+    // The wording of overload errors is the CEL library's (cel-go says "found no matching overload for '_==_' applied to '(int, string)'").
+    assert.match(warnings[1].warning, /^typed\.example\.com\/v1, Kind=Widget: ERROR: <input>:1:\d+: .*int == string/);
+  });
+
+  it('serves validatingadmissionpolicies/status: the spec and reset metadata stay, the status is validated and kept while current', async () => {
+    const created = await api
+      .post(VAP)
+      .send(validatingPolicy('with-status', { matchConstraints: { resourceRules: [coreRule(['configmaps'])] }, validations: [{ expression: "object.metadata.nmae == 'x'" }] }))
+      .expect(201);
+    assert.equal(created.body.status.typeChecking.expressionWarnings.length, 1);
+    const status = await api.get(`${VAP}/with-status/status`).expect(200);
+    assert.deepEqual(status.body.status, created.body.status);
+    const condition = { type: 'Reviewed', status: 'True', reason: 'ByHand', message: 'checked', lastTransitionTime: '2026-01-01T00:00:00Z' };
+    const written = await api
+      .put(`${VAP}/with-status/status`)
+      .send({
+        ...status.body,
+        metadata: { ...status.body.metadata, labels: { ignored: 'true' } },
+        spec: { ...status.body.spec, validations: [{ expression: 'false' }] },
+        status: { observedGeneration: 1, typeChecking: {}, conditions: [condition] },
+      })
+      .expect(200);
+    assert.deepEqual(written.body.spec.validations, [{ expression: "object.metadata.nmae == 'x'" }]);
+    assert.equal(written.body.metadata.labels, undefined);
+    assert.equal(written.body.metadata.generation, 1);
+    assert.deepEqual(written.body.status, { observedGeneration: 1, typeChecking: {}, conditions: [condition] });
+    // A status behind the generation is recomputed, as upstream's controller does; conditions stay.
+    const stale = await api
+      .patch(`${VAP}/with-status/status`)
+      .set('Content-Type', 'application/merge-patch+json')
+      .send({ status: { observedGeneration: 0 } })
+      .expect(200);
+    assert.equal(stale.body.status.observedGeneration, 1);
+    assert.equal(stale.body.status.typeChecking.expressionWarnings[0].fieldRef, 'spec.validations[0].expression');
+    assert.deepEqual(stale.body.status.conditions, [condition]);
+    // Upstream's status validation.
+    const bad = await api
+      .patch(`${VAP}/with-status/status`)
+      .set('Content-Type', 'application/merge-patch+json')
+      .send({ status: { typeChecking: { expressionWarnings: [{ fieldRef: 'spec[', warning: '' }] }, conditions: [{ type: 'Ok', status: 'Maybe', reason: '9lives', lastTransitionTime: '2026-01-01T00:00:00Z' }] } })
+      .expect(422);
+    const causes = bad.body.details.causes.map((c: { field: string; reason: string }) => `${c.reason} ${c.field}`);
+    assert.deepEqual(causes, [
+      'FieldValueRequired status.typeChecking.expressionWarnings[0].warning',
+      'FieldValueInvalid status.typeChecking.expressionWarnings[0].fieldRef',
+      'FieldValueNotSupported status.conditions[0].status',
+      'FieldValueInvalid status.conditions[0].reason',
+    ]);
+    // The binding has no status subresource, as upstream.
+    await api.get(`${VAPB}/anything/status`).expect(404);
+    const v1 = await api.get('/apis/admissionregistration.k8s.io/v1').expect(200);
+    const names = v1.body.resources.map((r: { name: string }) => r.name);
+    assert.ok(names.includes('validatingadmissionpolicies/status') && !names.includes('validatingadmissionpolicybindings/status'));
   });
 
   it('follows namespace label changes for namespaceSelector', async () => {

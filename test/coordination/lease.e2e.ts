@@ -23,7 +23,8 @@ describe('coordination.k8s.io/v1 Leases', () => {
   let leases: CoordinationV1Api;
 
   before(async () => {
-    s = await startTestServer('leases');
+    // The gate is set explicitly (never assume a default); test/features/gated-fields.e2e.ts covers both states.
+    s = await startTestServer('leases', { PLINTH_FEATURE_GATES: 'CoordinatedLeaderElection=false' });
     api = request(s.url);
     leases = testKubeConfig(s.url).makeApiClient(CoordinationV1Api);
   });
@@ -55,7 +56,7 @@ describe('coordination.k8s.io/v1 Leases', () => {
     );
   });
 
-  it('keeps MicroTime values, drops the gated strategy and preferredHolder, and needs a resourceVersion to update', async () => {
+  it('keeps MicroTime values, drops the gated strategy and preferredHolder while CoordinatedLeaderElection is off, and needs a resourceVersion to update', async () => {
     const created = await api
       .post(LEASES)
       .send({ metadata: { name: 'times' }, spec: { holderIdentity: 'a', renewTime: '2024-05-01T10:00:00.123456Z', strategy: 'OldestEmulationVersion', preferredHolder: 'b' } })

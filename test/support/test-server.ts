@@ -20,6 +20,22 @@ export interface TestServer extends RunningServer {
  */
 export async function startTestServer(label: string, env: Record<string, string> = {}): Promise<TestServer> {
   const database = await createTestDatabase(label);
+  const server = await startTestServerOn(database, env);
+  return {
+    ...server,
+    close: async () => {
+      await server.close();
+      await database.drop();
+    },
+  };
+}
+
+/**
+ * Starts a server as {@link startTestServer} does, on an existing test
+ * database (to restart with other settings over the same data); its
+ * `close()` stops the server and leaves the database to its owner.
+ */
+export async function startTestServerOn(database: TestDatabase, env: Record<string, string> = {}): Promise<TestServer> {
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -31,12 +47,5 @@ export async function startTestServer(label: string, env: Record<string, string>
   const logger = pino({ level: process.env.PLINTH_TEST_LOG ?? 'silent' });
   const server = await startServer(config, logger);
   installDefaultCredentials(server.pki);
-  return {
-    ...server,
-    database,
-    close: async () => {
-      await server.stop();
-      await database.drop();
-    },
-  };
+  return { ...server, database, close: () => server.stop() };
 }

@@ -20,6 +20,7 @@ export * from './selector/label-selector.js';
 export * from './selector/field-selector.js';
 export * from './validation/name-validation.js';
 export * from './validation/object-meta.validation.js';
+export * from './validation/conditions.validation.js';
 export * from './schema/structural-schema.js';
 export * from './schema/type-check.js';
 export * from './schema/object-order.js';

@@ -1,4 +1,5 @@
 import type { Environment } from '@marcbachmann/cel-js';
+import { chargeCost } from './cel-metering.js';
 
 /** One authorization question, as upstream's authorizer attributes (the user is the authorizer's). */
 export interface CelAuthzQuestion {
@@ -63,7 +64,11 @@ export class CelAuthorizer {
   ) {}
 }
 
+/** Upstream's fixed cost of one `check()` (library/cost.go): at most two checks fit one expression's 1,000,000. */
+export const AUTHZ_CHECK_COST = 350_000;
+
 function decide(backend: CelAuthzBackend, q: CelAuthzQuestion): CelAuthzDecision {
+  chargeCost(AUTHZ_CHECK_COST);
   try {
     return new CelAuthzDecision(backend.check(q));
   } catch (err) {

@@ -34,6 +34,22 @@ export function withMeter<T>(meter: StepMeter, fn: () => T): T {
   }
 }
 
+/**
+ * Charges `units` beyond the step count to the evaluation in progress
+ * (functions with a fixed upstream cost, such as an authorization check);
+ * throws StepLimitReached when that spends the meter. Nothing happens
+ * outside a metered evaluation.
+ */
+export function chargeCost(units: number): void {
+  const m = active;
+  if (m === null) return;
+  m.left -= units;
+  if (m.left < 0) {
+    m.exceeded = true;
+    throw new StepLimitReached('operation cancelled: actual cost limit exceeded');
+  }
+}
+
 interface PatchableEvaluator {
   run: (ast: { evaluate: (ev: unknown, ast: unknown, ctx: unknown) => unknown }, ctx: unknown) => unknown;
 }

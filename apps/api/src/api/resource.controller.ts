@@ -170,6 +170,7 @@ export class ResourceController {
 
   private subresourceStrategy(def: ResourceDefinition, name: string): ResourceStrategy | undefined {
     if (def.custom) return def.custom.subresourceStrategies[name];
+    if (def.subresourceStrategies?.[name]) return def.subresourceStrategies[name];
     if (def === customResourceDefinitionResource && name === 'status') return crdStatusStrategy;
     if (def === tenantResource && name === 'status') return tenantStatusStrategy;
     if (def.group === '' && def.resource === 'namespaces') {

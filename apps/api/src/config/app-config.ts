@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { plainToInstance, Type } from 'class-transformer';
-import { FeatureGates } from '../features/feature-gates.js';
+import { FeatureGates, type FeatureSpec, KNOWN_FEATURES, parseFeatureDefinitions } from '../features/feature-gates.js';
 import { GATED_API_VERSIONS, RuntimeConfig } from '../features/runtime-config.js';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
 import { ServiceResolver } from '@plinth/admission';
@@ -59,6 +59,9 @@ class EnvironmentVariables {
 
   @IsOptional() @IsString()
   PLINTH_FEATURE_GATES?: string;
+
+  @IsOptional() @IsString()
+  PLINTH_FEATURE_GATE_DEFINITIONS?: string;
 
   @IsOptional() @IsString()
   PLINTH_RUNTIME_CONFIG?: string;
@@ -252,8 +255,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   let featureGates: FeatureGates;
   let runtimeConfig: RuntimeConfig;
+  let definedGates: FeatureSpec[];
   try {
-    featureGates = new FeatureGates(parsed.PLINTH_FEATURE_GATES ?? '');
+    definedGates = parseFeatureDefinitions(parsed.PLINTH_FEATURE_GATE_DEFINITIONS ?? '');
+  } catch (err) {
+    throw new ConfigError(`invalid configuration:\n  PLINTH_FEATURE_GATE_DEFINITIONS: ${(err as Error).message}`);
+  }
+  try {
+    featureGates = new FeatureGates(parsed.PLINTH_FEATURE_GATES ?? '', [...KNOWN_FEATURES, ...definedGates]);
   } catch (err) {
     throw new ConfigError(`invalid configuration:\n  PLINTH_FEATURE_GATES: ${(err as Error).message}`);
   }

@@ -5,7 +5,7 @@ import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import { CRD_STORAGE_RESOURCE } from './crd-resource.js';
 import { asCrd, type CrdObject } from './crd-types.js';
-import { type CompiledCrd, compileCrd, compileKey } from './custom-resource.compiler.js';
+import { type CompiledCrd, compileCrd, compileKey, type FeatureStageOf } from './custom-resource.compiler.js';
 
 /**
  * The per-tenant cache of CustomResourceDefinitions and the resources
@@ -29,6 +29,8 @@ interface TenantCrds {
 /** Options of the CRD cache. */
 export interface CrdRegistryOptions {
   logger?: Logger;
+  /** The stage of a feature gate, for the descriptions of gated fields in published schemas. */
+  featureStage?: FeatureStageOf;
 }
 
 /** The CRD cache; see the file comment. */
@@ -104,7 +106,7 @@ export class CrdRegistry {
       let c = prior && prior.key === compileKey(crd) ? prior : undefined;
       if (!c) {
         try {
-          c = compileCrd(crd);
+          c = compileCrd(crd, this.opts.featureStage);
         } catch (err) {
           this.opts.logger?.warn({ tenant, crd: name, err: (err as Error).message }, 'cannot compile CRD');
           continue;

@@ -1,7 +1,8 @@
-import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
-import type { ResourceStrategy } from '../registry/resource-definition.js';
+import { type FieldError, isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import type { ResourceStrategy, StrategyContext } from '../registry/resource-definition.js';
 import { asCrd, CRD_CLEANUP_FINALIZER, type CrdObject, storageVersionOf } from './crd-types.js';
 import { validateCrd, validateCrdUpdate, validateNames } from './crd-validation.js';
+import { schemaGateNames, validateSchemaGates } from './schema/schema-feature-gates.js';
 
 /**
  * The strategies of CustomResourceDefinitions
@@ -32,6 +33,18 @@ function ensureFinalizer(obj: KubeObject): void {
   if (!f.includes(CRD_CLEANUP_FINALIZER)) f.push(CRD_CLEANUP_FINALIZER);
 }
 
+/**
+ * The feature gates a CRD's schemas name must be known to the server, as
+ * `x-plinth-feature-gate` and `x-plinth-feature-gated-values` require; on
+ * update, gates the stored CRD already named stay allowed (an operator may
+ * have removed a definition since).
+ */
+function validateCrdFeatureGates(crd: CrdObject, old: CrdObject | undefined, ctx: StrategyContext): FieldError[] {
+  const before = new Set((old?.spec.versions ?? []).flatMap((v) => [...schemaGateNames(v.schema?.openAPIV3Schema ?? undefined)]));
+  const known = (gate: string) => ctx.featureStage(gate) !== undefined || before.has(gate);
+  return (crd.spec.versions ?? []).flatMap((v, i) => validateSchemaGates(v.schema?.openAPIV3Schema ?? undefined, `spec.versions[${i}].schema.openAPIV3Schema`, known));
+}
+
 /** The main strategy of customresourcedefinitions. */
 export const crdStrategy: ResourceStrategy = {
   prepareForCreate(obj) {
@@ -48,8 +61,8 @@ export const crdStrategy: ResourceStrategy = {
     recordStorageVersion(crd);
     ensureFinalizer(obj);
   },
-  validate: (obj) => validateCrd(asCrd(obj)),
-  validateUpdate: (obj, old) => validateCrdUpdate(asCrd(obj), asCrd(old)),
+  validate: (obj, ctx) => [...validateCrd(asCrd(obj)), ...validateCrdFeatureGates(asCrd(obj), undefined, ctx)],
+  validateUpdate: (obj, old, ctx) => [...validateCrdUpdate(asCrd(obj), asCrd(old)), ...validateCrdFeatureGates(asCrd(obj), asCrd(old), ctx)],
   allowCreateOnUpdate: false,
   allowUnconditionalUpdate: false,
 };

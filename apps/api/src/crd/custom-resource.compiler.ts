@@ -7,6 +7,7 @@ import { type CrdObject, type CrdVersion, customResourceStorage, isConditionTrue
 import { CustomResourceSchema } from './custom-resource-schema.js';
 import { customResourceStatusStrategy, customResourceStrategy, type CustomResourceStrategyOptions } from './custom-resource.strategy.js';
 import { customResourceTable } from './printer-columns.js';
+import { describeSchemaGates, schemaGates } from './schema/schema-feature-gates.js';
 import { selectableFieldGetters } from './selectable-fields.js';
 
 /**
@@ -56,7 +57,10 @@ function deprecationWarning(crd: CrdObject, v: CrdVersion, kind: string): string
   return newer.length === 0 ? msg : `${msg}; use ${group}/${newer[0]} ${kind}`;
 }
 
-function compileVersion(crd: CrdObject, v: CrdVersion, state: { terminating: boolean }): ResourceDefinition {
+/** The stage of a feature gate (for the descriptions of gated fields), undefined for an unknown gate. */
+export type FeatureStageOf = (gate: string) => string | undefined;
+
+function compileVersion(crd: CrdObject, v: CrdVersion, state: { terminating: boolean }, stageOf: FeatureStageOf): ResourceDefinition {
   const group = crd.spec.group ?? '';
   const accepted = crd.status?.acceptedNames;
   const names = accepted?.kind ? accepted : (crd.spec.names ?? {});
@@ -68,7 +72,7 @@ function compileVersion(crd: CrdObject, v: CrdVersion, state: { terminating: boo
   const scalePaths = v.subresources?.scale
     ? { specReplicasPath: v.subresources.scale.specReplicasPath ?? '', statusReplicasPath: v.subresources.scale.statusReplicasPath ?? '', labelSelectorPath: v.subresources.scale.labelSelectorPath || undefined }
     : undefined;
-  const opts: CustomResourceStrategyOptions = { schema, statusEnabled: !!v.subresources?.status, scale: scalePaths, terminating: () => state.terminating, plural, group };
+  const opts: CustomResourceStrategyOptions = { schema, statusEnabled: !!v.subresources?.status, scale: scalePaths, terminating: () => state.terminating, plural, group, gates: schemaGates(schemaRoot) };
   const subresources: SubresourceDefinition[] = [];
   if (v.subresources?.status) subresources.push({ name: 'status', kind, group, version, verbs: ['get', 'patch', 'update'] });
   if (scalePaths) subresources.push({ name: 'scale', kind: 'Scale', group: 'autoscaling', version: 'v1', verbs: ['get', 'patch', 'update'] });
@@ -85,7 +89,7 @@ function compileVersion(crd: CrdObject, v: CrdVersion, state: { terminating: boo
     categories: names.categories ?? [],
     verbs: VERBS,
     subresources,
-    schema: publishedSchema(schemaRoot),
+    schema: describeSchemaGates(publishedSchema(schemaRoot), stageOf),
     strategy: customResourceStrategy(opts),
     table: customResourceTable(v.additionalPrinterColumns),
     selectableFields: selectableFieldGetters(v.selectableFields),
@@ -121,11 +125,11 @@ function present(obj: KubeObject, schema: CustomResourceSchema, apiVersion: stri
   return out;
 }
 
-/** Compiles `crd`; served versions only once it is Established. */
-export function compileCrd(crd: CrdObject): CompiledCrd {
+/** Compiles `crd`; served versions only once it is Established. `stageOf` describes gated fields (default: no stage known). */
+export function compileCrd(crd: CrdObject, stageOf: FeatureStageOf = () => undefined): CompiledCrd {
   const state = { terminating: !!crd.metadata.deletionTimestamp };
   const established = isConditionTrue(crd, 'Established');
-  const defs = established ? (crd.spec.versions ?? []).filter((v) => v.served).map((v) => compileVersion(crd, v, state)) : [];
+  const defs = established ? (crd.spec.versions ?? []).filter((v) => v.served).map((v) => compileVersion(crd, v, state, stageOf)) : [];
   return {
     key: compileKey(crd),
     name: crd.metadata.name ?? '',

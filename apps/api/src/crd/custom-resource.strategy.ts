@@ -2,8 +2,10 @@ import { isDeepStrictEqual } from 'node:util';
 import { ApiError } from '@plinth/apimachinery';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
 import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
-import type { ResourceStrategy } from '../registry/resource-definition.js';
+import { dropDisabledFields, validateGatedEnumValues } from '../features/gated-fields.js';
+import type { ResourceStrategy, StrategyContext } from '../registry/resource-definition.js';
 import type { CustomResourceSchema } from './custom-resource-schema.js';
+import type { SchemaGates } from './schema/schema-feature-gates.js';
 
 /**
  * The strategies of a custom resource version (apiextensions-apiserver
@@ -23,6 +25,8 @@ export interface CustomResourceStrategyOptions {
   terminating: () => boolean;
   plural: string;
   group: string;
+  /** The version's gated fields and enum values (`x-plinth-feature-gate`, `x-plinth-feature-gated-values`). */
+  gates: SchemaGates;
 }
 
 /** Reads a dotted JSON path (`.spec.replicas`) of an object. */
@@ -59,29 +63,36 @@ function nonMetadata(o: KubeObject): Record<string, unknown> {
   return rest;
 }
 
+/** Schema validation plus the gated enum values (`old` undefined on create). */
+function validateObject(o: CustomResourceStrategyOptions, obj: KubeObject, old: KubeObject | undefined, ctx: StrategyContext): FieldError[] {
+  return [...o.schema.validate(obj, old), ...validateGatedEnumValues(obj, old, o.gates.values, ctx), ...scaleErrors(o, obj, true)];
+}
+
 /** The main-resource strategy of a custom resource version. */
 export function customResourceStrategy(o: CustomResourceStrategyOptions): ResourceStrategy {
   return {
-    prepareForCreate(obj) {
+    prepareForCreate(obj, ctx) {
       if (o.terminating()) {
         throw ApiError.methodNotAllowed(`create not allowed while custom resource definition is terminating`);
       }
       if (o.statusEnabled) delete obj.status;
       o.schema.prune(obj);
       o.schema.defaultObject(obj);
+      dropDisabledFields(obj, undefined, o.gates.fields, ctx);
       obj.metadata.generation = 1;
     },
-    prepareForUpdate(obj, old) {
+    prepareForUpdate(obj, old, ctx) {
       if (o.statusEnabled) {
         if (old.status !== undefined) obj.status = structuredClone(old.status);
         else delete obj.status;
       }
       o.schema.prune(obj);
       o.schema.defaultObject(obj);
+      dropDisabledFields(obj, old, o.gates.fields, ctx);
       if (!isDeepStrictEqual(nonMetadata(obj), nonMetadata(old))) obj.metadata.generation = (old.metadata.generation ?? 0) + 1;
     },
-    validate: (obj) => [...o.schema.validate(obj), ...scaleErrors(o, obj, true)],
-    validateUpdate: (obj, old) => [...o.schema.validate(obj, old), ...scaleErrors(o, obj, true)],
+    validate: (obj, ctx) => validateObject(o, obj, undefined, ctx),
+    validateUpdate: (obj, old, ctx) => validateObject(o, obj, old, ctx),
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: false,
   };
@@ -91,7 +102,7 @@ export function customResourceStrategy(o: CustomResourceStrategyOptions): Resour
 export function customResourceStatusStrategy(o: CustomResourceStrategyOptions): ResourceStrategy {
   return {
     prepareForCreate: () => undefined,
-    prepareForUpdate(obj, old) {
+    prepareForUpdate(obj, old, ctx) {
       const hasStatus = Object.hasOwn(obj, 'status');
       const status = obj.status;
       const managedFields = obj.metadata.managedFields;
@@ -102,9 +113,10 @@ export function customResourceStatusStrategy(o: CustomResourceStrategyOptions): 
       else delete obj.status;
       o.schema.prune(obj);
       o.schema.defaultObject(obj);
+      dropDisabledFields(obj, old, o.gates.fields, ctx);
     },
     validate: () => [],
-    validateUpdate: (obj, old) => [...o.schema.validateStatus(obj, old), ...scaleErrors(o, obj, false)],
+    validateUpdate: (obj, old, ctx) => [...o.schema.validateStatus(obj, old), ...validateGatedEnumValues(obj, old, o.gates.values, ctx), ...scaleErrors(o, obj, false)],
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: false,
   };

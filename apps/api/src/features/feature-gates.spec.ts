@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
-import { FeatureGateError, FeatureGates } from './feature-gates.js';
+import { FeatureGateError, FeatureGates, KNOWN_FEATURES, parseFeatureDefinitions } from './feature-gates.js';
 import { GATED_API_VERSIONS, RuntimeConfig, RuntimeConfigError } from './runtime-config.js';
 
 describe('FeatureGates', () => {
@@ -18,6 +18,23 @@ describe('FeatureGates', () => {
     assert.throws(() => new FeatureGates('ServerSideApply=false'), new FeatureGateError('cannot set feature gate ServerSideApply to false, feature is locked to true'));
     assert.throws(() => new FeatureGates('MutatingAdmissionPolicy=yes'), /invalid value of MutatingAdmissionPolicy=yes/);
     assert.throws(() => new FeatureGates('MutatingAdmissionPolicy'), /missing bool value for MutatingAdmissionPolicy/);
+  });
+
+  it('takes gates the operator defines for CRDs, with defaults and locks by stage', () => {
+    const defined = parseFeatureDefinitions('Frobber2D=Alpha, Wide=beta,Done=GA');
+    assert.deepEqual(defined, [
+      { name: 'Frobber2D', stage: 'ALPHA', default: false, lockToDefault: false },
+      { name: 'Wide', stage: 'BETA', default: true, lockToDefault: false },
+      { name: 'Done', stage: 'GA', default: true, lockToDefault: true },
+    ]);
+    const g = new FeatureGates('Frobber2D=true', [...KNOWN_FEATURES, ...defined]);
+    assert.equal(g.enabled('Frobber2D'), true);
+    assert.equal(g.stage('Wide'), 'BETA');
+    assert.equal(g.stage('Nope'), undefined);
+    assert.throws(() => new FeatureGates('Done=false', [...KNOWN_FEATURES, ...defined]), /feature is locked to true/);
+    assert.throws(() => parseFeatureDefinitions('Frobber2D'), /needs a stage/);
+    assert.throws(() => parseFeatureDefinitions('frobber=Alpha'), /must be UpperCamelCase/);
+    assert.throws(() => parseFeatureDefinitions('ServerSideApply=Beta'), /already defined/);
   });
 
   it('reports kubernetes_feature_enabled{name,stage}', async () => {

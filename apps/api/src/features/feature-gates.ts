@@ -24,6 +24,29 @@ export const KNOWN_FEATURES: readonly FeatureSpec[] = [
 /** A feature gate setting that cannot be used; start-up stops with this message. */
 export class FeatureGateError extends Error {}
 
+const STAGES: Record<string, FeatureStage> = { alpha: 'ALPHA', beta: 'BETA', ga: 'GA', deprecated: 'DEPRECATED' };
+
+/**
+ * Gates the operator defines for CRD authors (`PLINTH_FEATURE_GATE_DEFINITIONS`,
+ * `Name=Stage` separated by commas; Stage is Alpha, Beta, GA or
+ * Deprecated). As upstream's conventions: Alpha and Deprecated default to
+ * off, Beta and GA to on, GA is locked. A name Plinth already defines is
+ * refused. Throws FeatureGateError; returns the specs otherwise.
+ */
+export function parseFeatureDefinitions(setting: string, known: readonly FeatureSpec[] = KNOWN_FEATURES): FeatureSpec[] {
+  const out: FeatureSpec[] = [];
+  for (const part of setting.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const eq = part.indexOf('=');
+    const name = (eq < 0 ? part : part.slice(0, eq)).trim();
+    const stage = STAGES[(eq < 0 ? '' : part.slice(eq + 1)).trim().toLowerCase()];
+    if (!/^[A-Z][A-Za-z0-9]*$/.test(name)) throw new FeatureGateError(`invalid feature gate name ${JSON.stringify(name)}: must be UpperCamelCase letters and digits`);
+    if (!stage) throw new FeatureGateError(`feature gate ${name} needs a stage: ${name}=Alpha, Beta, GA or Deprecated`);
+    if (known.some((k) => k.name === name) || out.some((k) => k.name === name)) throw new FeatureGateError(`feature gate ${name} is already defined`);
+    out.push({ name, stage, default: stage === 'BETA' || stage === 'GA', lockToDefault: stage === 'GA' });
+  }
+  return out;
+}
+
 /**
  * Feature gates with upstream's `--feature-gates` syntax (`A=true,B=false`):
  * unknown names and changes to a locked gate are refused with upstream's
@@ -57,6 +80,16 @@ export class FeatureGates {
     const v = this.values.get(name);
     if (v === undefined) throw new Error(`feature gate ${name} is not registered`);
     return v;
+  }
+
+  /** Whether `name` is a registered gate. */
+  has(name: string): boolean {
+    return this.values.has(name);
+  }
+
+  /** The stage of gate `name`, or undefined for a gate nobody defined. */
+  stage(name: string): FeatureStage | undefined {
+    return this.specs.get(name)?.stage;
   }
 
   /** Every gate with its stage and value. */

@@ -12,6 +12,7 @@ import {
   mutatingAdmissionPolicyBindingStrategy,
   mutatingAdmissionPolicyStrategy,
   validatingAdmissionPolicyBindingStrategy,
+  validatingAdmissionPolicyStatusStrategy,
   validatingAdmissionPolicyStrategy,
 } from './strategies/admission-policy.strategy.js';
 
@@ -71,7 +72,7 @@ function definition(
   schema: StructuralSchema,
   strategy: ResourceStrategy,
   table: TableConvertor,
-  status: boolean,
+  statusStrategy?: ResourceStrategy,
 ): ResourceDefinition {
   return {
     group: GROUP,
@@ -84,7 +85,8 @@ function definition(
     shortNames: [],
     categories: ['api-extensions'],
     verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
-    subresources: status ? [{ name: 'status', kind, group: GROUP, version, verbs: ['get', 'patch', 'update'] }] : [],
+    subresources: statusStrategy ? [{ name: 'status', kind, group: GROUP, version, verbs: ['get', 'patch', 'update'] }] : [],
+    subresourceStrategies: statusStrategy ? { status: statusStrategy } : undefined,
     schema,
     strategy,
     table,
@@ -105,7 +107,7 @@ export const validatingAdmissionPolicyResource = definition(
   validatingAdmissionPolicySchema,
   validatingAdmissionPolicyStrategy,
   policyTable('Validations', 'validations', 'validation'),
-  false,
+  validatingAdmissionPolicyStatusStrategy,
 );
 
 /** admissionregistration.k8s.io/v1 ValidatingAdmissionPolicyBinding. */
@@ -116,7 +118,6 @@ export const validatingAdmissionPolicyBindingResource = definition(
   validatingAdmissionPolicyBindingSchema,
   validatingAdmissionPolicyBindingStrategy,
   bindingTable,
-  false,
 );
 
 /** admissionregistration.k8s.io/v1alpha1 MutatingAdmissionPolicy (alpha). */
@@ -127,7 +128,6 @@ export const mutatingAdmissionPolicyResource = definition(
   mutatingAdmissionPolicySchema,
   mutatingAdmissionPolicyStrategy,
   policyTable('Mutations', 'mutations', 'mutation'),
-  false,
 );
 
 /** admissionregistration.k8s.io/v1alpha1 MutatingAdmissionPolicyBinding (alpha). */
@@ -138,7 +138,6 @@ export const mutatingAdmissionPolicyBindingResource = definition(
   mutatingAdmissionPolicyBindingSchema,
   mutatingAdmissionPolicyBindingStrategy,
   bindingTable,
-  false,
 );
 
 /** The four admission policy kinds, in the order they are served. */

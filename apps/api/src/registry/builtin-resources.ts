@@ -11,6 +11,7 @@ import { authenticationResources } from './authentication-resources.js';
 import type { ResourceDefinition } from './resource-definition.js';
 import { eventResource } from './event-resource.js';
 import { leaseResource } from './lease-resource.js';
+import { featureGateResource } from '../features/feature-gate-resource.js';
 import { resourceQuotaResource } from '../quota/resource-quota.resource.js';
 import { configMapStrategy } from './strategies/configmap.strategy.js';
 import { namespaceStrategy } from './strategies/namespace.strategy.js';
@@ -132,4 +133,5 @@ export const builtinResources: ResourceDefinition[] = [
   ...authenticationResources,
   ...rbacResources,
   ...authorizationResources,
+  featureGateResource,
 ];

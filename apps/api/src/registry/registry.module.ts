@@ -23,8 +23,9 @@ import { ResourceRegistry } from './resource-registry.js';
   providers: [
     {
       provide: CrdRegistry,
-      useFactory: (lists: ObjectListRepository, logger: Logger) => new CrdRegistry(lists, { logger }),
-      inject: [ObjectListRepository, LOGGER],
+      // Descriptions of x-plinth-feature-gate fields name the gate's stage.
+      useFactory: (lists: ObjectListRepository, logger: Logger, config: AppConfig) => new CrdRegistry(lists, { logger, featureStage: (gate) => config.featureGates.stage(gate) }),
+      inject: [ObjectListRepository, LOGGER, APP_CONFIG],
     },
     {
       provide: ResourceRegistry,

@@ -4,20 +4,39 @@ import type { StructuralSchema } from '@plinth/apimachinery';
 import type { KubeObject } from '@plinth/apimachinery';
 
 /**
+ * What a strategy may consult besides the objects it is given: in-memory
+ * reads only, so strategies stay free of I/O. The store passes one with
+ * every call.
+ */
+export interface StrategyContext {
+  /** The tenant the write belongs to. */
+  tenant: string;
+  /** Whether the feature gate `name` is on: the server's gate, else the tenant's own (false for a gate nobody defined). */
+  featureEnabled(name: string): boolean;
+  /** The stage of feature gate `name` (`ALPHA`, `BETA`, `GA`, `DEPRECATED`), the server's or the tenant's; undefined for a gate nobody defined. */
+  featureStage(name: string): string | undefined;
+  /** Whether `name` is a gate of the server (tenants may not define it). */
+  isServerFeature(name: string): boolean;
+  /** The kind served to the tenant at group/version/resource (built-in or custom), or undefined. */
+  lookup(group: string, version: string, resource: string): ResourceDefinition | undefined;
+}
+
+/**
  * A kind's strategy, in the manner of k8s.io/apiserver's rest strategies.
- * Strategies are pure: no I/O. The generic handlers call them in a fixed
- * order: prepareForCreate → validate on create; prepareForUpdate →
- * validateUpdate on update. Methods that mutate say so.
+ * Strategies are pure: no I/O (what they may consult comes in `ctx`). The
+ * generic handlers call them in a fixed order: prepareForCreate → validate
+ * on create; prepareForUpdate → validateUpdate on update. Methods that
+ * mutate say so.
  */
 export interface ResourceStrategy {
   /** Clears fields the client may not set on create (e.g. status) and applies defaults. Mutates `obj`. */
-  prepareForCreate(obj: KubeObject): void;
+  prepareForCreate(obj: KubeObject, ctx: StrategyContext): void;
   /** Carries over what an update may not change (e.g. status on the main resource). Mutates `obj`. */
-  prepareForUpdate(obj: KubeObject, old: KubeObject): void;
+  prepareForUpdate(obj: KubeObject, old: KubeObject, ctx: StrategyContext): void;
   /** Kind-specific validation of a new object (metadata is validated by the caller). */
-  validate(obj: KubeObject): FieldError[];
+  validate(obj: KubeObject, ctx: StrategyContext): FieldError[];
   /** Kind-specific validation of an update (immutability etc.). */
-  validateUpdate(obj: KubeObject, old: KubeObject): FieldError[];
+  validateUpdate(obj: KubeObject, old: KubeObject, ctx: StrategyContext): FieldError[];
   /** Normalises stored form (e.g. Secret stringData → data). Mutates `obj`. */
   canonicalize?(obj: KubeObject): void;
   /** Whether PUT on a missing object creates it. */
@@ -88,6 +107,8 @@ export interface ResourceDefinition {
    * replica's stream has applied it, so the writer's next request sees it.
    */
   cachedOnEveryReplica?: boolean;
+  /** Strategies of a built-in kind's subresources, by name (`status`); custom resources use `custom.subresourceStrategies`. */
+  subresourceStrategies?: Record<string, ResourceStrategy>;
   /** Set for custom resources (kinds served from a CustomResourceDefinition); undefined for built-in kinds. */
   custom?: CustomResourceHooks;
 }

@@ -114,6 +114,12 @@ Object.assign(jsonSchemaPropsProperties, {
   'x-kubernetes-list-type': str('x-kubernetes-list-type annotates an array to further describe its topology. This extension must only be used on lists and may have 3 possible values: atomic, set, map.'),
   'x-kubernetes-map-type': str('x-kubernetes-map-type annotates an object to further describe its topology. This extension must only be used when type is object and may have 2 possible values: granular, atomic.'),
   'x-kubernetes-preserve-unknown-fields': bool('x-kubernetes-preserve-unknown-fields stops the API server decoding step from pruning fields which are not specified in the validation schema.'),
+  'x-plinth-feature-gate': str('x-plinth-feature-gate (a Plinth extension) names the feature gate that governs this property: while the gate is off, the property is dropped on create, and on update unless the stored object already uses it. The gate must be known to the server.'),
+  'x-plinth-feature-gated-values': {
+    type: 'object',
+    description: 'x-plinth-feature-gated-values (a Plinth extension) maps enum values of this property to the feature gate each needs: while a gate is off, its value is refused on create, and on update unless the stored object already holds it. Every value must be in enum; every gate must be known to the server.',
+    additionalProperties: { type: 'string' },
+  },
   'x-kubernetes-validations': {
     type: 'array',
     description: 'x-kubernetes-validations describes a list of validation rules written in the CEL expression language.',

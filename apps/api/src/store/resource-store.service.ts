@@ -6,7 +6,8 @@ import { type ObjectKey, ObjectStoreRepository, type StoredObject, isStorageErro
 import { ApiError } from '@plinth/apimachinery';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
 import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
-import { groupVersion, objectKey, type ResourceDefinition, type ResourceStrategy } from '../registry/resource-definition.js';
+import { groupVersion, objectKey, type ResourceDefinition, type ResourceStrategy, type StrategyContext } from '../registry/resource-definition.js';
+import { builtinStrategyEnvironment, strategyContext, type StrategyEnvironment } from '../registry/strategy-context.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from '@plinth/apimachinery';
 import { guardManagedFields, ignoreTimestampOnlyChanges, trackWrite } from './field-tracking.js';
 import { mapStorageError } from './storage-errors.mapper.js';
@@ -22,6 +23,16 @@ export type CommitBarrier = (def: ResourceDefinition, key: ObjectKey, revision: 
 
 /** Turns the current object into the desired one; may throw ApiError. Must not mutate `current`. */
 export type UpdateTransform = (current: KubeObject) => KubeObject;
+
+/** What the generic store is built with besides storage, admission and hooks. */
+export interface StoreOptions {
+  /** What a committed write of a kind every replica caches waits for before it is answered (read-your-writes). */
+  barrier?: CommitBarrier;
+  /** Each tenant's share of validation time for custom resources (CEL rules, patterns); unlimited when absent. */
+  validationBudget?: TenantValidationBudget;
+  /** What strategies consult (the tenant's kinds, feature gates); built-in kinds and default gates when absent. */
+  strategyEnvironment?: StrategyEnvironment;
+}
 
 const MAX_UPDATE_ATTEMPTS = 16;
 const GENERATE_NAME_ATTEMPTS = 8;
@@ -44,20 +55,21 @@ function randomSuffix(): string {
  * admission → storage). Storage is skipped on dry run.
  */
 export class ResourceStoreService {
-  /**
-   * `hooks` are the kinds' after-write hooks; `barrier` is what a committed
-   * write of a kind every replica caches waits for before it is answered
-   * (read-your-writes; see CommitBarrier); `validationBudget` is each
-   * tenant's share of validation time for custom resources (CEL rules,
-   * patterns), unlimited when absent.
-   */
+  private readonly barrier: CommitBarrier | undefined;
+  private readonly validationBudget: TenantValidationBudget | undefined;
+  private readonly strategyEnvironment: StrategyEnvironment;
+
+  /** `hooks` are the kinds' hooks (after-write, deletion, settled); see {@link StoreOptions} for the rest. */
   constructor(
     private readonly objects: ObjectStoreRepository,
     private readonly admission: AdmissionChain,
     private readonly hooks: StoreHooks = new StoreHooks(),
-    private readonly barrier?: CommitBarrier,
-    private readonly validationBudget?: TenantValidationBudget,
-  ) {}
+    options: StoreOptions = {},
+  ) {
+    this.barrier = options.barrier;
+    this.validationBudget = options.validationBudget;
+    this.strategyEnvironment = options.strategyEnvironment ?? builtinStrategyEnvironment;
+  }
 
   /** After a committed write of `key` at `revision`: for kinds every replica caches, waits for the barrier. Never throws for a slow stream. */
   async synced(def: ResourceDefinition, key: ObjectKey, revision: number): Promise<void> {
@@ -94,8 +106,9 @@ export class ResourceStoreService {
     const generate = !obj.metadata.name && typeof obj.metadata.generateName === 'string' && obj.metadata.generateName !== '';
     if (generate) obj.metadata.name = `${obj.metadata.generateName}${randomSuffix()}`;
     this.fillSystemFields(ctx, obj);
-    this.applyStrategyForCreate(def.strategy, obj);
-    this.validateCreate(ctx, obj);
+    const sctx = await this.strategyContext(ctx);
+    this.applyStrategyForCreate(def.strategy, obj, sctx);
+    this.validateCreate(ctx, obj, sctx);
     await this.runValidating(ctx, 'CREATE', cloneJson(obj), null);
     if (ctx.dryRun) return obj;
     for (let attempt = 0; ; attempt++) {
@@ -145,16 +158,21 @@ export class ResourceStoreService {
     else delete meta.generation;
   }
 
-  private applyStrategyForCreate(strategy: ResourceStrategy, obj: KubeObject): void {
-    strategy.prepareForCreate(obj);
+  /** The StrategyContext of one write (loads the tenant's own feature gates when needed). */
+  private strategyContext(ctx: WriteContext): Promise<StrategyContext> {
+    return strategyContext(this.strategyEnvironment, ctx.tenant);
+  }
+
+  private applyStrategyForCreate(strategy: ResourceStrategy, obj: KubeObject, sctx: StrategyContext): void {
+    strategy.prepareForCreate(obj, sctx);
     strategy.canonicalize?.(obj);
   }
 
-  private validateCreate(ctx: WriteContext, obj: KubeObject): void {
+  private validateCreate(ctx: WriteContext, obj: KubeObject, sctx: StrategyContext): void {
     const { def } = ctx;
     const errs: FieldError[] = [
       ...validateObjectMeta(obj.metadata, { namespaced: def.namespaced, nameValidation: def.nameValidation }),
-      ...this.metered(ctx, () => def.strategy.validate(obj)),
+      ...this.metered(ctx, () => def.strategy.validate(obj, sctx)),
     ];
     if (errs.length > 0) {
       throw ApiError.invalid({ group: def.group, kind: def.kind, name: obj.metadata.name ?? obj.metadata.generateName ?? '' }, errs);
@@ -189,8 +207,9 @@ export class ResourceStoreService {
       trackWrite(ctx, next, old);
       await this.runMutating(ctx, 'UPDATE', next, old);
       this.typeAndIdentity(ctx, next, old);
-      this.prepareUpdate(ctx, next, old, strategy);
-      this.validateUpdate(ctx, next, old, strategy);
+      const sctx = await this.strategyContext(ctx);
+      this.prepareUpdate(ctx, next, old, strategy, sctx);
+      this.validateUpdate(ctx, next, old, strategy, sctx);
       await this.runValidating(ctx, 'UPDATE', cloneJson(next), cloneJson(old));
       ignoreTimestampOnlyChanges(next, old);
       if (isDeepStrictEqual(next, old)) {
@@ -265,7 +284,7 @@ export class ResourceStoreService {
    * fields carried over, canonical form, and generation bumped when the
    * spec changed. Mutates `next`.
    */
-  private prepareUpdate(ctx: WriteContext, next: KubeObject, old: KubeObject, strategy: ResourceStrategy): void {
+  private prepareUpdate(ctx: WriteContext, next: KubeObject, old: KubeObject, strategy: ResourceStrategy, sctx: StrategyContext): void {
     const { def } = ctx;
     const meta = next.metadata;
     if (!meta.uid) meta.uid = old.metadata.uid;
@@ -280,7 +299,7 @@ export class ResourceStoreService {
     }
     if (def.tracksGeneration) meta.generation = old.metadata.generation;
     else delete meta.generation;
-    strategy.prepareForUpdate(next, old);
+    strategy.prepareForUpdate(next, old, sctx);
     strategy.canonicalize?.(next);
     // The strategy may have replaced next.metadata (subresource strategies start from the stored object).
     if (def.tracksGeneration && !isDeepStrictEqual(specOf(next), specOf(old))) {
@@ -293,10 +312,10 @@ export class ResourceStoreService {
     return ctx.def.custom && this.validationBudget ? this.validationBudget.run(ctx.tenant, validate) : validate();
   }
 
-  private validateUpdate(ctx: WriteContext, next: KubeObject, old: KubeObject, strategy: ResourceStrategy): void {
+  private validateUpdate(ctx: WriteContext, next: KubeObject, old: KubeObject, strategy: ResourceStrategy, sctx: StrategyContext): void {
     const { def } = ctx;
     const metaOpts = { namespaced: def.namespaced, nameValidation: def.nameValidation };
-    const errs: FieldError[] = [...validateObjectMetaUpdate(next.metadata, old.metadata, metaOpts), ...this.metered(ctx, () => strategy.validateUpdate(next, old))];
+    const errs: FieldError[] = [...validateObjectMetaUpdate(next.metadata, old.metadata, metaOpts), ...this.metered(ctx, () => strategy.validateUpdate(next, old, sctx))];
     if (next.metadata.name !== old.metadata.name && !errs.some((e) => e.field === 'metadata.name')) {
       errs.unshift(fieldErrors.invalid('metadata.name', next.metadata.name, 'field is immutable'));
     }

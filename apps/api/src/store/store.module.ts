@@ -5,6 +5,16 @@ import { AdmissionChainModule } from '../admission/admission-chain.module.js';
 import { RegistryModule } from '../registry/registry.module.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { WatchService } from '../watch/watch.service.js';
+import type { ObserveChanges } from '../watch/observe-changes.js';
+import { OBSERVE_CHANGES } from '../watch/watch.module.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { FEATURE_GATE_STORAGE_RESOURCE } from '../features/feature-gate.schema.js';
+import { TenantFeatureGates } from '../features/tenant-feature-gates.js';
+import type { StrategyEnvironment } from '../registry/strategy-context.js';
+
+/** Injection token of the {@link StrategyEnvironment} every write's strategies consult (kinds, server and tenant feature gates). */
+export const STRATEGY_ENVIRONMENT = Symbol('STRATEGY_ENVIRONMENT');
 import { ResourceDeleteService } from './resource-delete.service.js';
 import { type CommitBarrier, ResourceStoreService } from './resource-store.service.js';
 import { StoreHooks } from './store-hooks.js';
@@ -32,10 +42,20 @@ function commitBarrier(watch: WatchService, hooks: StoreHooks): CommitBarrier {
   providers: [
     StoreHooks,
     {
+      provide: STRATEGY_ENVIRONMENT,
+      useFactory: (registry: ResourceRegistry, config: AppConfig, lists: ObjectListRepository, observe: ObserveChanges): StrategyEnvironment => {
+        // Tenants' own FeatureGate objects, followed through the change stream.
+        const tenantFeatures = new TenantFeatureGates(lists);
+        observe(FEATURE_GATE_STORAGE_RESOURCE, tenantFeatures.observer);
+        return { kinds: registry, features: config.featureGates, tenantFeatures };
+      },
+      inject: [ResourceRegistry, APP_CONFIG, ObjectListRepository, OBSERVE_CHANGES],
+    },
+    {
       provide: ResourceStoreService,
-      useFactory: (objects: ObjectStoreRepository, admission: AdmissionChain, hooks: StoreHooks, watch: WatchService, budget: TenantValidationBudget) =>
-        new ResourceStoreService(objects, admission, hooks, commitBarrier(watch, hooks), budget),
-      inject: [ObjectStoreRepository, AdmissionChain, StoreHooks, WatchService, TenantValidationBudget],
+      useFactory: (objects: ObjectStoreRepository, admission: AdmissionChain, hooks: StoreHooks, watch: WatchService, validationBudget: TenantValidationBudget, strategyEnvironment: StrategyEnvironment) =>
+        new ResourceStoreService(objects, admission, hooks, { barrier: commitBarrier(watch, hooks), validationBudget, strategyEnvironment }),
+      inject: [ObjectStoreRepository, AdmissionChain, StoreHooks, WatchService, TenantValidationBudget, STRATEGY_ENVIRONMENT],
     },
     {
       provide: ResourceDeleteService,

@@ -1,5 +1,6 @@
 import { policyCel } from '../admission/policy-cel.adapter.js';
-import { type FieldError, fieldErrors, isPlainObject, isQualifiedName, type KubeObject } from '@plinth/apimachinery';
+import { type FieldError, fieldErrors, isPlainObject, isQualifiedName, type KubeObject, validateConditions } from '@plinth/apimachinery';
+import { JsonPathError, parseJsonPath } from '../crd/jsonpath.js';
 import { validateLabelSelector, validateRule } from './webhook-configuration.validation.js';
 
 /**
@@ -21,6 +22,8 @@ const PATCH_TYPES = ['ApplyConfiguration', 'JSONPatch'];
 const REINVOCATION = ['IfNeeded', 'Never'];
 const CEL_IDENTIFIER = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
 const MAX_MATCH_CONDITIONS = 64;
+/** upstream's supportedMutatingOperations: a mutation has nothing to change on DELETE. */
+const MUTATING_OPERATIONS = ['*', 'CONNECT', 'CREATE', 'UPDATE'];
 
 function obj(v: unknown): Json {
   return isPlainObject(v) ? v : {};
@@ -60,6 +63,21 @@ function validateMatchResources(m: Json, field: string, requireRules: boolean): 
   if (requireRules && rules.length === 0) errs.push(fieldErrors.required(`${field}.resourceRules`));
   rules.forEach((r, i) => errs.push(...validateRule(r, `${field}.resourceRules[${i}]`)));
   list(m.excludeResourceRules).forEach((r, i) => errs.push(...validateRule(r, `${field}.excludeResourceRules[${i}]`)));
+  return errs;
+}
+
+/**
+ * The operations a mutating policy or binding may match: every operation of
+ * every resourceRule must be one of MUTATING_OPERATIONS. As upstream, the
+ * error path has no index (`spec.matchConstraints.resourceRules.operations`).
+ */
+function validateMutatingOperations(m: unknown, field: string): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const rule of list(obj(m).resourceRules)) {
+    for (const op of Array.isArray(rule.operations) ? rule.operations : []) {
+      if (!MUTATING_OPERATIONS.includes(String(op))) errs.push(fieldErrors.notSupported(`${field}.resourceRules.operations`, op, MUTATING_OPERATIONS));
+    }
+  }
   return errs;
 }
 
@@ -142,6 +160,37 @@ export function validateValidatingAdmissionPolicy(o: KubeObject): FieldError[] {
   return errs;
 }
 
+/** An ExpressionWarning's fieldRef: required, and a JSONPath (checked as upstream: `{fieldRef}` must parse). */
+function validateFieldRef(v: unknown, field: string): FieldError[] {
+  const ref = text(v).trim();
+  if (ref === '') return [fieldErrors.required(field)];
+  try {
+    // client-go's parser reads a leading bare name as a field; this one wants a dot first.
+    parseJsonPath(`{${/^[A-Za-z_]/.test(ref) ? '.' : ''}${ref}}`);
+    return [];
+  } catch (err) {
+    if (!(err instanceof JsonPathError)) throw err;
+    return [fieldErrors.invalid(field, ref, `invalid JSONPath: ${err.message}`)];
+  }
+}
+
+/**
+ * A status written through `validatingadmissionpolicies/status`
+ * (ValidateValidatingAdmissionPolicyStatusUpdate): every expression
+ * warning needs a fieldRef and a warning; conditions as metav1.Conditions.
+ */
+export function validateValidatingAdmissionPolicyStatus(o: KubeObject): FieldError[] {
+  const status = obj(o.status);
+  const errs: FieldError[] = [];
+  list(obj(status.typeChecking).expressionWarnings).forEach((w, i) => {
+    const f = `status.typeChecking.expressionWarnings[${i}]`;
+    if (!text(w.warning)) errs.push(fieldErrors.required(`${f}.warning`));
+    errs.push(...validateFieldRef(w.fieldRef, `${f}.fieldRef`));
+  });
+  errs.push(...validateConditions(status.conditions, 'status.conditions'));
+  return errs;
+}
+
 function validateParamRef(v: unknown, field: string): FieldError[] {
   if (v === undefined || v === null) return [];
   const p = obj(v);
@@ -187,7 +236,7 @@ export function validateMutatingAdmissionPolicy(o: KubeObject, rewrite: (src: st
   const errs: FieldError[] = [];
   errs.push(...validateParamKind(spec.paramKind, 'spec.paramKind'));
   if (!isPlainObject(spec.matchConstraints)) errs.push(fieldErrors.required('spec.matchConstraints'));
-  else errs.push(...validateMatchResources(spec.matchConstraints, 'spec.matchConstraints', true));
+  else errs.push(...validateMatchResources(spec.matchConstraints, 'spec.matchConstraints', true), ...validateMutatingOperations(spec.matchConstraints, 'spec.matchConstraints'));
   const mutations = list(spec.mutations);
   if (mutations.length === 0) errs.push(fieldErrors.required('spec.mutations'));
   mutations.forEach((m, i) => {
@@ -212,5 +261,8 @@ export function validateMutatingAdmissionPolicy(o: KubeObject, rewrite: (src: st
 
 /** MutatingAdmissionPolicyBinding (create and update alike). */
 export function validateMutatingAdmissionPolicyBinding(o: KubeObject): FieldError[] {
-  return validateBindingCommon(obj(o.spec));
+  const spec = obj(o.spec);
+  const errs = validateBindingCommon(spec);
+  if (isPlainObject(spec.matchResources)) errs.push(...validateMutatingOperations(spec.matchResources, 'spec.matchResources'));
+  return errs;
 }

@@ -39,3 +39,18 @@ export interface KubeObject {
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
+
+const STATUS_WRITE_KEEPS = ['deletionTimestamp', 'generation', 'labels', 'annotations', 'finalizers', 'ownerReferences'] as const;
+
+/**
+ * upstream's metav1.ResetObjectMetaForStatus: a write to a status
+ * subresource keeps the stored deletionTimestamp, generation, labels,
+ * annotations, finalizers and ownerReferences (managedFields are the
+ * write's own). Mutates `meta`.
+ */
+export function resetObjectMetaForStatus(meta: ObjectMeta, old: ObjectMeta): void {
+  for (const k of STATUS_WRITE_KEEPS) {
+    if (old[k] === undefined) delete meta[k];
+    else meta[k] = structuredClone(old[k]) as never;
+  }
+}

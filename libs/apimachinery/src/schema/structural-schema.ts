@@ -40,4 +40,8 @@ export interface StructuralSchema {
   'x-kubernetes-validations'?: Array<{ rule: string; message?: string; messageExpression?: string; reason?: string; fieldPath?: string; optionalOldSelf?: boolean }>;
   /** Marks a reference to a shared definition (e.g. ObjectMeta) for OpenAPI publishing; the schema is still inlined. */
   'x-plinth-ref'?: string;
+  /** Plinth's CRD extension: the feature gate without which servers drop this property (see docs/feature-gates.md). */
+  'x-plinth-feature-gate'?: string;
+  /** Plinth's CRD extension: enum values of this node and the feature gate each needs. */
+  'x-plinth-feature-gated-values'?: Record<string, string>;
 }

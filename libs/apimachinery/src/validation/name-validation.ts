@@ -150,6 +150,16 @@ export function isQualifiedName(value: string): string[] {
   return errs;
 }
 
+const CONDITION_REASON_FMT = '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?';
+const CONDITION_REASON_MSG =
+  "a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_'";
+const conditionReasonRe = new RegExp(`^${CONDITION_REASON_FMT}$`);
+
+/** metav1 Condition reason check (metav1validation.isValidConditionReason). Returns details; empty when valid. */
+export function isValidConditionReason(value: string): string[] {
+  return conditionReasonRe.test(value) ? [] : [regexError(CONDITION_REASON_MSG, CONDITION_REASON_FMT, 'my_name', 'MY_NAME', 'MyName', 'ReasonA,ReasonB', 'ReasonA:ReasonB')];
+}
+
 /** Label value check (content.IsLabelValue): empty, or at most 63 bytes of [-A-Za-z0-9_.] with alphanumeric ends. */
 export function isValidLabelValue(value: string): string[] {
   const errs: string[] = [];

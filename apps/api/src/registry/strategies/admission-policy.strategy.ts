@@ -1,15 +1,16 @@
 import { rewriteObjectConstruction } from '@plinth/admission';
 import { isDeepStrictEqual } from 'node:util';
-import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import { isPlainObject, type KubeObject, resetObjectMetaForStatus, type StructuralSchema } from '@plinth/apimachinery';
 import { type TypedKind, typeCheckPolicy } from '../../admission/policy-type-check.js';
-import { builtinResources } from '../builtin-resources.js';
+import { objectMetaSchema } from '../../schema/object-meta.schema.js';
 import {
   validateMutatingAdmissionPolicy,
   validateMutatingAdmissionPolicyBinding,
   validateValidatingAdmissionPolicy,
   validateValidatingAdmissionPolicyBinding,
+  validateValidatingAdmissionPolicyStatus,
 } from '../../validation/admission-policy.validation.js';
-import type { ResourceStrategy } from '../resource-definition.js';
+import type { ResourceDefinition, ResourceStrategy, StrategyContext } from '../resource-definition.js';
 
 type Json = Record<string, unknown>;
 
@@ -44,43 +45,87 @@ function defaultBinding(obj: KubeObject): void {
   if (spec) defaultMatchResources(spec.matchResources);
 }
 
-/** A built-in kind by group/version/resource, for type checking (read at call time: builtin-resources imports this module). */
-function builtinKind(group: string, version: string, resource: string): TypedKind | undefined {
-  const def = builtinResources.find((d) => d.group === group && d.version === version && d.resource === resource);
-  return def ? { group: def.group, version: def.version, kind: def.kind, schema: def.schema } : undefined;
+/** The object schema type checking uses: a custom resource's gets apiVersion, kind and ObjectMeta, as its published OpenAPI has. */
+function typedSchema(def: ResourceDefinition): StructuralSchema {
+  if (!def.custom) return def.schema;
+  const typeMeta: Record<string, StructuralSchema> = { apiVersion: { type: 'string' }, kind: { type: 'string' } };
+  return { ...def.schema, type: 'object', properties: { ...typeMeta, ...def.schema.properties, metadata: objectMetaSchema } };
+}
+
+/** The kinds served to the write's tenant, built-in and custom, for type checking. */
+function tenantKinds(ctx: StrategyContext): (group: string, version: string, resource: string) => TypedKind | undefined {
+  return (group, version, resource) => {
+    const def = ctx.lookup(group, version, resource);
+    return def ? { group: def.group, version: def.version, kind: def.kind, schema: typedSchema(def) } : undefined;
+  };
+}
+
+function observedGeneration(obj: KubeObject): number {
+  const g = isPlainObject(obj.status) ? obj.status.observedGeneration : undefined;
+  return typeof g === 'number' ? g : 0;
 }
 
 /**
- * The status the system keeps for a ValidatingAdmissionPolicy: the
- * generation it describes and the type-checking warnings of its
- * expressions against the built-in kinds its rules name. Mutates `obj`.
+ * What upstream's status controller does once a policy's generation is
+ * ahead of status.observedGeneration: type-checks the expressions against
+ * the kinds (built-in and the tenant's custom resources) its rules name,
+ * and records the warnings with the generation; other status fields
+ * (conditions) are kept. Nothing happens when the status is current.
+ * Mutates `obj`.
  */
-function setTypeChecking(obj: KubeObject, generation: number): void {
-  const expressionWarnings = typeCheckPolicy(obj, builtinKind);
-  obj.status = { observedGeneration: generation, typeChecking: expressionWarnings.length > 0 ? { expressionWarnings } : {} };
+function reconcileStatus(obj: KubeObject, generation: number, ctx: StrategyContext): void {
+  if (observedGeneration(obj) >= generation) return;
+  const expressionWarnings = typeCheckPolicy(obj, tenantKinds(ctx));
+  const status = isPlainObject(obj.status) ? obj.status : {};
+  obj.status = { ...status, observedGeneration: generation, typeChecking: expressionWarnings.length > 0 ? { expressionWarnings } : {} };
 }
 
-/** ValidatingAdmissionPolicy: the common policy strategy plus status.typeChecking on every spec change. */
+function generationOf(obj: KubeObject): number {
+  return typeof obj.metadata.generation === 'number' ? obj.metadata.generation : 0;
+}
+
+/** ValidatingAdmissionPolicy: the common policy strategy plus status.typeChecking whenever the spec changes. */
 function validatingPolicyStrategy(): ResourceStrategy {
   const base = policyStrategy((o) => defaultPolicy(o, false), validateValidatingAdmissionPolicy, true);
   return {
     ...base,
-    prepareForCreate: (obj) => {
-      base.prepareForCreate(obj);
-      setTypeChecking(obj, 1);
+    prepareForCreate: (obj, ctx) => {
+      base.prepareForCreate(obj, ctx);
+      reconcileStatus(obj, 1, ctx);
     },
-    prepareForUpdate: (obj, old) => {
-      base.prepareForUpdate(obj, old);
-      const generation = typeof old.metadata.generation === 'number' ? old.metadata.generation : 0;
-      if (!isDeepStrictEqual(obj.spec, old.spec) || !isPlainObject(old.status)) setTypeChecking(obj, isDeepStrictEqual(obj.spec, old.spec) ? generation : generation + 1);
+    prepareForUpdate: (obj, old, ctx) => {
+      base.prepareForUpdate(obj, old, ctx);
+      // The store bumps the generation after this when the spec changed.
+      reconcileStatus(obj, generationOf(old) + (isDeepStrictEqual(obj.spec, old.spec) ? 0 : 1), ctx);
     },
   };
 }
 
 /**
- * A policy kind's strategy: defaults on every write; the status is owned by
- * the system (cleared on create, carried over on update, recomputed by
- * `computeStatus` when given).
+ * Writes to `validatingadmissionpolicies/status`, as upstream's status
+ * strategy: the spec and the metadata upstream resets are the stored
+ * ones, the status is the client's (validated); a status that no longer
+ * describes the current generation is recomputed, as upstream's
+ * controller would right after. Mutates `obj`.
+ */
+function validatingPolicyStatusStrategy(): ResourceStrategy {
+  return {
+    prepareForCreate: () => undefined,
+    prepareForUpdate: (obj, old, ctx) => {
+      obj.spec = structuredClone(old.spec);
+      resetObjectMetaForStatus(obj.metadata, old.metadata);
+      reconcileStatus(obj, generationOf(old), ctx);
+    },
+    validate: () => [],
+    validateUpdate: (obj) => validateValidatingAdmissionPolicyStatus(obj),
+    allowCreateOnUpdate: false,
+    allowUnconditionalUpdate: false,
+  };
+}
+
+/**
+ * A policy kind's strategy: defaults on every write; with `hasStatus`, the
+ * status is the system's (cleared on create, carried over on update).
  */
 function policyStrategy(
   defaults: (obj: KubeObject) => void,
@@ -108,6 +153,9 @@ function policyStrategy(
 
 /** ValidatingAdmissionPolicy (v1). */
 export const validatingAdmissionPolicyStrategy: ResourceStrategy = validatingPolicyStrategy();
+
+/** ValidatingAdmissionPolicy's `/status` subresource (v1). */
+export const validatingAdmissionPolicyStatusStrategy: ResourceStrategy = validatingPolicyStatusStrategy();
 
 /** ValidatingAdmissionPolicyBinding (v1). */
 export const validatingAdmissionPolicyBindingStrategy: ResourceStrategy = policyStrategy(defaultBinding, validateValidatingAdmissionPolicyBinding, false);

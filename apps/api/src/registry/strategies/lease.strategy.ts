@@ -1,24 +1,22 @@
-import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import { dropDisabledFields, type GatedField } from '../../features/gated-fields.js';
 import { validateLeaseSpec } from '../../validation/lease.validation.js';
 import type { ResourceStrategy } from '../resource-definition.js';
 
-/** Fields of the CoordinatedLeaderElection feature (alpha, off in 1.32). */
-const GATED_FIELDS = ['strategy', 'preferredHolder'] as const;
-
-/** Drops the gated fields unless the stored object already uses them (upstream's dropDisabledFields). Mutates `obj`. */
-function dropDisabledFields(obj: KubeObject, old?: KubeObject): void {
-  if (!isPlainObject(obj.spec)) return;
-  const oldSpec = old && isPlainObject(old.spec) ? old.spec : {};
-  for (const f of GATED_FIELDS) if (oldSpec[f] === undefined || oldSpec[f] === '') delete obj.spec[f];
-}
+/** The fields of the CoordinatedLeaderElection feature (alpha in 1.32). */
+const GATED_FIELDS: readonly GatedField[] = [
+  { path: 'spec.strategy', gate: 'CoordinatedLeaderElection' },
+  { path: 'spec.preferredHolder', gate: 'CoordinatedLeaderElection' },
+];
 
 /**
  * coordination.k8s.io/v1 Lease (registry/coordination/lease): no status,
  * no generation; a PUT may create; an update must carry resourceVersion.
+ * `strategy` and `preferredHolder` are dropped while CoordinatedLeaderElection
+ * is off, unless the stored Lease already uses them (upstream's dropDisabledFields).
  */
 export const leaseStrategy: ResourceStrategy = {
-  prepareForCreate: (obj) => dropDisabledFields(obj),
-  prepareForUpdate: (obj, old) => dropDisabledFields(obj, old),
+  prepareForCreate: (obj, ctx) => dropDisabledFields(obj, undefined, GATED_FIELDS, ctx),
+  prepareForUpdate: (obj, old, ctx) => dropDisabledFields(obj, old, GATED_FIELDS, ctx),
   validate: (obj) => validateLeaseSpec(obj),
   validateUpdate: (obj) => validateLeaseSpec(obj),
   allowCreateOnUpdate: true,

@@ -1,0 +1,38 @@
+import { FeatureGates } from '../features/feature-gates.js';
+import type { TenantFeatureSource } from '../features/tenant-feature-gates.js';
+import { builtinResources } from './builtin-resources.js';
+import type { ResourceDefinition, StrategyContext } from './resource-definition.js';
+
+/** Where the store's StrategyContexts read kinds and feature gates from (the tenant's registry, the server's gates, the tenant's own). */
+export interface StrategyEnvironment {
+  kinds: { lookup(tenant: string, group: string, version: string, resource: string): ResourceDefinition | undefined };
+  features: Pick<FeatureGates, 'enabled' | 'has' | 'stage'>;
+  /** The gates tenants define (FeatureGate objects); the server's win on a clash. */
+  tenantFeatures?: TenantFeatureSource;
+}
+
+/**
+ * The StrategyContext of one write in `tenant`, after the tenant's own
+ * gates were loaded. Reads only memory; an unknown gate is off.
+ */
+export async function strategyContext(env: StrategyEnvironment, tenant: string): Promise<StrategyContext> {
+  await env.tenantFeatures?.prepare(tenant);
+  const own = (name: string) => env.tenantFeatures?.get(tenant, name);
+  return {
+    tenant,
+    featureEnabled: (name) => (env.features.has(name) ? env.features.enabled(name) : (own(name)?.enabled ?? false)),
+    featureStage: (name) => env.features.stage(name) ?? own(name)?.stage,
+    isServerFeature: (name) => env.features.has(name),
+    lookup: (group, version, resource) => env.kinds.lookup(tenant, group, version, resource),
+  };
+}
+
+/**
+ * The environment of a store nobody wired one into: the built-in kinds
+ * (read at call time: builtin-resources imports the strategies) and every
+ * gate at its default.
+ */
+export const builtinStrategyEnvironment: StrategyEnvironment = {
+  kinds: { lookup: (_tenant, group, version, resource) => builtinResources.find((d) => d.group === group && d.version === version && d.resource === resource) },
+  features: new FeatureGates(),
+};
