@@ -17,6 +17,12 @@ export interface ResourceStrategy {
   validate(obj: KubeObject): FieldError[];
   /** Kind-specific validation of an update (immutability etc.). */
   validateUpdate(obj: KubeObject, old: KubeObject): FieldError[];
+  /**
+   * Whether a deleting object whose metadata.finalizers are all gone may be
+   * removed now (upstream's ShouldDeleteDuringUpdate beyond the generic
+   * check; namespaces also wait for spec.finalizers). Absent: yes.
+   */
+  finalized?(obj: KubeObject): boolean;
   /** Normalises stored form (e.g. Secret stringData → data). Mutates `obj`. */
   canonicalize?(obj: KubeObject): void;
   /** Whether PUT on a missing object creates it. */

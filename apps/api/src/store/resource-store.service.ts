@@ -214,7 +214,7 @@ export class ResourceStoreService {
         const stored = await this.objects.update(key, next, current.revision);
         const body = stored.body as KubeObject;
         let revision = stored.revision;
-        if (body.metadata.deletionTimestamp && (body.metadata.finalizers ?? []).length === 0) {
+        if (body.metadata.deletionTimestamp && (body.metadata.finalizers ?? []).length === 0 && (strategy.finalized?.(body) ?? true)) {
           revision = (await this.objects.delete(key, stored.revision)).revision;
           await this.afterRemove?.(ctx.tenant, key.namespace);
           await this.synced(def, key, revision);
