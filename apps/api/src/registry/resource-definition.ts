@@ -93,6 +93,12 @@ export interface ResourceDefinition {
    * replica's stream has applied it, so the writer's next request sees it.
    */
   cachedOnEveryReplica?: boolean;
+  /**
+   * Set when this version's objects are stored in another version's form
+   * (events.k8s.io/v1 Events are stored as core/v1 ones): the store
+   * converts on every read and write. Undefined: stored as served.
+   */
+  conversion?: StorageConversion;
   /** Set for custom resources (kinds served from a CustomResourceDefinition); undefined for built-in kinds. */
   custom?: CustomResourceHooks;
 }
@@ -117,9 +123,25 @@ export interface CustomResourceHooks {
   scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
 }
 
-/** `obj` as `def` serves it to clients: custom resources are converted and defaulted; others unchanged. */
+/** Pure conversions between a version's served form and its stored form; each returns its input when it is already in the target form. */
+export interface StorageConversion {
+  toStored(obj: KubeObject): KubeObject;
+  fromStored(obj: KubeObject): KubeObject;
+}
+
+/** A stored object in `def`'s served form (unchanged without a conversion). Does not mutate `obj`. */
+export function fromStorage(def: ResourceDefinition, obj: KubeObject): KubeObject {
+  return def.conversion ? def.conversion.fromStored(obj) : obj;
+}
+
+/** An object in `def`'s served form as it is stored (unchanged without a conversion). Does not mutate `obj`. */
+export function toStorage(def: ResourceDefinition, obj: KubeObject): KubeObject {
+  return def.conversion ? def.conversion.toStored(obj) : obj;
+}
+
+/** `obj` as `def` serves it to clients: custom resources are converted and defaulted; converted kinds converted; others unchanged. */
 export function presentObject(def: ResourceDefinition, obj: KubeObject): KubeObject {
-  return def.custom ? def.custom.present(obj) : obj;
+  return def.custom ? def.custom.present(obj) : fromStorage(def, obj);
 }
 
 /** `apps/v1` or `v1` for the core group. */
