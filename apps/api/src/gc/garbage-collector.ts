@@ -6,11 +6,15 @@ import { EventRecorder } from '../events/event-recorder.js';
 import { groupVersion, type ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type ResourceDeleteService } from '../store/resource-delete.service.js';
+import { forEachConcurrently } from '../store/bounded-concurrency.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
 import { systemWriteContext } from '../tenancy/tenant-provisioner.js';
 
 /** How often every replica looks for dependents whose owners are gone (deletions it may have missed). */
 export const GC_SWEEP_INTERVAL_MS = 5000;
+
+/** Dependents one collector deletes or updates at a time. */
+const COLLECTS_IN_FLIGHT = 8;
 
 /** What the collector needs. */
 export interface GarbageCollectorDeps {
@@ -154,7 +158,14 @@ export class GarbageCollector {
   /** Dependents of a uid that no longer exists: deleted when no owner is left, else stripped of the dangling references. */
   private async collectDependentsOf(tenant: string, ownerUid: string): Promise<void> {
     if ((await this.deps.owners.existingUids(tenant, [ownerUid])).has(ownerUid)) return;
-    for (const dep of await this.deps.owners.dependentsOf(tenant, ownerUid)) await this.collect(dep);
+    // Batch after batch until one brings nothing new (a dependent that stays, e.g. held by a finalizer, is met again).
+    const seen = new Set<string>();
+    for (;;) {
+      const batch = (await this.deps.owners.dependentsOf(tenant, ownerUid)).filter((d) => !seen.has(uidOf(d.body) ?? ''));
+      if (batch.length === 0 || this.stopping) return;
+      for (const d of batch) seen.add(uidOf(d.body) ?? '');
+      await forEachConcurrently(batch, COLLECTS_IN_FLIGHT, (dep) => this.collect(dep));
+    }
   }
 
   /**

@@ -4,6 +4,7 @@ import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { NAMESPACE_FINALIZER, namespaceFinalizeStrategy, namespaceFinalizers } from '../registry/strategies/namespace.strategy.js';
 import { applyNamespaceDeletionConditions, type ContentDeletionResult } from './namespace-conditions.js';
+import { forEachConcurrently } from './bounded-concurrency.js';
 import { ResourceStoreService } from './resource-store.service.js';
 import type { WriteContext } from './write-context.js';
 
@@ -12,6 +13,9 @@ export type DeleteOne = (ctx: WriteContext, name: string, pre: { propagation: 'B
 
 /** Where one pass of the namespace controller left a namespace. */
 export type PurgeOutcome = 'absent' | 'not-deleting' | 'waiting' | 'finalized';
+
+/** Deletes one pass keeps in flight (upstream's controller deletes a kind's objects with one deletecollection). */
+const DELETES_IN_FLIGHT = 8;
 
 /** The user the namespace controller acts as (upstream's service account name). */
 const CONTROLLER_USER = { username: 'system:serviceaccount:kube-system:namespace-controller', groups: ['system:masters', 'system:authenticated'] };
@@ -102,14 +106,14 @@ export class NamespacePurge {
 
   private async deleteEach(ctx: WriteContext, def: ResourceDefinition, namespace: string): Promise<void> {
     const page = await this.deps.lists.list({ tenant: ctx.tenant, resource: def.storageResource, namespace });
-    for (const item of page.items) {
-      if ((item.body as KubeObject).metadata.deletionTimestamp) continue;
+    const live = page.items.filter((item) => !(item.body as KubeObject).metadata.deletionTimestamp);
+    await forEachConcurrently(live, DELETES_IN_FLIGHT, async (item) => {
       try {
         await this.deps.deleteOne(ctx, item.key.name, { propagation: 'Background' });
       } catch (err) {
         if (!(err instanceof ApiError && (err.code === 404 || err.code === 405))) throw err;
       }
-    }
+    });
   }
 
   /** Namespaced kinds that can be deleted, one version per group and resource (the first the registry lists). */
