@@ -2,14 +2,19 @@ import type { Logger } from 'pino';
 import { ApiError, isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { ALL_RESOURCES, type CachedChange, type OwnerRepository, type StoredObject } from '@plinth/storage';
 import type { ObserveChanges } from '../watch/observe-changes.js';
-import type { ResourceDefinition } from '../registry/resource-definition.js';
+import { EventRecorder } from '../events/event-recorder.js';
+import { groupVersion, type ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type ResourceDeleteService } from '../store/resource-delete.service.js';
+import { forEachConcurrently } from '../store/bounded-concurrency.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
 import { systemWriteContext } from '../tenancy/tenant-provisioner.js';
 
 /** How often every replica looks for dependents whose owners are gone (deletions it may have missed). */
 export const GC_SWEEP_INTERVAL_MS = 5000;
+
+/** Dependents one collector deletes or updates at a time. */
+const COLLECTS_IN_FLIGHT = 8;
 
 /** What the collector needs. */
 export interface GarbageCollectorDeps {
@@ -23,7 +28,27 @@ export interface GarbageCollectorDeps {
 
 interface OwnerRef {
   uid: string;
+  apiVersion?: string;
+  kind?: string;
+  name?: string;
   blockOwnerDeletion?: boolean;
+}
+
+/** How a dependent's owner references resolve, as upstream's attemptToDeleteItem classifies them. */
+interface OwnerVerdict {
+  /** Uids of owners that exist where the dependent may name them (its own namespace, or cluster-scoped). */
+  solid: Set<string>;
+  /** References to an existing owner in another namespace, or to a namespaced owner from a cluster-scoped dependent. */
+  invalidNamespace: OwnerRef[];
+}
+
+/** `[v1/ConfigMap, namespace: a, name: b, uid: c]`, as upstream's objectReference prints. */
+function describeRef(r: OwnerRef, namespace: string): string {
+  return `[${r.apiVersion ?? ''}/${r.kind ?? ''}, namespace: ${namespace}, name: ${r.name ?? ''}, uid: ${r.uid}]`;
+}
+
+function sameRefs(a: unknown, b: unknown): boolean {
+  return JSON.stringify(ownerRefs({ metadata: a } as never)) === JSON.stringify(ownerRefs({ metadata: b } as never));
 }
 
 function ownerRefs(o: KubeObject | Record<string, unknown>): OwnerRef[] {
@@ -55,7 +80,11 @@ export class GarbageCollector {
   private running: Promise<void> | undefined;
   private stopping = false;
 
-  constructor(private readonly deps: GarbageCollectorDeps) {}
+  private readonly events: EventRecorder;
+
+  constructor(private readonly deps: GarbageCollectorDeps) {
+    this.events = new EventRecorder(deps, 'garbage-collector-controller');
+  }
 
   /** Starts following changes and sweeping. */
   start(): void {
@@ -81,6 +110,11 @@ export class GarbageCollector {
       this.schedule(`dependents\u0000${c.key.tenant}\u0000${uid}`);
       for (const r of ownerRefs(obj ?? {})) this.schedule(`owner\u0000${c.key.tenant}\u0000${r.uid}`);
       return;
+    }
+    // A new or changed set of owner references: each must name an owner the dependent may have (upstream's addDependentToOwners).
+    const prevMeta = (c.prevObject as KubeObject | null)?.metadata;
+    if (ownerRefs(obj ?? {}).length > 0 && (c.type === 'ADDED' || !sameRefs(obj?.metadata, prevMeta))) {
+      this.schedule(`refs\u0000${c.key.tenant}\u0000${uid}`);
     }
     const finalizers = obj?.metadata?.finalizers ?? [];
     if (obj?.metadata?.deletionTimestamp && (finalizers.includes(ORPHAN_FINALIZER) || finalizers.includes(FOREGROUND_FINALIZER))) {
@@ -111,6 +145,10 @@ export class GarbageCollector {
     if (kind === 'sweep') return this.sweep();
     if (kind === 'dependents') return this.collectDependentsOf(tenant, rest[0]);
     if (kind === 'owner') return this.finishOwnerByUid(tenant, rest[0]);
+    if (kind === 'refs') {
+      const [dep] = await this.deps.owners.objectsByUid(tenant, [rest[0]]);
+      return dep ? this.collect(dep) : undefined;
+    }
     if (kind === 'owner-key') {
       const [resource, namespace, name, uid] = rest;
       return this.finishOwner(tenant, resource, namespace, name, uid);
@@ -120,23 +158,66 @@ export class GarbageCollector {
   /** Dependents of a uid that no longer exists: deleted when no owner is left, else stripped of the dangling references. */
   private async collectDependentsOf(tenant: string, ownerUid: string): Promise<void> {
     if ((await this.deps.owners.existingUids(tenant, [ownerUid])).has(ownerUid)) return;
-    for (const dep of await this.deps.owners.dependentsOf(tenant, ownerUid)) await this.collect(dep);
+    // Batch after batch until one brings nothing new (a dependent that stays, e.g. held by a finalizer, is met again).
+    const seen = new Set<string>();
+    for (;;) {
+      const batch = (await this.deps.owners.dependentsOf(tenant, ownerUid)).filter((d) => !seen.has(uidOf(d.body) ?? ''));
+      if (batch.length === 0 || this.stopping) return;
+      for (const d of batch) seen.add(uidOf(d.body) ?? '');
+      await forEachConcurrently(batch, COLLECTS_IN_FLIGHT, (dep) => this.collect(dep));
+    }
   }
 
+  /**
+   * Upstream's attemptToDeleteItem for one dependent: owners that do not
+   * exist, or exist only in another namespace (reported with an
+   * OwnerRefInvalidNamespace event), are absent; with none left it is
+   * deleted, else the absent references are removed. A cluster-scoped
+   * dependent naming a namespaced owner is left alone after the event, as
+   * upstream (its reference cannot be resolved).
+   */
   private async collect(dep: StoredObject): Promise<void> {
     const { tenant } = dep.key;
     const refs = ownerRefs(dep.body);
-    const alive = await this.deps.owners.existingUids(tenant, refs.map((r) => r.uid));
     const def = this.defOf(tenant, dep.key.resource);
-    if (!def) return;
+    if (!def || refs.length === 0) return;
+    const { solid, invalidNamespace } = await this.resolveOwners(dep, refs);
+    for (const r of invalidNamespace) await this.reportInvalidNamespace(dep, def, r);
+    if (invalidNamespace.length > 0 && !def.namespaced) return;
+    if (solid.size === refs.length) return;
     const ctx = systemWriteContext(tenant, def, dep.key.namespace);
-    if (refs.some((r) => alive.has(r.uid))) {
+    if (solid.size > 0) {
       await this.ignoreGone(this.deps.store.systemUpdate(ctx, dep.key.name, (o) => {
-        o.metadata.ownerReferences = ownerRefs(o).filter((r) => alive.has(r.uid)) as never;
+        o.metadata.ownerReferences = ownerRefs(o).filter((r) => solid.has(r.uid)) as never;
       }));
       return;
     }
     await this.ignoreGone(this.deps.deleter.delete(ctx, dep.key.name, { uid: uidOf(dep.body), propagation: 'Background' }));
+  }
+
+  private async resolveOwners(dep: StoredObject, refs: OwnerRef[]): Promise<OwnerVerdict> {
+    const owners = await this.deps.owners.objectsByUid(dep.key.tenant, refs.map((r) => r.uid));
+    const verdict: OwnerVerdict = { solid: new Set(), invalidNamespace: [] };
+    for (const r of refs) {
+      const owner = owners.find((o) => uidOf(o.body) === r.uid);
+      if (!owner) continue;
+      if (owner.key.namespace === '' || owner.key.namespace === dep.key.namespace) verdict.solid.add(r.uid);
+      else verdict.invalidNamespace.push(r);
+    }
+    return verdict;
+  }
+
+  /** Upstream's reportInvalidNamespaceOwnerRef: a Warning event on the dependent. */
+  private async reportInvalidNamespace(dep: StoredObject, def: ResourceDefinition, r: OwnerRef): Promise<void> {
+    const namespace = dep.key.namespace;
+    const stored = await this.events.record({
+      tenant: dep.key.tenant,
+      involved: { kind: def.kind, apiVersion: groupVersion(def), ...(namespace ? { namespace } : {}), name: dep.key.name, uid: uidOf(dep.body) },
+      type: 'Warning',
+      reason: 'OwnerRefInvalidNamespace',
+      message: `ownerRef ${describeRef(r, namespace)} does not exist in namespace ${JSON.stringify(namespace)}`,
+    });
+    if (!stored) this.deps.logger.warn({ tenant: dep.key.tenant, dependent: dep.key.name }, 'OwnerRefInvalidNamespace event could not be recorded');
   }
 
   /** An owner in Orphan or Foreground deletion, by key: orphans or deletes its dependents, then lets it go. */

@@ -8,8 +8,12 @@ export const NAMESPACE_SWEEP_INTERVAL_MS = 5000;
 /**
  * Upstream's namespace controller: a namespace whose deletion was asked for
  * is marked Terminating by the DELETE, which answers at once; this
- * controller then deletes everything in it (finalizers respected) and
- * removes the namespace once it is empty, out of the request. Each
+ * controller then deletes everything in it (finalizers respected), records
+ * the deletion conditions on it while content remains, and once it is
+ * empty takes the `kubernetes` finalizer off through the `finalize`
+ * subresource, which removes it (see NamespacePurge). A namespace waiting
+ * on finalizers is looked at again whenever an object in it goes, and by
+ * the sweep. Each
  * namespace is worked on once at a time per replica; every replica may
  * work on it (the deletes are idempotent), and a periodic sweep picks up
  * namespaces left Terminating by a replica that stopped.

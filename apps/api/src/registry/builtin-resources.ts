@@ -9,7 +9,7 @@ import { admissionRegistrationResources } from './admissionregistration-resource
 import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
 import { authenticationResources } from './authentication-resources.js';
 import type { ResourceDefinition } from './resource-definition.js';
-import { eventResource } from './event-resource.js';
+import { eventResource, eventsV1Resource } from './event-resource.js';
 import { leaseResource } from './lease-resource.js';
 import { featureGateResource } from '../features/feature-gate-resource.js';
 import { resourceQuotaResource } from '../quota/resource-quota.resource.js';
@@ -126,6 +126,7 @@ export const builtinResources: ResourceDefinition[] = [
   secretResource,
   resourceQuotaResource,
   eventResource,
+  eventsV1Resource,
   leaseResource,
   ...admissionRegistrationResources,
   ...admissionPolicyResources,

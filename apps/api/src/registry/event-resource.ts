@@ -1,8 +1,10 @@
-import { eventSchema } from '../schema/event-v1.schema.js';
-import { ageCell } from '../table/human-duration.js';
-import { nameColumn } from '../table/standard-columns.js';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
-import type { ResourceDefinition } from './resource-definition.js';
+import { coreFromEventsV1, eventsV1FromCore } from '../events/event-conversion.js';
+import { eventTable } from '../events/event-table.js';
+import { type EventApi, validateEventCreate, validateEventUpdate } from '../events/event.validation.js';
+import { eventSchema } from '../schema/event-v1.schema.js';
+import { eventsV1EventSchema } from '../schema/events-v1.schema.js';
+import type { ResourceDefinition, ResourceStrategy } from './resource-definition.js';
 
 function field(obj: unknown, key: string): string {
   return isPlainObject(obj) && typeof obj[key] === 'string' ? (obj[key] as string) : '';
@@ -12,10 +14,40 @@ function involved(o: KubeObject, key: string): string {
   return field(o.involvedObject, key);
 }
 
+/** Upstream's event strategy (registry/core/event): nothing to prepare; validation by the API the write came through. */
+function eventStrategy(api: EventApi, toCore: (o: KubeObject) => KubeObject): ResourceStrategy {
+  return {
+    prepareForCreate: () => undefined,
+    prepareForUpdate: () => undefined,
+    validate: (obj) => validateEventCreate(toCore(obj), api),
+    validateUpdate: (obj, old) => validateEventUpdate(toCore(obj), toCore(old), api),
+    allowCreateOnUpdate: true,
+    allowUnconditionalUpdate: true,
+  };
+}
+
+/** Upstream's selectable Event fields, read from the stored (core/v1) form, for both APIs. */
+const eventSelectableFields: ResourceDefinition['selectableFields'] = {
+  'involvedObject.kind': (o) => involved(o, 'kind'),
+  'involvedObject.namespace': (o) => involved(o, 'namespace'),
+  'involvedObject.name': (o) => involved(o, 'name'),
+  'involvedObject.uid': (o) => involved(o, 'uid'),
+  'involvedObject.apiVersion': (o) => involved(o, 'apiVersion'),
+  'involvedObject.resourceVersion': (o) => involved(o, 'resourceVersion'),
+  'involvedObject.fieldPath': (o) => involved(o, 'fieldPath'),
+  reason: (o) => field(o, 'reason'),
+  reportingComponent: (o) => field(o, 'reportingComponent'),
+  source: (o) => field(o.source, 'component'),
+  type: (o) => field(o, 'type'),
+};
+
+const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+const same = (o: KubeObject) => o;
+
 /**
  * v1 Event: stored and served like any kind, so that `kubectl describe`
  * (which lists the events of the object it shows) and `kubectl get events`
- * work. Field selectors are upstream's selectable event fields.
+ * work. Its rows are the stored form of events.k8s.io/v1 Events too.
  */
 export const eventResource: ResourceDefinition = {
   group: '',
@@ -27,47 +59,30 @@ export const eventResource: ResourceDefinition = {
   namespaced: true,
   shortNames: ['ev'],
   categories: [],
-  verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+  verbs: VERBS,
   subresources: [],
   schema: eventSchema,
-  strategy: {
-    prepareForCreate: () => undefined,
-    prepareForUpdate: () => undefined,
-    validate: () => [],
-    validateUpdate: () => [],
-    allowCreateOnUpdate: true,
-    allowUnconditionalUpdate: true,
-  },
-  table: {
-    columns: [
-      { name: 'Last Seen', type: 'string', format: '', description: 'The time at which the most recent occurrence of this event was recorded.', priority: 0 },
-      { name: 'Type', type: 'string', format: '', description: 'Type of this event (Normal, Warning), new types could be added in the future.', priority: 0 },
-      { name: 'Reason', type: 'string', format: '', description: 'A short, machine understandable string that gives the reason for the event.', priority: 0 },
-      { name: 'Object', type: 'string', format: '', description: 'The object that this event is about.', priority: 0 },
-      { name: 'Message', type: 'string', format: '', description: 'A human-readable description of the status of this operation.', priority: 0 },
-      { ...nameColumn, priority: 1 },
-    ],
-    cells: (o: KubeObject, now: Date) => {
-      const last = (typeof o.lastTimestamp === 'string' && o.lastTimestamp) || (typeof o.eventTime === 'string' && o.eventTime) || o.metadata.creationTimestamp;
-      const kind = involved(o, 'kind').toLowerCase();
-      return [ageCell(last, now), field(o, 'type'), field(o, 'reason'), `${kind}/${involved(o, 'name')}`, field(o, 'message'), o.metadata.name];
-    },
-  },
-  selectableFields: {
-    'involvedObject.kind': (o) => involved(o, 'kind'),
-    'involvedObject.namespace': (o) => involved(o, 'namespace'),
-    'involvedObject.name': (o) => involved(o, 'name'),
-    'involvedObject.uid': (o) => involved(o, 'uid'),
-    'involvedObject.apiVersion': (o) => involved(o, 'apiVersion'),
-    'involvedObject.resourceVersion': (o) => involved(o, 'resourceVersion'),
-    'involvedObject.fieldPath': (o) => involved(o, 'fieldPath'),
-    reason: (o) => field(o, 'reason'),
-    reportingComponent: (o) => field(o, 'reportingComponent'),
-    source: (o) => field(o.source, 'component'),
-    type: (o) => field(o, 'type'),
-  },
+  strategy: eventStrategy('core', same),
+  table: eventTable(same),
+  selectableFields: eventSelectableFields,
   storageResource: 'events',
   tracksGeneration: false,
   returnDeletedObject: false,
   nameValidation: 'subdomain',
+};
+
+/**
+ * events.k8s.io/v1 Event: the same objects as core/v1 Events (one storage
+ * resource), converted field by field as upstream (regarding, note,
+ * reportingController, deprecated*), with the strict validation upstream
+ * applies to writes through this API.
+ */
+export const eventsV1Resource: ResourceDefinition = {
+  ...eventResource,
+  group: 'events.k8s.io',
+  shortNames: ['ev'],
+  schema: eventsV1EventSchema,
+  strategy: eventStrategy('events.k8s.io', coreFromEventsV1),
+  table: eventTable(coreFromEventsV1),
+  conversion: { toStored: coreFromEventsV1, fromStored: eventsV1FromCore },
 };

@@ -37,6 +37,12 @@ export interface ResourceStrategy {
   validate(obj: KubeObject, ctx: StrategyContext): FieldError[];
   /** Kind-specific validation of an update (immutability etc.). */
   validateUpdate(obj: KubeObject, old: KubeObject, ctx: StrategyContext): FieldError[];
+  /**
+   * Whether a deleting object whose metadata.finalizers are all gone may be
+   * removed now (upstream's ShouldDeleteDuringUpdate beyond the generic
+   * check; namespaces also wait for spec.finalizers). Absent: yes.
+   */
+  finalized?(obj: KubeObject): boolean;
   /** Normalises stored form (e.g. Secret stringData → data). Mutates `obj`. */
   canonicalize?(obj: KubeObject): void;
   /** Whether PUT on a missing object creates it. */
@@ -109,6 +115,12 @@ export interface ResourceDefinition {
   cachedOnEveryReplica?: boolean;
   /** Strategies of a built-in kind's subresources, by name (`status`); custom resources use `custom.subresourceStrategies`. */
   subresourceStrategies?: Record<string, ResourceStrategy>;
+  /**
+   * Set when this version's objects are stored in another version's form
+   * (events.k8s.io/v1 Events are stored as core/v1 ones): the store
+   * converts on every read and write. Undefined: stored as served.
+   */
+  conversion?: StorageConversion;
   /** Set for custom resources (kinds served from a CustomResourceDefinition); undefined for built-in kinds. */
   custom?: CustomResourceHooks;
 }
@@ -133,9 +145,25 @@ export interface CustomResourceHooks {
   scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
 }
 
-/** `obj` as `def` serves it to clients: custom resources are converted and defaulted; others unchanged. */
+/** Pure conversions between a version's served form and its stored form; each returns its input when it is already in the target form. */
+export interface StorageConversion {
+  toStored(obj: KubeObject): KubeObject;
+  fromStored(obj: KubeObject): KubeObject;
+}
+
+/** A stored object in `def`'s served form (unchanged without a conversion). Does not mutate `obj`. */
+export function fromStorage(def: ResourceDefinition, obj: KubeObject): KubeObject {
+  return def.conversion ? def.conversion.fromStored(obj) : obj;
+}
+
+/** An object in `def`'s served form as it is stored (unchanged without a conversion). Does not mutate `obj`. */
+export function toStorage(def: ResourceDefinition, obj: KubeObject): KubeObject {
+  return def.conversion ? def.conversion.toStored(obj) : obj;
+}
+
+/** `obj` as `def` serves it to clients: custom resources are converted and defaulted; converted kinds converted; others unchanged. */
 export function presentObject(def: ResourceDefinition, obj: KubeObject): KubeObject {
-  return def.custom ? def.custom.present(obj) : obj;
+  return def.custom ? def.custom.present(obj) : fromStorage(def, obj);
 }
 
 /** `apps/v1` or `v1` for the core group. */

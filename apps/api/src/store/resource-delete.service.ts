@@ -3,6 +3,8 @@ import { ApiError } from '@plinth/apimachinery';
 import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
+import { namespaceFinalizers } from '../registry/strategies/namespace.strategy.js';
+import { NamespacePurge, type PurgeOutcome } from './namespace-purge.js';
 import { mapStorageError } from './storage-errors.mapper.js';
 import { ResourceStoreService } from './resource-store.service.js';
 import type { WriteContext } from './write-context.js';
@@ -47,6 +49,9 @@ function nowTimestamp(): string {
  * cascade (Terminating, contents deleted, then the namespace removed).
  */
 export class ResourceDeleteService {
+  private readonly purge: NamespacePurge;
+  private readonly purging = new Set<string>();
+
   /**
    * `hooks` give the kinds' deletion-requested hooks and tell the namespace
    * controller (when one listens) that a namespace entered deletion, to
@@ -56,11 +61,12 @@ export class ResourceDeleteService {
    */
   constructor(
     private readonly objects: ObjectStoreRepository,
-    private readonly lists: ObjectListRepository,
+    lists: ObjectListRepository,
     private readonly store: ResourceStoreService,
     private readonly registry: ResourceRegistry,
     private readonly hooks: StoreHooks = new StoreHooks(),
   ) {
+    this.purge = new NamespacePurge({ objects, lists, store, registry, deleteOne: (ctx, name, pre) => this.delete(ctx, name, pre) });
     hooks.onObjectRemoved(async (tenant, namespace) => {
       if (namespace) await this.finalizeNamespaceIfEmpty(tenant, namespace);
     });
@@ -78,7 +84,7 @@ export class ResourceDeleteService {
       checkPreconditions(def, name, old, pre);
       await this.store.runMutating(ctx, 'DELETE', null, old);
       await this.store.runValidating(ctx, 'DELETE', null, old);
-      if (def.resource === 'namespaces' && def.group === '') return this.deleteNamespace(ctx, name, old);
+      if (def.resource === 'namespaces' && def.group === '') return this.deleteNamespace(ctx, name, old, current.revision);
       const finalizer = pre.propagation === 'Orphan' ? ORPHAN_FINALIZER : pre.propagation === 'Foreground' ? FOREGROUND_FINALIZER : undefined;
       if (finalizer && !ctx.dryRun && !old.metadata.deletionTimestamp) {
         // The collector finishes the deletion once it has orphaned or deleted the dependents.
@@ -116,77 +122,66 @@ export class ResourceDeleteService {
     return { object: hook ? await hook(ctx, object) : object, deleted: false };
   }
 
-  private async deleteNamespace(ctx: WriteContext, name: string, old: KubeObject): Promise<DeleteOutcome> {
-    if (ctx.dryRun) return { object: old, deleted: false };
-    const ns = old.metadata.deletionTimestamp
-      ? old
-      : await this.store.systemUpdate(ctx, name, (o) => {
-          o.status = { ...(o.status as object), phase: 'Terminating' };
-          o.metadata.deletionTimestamp ??= nowTimestamp();
-          o.metadata.deletionGracePeriodSeconds ??= 0;
-        });
-    if (!this.hooks.namespaceTerminating(ctx.tenant, name)) await this.deleteNamespaceContents(ctx, name);
-    return (await this.finalizeNamespaceIfEmpty(ctx.tenant, name)) ?? { object: ns, deleted: false };
-  }
-
   /**
-   * Deletes everything in a Terminating namespace (finalizers respected),
-   * as the API server itself, then removes the namespace once it is empty.
-   * For the namespace controller; idempotent.
+   * Upstream's namespace DELETE: the first marks it Terminating (deletion
+   * timestamp, phase) and hands it to the namespace controller; while
+   * spec.finalizers or metadata.finalizers remain, a DELETE answers with the
+   * namespace as it is; once both are empty, it is removed.
    */
-  async purgeNamespace(tenant: string, name: string): Promise<void> {
-    const nsDef = this.registry.lookup(tenant, '', 'v1', 'namespaces');
-    if (!nsDef) return;
-    const ctx: WriteContext = {
-      tenant,
-      def: nsDef,
-      namespace: '',
-      subresource: '',
-      user: { username: 'system:serviceaccount:kube-system:namespace-controller', groups: ['system:masters', 'system:authenticated'] },
-      dryRun: false,
-      options: { kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1' },
-      warnings: [],
-    };
-    await this.deleteNamespaceContents(ctx, name);
-    await this.finalizeNamespaceIfEmpty(tenant, name);
-  }
-
-  private async deleteNamespaceContents(ctx: WriteContext, namespace: string): Promise<void> {
-    const resources = await this.objects.resourcesInNamespace(ctx.tenant, namespace);
-    for (const def of this.registry.all(ctx.tenant)) {
-      if (!def.namespaced || !resources.includes(def.storageResource)) continue;
-      const sub: WriteContext = { ...ctx, def, namespace, subresource: '', warnings: [] };
-      const page = await this.lists.list({ tenant: ctx.tenant, resource: def.storageResource, namespace });
-      for (const item of page.items) {
-        try {
-          await this.delete(sub, item.key.name);
-        } catch (err) {
-          if (!(err instanceof ApiError && err.code === 404)) throw err;
-        }
-      }
+  private async deleteNamespace(ctx: WriteContext, name: string, old: KubeObject, revision: number): Promise<DeleteOutcome> {
+    if (ctx.dryRun) return { object: old, deleted: false };
+    if (!old.metadata.deletionTimestamp || namespaceFinalizers(old).length > 0 || (old.metadata.finalizers ?? []).length > 0) {
+      const ns = old.metadata.deletionTimestamp
+        ? old
+        : await this.store.systemUpdate(ctx, name, (o) => {
+            o.status = { ...(o.status as object), phase: 'Terminating' };
+            o.metadata.deletionTimestamp ??= nowTimestamp();
+            o.metadata.deletionGracePeriodSeconds ??= 0;
+          });
+      await this.namespaceContentChanged(ctx.tenant, name);
+      return { object: ns, deleted: false };
+    }
+    const key = ResourceStoreService.key(ctx.tenant, ctx.def, '', name);
+    try {
+      const gone = await this.objects.delete(key, revision);
+      return { object: gone.body as KubeObject, deleted: true };
+    } catch (err) {
+      if (isStorageError(err, 'NotFound')) throw ApiError.notFound({ group: '', kind: 'namespaces', name });
+      return mapStorageError(err, ctx.def, name);
     }
   }
 
   /**
-   * Removes a Terminating namespace once it holds no objects. Returns the
-   * removed namespace, or undefined when it is not Terminating or not empty.
+   * One pass of the namespace controller over a Terminating namespace (see
+   * NamespacePurge): empties it and removes it once empty. Idempotent.
    */
-  async finalizeNamespaceIfEmpty(tenant: string, name: string): Promise<DeleteOutcome | undefined> {
+  async purgeNamespace(tenant: string, name: string): Promise<PurgeOutcome> {
+    return this.purge.run(tenant, name);
+  }
+
+  /**
+   * A namespaced object was removed (or a namespace asked to be deleted):
+   * when the namespace is being deleted, the controller looks at it again
+   * (without a controller, the pass runs here).
+   */
+  async finalizeNamespaceIfEmpty(tenant: string, namespace: string): Promise<void> {
     const nsDef = this.registry.lookup(tenant, '', 'v1', 'namespaces');
-    if (!nsDef) return undefined;
-    const key = ResourceStoreService.key(tenant, nsDef, '', name);
-    const current = await this.objects.get(key, undefined, true);
-    if (!current || !(current.body as KubeObject).metadata.deletionTimestamp) return undefined;
-    if ((await this.objects.countInNamespace(tenant, name)) > 0) return undefined;
-    if (((current.body as KubeObject).metadata.finalizers ?? []).length > 0) return undefined;
+    if (!nsDef) return;
+    const current = await this.objects.get(ResourceStoreService.key(tenant, nsDef, '', namespace), undefined, true);
+    if (!current || !(current.body as KubeObject).metadata.deletionTimestamp) return;
+    await this.namespaceContentChanged(tenant, namespace);
+  }
+
+  private async namespaceContentChanged(tenant: string, name: string): Promise<void> {
+    if (this.hooks.namespaceTerminating(tenant, name)) return;
+    // Inline, the pass's own deletes come back here: one pass per namespace at a time.
+    const id = `${tenant}\u0000${name}`;
+    if (this.purging.has(id)) return;
+    this.purging.add(id);
     try {
-      const gone = await this.objects.delete(key, current.revision);
-      const body = gone.body as KubeObject;
-      body.spec = { ...(body.spec as object), finalizers: [] };
-      return { object: body, deleted: true };
-    } catch (err) {
-      if (isStorageError(err, 'NotFound') || isStorageError(err, 'Conflict')) return undefined;
-      throw err;
+      await this.purge.run(tenant, name);
+    } finally {
+      this.purging.delete(id);
     }
   }
 

@@ -6,7 +6,7 @@ import { type ObjectKey, ObjectStoreRepository, type StoredObject, isStorageErro
 import { ApiError } from '@plinth/apimachinery';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
 import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
-import { groupVersion, objectKey, type ResourceDefinition, type ResourceStrategy, type StrategyContext } from '../registry/resource-definition.js';
+import { fromStorage, groupVersion, objectKey, type ResourceDefinition, type ResourceStrategy, type StrategyContext, toStorage } from '../registry/resource-definition.js';
 import { builtinStrategyEnvironment, strategyContext, type StrategyEnvironment } from '../registry/strategy-context.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from '@plinth/apimachinery';
 import { guardManagedFields, ignoreTimestampOnlyChanges, trackWrite } from './field-tracking.js';
@@ -113,7 +113,7 @@ export class ResourceStoreService {
     if (ctx.dryRun) return obj;
     for (let attempt = 0; ; attempt++) {
       try {
-        const stored = await this.objects.create(ResourceStoreService.key(ctx.tenant, def, ctx.namespace, obj.metadata.name!), obj);
+        const stored = await this.objects.create(ResourceStoreService.key(ctx.tenant, def, ctx.namespace, obj.metadata.name!), toStorage(def, obj));
         await this.synced(def, stored.key, stored.revision);
         const hook = this.hooks.createdHook(def.storageResource);
         return hook ? await hook(ctx, stored.body as KubeObject) : (stored.body as KubeObject);
@@ -197,7 +197,7 @@ export class ResourceStoreService {
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
       const current = await this.objects.get(key, undefined, true);
       if (!current) throw ApiError.notFound({ group: def.group, kind: def.resource, name });
-      const old = current.body as KubeObject;
+      const old = fromStorage(def, current.body as KubeObject);
       const next = transform(cloneJson(old));
       const pinned = next.metadata?.resourceVersion;
       if (pinned !== undefined && pinned !== '' && pinned !== old.metadata.resourceVersion) {
@@ -219,10 +219,10 @@ export class ResourceStoreService {
       }
       if (ctx.dryRun) return { object: next, changed: true };
       try {
-        const stored = await this.objects.update(key, next, current.revision);
+        const stored = await this.objects.update(key, toStorage(def, next), current.revision);
         const body = stored.body as KubeObject;
         let revision = stored.revision;
-        if (body.metadata.deletionTimestamp && (body.metadata.finalizers ?? []).length === 0) {
+        if (body.metadata.deletionTimestamp && (body.metadata.finalizers ?? []).length === 0 && (strategy.finalized?.(body) ?? true)) {
           revision = (await this.objects.delete(key, stored.revision)).revision;
           await this.hooks.objectRemoved(ctx.tenant, key.namespace);
           await this.synced(def, key, revision);

@@ -8,17 +8,30 @@ import type { KubeObject } from '@plinth/apimachinery';
 import { isPlainObject } from '@plinth/apimachinery';
 import type { ResourceStrategy } from '../resource-definition.js';
 
+/** The finalizer the namespace controller removes (through `finalize`) once a deleting namespace is empty. */
+export const NAMESPACE_FINALIZER = 'kubernetes';
+
+/** A namespace's spec.finalizers (empty when absent or malformed). Does not mutate `obj`. */
+export function namespaceFinalizers(obj: KubeObject): string[] {
+  const list = isPlainObject(obj.spec) ? obj.spec.finalizers : undefined;
+  return Array.isArray(list) ? list.filter((f): f is string => typeof f === 'string') : [];
+}
+
 /**
  * Namespace: status is server-owned (phase Active on create, kept on
- * update of the main resource); spec.finalizers defaults to ["kubernetes"].
+ * update of the main resource); on create, spec.finalizers always holds
+ * "kubernetes" (appended to the client's own, as upstream). A deleting
+ * namespace is removed only once spec.finalizers is empty too.
  */
 export const namespaceStrategy: ResourceStrategy = {
   prepareForCreate: (obj: KubeObject) => {
     obj.status = { phase: 'Active' };
     const spec = isPlainObject(obj.spec) ? obj.spec : {};
-    if (!Array.isArray(spec.finalizers) || spec.finalizers.length === 0) spec.finalizers = ['kubernetes'];
+    const finalizers = Array.isArray(spec.finalizers) ? spec.finalizers : [];
+    if (!finalizers.includes(NAMESPACE_FINALIZER)) spec.finalizers = [...finalizers, NAMESPACE_FINALIZER];
     obj.spec = spec;
   },
+  finalized: (obj: KubeObject) => namespaceFinalizers(obj).length === 0,
   prepareForUpdate: (obj: KubeObject, old: KubeObject) => {
     obj.status = old.status;
     obj.spec = old.spec;
