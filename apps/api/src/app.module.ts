@@ -15,6 +15,7 @@ import { GarbageCollectionModule } from './gc/gc.module.js';
 import { HealthModule } from './health/health.module.js';
 import { RequestPipelineModule } from './pipeline/request-pipeline.module.js';
 import { JobsModule } from './jobs/jobs.module.js';
+import { KindsModule } from './kinds/kinds.module.js';
 import { LifecycleModule } from './lifecycle/lifecycle.module.js';
 import { ShutdownSequence } from './lifecycle/shutdown-sequence.js';
 import { NamespaceModule } from './namespace/namespace.module.js';
@@ -22,7 +23,6 @@ import { ObservabilityModule } from './observability/observability.module.js';
 import type { ServingPki } from './pki/pki-store.js';
 import { QuotaModule } from './quota/quota.module.js';
 import { RbacModule } from './rbac/rbac.module.js';
-import { RegistryModule } from './registry/registry.module.js';
 import { StorageModule } from './storage/storage.module.js';
 import { StoreModule } from './store/store.module.js';
 import { TenancyModule } from './tenancy/tenancy.module.js';
@@ -32,7 +32,7 @@ import { WatchModule } from './watch/watch.module.js';
  * The root module: one module per concern (see docs/architecture.md for
  * the graph). Global ones first, in the order they start: configuration,
  * logs and metrics, the database (connected and migrated), storage, the
- * change stream, the server's own lifecycle. At close, the drain runs here
+ * change stream, the server's own lifecycle, the kinds every tenant is served. At close, the drain runs here
  * first (this module is the nearest to the root), then every module stops
  * its own work, the database last.
  */
@@ -52,7 +52,7 @@ export class AppModule implements BeforeApplicationShutdown {
         JobsModule.forRoot(config),
         WatchModule,
         LifecycleModule,
-        RegistryModule,
+        KindsModule,
         AuthnModule,
         AuthzModule,
         AdmissionChainModule,

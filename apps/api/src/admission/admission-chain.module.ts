@@ -12,7 +12,6 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { LOGGER } from '../observability/observability.module.js';
 import { Metrics } from '../observability/metrics.js';
-import { RegistryModule } from '../registry/registry.module.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { TenantValidationBudget } from './validation-budget.js';
 import { TenantCache } from '../storage/tenant-cache.js';
@@ -64,7 +63,7 @@ function namespacePhase(objects: ObjectStoreRepository, registry: ResourceRegist
  * logged when the module starts.
  */
 @Module({
-  imports: [RegistryModule, AuthzModule],
+  imports: [AuthzModule],
   providers: [
     { provide: WebhookEgressPolicy, useFactory: webhookEgressPolicy, inject: [APP_CONFIG] },
     {

@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AuthnModule } from '../authn/authn.module.js';
 import { AuthzModule } from '../authz/authz.module.js';
-import { RegistryModule } from '../registry/registry.module.js';
 import { StoreModule } from '../store/store.module.js';
 import { ResourceController } from './resource.controller.js';
 
@@ -11,7 +10,7 @@ import { ResourceController } from './resource.controller.js';
  * hands it to the verb's handler (handlers/).
  */
 @Module({
-  imports: [RegistryModule, StoreModule, AuthnModule, AuthzModule],
+  imports: [StoreModule, AuthnModule, AuthzModule],
   controllers: [ResourceController],
 })
 export class ResourceApiModule {}

@@ -27,11 +27,11 @@ import { handleWatch } from '../handlers/watch.handler.js';
 import { parseListOptions } from '../http/options/list-options.dto.js';
 import { firstValues, parseBool, type RawQuery } from '../http/options/query-validation.js';
 import { parseRequestInfo, type RequestInfo } from '../http/request-info.js';
-import { namespaceFinalizeStrategy, namespaceStatusStrategy } from '../registry/strategies/namespace.strategy.js';
+import { namespaceFinalizeStrategy, namespaceStatusStrategy } from '../kinds/namespace/namespace.strategy.js';
 import type { ResourceDefinition, ResourceStrategy } from '../registry/resource-definition.js';
 import { tenantResource } from '../tenancy/tenant-resource.js';
 import { tenantStatusStrategy } from '../tenancy/tenant.strategy.js';
-import { selfSubjectReviewResource, serviceAccountResource, tokenReviewResource } from '../registry/authentication-resources.js';
+import { selfSubjectReviewResource, serviceAccountResource, tokenReviewResource } from '../kinds/authentication/authentication.resources.js';
 
 /** Per-request labels for metrics and logs, set by the controller. */
 export interface RequestLabels {

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { ObjectStoreRepository } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
-import { serviceAccountResource } from '../registry/authentication-resources.js';
+import { serviceAccountResource } from '../kinds/authentication/authentication.resources.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
 import type { TokenAuthenticator } from './authenticator.js';

@@ -4,7 +4,7 @@ import { decodeObject } from '../http/decode-object.js';
 import type { HandlerContext } from '../http/handler-context.js';
 import { parseWriteOptions } from '../http/options/write-options.dto.js';
 import { sendObject, setWarnings } from '../http/response-writer.js';
-import { serviceAccountResource, tokenRequestKind } from '../registry/authentication-resources.js';
+import { serviceAccountResource, tokenRequestKind } from '../kinds/authentication/authentication.resources.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
 import type { AuthenticationService } from './authentication.service.js';
 

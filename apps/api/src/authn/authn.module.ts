@@ -5,7 +5,6 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG, SERVING_PKI } from '../config/config.module.js';
 import { LOGGER } from '../observability/observability.module.js';
 import type { ServingPki } from '../pki/pki-store.js';
-import { RegistryModule } from '../registry/registry.module.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 import { OBSERVE_CHANGES } from '../watch/watch.module.js';
@@ -23,7 +22,6 @@ import { ServiceAccountTokens } from './service-account-tokens.js';
  * and the issuer's discovery documents.
  */
 @Module({
-  imports: [RegistryModule],
   controllers: [ServiceAccountIssuerController],
   providers: [
     {

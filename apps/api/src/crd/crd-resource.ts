@@ -1,5 +1,5 @@
 import type { KubeObject } from '@plinth/apimachinery';
-import type { ResourceDefinition } from '../registry/resource-definition.js';
+import { STANDARD_VERBS, type ResourceDefinition } from '../registry/resource-definition.js';
 import { customResourceDefinitionSchema } from '../schema/apiextensions-v1.schema.js';
 import { objectMetaSchema } from '../schema/object-meta.schema.js';
 import { APIEXTENSIONS_GROUP } from './crd-types.js';
@@ -19,7 +19,7 @@ export const customResourceDefinitionResource: ResourceDefinition = {
   namespaced: false,
   shortNames: ['crd', 'crds'],
   categories: ['api-extensions'],
-  verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+  verbs: STANDARD_VERBS,
   subresources: [{ name: 'status', kind: 'CustomResourceDefinition', group: APIEXTENSIONS_GROUP, version: 'v1', verbs: ['get', 'patch', 'update'] }],
   schema: customResourceDefinitionSchema,
   strategy: crdStrategy,

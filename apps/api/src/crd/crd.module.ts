@@ -2,7 +2,6 @@ import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { ObjectListRepository } from '@plinth/storage';
 import { LOGGER } from '../observability/observability.module.js';
-import { RegistryModule } from '../registry/registry.module.js';
 import { ResourceDeleteService } from '../store/resource-delete.service.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
 import { StoreHooks } from '../store/store-hooks.js';
@@ -18,7 +17,7 @@ import { crdSettled } from './crd-settled.js';
  * change stream (registry/), sees them change.
  */
 @Module({
-  imports: [RegistryModule, StoreModule],
+  imports: [StoreModule],
   providers: [
     {
       provide: CrdController,

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { RegistryModule } from '../registry/registry.module.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { DiscoveryController } from './discovery.controller.js';
 import { DiscoveryService } from './discovery.service.js';
@@ -7,7 +6,6 @@ import { OpenApiDocumentsService } from './openapi-documents.service.js';
 
 /** Discovery (legacy and aggregated) and OpenAPI v2/v3 documents, generated from each tenant's served resources, on routes of their own. */
 @Module({
-  imports: [RegistryModule],
   controllers: [DiscoveryController],
   providers: [
     { provide: DiscoveryService, useFactory: (registry: ResourceRegistry) => new DiscoveryService(registry), inject: [ResourceRegistry] },

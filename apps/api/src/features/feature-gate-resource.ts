@@ -1,5 +1,5 @@
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
-import type { ResourceDefinition } from '../registry/resource-definition.js';
+import { STANDARD_VERBS, type ResourceDefinition } from '../registry/resource-definition.js';
 import { ageCell } from '../table/human-duration.js';
 import { ageColumn, nameColumn } from '../table/standard-columns.js';
 import { FEATURE_GATE_STORAGE_RESOURCE, FEATURES_GROUP, FEATURES_VERSION, featureGateSchema } from './feature-gate.schema.js';
@@ -31,7 +31,7 @@ export const featureGateResource: ResourceDefinition = {
   namespaced: false,
   shortNames: [],
   categories: [],
-  verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+  verbs: STANDARD_VERBS,
   subresources: [],
   schema: featureGateSchema,
   strategy: featureGateStrategy,

@@ -2,7 +2,6 @@ import { Inject, Module, type OnApplicationBootstrap, type OnApplicationShutdown
 import type { Logger } from 'pino';
 import { OwnerRepository } from '@plinth/storage';
 import { LOGGER } from '../observability/observability.module.js';
-import { RegistryModule } from '../registry/registry.module.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceDeleteService } from '../store/resource-delete.service.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
@@ -13,7 +12,7 @@ import { GarbageCollector } from './garbage-collector.js';
 
 /** Garbage collection by ownerReferences (Background, Foreground, Orphan), following the change stream with a periodic sweep. */
 @Module({
-  imports: [RegistryModule, StoreModule],
+  imports: [StoreModule],
   providers: [
     {
       provide: GarbageCollector,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import YAML from 'yaml';
-import { configMapResource } from '../registry/builtin-resources.js';
+import { configMapResource } from '../kinds/configmap/configmap.resource.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import { configMapSchema } from '../schema/builtin-schemas.js';
 import { openApiV2DocumentType, openApiV2MessageType } from './openapi-v2-proto.descriptor.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { configMapResource } from '../registry/builtin-resources.js';
+import { configMapResource } from '../kinds/configmap/configmap.resource.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import { configMapSchema, secretSchema } from '../schema/builtin-schemas.js';
 import { buildOpenApiV3, buildOpenApiV3Index } from './openapi-v3.builder.js';

@@ -2,7 +2,6 @@ import { Inject, Module, type OnApplicationBootstrap, type OnApplicationShutdown
 import type { Logger } from 'pino';
 import { QuotaRepository } from '@plinth/storage';
 import { LOGGER } from '../observability/observability.module.js';
-import { RegistryModule } from '../registry/registry.module.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
 import { StoreHooks } from '../store/store-hooks.js';
@@ -12,7 +11,7 @@ import { resourceQuotaResource } from './resource-quota.resource.js';
 
 /** ResourceQuota: quotas applied to storage's exact counts after each write of one, and their status kept current. */
 @Module({
-  imports: [RegistryModule, StoreModule],
+  imports: [StoreModule],
   providers: [
     {
       provide: QuotaSupport,

@@ -1,5 +1,5 @@
 import { type FieldError, fieldErrors, isPlainObject, type KubeObject, Quantity, type StructuralSchema } from '@plinth/apimachinery';
-import type { ResourceDefinition, ResourceStrategy } from '../registry/resource-definition.js';
+import { STANDARD_VERBS, type ResourceDefinition, type ResourceStrategy } from '../registry/resource-definition.js';
 import { objectMetaProperty, typeMetaProperties } from '../schema/object-meta.schema.js';
 import { ageCell } from '../table/human-duration.js';
 import { ageColumn, nameColumn } from '../table/standard-columns.js';
@@ -114,7 +114,7 @@ export const resourceQuotaResource: ResourceDefinition = {
   namespaced: true,
   shortNames: ['quota'],
   categories: [],
-  verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+  verbs: STANDARD_VERBS,
   subresources: [],
   schema: resourceQuotaSchema,
   strategy: resourceQuotaStrategy,

@@ -2,7 +2,6 @@ import { Inject, Module, type OnApplicationBootstrap, type OnApplicationShutdown
 import type { Logger } from 'pino';
 import { ObjectListRepository } from '@plinth/storage';
 import { LOGGER } from '../observability/observability.module.js';
-import { RegistryModule } from '../registry/registry.module.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
 import { StoreModule } from '../store/store.module.js';
@@ -12,7 +11,7 @@ import { DefaultRbacService } from './default-rbac.service.js';
 
 /** RBAC objects the server writes itself: each tenant's default policy and ClusterRole aggregation. */
 @Module({
-  imports: [RegistryModule, StoreModule],
+  imports: [StoreModule],
   providers: [
     {
       provide: DefaultRbacService,

@@ -161,6 +161,9 @@ export function toStorage(def: ResourceDefinition, obj: KubeObject): KubeObject 
   return def.conversion ? def.conversion.toStored(obj) : obj;
 }
 
+/** The verbs of a kind that serves the whole API (everything but subresources). */
+export const STANDARD_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
 /** `obj` as `def` serves it to clients: custom resources are converted and defaulted; converted kinds converted; others unchanged. */
 export function presentObject(def: ResourceDefinition, obj: KubeObject): KubeObject {
   return def.custom ? def.custom.present(obj) : fromStorage(def, obj);

@@ -1,4 +1,4 @@
-import { builtinResources } from './builtin-resources.js';
+import { builtinResources } from '../kinds/builtin-kinds.js';
 import type { ResourceDefinition } from './resource-definition.js';
 
 /** Per-tenant definitions added at runtime (the CRD cache). Synchronous reads of a cache kept fresh by polling. */

@@ -1,6 +1,5 @@
-import { FeatureGates } from '../features/feature-gates.js';
+import type { FeatureGates } from '../features/feature-gates.js';
 import type { TenantFeatureSource } from '../features/tenant-feature-gates.js';
-import { builtinResources } from './builtin-resources.js';
 import type { ResourceDefinition, StrategyContext } from './resource-definition.js';
 
 /** Where the store's StrategyContexts read kinds and feature gates from (the tenant's registry, the server's gates, the tenant's own). */
@@ -27,12 +26,3 @@ export async function strategyContext(env: StrategyEnvironment, tenant: string):
   };
 }
 
-/**
- * The environment of a store nobody wired one into: the built-in kinds
- * (read at call time: builtin-resources imports the strategies) and every
- * gate at its default.
- */
-export const builtinStrategyEnvironment: StrategyEnvironment = {
-  kinds: { lookup: (_tenant, group, version, resource) => builtinResources.find((d) => d.group === group && d.version === version && d.resource === resource) },
-  features: new FeatureGates(),
-};

@@ -2,7 +2,7 @@ import { ApiError, isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import type { ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
-import { NAMESPACE_FINALIZER, namespaceFinalizeStrategy, namespaceFinalizers } from '../registry/strategies/namespace.strategy.js';
+import { NAMESPACE_FINALIZER, namespaceFinalizeStrategy, namespaceFinalizers } from '../kinds/namespace/namespace.strategy.js';
 import { applyNamespaceDeletionConditions, type ContentDeletionResult } from './namespace-conditions.js';
 import { forEachConcurrently } from './bounded-concurrency.js';
 import { ResourceStoreService } from './resource-store.service.js';

@@ -3,7 +3,7 @@ import { ApiError } from '@plinth/apimachinery';
 import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
-import { namespaceFinalizers } from '../registry/strategies/namespace.strategy.js';
+import { namespaceFinalizers } from '../kinds/namespace/namespace.strategy.js';
 import { NamespacePurge, type PurgeOutcome } from './namespace-purge.js';
 import { mapStorageError } from './storage-errors.mapper.js';
 import { ResourceStoreService } from './resource-store.service.js';

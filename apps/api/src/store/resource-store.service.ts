@@ -7,7 +7,7 @@ import { ApiError } from '@plinth/apimachinery';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
 import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
 import { fromStorage, groupVersion, objectKey, type ResourceDefinition, type ResourceStrategy, type StrategyContext, toStorage } from '../registry/resource-definition.js';
-import { builtinStrategyEnvironment, strategyContext, type StrategyEnvironment } from '../registry/strategy-context.js';
+import { strategyContext, type StrategyEnvironment } from '../registry/strategy-context.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from '@plinth/apimachinery';
 import { guardManagedFields, ignoreTimestampOnlyChanges, trackWrite } from './field-tracking.js';
 import { mapStorageError } from './storage-errors.mapper.js';
@@ -30,8 +30,8 @@ export interface StoreOptions {
   barrier?: CommitBarrier;
   /** Each tenant's share of validation time for custom resources (CEL rules, patterns); unlimited when absent. */
   validationBudget?: TenantValidationBudget;
-  /** What strategies consult (the tenant's kinds, feature gates); built-in kinds and default gates when absent. */
-  strategyEnvironment?: StrategyEnvironment;
+  /** What strategies consult (the tenant's kinds, feature gates). */
+  strategyEnvironment: StrategyEnvironment;
 }
 
 const MAX_UPDATE_ATTEMPTS = 16;
@@ -64,11 +64,11 @@ export class ResourceStoreService {
     private readonly objects: ObjectStoreRepository,
     private readonly admission: AdmissionChain,
     private readonly hooks: StoreHooks = new StoreHooks(),
-    options: StoreOptions = {},
+    options: StoreOptions,
   ) {
     this.barrier = options.barrier;
     this.validationBudget = options.validationBudget;
-    this.strategyEnvironment = options.strategyEnvironment ?? builtinStrategyEnvironment;
+    this.strategyEnvironment = options.strategyEnvironment;
   }
 
   /** After a committed write of `key` at `revision`: for kinds every replica caches, waits for the barrier. Never throws for a slow stream. */

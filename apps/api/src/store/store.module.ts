@@ -2,7 +2,6 @@ import { Module } from '@nestjs/common';
 import { AdmissionChain } from '@plinth/admission';
 import { ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
 import { AdmissionChainModule } from '../admission/admission-chain.module.js';
-import { RegistryModule } from '../registry/registry.module.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { WatchService } from '../watch/watch.service.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
@@ -38,7 +37,7 @@ function commitBarrier(watch: WatchService, hooks: StoreHooks): CommitBarrier {
  * the per-kind hooks other modules register ({@link StoreHooks}).
  */
 @Module({
-  imports: [RegistryModule, AdmissionChainModule],
+  imports: [AdmissionChainModule],
   providers: [
     StoreHooks,
     {

@@ -1,3 +1,4 @@
+import { isPlainObject } from '@plinth/apimachinery';
 import type { TableColumn } from '../registry/resource-definition.js';
 
 /** The Name column every kind's Table starts with (upstream's description). */
@@ -19,3 +20,8 @@ export const ageColumn: TableColumn = {
     'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata',
   priority: 0,
 };
+
+/** How many keys `maps` hold in all (a Table cell of ConfigMaps and Secrets); what is not an object counts none. */
+export function countKeys(...maps: unknown[]): number {
+  return maps.reduce<number>((n, m) => n + (isPlainObject(m) ? Object.keys(m).length : 0), 0);
+}

@@ -8,7 +8,6 @@ import { PostStartHooks } from '../lifecycle/post-start-hooks.js';
 import { LOGGER } from '../observability/observability.module.js';
 import { DefaultRbacService } from '../rbac/default-rbac.service.js';
 import { RbacModule } from '../rbac/rbac.module.js';
-import { RegistryModule } from '../registry/registry.module.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
 import { StoreHooks } from '../store/store-hooks.js';
@@ -27,7 +26,7 @@ import { tenantResource } from './tenant-resource.js';
  * reconcile that completes whatever a crash interrupted.
  */
 @Module({
-  imports: [RegistryModule, StoreModule, RbacModule, LifecycleModule],
+  imports: [StoreModule, RbacModule, LifecycleModule],
   providers: [
     {
       provide: TenantProvisioner,

@@ -1,7 +1,7 @@
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
-import type { TableConvertor } from '../registry/resource-definition.js';
-import { nameColumn } from '../table/standard-columns.js';
-import { ageCell } from '../table/human-duration.js';
+import type { TableConvertor } from '../../registry/resource-definition.js';
+import { nameColumn } from '../../table/standard-columns.js';
+import { ageCell } from '../../table/human-duration.js';
 
 function field(obj: unknown, key: string): string {
   return isPlainObject(obj) && typeof obj[key] === 'string' ? (obj[key] as string) : '';

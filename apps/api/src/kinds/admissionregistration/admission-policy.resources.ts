@@ -3,18 +3,18 @@ import {
   mutatingAdmissionPolicySchema,
   validatingAdmissionPolicyBindingSchema,
   validatingAdmissionPolicySchema,
-} from '../schema/admissionregistration-policy.schema.js';
+} from '../../schema/admissionregistration-policy.schema.js';
 import { isPlainObject, type KubeObject, type StructuralSchema } from '@plinth/apimachinery';
-import { ageCell } from '../table/human-duration.js';
-import { ageColumn, nameColumn } from '../table/standard-columns.js';
-import type { ResourceDefinition, ResourceStrategy, TableConvertor } from './resource-definition.js';
+import { ageCell } from '../../table/human-duration.js';
+import { ageColumn, nameColumn } from '../../table/standard-columns.js';
+import { STANDARD_VERBS, type ResourceDefinition, type ResourceStrategy, type TableConvertor } from '../../registry/resource-definition.js';
 import {
   mutatingAdmissionPolicyBindingStrategy,
   mutatingAdmissionPolicyStrategy,
   validatingAdmissionPolicyBindingStrategy,
   validatingAdmissionPolicyStatusStrategy,
   validatingAdmissionPolicyStrategy,
-} from './strategies/admission-policy.strategy.js';
+} from './admission-policy.strategy.js';
 
 const GROUP = 'admissionregistration.k8s.io';
 
@@ -84,7 +84,7 @@ function definition(
     namespaced: false,
     shortNames: [],
     categories: ['api-extensions'],
-    verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+    verbs: STANDARD_VERBS,
     subresources: statusStrategy ? [{ name: 'status', kind, group: GROUP, version, verbs: ['get', 'patch', 'update'] }] : [],
     subresourceStrategies: statusStrategy ? { status: statusStrategy } : undefined,
     schema,

@@ -1,9 +1,9 @@
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
-import { leaseSchema } from '../schema/coordination-v1.schema.js';
-import { ageCell } from '../table/human-duration.js';
-import { ageColumn, nameColumn } from '../table/standard-columns.js';
-import type { ResourceDefinition } from './resource-definition.js';
-import { leaseStrategy } from './strategies/lease.strategy.js';
+import { leaseSchema } from '../../schema/coordination-v1.schema.js';
+import { ageCell } from '../../table/human-duration.js';
+import { ageColumn, nameColumn } from '../../table/standard-columns.js';
+import { STANDARD_VERBS, type ResourceDefinition } from '../../registry/resource-definition.js';
+import { leaseStrategy } from './lease.strategy.js';
 
 /**
  * coordination.k8s.io/v1 Lease: what leader election in client-go,
@@ -20,7 +20,7 @@ export const leaseResource: ResourceDefinition = {
   namespaced: true,
   shortNames: [],
   categories: [],
-  verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+  verbs: STANDARD_VERBS,
   subresources: [],
   schema: leaseSchema,
   strategy: leaseStrategy,

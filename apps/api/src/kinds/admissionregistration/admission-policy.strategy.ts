@@ -9,8 +9,8 @@ import {
   validateValidatingAdmissionPolicy,
   validateValidatingAdmissionPolicyBinding,
   validateValidatingAdmissionPolicyStatus,
-} from '../../validation/admission-policy.validation.js';
-import type { ResourceDefinition, ResourceStrategy, StrategyContext } from '../resource-definition.js';
+} from './admission-policy.validation.js';
+import type { ResourceDefinition, ResourceStrategy, StrategyContext } from '../../registry/resource-definition.js';
 
 type Json = Record<string, unknown>;
 

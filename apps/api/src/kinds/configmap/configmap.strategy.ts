@@ -1,6 +1,6 @@
-import { validateConfigMap, validateConfigMapUpdate } from '../../validation/configmap.validation.js';
+import { validateConfigMap, validateConfigMapUpdate } from './configmap.validation.js';
 import type { KubeObject } from '@plinth/apimachinery';
-import type { ResourceStrategy } from '../resource-definition.js';
+import type { ResourceStrategy } from '../../registry/resource-definition.js';
 
 /** ConfigMap: no status, no generation; immutability is enforced by validation. */
 export const configMapStrategy: ResourceStrategy = {

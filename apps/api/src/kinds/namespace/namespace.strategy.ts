@@ -3,10 +3,10 @@ import {
   validateNamespaceFinalizeUpdate,
   validateNamespaceStatusUpdate,
   validateNamespaceUpdate,
-} from '../../validation/namespace.validation.js';
+} from './namespace.validation.js';
 import type { KubeObject } from '@plinth/apimachinery';
 import { isPlainObject } from '@plinth/apimachinery';
-import type { ResourceStrategy } from '../resource-definition.js';
+import type { ResourceStrategy } from '../../registry/resource-definition.js';
 
 /** The finalizer the namespace controller removes (through `finalize`) once a deleting namespace is empty. */
 export const NAMESPACE_FINALIZER = 'kubernetes';

@@ -1,7 +1,7 @@
-import { validateSecret, validateSecretUpdate } from '../../validation/secret.validation.js';
+import { validateSecret, validateSecretUpdate } from './secret.validation.js';
 import type { KubeObject } from '@plinth/apimachinery';
 import { isPlainObject } from '@plinth/apimachinery';
-import type { ResourceStrategy } from '../resource-definition.js';
+import type { ResourceStrategy } from '../../registry/resource-definition.js';
 
 /**
  * Merges `stringData` into `data` (base64-encoding each value; stringData

@@ -1,10 +1,8 @@
-import { selfSubjectReviewSchema, serviceAccountSchema, tokenRequestSchema, tokenReviewSchema } from '../schema/builtin-schemas.js';
-import { ageCell } from '../table/human-duration.js';
-import { ageColumn, nameColumn } from '../table/standard-columns.js';
+import { selfSubjectReviewSchema, serviceAccountSchema, tokenRequestSchema, tokenReviewSchema } from '../../schema/builtin-schemas.js';
+import { ageCell } from '../../table/human-duration.js';
+import { ageColumn, nameColumn } from '../../table/standard-columns.js';
 import type { KubeObject } from '@plinth/apimachinery';
-import type { ResourceDefinition, ResourceStrategy } from './resource-definition.js';
-
-const STANDARD_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+import { STANDARD_VERBS, type ResourceDefinition, type ResourceStrategy } from '../../registry/resource-definition.js';
 
 /** ServiceAccount: nothing beyond metadata validation; `secrets` is kept as sent. */
 const serviceAccountStrategy: ResourceStrategy = {

@@ -1,6 +1,6 @@
 import { dropDisabledFields, type GatedField } from '../../features/gated-fields.js';
-import { validateLeaseSpec } from '../../validation/lease.validation.js';
-import type { ResourceStrategy } from '../resource-definition.js';
+import { validateLeaseSpec } from './lease.validation.js';
+import type { ResourceStrategy } from '../../registry/resource-definition.js';
 
 /** The fields of the CoordinatedLeaderElection feature (alpha in 1.32). */
 const GATED_FIELDS: readonly GatedField[] = [

@@ -1,16 +1,16 @@
 import {
   mutatingWebhookConfigurationSchema,
   validatingWebhookConfigurationSchema,
-} from '../schema/admissionregistration-v1.schema.js';
+} from '../../schema/admissionregistration-v1.schema.js';
 import type { StructuralSchema } from '@plinth/apimachinery';
-import { ageCell } from '../table/human-duration.js';
-import { ageColumn, nameColumn } from '../table/standard-columns.js';
+import { ageCell } from '../../table/human-duration.js';
+import { ageColumn, nameColumn } from '../../table/standard-columns.js';
 import type { KubeObject } from '@plinth/apimachinery';
-import type { ResourceDefinition, ResourceStrategy, TableColumn } from './resource-definition.js';
+import { STANDARD_VERBS, type ResourceDefinition, type ResourceStrategy, type TableColumn } from '../../registry/resource-definition.js';
 import {
   mutatingWebhookConfigurationStrategy,
   validatingWebhookConfigurationStrategy,
-} from './strategies/webhook-configuration.strategy.js';
+} from './webhook-configuration.strategy.js';
 
 const GROUP = 'admissionregistration.k8s.io';
 
@@ -32,7 +32,7 @@ function definition(kind: string, resource: string, schema: StructuralSchema, st
     namespaced: false,
     shortNames: [],
     categories: ['api-extensions'],
-    verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+    verbs: STANDARD_VERBS,
     subresources: [],
     schema,
     strategy,

@@ -7,7 +7,7 @@ import {
   readStoredMap,
   readStringMap,
   sameMap,
-} from './configmap.validation.js';
+} from '../configmap/configmap.validation.js';
 import { goQuote, isConfigMapKey } from '@plinth/apimachinery';
 import { FIELD_IMMUTABLE_MSG, validateKubeFinalizers } from '@plinth/apimachinery';
 

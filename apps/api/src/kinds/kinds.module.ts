@@ -1,4 +1,4 @@
-import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Global, Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { ObjectListRepository } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
@@ -10,15 +10,17 @@ import { PLATFORM_TENANT } from '../tenancy/tenant-api.js';
 import { tenantResource } from '../tenancy/tenant-resource.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 import { OBSERVE_CHANGES } from '../watch/watch.module.js';
-import { builtinResources } from './builtin-resources.js';
-import { ResourceRegistry } from './resource-registry.js';
+import { builtinResources } from './builtin-kinds.js';
+import { ResourceRegistry } from '../registry/resource-registry.js';
 
 /**
- * The served resources of every tenant: the built-in kinds of the group
- * versions the runtime configuration enables, the platform scope's Tenant
- * kind, and each tenant's CRDs from the CRD cache, which follows the change
- * stream from module start.
+ * The served resources of every tenant (global: every concern reads the
+ * registry): the built-in kinds of the group versions the runtime
+ * configuration enables (one folder per kind under kinds/), the platform
+ * scope's Tenant kind, and each tenant's CRDs from the CRD cache, which
+ * follows the change stream from module start.
  */
+@Global()
 @Module({
   providers: [
     {
@@ -40,7 +42,7 @@ import { ResourceRegistry } from './resource-registry.js';
   ],
   exports: [ResourceRegistry, CrdRegistry],
 })
-export class RegistryModule implements OnModuleInit, OnApplicationShutdown {
+export class KindsModule implements OnModuleInit, OnApplicationShutdown {
   private unobserve: (() => void) | undefined;
 
   constructor(

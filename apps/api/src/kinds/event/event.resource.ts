@@ -1,10 +1,10 @@
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
-import { coreFromEventsV1, eventsV1FromCore } from '../events/event-conversion.js';
-import { eventTable } from '../events/event-table.js';
-import { type EventApi, validateEventCreate, validateEventUpdate } from '../events/event.validation.js';
-import { eventSchema } from '../schema/event-v1.schema.js';
-import { eventsV1EventSchema } from '../schema/events-v1.schema.js';
-import type { ResourceDefinition, ResourceStrategy } from './resource-definition.js';
+import { coreFromEventsV1, eventsV1FromCore } from './event-conversion.js';
+import { eventTable } from './event-table.js';
+import { type EventApi, validateEventCreate, validateEventUpdate } from './event.validation.js';
+import { eventSchema } from '../../schema/event-v1.schema.js';
+import { eventsV1EventSchema } from '../../schema/events-v1.schema.js';
+import { STANDARD_VERBS, type ResourceDefinition, type ResourceStrategy } from '../../registry/resource-definition.js';
 
 function field(obj: unknown, key: string): string {
   return isPlainObject(obj) && typeof obj[key] === 'string' ? (obj[key] as string) : '';
@@ -41,7 +41,6 @@ const eventSelectableFields: ResourceDefinition['selectableFields'] = {
   type: (o) => field(o, 'type'),
 };
 
-const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 const same = (o: KubeObject) => o;
 
 /**
@@ -59,7 +58,7 @@ export const eventResource: ResourceDefinition = {
   namespaced: true,
   shortNames: ['ev'],
   categories: [],
-  verbs: VERBS,
+  verbs: STANDARD_VERBS,
   subresources: [],
   schema: eventSchema,
   strategy: eventStrategy('core', same),

@@ -1,7 +1,7 @@
 import { applyWebhookDefaults, type WebhookKind } from '@plinth/admission';
-import { validateWebhookConfiguration, validateWebhookConfigurationUpdate } from '../../validation/webhook-configuration.validation.js';
+import { validateWebhookConfiguration, validateWebhookConfigurationUpdate } from './webhook-configuration.validation.js';
 import type { KubeObject } from '@plinth/apimachinery';
-import type { ResourceStrategy } from '../resource-definition.js';
+import type { ResourceStrategy } from '../../registry/resource-definition.js';
 
 /**
  * Mutating- or ValidatingWebhookConfiguration: the admissionregistration/v1
