@@ -150,7 +150,19 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     if (namespace) await deleter.finalizeNamespaceIfEmpty(tenant, namespace);
   };
   const tenancy = createTenancySupport({ tenants, cache: tenantCache, registry, objects, lists, store, deleter, logger });
-  const crds = createCrdSupport({ registry, lists, store, deleter, logger, observe, featureStage: (gate) => config.featureGates.stage(gate) });
+  const crds = createCrdSupport({
+    registry,
+    lists,
+    store,
+    deleter,
+    logger,
+    observe,
+    features: {
+      stage: (tenant, gate) => config.featureGates.stage(gate) ?? tenantGates.get(tenant, gate)?.stage,
+      prepare: (tenant) => tenantGates.prepare(tenant),
+      storageResource: FEATURE_GATE_STORAGE_RESOURCE,
+    },
+  });
   authz.attachStore(store);
   tenancy.provisioner.ensureDefaultRbac = async (tenant) => {
     await authz.ensureDefaultRbac(tenant);

@@ -29,8 +29,10 @@ interface TenantCrds {
 /** Options of the CRD cache. */
 export interface CrdRegistryOptions {
   logger?: Logger;
-  /** The stage of a feature gate, for the descriptions of gated fields in published schemas. */
-  featureStage?: FeatureStageOf;
+  /** The stage of a feature gate in a tenant (the server's or the tenant's own), for the descriptions of gated fields in published schemas. */
+  featureStage?: (tenant: string, gate: string) => string | undefined;
+  /** Loads the tenant's own feature gates before its CRDs are compiled (feed {@link observer} their changes too). */
+  prepareFeatures?: (tenant: string) => Promise<void>;
 }
 
 /** The CRD cache; see the file comment. */
@@ -95,14 +97,16 @@ export class CrdRegistry {
     const crds = page.items.map((i) => asCrd(i.body as KubeObject));
     const summary = `${page.items.length}@${Math.max(0, ...page.items.map((i) => i.revision))}`;
     const previous = this.snapshots.peek(tenant);
+    await this.opts.prepareFeatures?.(tenant);
+    const stageOf: FeatureStageOf = (gate) => this.opts.featureStage?.(tenant, gate);
     const compiled = new Map<string, CompiledCrd>();
     for (const crd of crds) {
       const name = crd.metadata.name ?? '';
       const prior = previous?.compiled.get(name);
-      let c = prior && prior.key === compileKey(crd) ? prior : undefined;
+      let c = prior && prior.key === compileKey(crd, stageOf) ? prior : undefined;
       if (!c) {
         try {
-          c = compileCrd(crd, this.opts.featureStage);
+          c = compileCrd(crd, stageOf);
         } catch (err) {
           this.opts.logger?.warn({ tenant, crd: name, err: (err as Error).message }, 'cannot compile CRD');
           continue;

@@ -1,4 +1,3 @@
-import type { FeatureStageOf } from './custom-resource.compiler.js';
 import type { Logger } from 'pino';
 import type { ChangeObserver, ObjectListRepository } from '@plinth/storage';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
@@ -35,22 +34,31 @@ export interface CrdSupportDeps {
   deleter: ResourceDeleteService;
   logger: Logger;
   observe: ObserveChanges;
-  /** The stage of a feature gate (descriptions of `x-plinth-feature-gate` fields); unset: none is described. */
-  featureStage?: FeatureStageOf;
+  /** The feature gates CRD schemas name, for the descriptions of gated fields (unset: none is described). */
+  features?: {
+    /** The stage of `gate` in `tenant`: the server's, else the tenant's own. */
+    stage(tenant: string, gate: string): string | undefined;
+    /** Loads the tenant's own gates. */
+    prepare(tenant: string): Promise<void>;
+    /** The storage resource of the tenant gates, whose changes recompile the tenant's CRDs. */
+    storageResource: string;
+  };
 }
 
 /** Wires the CRD cache into `registry`, onto the change stream, and the controller onto the cache. */
 export function createCrdSupport(deps: CrdSupportDeps): CrdSupport {
-  const cache = new CrdRegistry(deps.lists, { logger: deps.logger, featureStage: deps.featureStage });
+  const cache = new CrdRegistry(deps.lists, { logger: deps.logger, featureStage: deps.features?.stage, prepareFeatures: deps.features?.prepare });
   const controller = new CrdController({ registry: cache, store: deps.store, deleter: deps.deleter, lists: deps.lists, logger: deps.logger });
   cache.onChange = (tenant) => controller.enqueue(tenant);
   deps.registry.setDynamicSource(cache);
   let unobserve: (() => void) | undefined;
+  let unobserveGates: (() => void) | undefined;
   return {
     cache,
     controller,
     start: () => {
       unobserve ??= deps.observe(CRD_STORAGE_RESOURCE, cache.observer);
+      if (deps.features) unobserveGates ??= deps.observe(deps.features.storageResource, cache.observer);
     },
     settled: async (tenant, name, timeoutMs = 2000) => {
       const deadline = Date.now() + timeoutMs;
@@ -63,7 +71,9 @@ export function createCrdSupport(deps: CrdSupportDeps): CrdSupport {
     },
     stop: async () => {
       unobserve?.();
+      unobserveGates?.();
       unobserve = undefined;
+      unobserveGates = undefined;
       await controller.stop();
     },
   };
