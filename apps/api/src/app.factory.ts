@@ -1,5 +1,6 @@
 import { FEATURE_GATE_STORAGE_RESOURCE } from './features/feature-gate.schema.js';
 import { TenantFeatureGates } from './features/tenant-feature-gates.js';
+import { PolicyStatusRefresher } from './admission/policy-status-refresh.js';
 import 'reflect-metadata';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -150,6 +151,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     if (namespace) await deleter.finalizeNamespaceIfEmpty(tenant, namespace);
   };
   const tenancy = createTenancySupport({ tenants, cache: tenantCache, registry, objects, lists, store, deleter, logger });
+  const policyStatus = new PolicyStatusRefresher(lists, store, logger);
   const crds = createCrdSupport({
     registry,
     lists,
@@ -162,6 +164,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
       prepare: (tenant) => tenantGates.prepare(tenant),
       storageResource: FEATURE_GATE_STORAGE_RESOURCE,
     },
+    onServedChange: (tenant) => void policyStatus.refresh(tenant),
   });
   authz.attachStore(store);
   tenancy.provisioner.ensureDefaultRbac = async (tenant) => {

@@ -40,6 +40,8 @@ export class CrdRegistry {
   private readonly snapshots: TenantSnapshots<TenantCrds>;
   /** Called after a tenant's CRDs were (re)loaded and differ from before: the controller reconciles them. */
   onChange?: (tenant: string, crds: CrdObject[]) => void;
+  /** Called after the kinds a tenant's CRDs serve changed (a new compilation: schema, names, establishment), not on its first load. */
+  onServedChange?: (tenant: string) => void;
 
   constructor(
     private readonly lists: ObjectListRepository,
@@ -120,6 +122,7 @@ export class CrdRegistry {
       // After the snapshot is in place: the controller reads it.
       setImmediate(() => this.onChange?.(tenant, crds));
     }
+    if (previous && previous.signature !== entry.signature) setImmediate(() => this.onServedChange?.(tenant));
     return entry;
   }
 

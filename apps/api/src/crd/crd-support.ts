@@ -43,6 +43,8 @@ export interface CrdSupportDeps {
     /** The storage resource of the tenant gates, whose changes recompile the tenant's CRDs. */
     storageResource: string;
   };
+  /** Called when the kinds a tenant's CRDs serve changed (e.g. to type-check admission policies again). */
+  onServedChange?: (tenant: string) => void;
 }
 
 /** Wires the CRD cache into `registry`, onto the change stream, and the controller onto the cache. */
@@ -50,6 +52,7 @@ export function createCrdSupport(deps: CrdSupportDeps): CrdSupport {
   const cache = new CrdRegistry(deps.lists, { logger: deps.logger, featureStage: deps.features?.stage, prepareFeatures: deps.features?.prepare });
   const controller = new CrdController({ registry: cache, store: deps.store, deleter: deps.deleter, lists: deps.lists, logger: deps.logger });
   cache.onChange = (tenant) => controller.enqueue(tenant);
+  cache.onServedChange = deps.onServedChange;
   deps.registry.setDynamicSource(cache);
   let unobserve: (() => void) | undefined;
   let unobserveGates: (() => void) | undefined;
