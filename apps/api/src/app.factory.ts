@@ -1,7 +1,8 @@
+import 'reflect-metadata';
 import { FEATURE_GATE_STORAGE_RESOURCE } from './features/feature-gate.schema.js';
 import { TenantFeatureGates } from './features/tenant-feature-gates.js';
 import { PolicyStatusRefresher } from './admission/policy-status-refresh.js';
-import 'reflect-metadata';
+import { featureStageIn } from './registry/strategy-context.js';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -160,7 +161,7 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     logger,
     observe,
     features: {
-      stage: (tenant, gate) => config.featureGates.stage(gate) ?? tenantGates.get(tenant, gate)?.stage,
+      stage: (tenant, gate) => featureStageIn(store.strategyEnvironment, tenant, gate),
       prepare: (tenant) => tenantGates.prepare(tenant),
       storageResource: FEATURE_GATE_STORAGE_RESOURCE,
     },
