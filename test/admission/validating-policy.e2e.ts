@@ -175,6 +175,25 @@ describe('ValidatingAdmissionPolicy: deny, warn, audit', () => {
     assert.match(warnings[1].warning, /^typed\.example\.com\/v1, Kind=Widget: ERROR: <input>:1:\d+: .*int == string/);
   });
 
+  it('type-checks a policy again once a custom resource it names is served (CRD created after the policy)', async () => {
+    const rule = { apiGroups: ['later.example.com'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['widgets'] };
+    const early = await api.post(VAP).send(validatingPolicy('typed-later', { matchConstraints: { resourceRules: [rule] }, validations: [{ expression: 'object.spec.colour == "red"' }] })).expect(201);
+    assert.deepEqual(early.body.status.typeChecking, {}, 'nothing to check against yet');
+    const unrelated = await api.post(VAP).send(validatingPolicy('typed-unrelated', { matchConstraints: { resourceRules: [coreRule(['configmaps'])] }, validations: [{ expression: 'true' }] })).expect(201);
+    await installCrd(api, widgetCrd({ group: 'later.example.com' }));
+    const checked = await eventually(async () => {
+      const r = await api.get(`${VAP}/typed-later`).expect(200);
+      assert.equal(r.body.status.typeChecking.expressionWarnings?.length, 1, JSON.stringify(r.body.status));
+      return r;
+    });
+    assert.match(checked.body.status.typeChecking.expressionWarnings[0].warning, /^later\.example\.com\/v1, Kind=Widget: ERROR: <input>:1:\d+: undefined field 'colour'\n$/);
+    assert.equal(checked.body.status.observedGeneration, 1);
+    assert.equal(checked.body.metadata.generation, 1);
+    // A policy whose result did not change is not written.
+    const same = await api.get(`${VAP}/typed-unrelated`).expect(200);
+    assert.equal(same.body.metadata.resourceVersion, unrelated.body.metadata.resourceVersion);
+  });
+
   it('serves validatingadmissionpolicies/status: the spec and reset metadata stay, the status is validated and kept while current', async () => {
     const created = await api
       .post(VAP)

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
-import { installCrd, widgetCrd } from '../crd/crd-fixtures.js';
+import { eventually, installCrd, widgetCrd } from '../crd/crd-fixtures.js';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestServer, startTestServerOn, type TestServer } from '../support/test-server.js';
@@ -164,6 +164,16 @@ describe('feature gates a tenant defines (features.plinth.dev/v1alpha1 FeatureGa
     const elsewhere = await request(`${s.url}/clusters/other`).post(CRDS).send(crd).expect(422);
     assert.match(elsewhere.body.message, /properties\[depth\]\.x-plinth-feature-gate: Invalid value: "Widgets3D": unrecognized feature gate/);
     await installCrd(api, crd);
+    const depth = async () => {
+      const v2 = await api.get('/openapi/v2').expect(200);
+      const def = Object.entries(v2.body.definitions as Record<string, { properties: Record<string, { properties: Record<string, { description?: string }> }> }>).find(([k]) => k.endsWith('.Widget'))?.[1];
+      return def?.properties.spec.properties.depth.description;
+    };
+    assert.equal(await depth(), 'This field is alpha-level and is only honored by servers that enable the Widgets3D feature.');
+    // A change of the gate's stage reaches the published schema.
+    await api.patch(`${GATES_API}/widgets3d`).set('Content-Type', 'application/merge-patch+json').send({ spec: { stage: 'Beta', default: false } }).expect(200);
+    await eventually(async () => (await depth())?.includes('beta-level'), 5000, 'beta-level description');
+    await api.patch(`${GATES_API}/widgets3d`).set('Content-Type', 'application/merge-patch+json').send({ spec: { stage: 'Alpha' } }).expect(200);
   });
 
   it('applies a switch of the tenant\'s gate to the next write, keeping stored data when it is turned off again', async () => {

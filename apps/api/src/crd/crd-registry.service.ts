@@ -29,14 +29,17 @@ interface TenantCrds {
 /** Options of the CRD cache. */
 export interface CrdRegistryOptions {
   logger?: Logger;
-  /** The stage of a feature gate, for the descriptions of gated fields in published schemas. */
-  featureStage?: FeatureStageOf;
+  /** The stage of a feature gate in a tenant (the server's or the tenant's own), for the descriptions of gated fields in published schemas. */
+  featureStage?: (tenant: string, gate: string) => string | undefined;
+  /** Loads the tenant's own feature gates before its CRDs are compiled (feed {@link observer} their changes too). */
+  prepareFeatures?: (tenant: string) => Promise<void>;
 }
 
 /** The CRD cache; see the file comment. */
 export class CrdRegistry {
   private readonly snapshots: TenantSnapshots<TenantCrds>;
-  private readonly listeners: ((tenant: string, crds: CrdObject[]) => void)[] = [];
+  private readonly changeListeners: ((tenant: string, crds: CrdObject[]) => void)[] = [];
+  private readonly servedListeners: ((tenant: string) => void)[] = [];
 
   constructor(
     private readonly lists: ObjectListRepository,
@@ -56,7 +59,12 @@ export class CrdRegistry {
 
   /** Adds a listener told after a tenant's CRDs were (re)loaded and differ from before (the controller reconciles them). */
   onChange(listener: (tenant: string, crds: CrdObject[]) => void): void {
-    this.listeners.push(listener);
+    this.changeListeners.push(listener);
+  }
+
+  /** Adds a listener told after the kinds a tenant's CRDs serve changed (a new compilation: schema, names, establishment), not on its first load. */
+  onServedChange(listener: (tenant: string) => void): void {
+    this.servedListeners.push(listener);
   }
 
   /** Loads the tenant's CRDs unless the cached ones are current; marks the tenant as in use. */
@@ -99,14 +107,16 @@ export class CrdRegistry {
     const crds = page.items.map((i) => asCrd(i.body as KubeObject));
     const summary = `${page.items.length}@${Math.max(0, ...page.items.map((i) => i.revision))}`;
     const previous = this.snapshots.peek(tenant);
+    await this.opts.prepareFeatures?.(tenant);
+    const stageOf: FeatureStageOf = (gate) => this.opts.featureStage?.(tenant, gate);
     const compiled = new Map<string, CompiledCrd>();
     for (const crd of crds) {
       const name = crd.metadata.name ?? '';
       const prior = previous?.compiled.get(name);
-      let c = prior && prior.key === compileKey(crd) ? prior : undefined;
+      let c = prior && prior.key === compileKey(crd, stageOf) ? prior : undefined;
       if (!c) {
         try {
-          c = compileCrd(crd, this.opts.featureStage);
+          c = compileCrd(crd, stageOf);
         } catch (err) {
           this.opts.logger?.warn({ tenant, crd: name, err: (err as Error).message }, 'cannot compile CRD');
           continue;
@@ -119,7 +129,12 @@ export class CrdRegistry {
     if (!previous || previous.signature !== entry.signature || previous.summary !== entry.summary) {
       // After the snapshot is in place: the controller reads it.
       setImmediate(() => {
-        for (const l of this.listeners) l(tenant, crds);
+        for (const l of this.changeListeners) l(tenant, crds);
+      });
+    }
+    if (previous && previous.signature !== entry.signature) {
+      setImmediate(() => {
+        for (const l of this.servedListeners) l(tenant);
       });
     }
     return entry;

@@ -10,15 +10,27 @@ import { CrdController } from './crd-controller.service.js';
 import { CrdRegistry } from './crd-registry.service.js';
 import { CRD_STORAGE_RESOURCE } from './crd-resource.js';
 import { crdSettled } from './crd-settled.js';
+import { PolicyStatusRefresher } from './policy-status-refresh.js';
 
 /**
  * The CRD controller: reconciles a tenant's CRDs (names, Established,
  * deletion of their custom resources) whenever the CRD cache, fed by the
- * change stream (registry/), sees them change.
+ * change stream (kinds/), sees them change; and admission policies'
+ * typeChecking recomputed when the kinds a tenant's CRDs serve change.
  */
 @Module({
   imports: [StoreModule],
   providers: [
+    {
+      provide: PolicyStatusRefresher,
+      useFactory: (lists: ObjectListRepository, store: ResourceStoreService, logger: Logger, registry: CrdRegistry) => {
+        const refresher = new PolicyStatusRefresher(lists, store, logger);
+        // Policies are type-checked again when the kinds a tenant's CRDs serve change.
+        registry.onServedChange((tenant) => void refresher.refresh(tenant));
+        return refresher;
+      },
+      inject: [ObjectListRepository, ResourceStoreService, LOGGER, CrdRegistry],
+    },
     {
       provide: CrdController,
       useFactory: (registry: CrdRegistry, store: ResourceStoreService, deleter: ResourceDeleteService, lists: ObjectListRepository, logger: Logger, hooks: StoreHooks) => {

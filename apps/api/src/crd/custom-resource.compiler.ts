@@ -7,7 +7,7 @@ import { type CrdObject, type CrdVersion, customResourceStorage, isConditionTrue
 import { CustomResourceSchema } from './custom-resource-schema.js';
 import { customResourceStatusStrategy, customResourceStrategy, type CustomResourceStrategyOptions } from './custom-resource.strategy.js';
 import { customResourceTable } from './printer-columns.js';
-import { describeSchemaGates, schemaGates } from './schema/schema-feature-gates.js';
+import { describeSchemaGates, schemaGateNames, schemaGates } from './schema/schema-feature-gates.js';
 import { selectableFieldGetters } from './selectable-fields.js';
 
 /**
@@ -33,9 +33,18 @@ export interface CompiledCrd {
   state: { terminating: boolean };
 }
 
-/** What a compiled CRD depends on: a new key means recompiling. */
-export function compileKey(crd: CrdObject): string {
-  return JSON.stringify([crd.metadata.uid, crd.metadata.generation, isConditionTrue(crd, 'Established'), crd.status?.acceptedNames ?? null]);
+/** The stage of each feature gate the CRD's schemas name, sorted by name (the published descriptions depend on them). */
+function gateStages(crd: CrdObject, stageOf: FeatureStageOf): Array<[string, string | null]> {
+  const names = new Set((crd.spec.versions ?? []).flatMap((v) => [...schemaGateNames(v.schema?.openAPIV3Schema ?? undefined)]));
+  return [...names].sort().map((g) => [g, stageOf(g) ?? null]);
+}
+
+/** The stage of a feature gate (for the descriptions of gated fields), undefined for an unknown gate. */
+export type FeatureStageOf = (gate: string) => string | undefined;
+
+/** What a compiled CRD depends on (with `stageOf`, the stages of the gates it names): a new key means recompiling. */
+export function compileKey(crd: CrdObject, stageOf: FeatureStageOf = () => undefined): string {
+  return JSON.stringify([crd.metadata.uid, crd.metadata.generation, isConditionTrue(crd, 'Established'), crd.status?.acceptedNames ?? null, gateStages(crd, stageOf)]);
 }
 
 function versionPriority(v: string): number {
@@ -56,9 +65,6 @@ function deprecationWarning(crd: CrdObject, v: CrdVersion, kind: string): string
     .sort((a, b) => versionPriority(b) - versionPriority(a));
   return newer.length === 0 ? msg : `${msg}; use ${group}/${newer[0]} ${kind}`;
 }
-
-/** The stage of a feature gate (for the descriptions of gated fields), undefined for an unknown gate. */
-export type FeatureStageOf = (gate: string) => string | undefined;
 
 function compileVersion(crd: CrdObject, v: CrdVersion, state: { terminating: boolean }, stageOf: FeatureStageOf): ResourceDefinition {
   const group = crd.spec.group ?? '';
@@ -131,7 +137,7 @@ export function compileCrd(crd: CrdObject, stageOf: FeatureStageOf = () => undef
   const established = isConditionTrue(crd, 'Established');
   const defs = established ? (crd.spec.versions ?? []).filter((v) => v.served).map((v) => compileVersion(crd, v, state, stageOf)) : [];
   return {
-    key: compileKey(crd),
+    key: compileKey(crd, stageOf),
     name: crd.metadata.name ?? '',
     group: crd.spec.group ?? '',
     plural: crd.spec.names?.plural ?? '',

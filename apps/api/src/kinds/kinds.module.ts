@@ -12,22 +12,32 @@ import type { ObserveChanges } from '../watch/observe-changes.js';
 import { OBSERVE_CHANGES } from '../watch/watch.module.js';
 import { builtinResources } from './builtin-kinds.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
+import { featureStageIn } from '../registry/strategy-context.js';
+import { FEATURE_GATE_STORAGE_RESOURCE } from '../features/feature-gate.schema.js';
+import { TenantFeatureGates } from '../features/tenant-feature-gates.js';
 
 /**
  * The served resources of every tenant (global: every concern reads the
  * registry): the built-in kinds of the group versions the runtime
  * configuration enables (one folder per kind under kinds/), the platform
  * scope's Tenant kind, and each tenant's CRDs from the CRD cache, which
- * follows the change stream from module start.
+ * follows the change stream from module start; and the tenants' own
+ * feature gates (FeatureGate objects).
  */
 @Global()
 @Module({
   providers: [
+    { provide: TenantFeatureGates, useFactory: (lists: ObjectListRepository) => new TenantFeatureGates(lists), inject: [ObjectListRepository] },
     {
       provide: CrdRegistry,
-      // Descriptions of x-plinth-feature-gate fields name the gate's stage.
-      useFactory: (lists: ObjectListRepository, logger: Logger, config: AppConfig) => new CrdRegistry(lists, { logger, featureStage: (gate) => config.featureGates.stage(gate) }),
-      inject: [ObjectListRepository, LOGGER, APP_CONFIG],
+      // Descriptions of x-plinth-feature-gate fields name the gate's stage: the server's, else the tenant's own.
+      useFactory: (lists: ObjectListRepository, logger: Logger, config: AppConfig, tenantFeatures: TenantFeatureGates) =>
+        new CrdRegistry(lists, {
+          logger,
+          featureStage: (tenant, gate) => featureStageIn({ features: config.featureGates, tenantFeatures }, tenant, gate),
+          prepareFeatures: (tenant) => tenantFeatures.prepare(tenant),
+        }),
+      inject: [ObjectListRepository, LOGGER, APP_CONFIG, TenantFeatureGates],
     },
     {
       provide: ResourceRegistry,
@@ -40,21 +50,28 @@ import { ResourceRegistry } from '../registry/resource-registry.js';
       inject: [APP_CONFIG, CrdRegistry],
     },
   ],
-  exports: [ResourceRegistry, CrdRegistry],
+  exports: [ResourceRegistry, CrdRegistry, TenantFeatureGates],
 })
 export class KindsModule implements OnModuleInit, OnApplicationShutdown {
-  private unobserve: (() => void) | undefined;
+  private unobserve: (() => void)[] = [];
 
   constructor(
     @Inject(CrdRegistry) private readonly crds: CrdRegistry,
+    @Inject(TenantFeatureGates) private readonly tenantFeatures: TenantFeatureGates,
     @Inject(OBSERVE_CHANGES) private readonly observe: ObserveChanges,
   ) {}
 
   onModuleInit(): void {
-    this.unobserve = this.observe(CRD_STORAGE_RESOURCE, this.crds.observer);
+    this.unobserve = [
+      this.observe(CRD_STORAGE_RESOURCE, this.crds.observer),
+      // Tenants' own FeatureGate objects: kept current, and a change recompiles the tenant's CRDs (gated fields' descriptions).
+      this.observe(FEATURE_GATE_STORAGE_RESOURCE, this.tenantFeatures.observer),
+      this.observe(FEATURE_GATE_STORAGE_RESOURCE, this.crds.observer),
+    ];
   }
 
   onApplicationShutdown(): void {
-    this.unobserve?.();
+    for (const u of this.unobserve) u();
+    this.unobserve = [];
   }
 }

@@ -10,17 +10,21 @@ export interface StrategyEnvironment {
   tenantFeatures?: TenantFeatureSource;
 }
 
+/** The stage of `gate` in `tenant`: the server's gate, else the tenant's own (as last loaded); undefined when nobody defined it. */
+export function featureStageIn(env: Pick<StrategyEnvironment, 'features' | 'tenantFeatures'>, tenant: string, gate: string): string | undefined {
+  return env.features.stage(gate) ?? env.tenantFeatures?.get(tenant, gate)?.stage;
+}
+
 /**
  * The StrategyContext of one write in `tenant`, after the tenant's own
  * gates were loaded. Reads only memory; an unknown gate is off.
  */
 export async function strategyContext(env: StrategyEnvironment, tenant: string): Promise<StrategyContext> {
   await env.tenantFeatures?.prepare(tenant);
-  const own = (name: string) => env.tenantFeatures?.get(tenant, name);
   return {
     tenant,
-    featureEnabled: (name) => (env.features.has(name) ? env.features.enabled(name) : (own(name)?.enabled ?? false)),
-    featureStage: (name) => env.features.stage(name) ?? own(name)?.stage,
+    featureEnabled: (name) => (env.features.has(name) ? env.features.enabled(name) : (env.tenantFeatures?.get(tenant, name)?.enabled ?? false)),
+    featureStage: (name) => featureStageIn(env, tenant, name),
     isServerFeature: (name) => env.features.has(name),
     lookup: (group, version, resource) => env.kinds.lookup(tenant, group, version, resource),
   };

@@ -4,11 +4,8 @@ import { ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
 import { AdmissionChainModule } from '../admission/admission-chain.module.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { WatchService } from '../watch/watch.service.js';
-import type { ObserveChanges } from '../watch/observe-changes.js';
-import { OBSERVE_CHANGES } from '../watch/watch.module.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { FEATURE_GATE_STORAGE_RESOURCE } from '../features/feature-gate.schema.js';
 import { TenantFeatureGates } from '../features/tenant-feature-gates.js';
 import type { StrategyEnvironment } from '../registry/strategy-context.js';
 
@@ -42,13 +39,8 @@ function commitBarrier(watch: WatchService, hooks: StoreHooks): CommitBarrier {
     StoreHooks,
     {
       provide: STRATEGY_ENVIRONMENT,
-      useFactory: (registry: ResourceRegistry, config: AppConfig, lists: ObjectListRepository, observe: ObserveChanges): StrategyEnvironment => {
-        // Tenants' own FeatureGate objects, followed through the change stream.
-        const tenantFeatures = new TenantFeatureGates(lists);
-        observe(FEATURE_GATE_STORAGE_RESOURCE, tenantFeatures.observer);
-        return { kinds: registry, features: config.featureGates, tenantFeatures };
-      },
-      inject: [ResourceRegistry, APP_CONFIG, ObjectListRepository, OBSERVE_CHANGES],
+      useFactory: (registry: ResourceRegistry, config: AppConfig, tenantFeatures: TenantFeatureGates): StrategyEnvironment => ({ kinds: registry, features: config.featureGates, tenantFeatures }),
+      inject: [ResourceRegistry, APP_CONFIG, TenantFeatureGates],
     },
     {
       provide: ResourceStoreService,
