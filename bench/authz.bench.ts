@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import type { AuthorizationAttributes } from '../apps/api/src/authz/authorizer.js';
+import type { AuthorizationAttributes } from '@plinth/apimachinery';
 import { RbacAuthorizer } from '../apps/api/src/authz/rbac-authorizer.js';
 import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES, TenantRbacIndex } from '../apps/api/src/authz/rbac-index.js';
-import { BOOTSTRAP_CLUSTER_ROLE_BINDINGS, BOOTSTRAP_CLUSTER_ROLES } from '../apps/api/src/rbac/bootstrap-policy.js';
+import { BOOTSTRAP_CLUSTER_ROLE_BINDINGS, BOOTSTRAP_CLUSTER_ROLES } from '../apps/api/src/kinds/rbac/bootstrap-policy.js';
 import { progress, runBenchmark } from './bench-support.js';
 
 const BINDINGS = 10_000;

@@ -9,7 +9,7 @@ import {
   WebhookClient,
   type WebhookConfigurationV1,
 } from '@plinth/admission';
-import { policyCel } from '../apps/api/src/admission/policy-cel.adapter.js';
+import { policyCel } from '../apps/api/src/kinds/admissionregistration/policy-cel.adapter.js';
 import { allow, deny, makeCertificates, TestWebhookServer, webhookConfiguration } from '../test/admission/support/webhook-server.js';
 import { percentiles, progress, runLoad, startBenchPostgres, runBenchmark, startServerProcess, stopServerAndDatabase } from './bench-support.js';
 

@@ -6,6 +6,7 @@
  * merge), quantity, structural schema, and the request's user.
  */
 export * from './auth/user-info.js';
+export * from './auth/authorizer.js';
 export * from './object/kube-object.js';
 export * from './errors/field-error.js';
 export * from './errors/api-error.js';

@@ -17,7 +17,7 @@ import { objectKey, presentObject, type ResourceDefinition } from '../registry/r
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { mergeApplyConfiguration } from './apply-configuration.js';
 import { NamespaceCache } from './namespace-cache.js';
-import { policyCel } from './policy-cel.adapter.js';
+import { policyCel } from '../kinds/admissionregistration/policy-cel.adapter.js';
 import { PrometheusPolicyMetrics } from './policy-metrics.js';
 
 /** What the policy modules are built from. */

@@ -1,6 +1,6 @@
 import type { AdmissionAttributes, UserInfo } from '@plinth/admission';
 import { CelAuthorizer, type CelAuthzBackend, CelResourceCheck } from '@plinth/cel';
-import type { Authorizer } from '../authz/authorizer.js';
+import type { Authorizer } from '@plinth/apimachinery';
 import { TENANT_EXTRA_KEY } from '@plinth/apimachinery';
 
 /**

@@ -5,7 +5,7 @@ import {
   type AdmissionOperation,
 } from '@plinth/admission';
 import { tenantTerminatingMessage } from '@plinth/storage';
-import { PLATFORM_TENANT, TENANCY_GROUP } from '../tenancy/tenant-api.js';
+import { PLATFORM_TENANT, TENANCY_GROUP } from '../kinds/tenant/tenant-api.js';
 
 /** The phase of a tenant's logical cluster; undefined when it does not exist. */
 export type TenantPhaseLookup = (tenant: string) => Promise<'Active' | 'Terminating' | undefined>;

@@ -29,8 +29,8 @@ import { firstValues, parseBool, type RawQuery } from '../http/options/query-val
 import { parseRequestInfo, type RequestInfo } from '../http/request-info.js';
 import { namespaceFinalizeStrategy, namespaceStatusStrategy } from '../kinds/namespace/namespace.strategy.js';
 import type { ResourceDefinition, ResourceStrategy } from '../registry/resource-definition.js';
-import { tenantResource } from '../tenancy/tenant-resource.js';
-import { tenantStatusStrategy } from '../tenancy/tenant.strategy.js';
+import { tenantResource } from '../kinds/tenant/tenant.resource.js';
+import { tenantStatusStrategy } from '../kinds/tenant/tenant.strategy.js';
 import { selfSubjectReviewResource, serviceAccountResource, tokenReviewResource } from '../kinds/authentication/authentication.resources.js';
 
 /** Per-request labels for metrics and logs, set by the controller. */

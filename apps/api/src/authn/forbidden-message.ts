@@ -1,4 +1,4 @@
-import type { AuthorizationAttributes } from '../authz/authorizer.js';
+import type { AuthorizationAttributes } from '@plinth/apimachinery';
 
 /** Upstream's forbidden message body for `attrs` (`User "x" cannot get resource "pods" in API group "" in the namespace "y"`). */
 export function forbiddenReason(attrs: AuthorizationAttributes): string {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { AuthorizationAttributes } from '../authz/authorizer.js';
+import type { AuthorizationAttributes } from '@plinth/apimachinery';
 import { ApiError } from '@plinth/apimachinery';
 import { impersonate, impersonationHeaders, mastersOnlyAuthorizer } from './impersonation.js';
 

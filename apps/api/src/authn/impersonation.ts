@@ -1,5 +1,5 @@
 import type { UserInfo } from '@plinth/apimachinery';
-import type { AuthorizationAttributes, Authorizer } from '../authz/authorizer.js';
+import type { AuthorizationAttributes, Authorizer } from '@plinth/apimachinery';
 import { ApiError } from '@plinth/apimachinery';
 import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from './authenticator.js';
 import { forbiddenMessage } from './forbidden-message.js';

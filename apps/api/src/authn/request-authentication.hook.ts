@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { UserInfo } from '@plinth/apimachinery';
-import type { AuthorizationAttributes, Authorizer } from '../authz/authorizer.js';
+import type { AuthorizationAttributes, Authorizer } from '@plinth/apimachinery';
 import { ApiError } from '@plinth/apimachinery';
 import { parseRequestInfo } from '../http/request-info.js';
 import { sendPlain } from '../http/response-writer.js';

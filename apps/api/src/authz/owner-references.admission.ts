@@ -2,7 +2,7 @@ import type { AdmissionAttributes, AdmissionModule, AdmissionOperation } from '@
 import { AdmissionError } from '@plinth/admission';
 import { isDeepStrictEqual } from 'node:util';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
-import type { AuthorizationAttributes } from './authorizer.js';
+import type { AuthorizationAttributes } from '@plinth/apimachinery';
 import type { RbacAuthorizer } from './rbac-authorizer.js';
 
 interface OwnerRef {

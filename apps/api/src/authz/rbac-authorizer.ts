@@ -1,7 +1,7 @@
 import type { UserInfo } from '@plinth/admission';
 import { ApiError } from '@plinth/apimachinery';
-import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.js';
-import { ruleAllows } from './policy-rule.js';
+import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from '@plinth/apimachinery';
+import { ruleAllows } from '../kinds/rbac/policy-rule.js';
 import type { TenantRbacIndex } from './rbac-index.js';
 import { TENANT_EXTRA_KEY } from '@plinth/apimachinery';
 

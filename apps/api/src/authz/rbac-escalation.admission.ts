@@ -1,9 +1,9 @@
 import type { AdmissionAttributes, AdmissionModule, AdmissionOperation, UserInfo } from '@plinth/admission';
 import { AdmissionError } from '@plinth/admission';
-import { onlyGarbageCollectionFieldsDiffer } from '../rbac/rbac.validation.js';
-import type { AuthorizationAttributes } from './authorizer.js';
-import { covers, describeMissing } from './policy-covers.js';
-import { type PolicyRule, rulesOf, toPolicyRule } from './policy-rule.js';
+import { onlyGarbageCollectionFieldsDiffer } from '../kinds/rbac/rbac.validation.js';
+import type { AuthorizationAttributes } from '@plinth/apimachinery';
+import { covers, describeMissing } from '../kinds/rbac/policy-covers.js';
+import { type PolicyRule, rulesOf, toPolicyRule } from '../kinds/rbac/policy-rule.js';
 import type { RbacAuthorizer, RbacIndexSource } from './rbac-authorizer.js';
 import { RBAC_GROUP } from './rbac-index.js';
 

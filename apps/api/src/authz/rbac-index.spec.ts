@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { AuthorizationAttributes } from './authorizer.js';
+import type { AuthorizationAttributes } from '@plinth/apimachinery';
 import { rbacDecision, tenantDecision } from './rbac-authorizer.js';
 import { CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, ROLE_BINDINGS, ROLES, TenantRbacIndex } from './rbac-index.js';
 

@@ -1,5 +1,5 @@
 import type { UserInfo } from '@plinth/admission';
-import { type PolicyRule, rulesOf } from './policy-rule.js';
+import { type PolicyRule, rulesOf } from '../kinds/rbac/policy-rule.js';
 
 /** The storage resources (`group/resource`) the index follows. */
 export const RBAC_GROUP = 'rbac.authorization.k8s.io';

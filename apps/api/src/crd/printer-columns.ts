@@ -3,7 +3,7 @@ import type { TableColumn, TableConvertor } from '../registry/resource-definitio
 import { objectMetaSchema } from '../schema/object-meta.schema.js';
 import { ageCell } from '../table/human-duration.js';
 import type { CrdColumn } from './crd-types.js';
-import { evaluateJsonPath, type JsonPathStep, parseJsonPath, printJsonPathValue } from './jsonpath.js';
+import { evaluateJsonPath, type JsonPathStep, parseJsonPath, printJsonPathValue } from '../table/jsonpath.js';
 
 /**
  * Table output of custom resources from `additionalPrinterColumns`

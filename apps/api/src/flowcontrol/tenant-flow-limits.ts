@@ -1,6 +1,6 @@
 import type { ObjectListRepository } from '@plinth/storage';
 import type { ObserveChanges } from '../watch/observe-changes.js';
-import { PLATFORM_TENANT, TENANT_STORAGE_RESOURCE, type TenantLimits } from '../tenancy/tenant-api.js';
+import { PLATFORM_TENANT, TENANT_STORAGE_RESOURCE, type TenantLimits } from '../kinds/tenant/tenant-api.js';
 import type { FlowLimits } from './fair-queuing.js';
 
 /** The request limits a Tenant's spec sets; absent fields take the configured defaults. */

@@ -1,7 +1,7 @@
 import { authorizationResources } from '../authz/reviews/authorization-resources.js';
 import { customResourceDefinitionResource } from '../crd/crd-resource.js';
 import { admissionPolicyResources } from './admissionregistration/admission-policy.resources.js';
-import { rbacResources } from '../rbac/rbac-resources.js';
+import { rbacResources } from './rbac/rbac.resources.js';
 import { admissionRegistrationResources } from './admissionregistration/webhook-configuration.resources.js';
 import { authenticationResources } from './authentication/authentication.resources.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
@@ -10,7 +10,7 @@ import { namespaceResource } from './namespace/namespace.resource.js';
 import { secretResource } from './secret/secret.resource.js';
 import { eventResource, eventsV1Resource } from './event/event.resource.js';
 import { leaseResource } from './lease/lease.resource.js';
-import { featureGateResource } from '../features/feature-gate-resource.js';
+import { featureGateResource } from './feature-gate/feature-gate.resource.js';
 import { resourceQuotaResource } from '../quota/resource-quota.resource.js';
 
 /** The built-in kinds every tenant has. */

@@ -6,15 +6,15 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { CrdRegistry } from '../crd/crd-registry.service.js';
 import { CRD_STORAGE_RESOURCE } from '../crd/crd-resource.js';
 import { LOGGER } from '../observability/observability.module.js';
-import { PLATFORM_TENANT } from '../tenancy/tenant-api.js';
-import { tenantResource } from '../tenancy/tenant-resource.js';
+import { PLATFORM_TENANT } from './tenant/tenant-api.js';
+import { tenantResource } from './tenant/tenant.resource.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 import { OBSERVE_CHANGES } from '../watch/watch.module.js';
 import { builtinResources } from './builtin-kinds.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { featureStageIn } from '../registry/strategy-context.js';
-import { FEATURE_GATE_STORAGE_RESOURCE } from '../features/feature-gate.schema.js';
-import { TenantFeatureGates } from '../features/tenant-feature-gates.js';
+import { FEATURE_GATE_STORAGE_RESOURCE } from './feature-gate/feature-gate.schema.js';
+import { TenantFeatureGates } from './feature-gate/tenant-feature-gates.js';
 
 /**
  * The served resources of every tenant (global: every concern reads the

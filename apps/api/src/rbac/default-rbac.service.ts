@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { ClusterRoleAggregator } from './cluster-role-aggregator.js';
 import { type DefaultRbacDeps, ensureDefaultRbac } from './default-rbac.js';
-import { clusterRoleResource } from './rbac-resources.js';
+import { clusterRoleResource } from '../kinds/rbac/rbac.resources.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 
 /**

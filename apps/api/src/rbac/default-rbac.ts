@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ObjectListRepository } from '@plinth/storage';
-import { covers } from '../authz/policy-covers.js';
-import { type PolicyRule, rulesOf } from '../authz/policy-rule.js';
+import { covers } from '../kinds/rbac/policy-covers.js';
+import { type PolicyRule, rulesOf } from '../kinds/rbac/policy-rule.js';
 import { ApiError } from '@plinth/apimachinery';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
@@ -14,10 +14,10 @@ import {
   BOOTSTRAP_LABEL,
   type BootstrapClusterRole,
   servedRules,
-} from './bootstrap-policy.js';
-import { aggregationUpdates } from './cluster-role-aggregation.js';
-import { clusterRoleBindingResource, clusterRoleResource } from './rbac-resources.js';
-import { RBAC_API_GROUP } from './rbac.validation.js';
+} from '../kinds/rbac/bootstrap-policy.js';
+import { aggregationUpdates } from '../kinds/rbac/cluster-role-aggregation.js';
+import { clusterRoleBindingResource, clusterRoleResource } from '../kinds/rbac/rbac.resources.js';
+import { RBAC_API_GROUP } from '../kinds/rbac/rbac.validation.js';
 
 /** What bootstrapping and aggregation need. */
 export interface DefaultRbacDeps {

@@ -1,4 +1,3 @@
-import { builtinResources } from '../kinds/builtin-kinds.js';
 import type { ResourceDefinition } from './resource-definition.js';
 
 /** Per-tenant definitions added at runtime (the CRD cache). Synchronous reads of a cache kept fresh by polling. */
@@ -30,7 +29,7 @@ export class ResourceRegistry {
    * per-tenant definitions (CRDs), over which built-in kinds win.
    */
   constructor(
-    definitions: ResourceDefinition[] = builtinResources,
+    definitions: ResourceDefinition[],
     options: { scoped?: Record<string, ResourceDefinition[]>; dynamic?: DynamicResourceSource } = {},
   ) {
     for (const d of definitions) this.builtins.set(ResourceRegistry.key(d.group, d.version, d.resource), d);

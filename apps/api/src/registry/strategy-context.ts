@@ -1,11 +1,30 @@
-import type { FeatureGates } from '../features/feature-gates.js';
-import type { TenantFeatureSource } from '../features/tenant-feature-gates.js';
 import type { ResourceDefinition, StrategyContext } from './resource-definition.js';
+
+/** The server's feature gates as strategies read them (features/FeatureGates). */
+export interface ServerFeatures {
+  enabled(name: string): boolean;
+  has(name: string): boolean;
+  stage(name: string): string | undefined;
+}
+
+/** One gate a tenant defined, as strategies see it. */
+export interface TenantGate {
+  /** ALPHA, BETA, GA or DEPRECATED. */
+  stage: string;
+  enabled: boolean;
+}
+
+/** What strategies read of the tenants' own gates: loaded per write (`prepare`), then read synchronously. */
+export interface TenantFeatureSource {
+  prepare(tenant: string): Promise<void>;
+  /** The tenant's gate `name` as last prepared, or undefined. */
+  get(tenant: string, name: string): TenantGate | undefined;
+}
 
 /** Where the store's StrategyContexts read kinds and feature gates from (the tenant's registry, the server's gates, the tenant's own). */
 export interface StrategyEnvironment {
   kinds: { lookup(tenant: string, group: string, version: string, resource: string): ResourceDefinition | undefined };
-  features: Pick<FeatureGates, 'enabled' | 'has' | 'stage'>;
+  features: ServerFeatures;
   /** The gates tenants define (FeatureGate objects); the server's win on a clash. */
   tenantFeatures?: TenantFeatureSource;
 }

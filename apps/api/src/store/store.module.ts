@@ -6,7 +6,7 @@ import { ResourceRegistry } from '../registry/resource-registry.js';
 import { WatchService } from '../watch/watch.service.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { TenantFeatureGates } from '../features/tenant-feature-gates.js';
+import { TenantFeatureGates } from '../kinds/feature-gate/tenant-feature-gates.js';
 import type { StrategyEnvironment } from '../registry/strategy-context.js';
 
 /** Injection token of the {@link StrategyEnvironment} every write's strategies consult (kinds, server and tenant feature gates). */

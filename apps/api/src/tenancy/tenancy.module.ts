@@ -16,7 +16,7 @@ import { TenantCache } from '../storage/tenant-cache.js';
 import { TenantDeletionRunner } from './tenant-deletion.runner.js';
 import { TenantLifecycleService } from './tenant-lifecycle.service.js';
 import { TenantProvisioner } from './tenant-provisioner.js';
-import { tenantResource } from './tenant-resource.js';
+import { tenantResource } from '../kinds/tenant/tenant.resource.js';
 
 /**
  * Tenants as API objects: the Tenant kind's lifecycle hooked into the

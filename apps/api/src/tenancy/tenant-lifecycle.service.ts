@@ -5,12 +5,12 @@ import { ApiError } from '@plinth/apimachinery';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { ResourceStoreService } from '../store/resource-store.service.js';
 import type { WriteContext } from '../store/write-context.js';
-import { PLATFORM_TENANT, TENANT_FINALIZER, type TenantCondition, type TenantObject, type TenantOwner } from './tenant-api.js';
+import { PLATFORM_TENANT, TENANT_FINALIZER, type TenantCondition, type TenantObject, type TenantOwner } from '../kinds/tenant/tenant-api.js';
 import type { TenantDeletionRunner } from './tenant-deletion.runner.js';
 import { usageStatus } from './tenant-limits.js';
 import { isDeepStrictEqual } from 'node:util';
 import { systemWriteContext, type TenantProvisioner } from './tenant-provisioner.js';
-import { tenantResource } from './tenant-resource.js';
+import { tenantResource } from '../kinds/tenant/tenant.resource.js';
 
 /** How often every replica looks for tenants to finish provisioning or deleting. */
 export const TENANT_RECONCILE_INTERVAL_MS = 5000;

@@ -3,7 +3,7 @@ import type { TenantLimit, TenantUsage } from '@plinth/storage';
 import { CRD_STORAGE_RESOURCE } from '../crd/crd-resource.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { tenantLimitName } from '../store/storage-errors.mapper.js';
-import type { TenantLimits } from './tenant-api.js';
+import type { TenantLimits } from '../kinds/tenant/tenant-api.js';
 
 /** The usage key of both webhook configuration kinds together (see migration 0003). */
 export const WEBHOOK_CONFIGURATIONS_USAGE_KEY = 'webhookconfigurations';

@@ -8,7 +8,7 @@ import type { ResourceStoreService } from '../store/resource-store.service.js';
 import { SYSTEM_NAMESPACES } from '../store/system-namespaces.js';
 import type { WriteContext } from '../store/write-context.js';
 import type { TenantCache } from '../storage/tenant-cache.js';
-import type { TenantLimits, TenantOwner } from './tenant-api.js';
+import type { TenantLimits, TenantOwner } from '../kinds/tenant/tenant-api.js';
 import { storageLimits } from './tenant-limits.js';
 
 /** The ClusterRoleBinding, inside each tenant, that makes its owners cluster-admin. */

@@ -1,8 +1,8 @@
 import type { UserInfo } from '@plinth/admission';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
 import { isPlainObject } from '@plinth/apimachinery';
-import type { AuthorizationAttributes, AuthorizationDecision } from '../authorizer.js';
-import type { PolicyRule } from '../policy-rule.js';
+import type { AuthorizationAttributes, AuthorizationDecision } from '@plinth/apimachinery';
+import type { PolicyRule } from '../../kinds/rbac/policy-rule.js';
 
 type Json = Record<string, unknown>;
 

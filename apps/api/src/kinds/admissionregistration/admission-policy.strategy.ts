@@ -1,7 +1,7 @@
 import { rewriteObjectConstruction } from '@plinth/admission';
 import { isDeepStrictEqual } from 'node:util';
 import { isPlainObject, type KubeObject, resetObjectMetaForStatus, type StructuralSchema } from '@plinth/apimachinery';
-import { type TypedKind, typeCheckPolicy } from '../../admission/policy-type-check.js';
+import { type TypedKind, typeCheckPolicy } from './policy-type-check.js';
 import { objectMetaSchema } from '../../schema/object-meta.schema.js';
 import {
   validateMutatingAdmissionPolicy,

@@ -1,6 +1,6 @@
-import { policyCel } from '../../admission/policy-cel.adapter.js';
+import { policyCel } from './policy-cel.adapter.js';
 import { type FieldError, fieldErrors, isPlainObject, isQualifiedName, type KubeObject, validateConditions } from '@plinth/apimachinery';
-import { JsonPathError, parseJsonPath } from '../../crd/jsonpath.js';
+import { JsonPathError, parseJsonPath } from '../../table/jsonpath.js';
 import { validateLabelSelector, validateRule } from './webhook-configuration.validation.js';
 
 /**

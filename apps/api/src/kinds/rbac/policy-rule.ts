@@ -1,4 +1,4 @@
-import type { AuthorizationAttributes } from './authorizer.js';
+import type { AuthorizationAttributes } from '@plinth/apimachinery';
 
 /** rbac/v1 PolicyRule, normalised: every list present (possibly empty). */
 export interface PolicyRule {

@@ -1,5 +1,5 @@
-import { labelSelectorSchema } from '../schema/admissionregistration-v1.schema.js';
-import { objectMetaProperty, refTo, typeMetaProperties } from '../schema/object-meta.schema.js';
+import { labelSelectorSchema } from '../../schema/admissionregistration-v1.schema.js';
+import { objectMetaProperty, refTo, typeMetaProperties } from '../../schema/object-meta.schema.js';
 import type { StructuralSchema } from '@plinth/apimachinery';
 
 /** OpenAPI definition names of the rbac.authorization.k8s.io/v1 types. */

@@ -1,8 +1,8 @@
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
-import type { ResourceDefinition, ResourceStrategy, TableColumn, TableConvertor } from '../registry/resource-definition.js';
+import type { ResourceDefinition, ResourceStrategy, TableColumn, TableConvertor } from '../../registry/resource-definition.js';
 import type { StructuralSchema } from '@plinth/apimachinery';
-import { ageCell } from '../table/human-duration.js';
-import { ageColumn, nameColumn } from '../table/standard-columns.js';
+import { ageCell } from '../../table/human-duration.js';
+import { ageColumn, nameColumn } from '../../table/standard-columns.js';
 import { clusterRoleBindingSchema, clusterRoleSchema, roleBindingSchema, roleSchema } from './rbac-v1.schema.js';
 import { clusterRoleBindingStrategy, clusterRoleStrategy, roleBindingStrategy, roleStrategy } from './rbac.strategy.js';
 import { RBAC_API_GROUP } from './rbac.validation.js';

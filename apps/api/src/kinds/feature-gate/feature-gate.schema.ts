@@ -1,5 +1,5 @@
 import type { StructuralSchema } from '@plinth/apimachinery';
-import { objectMetaProperty, typeMetaProperties } from '../schema/object-meta.schema.js';
+import { objectMetaProperty, typeMetaProperties } from '../../schema/object-meta.schema.js';
 
 /** The API group of the per-tenant FeatureGate kind. */
 export const FEATURES_GROUP = 'features.plinth.dev';

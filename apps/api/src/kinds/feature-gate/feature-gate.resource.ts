@@ -1,7 +1,7 @@
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
-import { STANDARD_VERBS, type ResourceDefinition } from '../registry/resource-definition.js';
-import { ageCell } from '../table/human-duration.js';
-import { ageColumn, nameColumn } from '../table/standard-columns.js';
+import { STANDARD_VERBS, type ResourceDefinition } from '../../registry/resource-definition.js';
+import { ageCell } from '../../table/human-duration.js';
+import { ageColumn, nameColumn } from '../../table/standard-columns.js';
 import { FEATURE_GATE_STORAGE_RESOURCE, FEATURES_GROUP, FEATURES_VERSION, featureGateSchema } from './feature-gate.schema.js';
 import { featureGateStrategy } from './feature-gate.strategy.js';
 

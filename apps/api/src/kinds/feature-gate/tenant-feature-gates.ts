@@ -1,21 +1,9 @@
 import type { KubeObject } from '@plinth/apimachinery';
 import { type ChangeObserver, type ObjectListRepository, TenantSnapshots } from '@plinth/storage';
-import { gateEnabled } from './feature-gate-resource.js';
+import { gateEnabled } from './feature-gate.resource.js';
 import { FEATURE_GATE_STORAGE_RESOURCE } from './feature-gate.schema.js';
-import type { FeatureStage } from './feature-gates.js';
-
-/** One gate a tenant defined, as strategies see it. */
-export interface TenantGate {
-  stage: FeatureStage;
-  enabled: boolean;
-}
-
-/** What strategies read of the tenants' own gates: loaded per write (`prepare`), then read synchronously. */
-export interface TenantFeatureSource {
-  prepare(tenant: string): Promise<void>;
-  /** The tenant's gate `name` as last prepared, or undefined. */
-  get(tenant: string, name: string): TenantGate | undefined;
-}
+import type { FeatureStage } from '../../features/feature-gates.js';
+import type { TenantFeatureSource, TenantGate } from '../../registry/strategy-context.js';
 
 const STAGE_OF: Record<string, FeatureStage> = { Alpha: 'ALPHA', Beta: 'BETA', GA: 'GA', Deprecated: 'DEPRECATED' };
 

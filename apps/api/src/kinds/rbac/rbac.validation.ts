@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { isDNS1123Subdomain, isValidPathSegmentName } from '@plinth/apimachinery';
-import { validateLabelSelector } from '../kinds/admissionregistration/webhook-configuration.validation.js';
+import { validateLabelSelector } from '../admissionregistration/webhook-configuration.validation.js';
 
 /** The RBAC API group, the only roleRef.apiGroup upstream accepts. */
 export const RBAC_API_GROUP = 'rbac.authorization.k8s.io';

@@ -1,4 +1,4 @@
-import { objectMetaProperty, timeSchema, typeMetaProperties } from '../schema/object-meta.schema.js';
+import { objectMetaProperty, timeSchema, typeMetaProperties } from '../../schema/object-meta.schema.js';
 import type { StructuralSchema } from '@plinth/apimachinery';
 
 const count = (description: string): StructuralSchema => ({ type: 'integer', format: 'int64', minimum: 0, description });

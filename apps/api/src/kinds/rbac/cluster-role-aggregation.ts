@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { labelSelectorFromMetav1, matchesLabels } from '@plinth/apimachinery';
-import { toPolicyRule } from '../authz/policy-rule.js';
+import { toPolicyRule } from './policy-rule.js';
 import { isPlainObject } from '@plinth/apimachinery';
 
 type Json = Record<string, unknown>;

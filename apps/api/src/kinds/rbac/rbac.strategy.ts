@@ -1,5 +1,5 @@
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
-import type { ResourceStrategy } from '../registry/resource-definition.js';
+import type { ResourceStrategy } from '../../registry/resource-definition.js';
 import { RBAC_API_GROUP, validateBinding, validateBindingUpdate, validateClusterRole, validateClusterRoleUpdate, validateRole } from './rbac.validation.js';
 
 /** rbac/v1 defaulting of a binding: roleRef.apiGroup and each User/Group subject's apiGroup default to the RBAC group; empty optional subject fields are dropped. Mutates `obj`. */

@@ -1,4 +1,4 @@
-import type { UserInfo } from '@plinth/admission';
+import type { UserInfo } from './user-info.js';
 
 /**
  * What an authorizer decides on, as upstream's authorizer.Attributes: who
@@ -35,6 +35,3 @@ export interface AuthorizationDecision {
 export interface Authorizer {
   authorize(attrs: AuthorizationAttributes): Promise<AuthorizationDecision> | AuthorizationDecision;
 }
-
-/** Nest injection token of the request-path {@link Authorizer}. */
-export const AUTHORIZER = Symbol('AUTHORIZER');

@@ -1,5 +1,5 @@
 import type { KubeObject } from '@plinth/apimachinery';
-import type { ResourceStrategy } from '../registry/resource-definition.js';
+import type { ResourceStrategy } from '../../registry/resource-definition.js';
 import { TENANT_FINALIZER } from './tenant-api.js';
 import { validateTenant } from './tenant.validation.js';
 

@@ -1,7 +1,7 @@
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
-import type { ResourceDefinition } from '../registry/resource-definition.js';
-import { ageCell } from '../table/human-duration.js';
-import { ageColumn, nameColumn } from '../table/standard-columns.js';
+import type { ResourceDefinition } from '../../registry/resource-definition.js';
+import { ageCell } from '../../table/human-duration.js';
+import { ageColumn, nameColumn } from '../../table/standard-columns.js';
 import { TENANCY_GROUP, TENANCY_VERSION, TENANT_STORAGE_RESOURCE } from './tenant-api.js';
 import { tenantSchema } from './tenant.schema.js';
 import { tenantStrategy } from './tenant.strategy.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { AuthorizationAttributes } from './authorizer.js';
+import type { AuthorizationAttributes } from '@plinth/apimachinery';
 import { compactRules, covers, describeMissing } from './policy-covers.js';
 import { compactString, type PolicyRule, ruleAllows, toPolicyRule } from './policy-rule.js';
 

@@ -1,5 +1,5 @@
 import { type FieldError, fieldErrors, isPlainObject, type KubeObject } from '@plinth/apimachinery';
-import type { ResourceStrategy, StrategyContext } from '../registry/resource-definition.js';
+import type { ResourceStrategy, StrategyContext } from '../../registry/resource-definition.js';
 
 const STAGES = ['Alpha', 'Beta', 'GA', 'Deprecated'];
 const GATE_NAME = /^[A-Z][A-Za-z0-9]*$/;

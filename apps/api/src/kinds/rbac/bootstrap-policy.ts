@@ -1,4 +1,4 @@
-import type { PolicyRule } from '../authz/policy-rule.js';
+import type { PolicyRule } from './policy-rule.js';
 import { RBAC_API_GROUP } from './rbac.validation.js';
 
 /** Label upstream puts on every bootstrapped RBAC object. */
