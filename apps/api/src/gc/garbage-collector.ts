@@ -170,7 +170,7 @@ export class GarbageCollector {
       const batch = (await this.deps.owners.dependentsOf(tenant, ownerUid)).filter((d) => !seen.has(uidOf(d.body) ?? ''));
       if (batch.length === 0 || this.stopping) return;
       for (const d of batch) seen.add(uidOf(d.body) ?? '');
-      await forEachConcurrently(batch, COLLECTS_IN_FLIGHT, (dep) => this.collect(dep));
+      await forEachConcurrently(batch, COLLECTS_IN_FLIGHT, (dep) => this.collect(dep, ownerUid));
     }
   }
 
@@ -182,12 +182,13 @@ export class GarbageCollector {
    * dependent naming a namespaced owner is left alone after the event, as
    * upstream (its reference cannot be resolved).
    */
-  private async collect(dep: StoredObject): Promise<void> {
+  private async collect(dep: StoredObject, absentUid?: string): Promise<void> {
     const { tenant } = dep.key;
     const refs = ownerRefs(dep.body);
     const def = this.defOf(tenant, dep.key.resource);
     if (!def || refs.length === 0) return;
-    const { solid, invalidNamespace } = await this.resolveOwners(dep, refs);
+    // Its only owner is the one just found gone: nothing to look up.
+    const { solid, invalidNamespace } = refs.every((r) => r.uid === absentUid) ? { solid: new Set<string>(), invalidNamespace: [] } : await this.resolveOwners(dep, refs);
     for (const r of invalidNamespace) await this.reportInvalidNamespace(dep, def, r);
     if (invalidNamespace.length > 0 && !def.namespaced) return;
     if (solid.size === refs.length) return;
