@@ -13,6 +13,9 @@ import { systemWriteContext } from '../tenancy/tenant-provisioner.js';
 /** How often every replica looks for dependents whose owners are gone (deletions it may have missed). */
 export const GC_SWEEP_INTERVAL_MS = 5000;
 
+/** Tasks the collector works on at once (steps are idempotent; a lost race is a 404 or a conflict). */
+const GC_WORKERS = 8;
+
 /** Dependents one collector deletes or updates at a time. */
 const COLLECTS_IN_FLIGHT = 8;
 
@@ -77,7 +80,7 @@ export class GarbageCollector {
   private stopObserving: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly pending = new Set<string>();
-  private running: Promise<void> | undefined;
+  private readonly workers = new Set<Promise<void>>();
   private stopping = false;
 
   private readonly events: EventRecorder;
@@ -98,7 +101,7 @@ export class GarbageCollector {
     this.stopping = true;
     this.stopObserving?.();
     if (this.timer) clearInterval(this.timer);
-    while (this.running) await this.running;
+    while (this.workers.size > 0) await Promise.all([...this.workers]);
   }
 
   private onChange(c: CachedChange): void {
@@ -125,9 +128,12 @@ export class GarbageCollector {
   private schedule(task: string): void {
     if (this.stopping) return;
     this.pending.add(task);
-    this.running ??= this.drain().finally(() => (this.running = undefined));
+    if (this.workers.size >= GC_WORKERS) return;
+    const worker: Promise<void> = this.drain().finally(() => this.workers.delete(worker));
+    this.workers.add(worker);
   }
 
+  /** One worker: takes pending tasks until none is left (several run at once, as upstream's attemptToDelete workers). */
   private async drain(): Promise<void> {
     while (this.pending.size > 0 && !this.stopping) {
       const task = this.pending.values().next().value as string;
@@ -164,7 +170,7 @@ export class GarbageCollector {
       const batch = (await this.deps.owners.dependentsOf(tenant, ownerUid)).filter((d) => !seen.has(uidOf(d.body) ?? ''));
       if (batch.length === 0 || this.stopping) return;
       for (const d of batch) seen.add(uidOf(d.body) ?? '');
-      await forEachConcurrently(batch, COLLECTS_IN_FLIGHT, (dep) => this.collect(dep));
+      await forEachConcurrently(batch, COLLECTS_IN_FLIGHT, (dep) => this.collect(dep, ownerUid));
     }
   }
 
@@ -176,12 +182,13 @@ export class GarbageCollector {
    * dependent naming a namespaced owner is left alone after the event, as
    * upstream (its reference cannot be resolved).
    */
-  private async collect(dep: StoredObject): Promise<void> {
+  private async collect(dep: StoredObject, absentUid?: string): Promise<void> {
     const { tenant } = dep.key;
     const refs = ownerRefs(dep.body);
     const def = this.defOf(tenant, dep.key.resource);
     if (!def || refs.length === 0) return;
-    const { solid, invalidNamespace } = await this.resolveOwners(dep, refs);
+    // Its only owner is the one just found gone: nothing to look up.
+    const { solid, invalidNamespace } = refs.every((r) => r.uid === absentUid) ? { solid: new Set<string>(), invalidNamespace: [] } : await this.resolveOwners(dep, refs);
     for (const r of invalidNamespace) await this.reportInvalidNamespace(dep, def, r);
     if (invalidNamespace.length > 0 && !def.namespaced) return;
     if (solid.size === refs.length) return;
