@@ -1,10 +1,10 @@
+import { TENANT_EXTRA_KEY } from '@plinth/apimachinery';
 import {
   anonymousUser,
   AuthenticationError,
   type AuthenticationResult,
   type CredentialRequest,
   type RequestAuthenticator,
-  TENANT_EXTRA_KEY,
   type TokenAuthenticator,
   withAuthenticatedGroup,
 } from './authenticator.js';

@@ -1,7 +1,5 @@
 import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, type UserInfo } from '@plinth/apimachinery';
 
-export { ANONYMOUS_USER, AUTHENTICATED_GROUP, TENANT_EXTRA_KEY, UNAUTHENTICATED_GROUP } from '@plinth/apimachinery';
-
 /** A client certificate as the TLS layer saw it. */
 export interface PeerCertificate {
   /** True when it chains to the client CA and is within its validity. */

@@ -1,7 +1,7 @@
 import type { UserInfo } from '@plinth/apimachinery';
 import type { AuthorizationAttributes, Authorizer } from '@plinth/apimachinery';
 import { ApiError } from '@plinth/apimachinery';
-import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from './authenticator.js';
+import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from '@plinth/apimachinery';
 import { forbiddenMessage } from './forbidden-message.js';
 
 /** The impersonation headers of one request, as sent. */

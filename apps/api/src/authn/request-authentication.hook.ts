@@ -8,7 +8,7 @@ import { sendPlain } from '../http/response-writer.js';
 import type { AuthenticationService } from './authentication.service.js';
 import { bearerTokenOf } from './bearer-token.js';
 import { forbiddenMessage } from './forbidden-message.js';
-import { ANONYMOUS_USER } from './authenticator.js';
+import { ANONYMOUS_USER } from '@plinth/apimachinery';
 import { impersonate, impersonationHeaders } from './impersonation.js';
 import { peerCertificateOf } from './peer-certificate.js';
 

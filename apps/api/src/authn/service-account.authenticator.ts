@@ -1,5 +1,6 @@
 import type { AuthenticationResult, TokenAuthenticator } from './authenticator.js';
-import { AuthenticationError, TENANT_EXTRA_KEY } from './authenticator.js';
+import { TENANT_EXTRA_KEY } from '@plinth/apimachinery';
+import { AuthenticationError } from './authenticator.js';
 import type { ServiceAccountTokens } from './service-account-tokens.js';
 
 /** Finds a ServiceAccount's uid; undefined when it does not exist (or is being deleted). */
