@@ -12,8 +12,6 @@ import { ResourceDeleteService } from '../store/resource-delete.service.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
 import { TenantCache } from '../storage/tenant-cache.js';
 import { WatchService } from '../watch/watch.service.js';
-import { customResourceDefinitionResource } from '../crd/crd-resource.js';
-import { crdStatusStrategy } from '../crd/crd.strategy.js';
 import { handleScaleGet, handleScalePatch, handleScaleUpdate } from '../crd/scale.handler.js';
 import { ApiError } from '@plinth/apimachinery';
 import type { HandlerContext } from '../http/handler-context.js';
@@ -27,10 +25,7 @@ import { handleWatch } from '../handlers/watch.handler.js';
 import { parseListOptions } from '../http/options/list-options.dto.js';
 import { firstValues, parseBool, type RawQuery } from '../http/options/query-validation.js';
 import { parseRequestInfo, type RequestInfo } from '../http/request-info.js';
-import { namespaceFinalizeStrategy, namespaceStatusStrategy } from '../kinds/namespace/namespace.strategy.js';
-import type { ResourceDefinition, ResourceStrategy } from '../registry/resource-definition.js';
-import { tenantResource } from '../kinds/tenant/tenant.resource.js';
-import { tenantStatusStrategy } from '../kinds/tenant/tenant.strategy.js';
+import type { ResourceDefinition } from '../registry/resource-definition.js';
 import { selfSubjectReviewResource, serviceAccountResource, tokenReviewResource } from '../kinds/authentication/authentication.resources.js';
 
 /** Per-request labels for metrics and logs, set by the controller. */
@@ -161,22 +156,11 @@ export class ResourceController {
     if (def === serviceAccountResource && sub.name === 'token') {
       return handleTokenRequest(ctx, this.store, this.authn, this.config.serviceAccountMaxTokenSeconds);
     }
-    const strategy = this.subresourceStrategy(def, sub.name);
+    const strategy = def.subresourceStrategies?.[sub.name];
     if (verb === 'get') return handleGet(ctx, this.store, this.lists);
     if (verb === 'update') return handleUpdate(ctx, this.store, strategy);
     if (verb === 'patch') return handlePatch(ctx, this.store, !def.custom, strategy);
     throw ApiError.methodNotAllowed('the server does not allow this method on the requested resource');
   }
 
-  private subresourceStrategy(def: ResourceDefinition, name: string): ResourceStrategy | undefined {
-    if (def.custom) return def.custom.subresourceStrategies[name];
-    if (def.subresourceStrategies?.[name]) return def.subresourceStrategies[name];
-    if (def === customResourceDefinitionResource && name === 'status') return crdStatusStrategy;
-    if (def === tenantResource && name === 'status') return tenantStatusStrategy;
-    if (def.group === '' && def.resource === 'namespaces') {
-      if (name === 'status') return namespaceStatusStrategy;
-      if (name === 'finalize') return namespaceFinalizeStrategy;
-    }
-    return undefined;
-  }
 }

@@ -3,7 +3,7 @@ import { STANDARD_VERBS, type ResourceDefinition } from '../registry/resource-de
 import { customResourceDefinitionSchema } from '../schema/apiextensions-v1.schema.js';
 import { objectMetaSchema } from '../schema/object-meta.schema.js';
 import { APIEXTENSIONS_GROUP } from './crd-types.js';
-import { crdStrategy } from './crd.strategy.js';
+import { crdStatusStrategy, crdStrategy } from './crd.strategy.js';
 
 /** The storage key resource of CRDs. */
 export const CRD_STORAGE_RESOURCE = `customresourcedefinitions.${APIEXTENSIONS_GROUP}`;
@@ -23,6 +23,7 @@ export const customResourceDefinitionResource: ResourceDefinition = {
   subresources: [{ name: 'status', kind: 'CustomResourceDefinition', group: APIEXTENSIONS_GROUP, version: 'v1', verbs: ['get', 'patch', 'update'] }],
   schema: customResourceDefinitionSchema,
   strategy: crdStrategy,
+  subresourceStrategies: { status: crdStatusStrategy },
   table: {
     columns: [
       { name: 'Name', type: 'string', format: 'name', description: objectMetaSchema.properties?.name?.description ?? '', priority: 0 },

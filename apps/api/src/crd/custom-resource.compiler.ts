@@ -103,12 +103,12 @@ function compileVersion(crd: CrdObject, v: CrdVersion, state: { terminating: boo
     tracksGeneration: true,
     returnDeletedObject: true,
     nameValidation: 'subdomain',
+    subresourceStrategies: v.subresources?.status ? { status: customResourceStatusStrategy(opts) } : {},
     custom: {
       decode: (obj, body, mode, warnings) => schema.decode(obj, body, mode, warnings),
       present: (obj) => present(obj, schema, apiVersion),
       deprecationWarning: v.deprecated ? deprecationWarning(crd, v, kind) : undefined,
       storageVersion: (crd.spec.versions ?? []).find((x) => x.storage)?.name ?? version,
-      subresourceStrategies: v.subresources?.status ? { status: customResourceStatusStrategy(opts) } : {},
       scale: scalePaths,
     },
   };

@@ -113,7 +113,7 @@ export interface ResourceDefinition {
    * replica's stream has applied it, so the writer's next request sees it.
    */
   cachedOnEveryReplica?: boolean;
-  /** Strategies of a built-in kind's subresources, by name (`status`); custom resources use `custom.subresourceStrategies`. */
+  /** Strategies of the subresources written through PUT/PATCH, by name (`status`, `finalize`); a subresource without one is read-only or has its own handler (scale). */
   subresourceStrategies?: Record<string, ResourceStrategy>;
   /**
    * Set when this version's objects are stored in another version's form
@@ -139,8 +139,6 @@ export interface CustomResourceHooks {
   deprecationWarning?: string;
   /** The CRD's storage version (`storage: true`), for discovery's storageVersionHash. */
   storageVersion?: string;
-  /** Strategies of the served subresources, by name (`status`). */
-  subresourceStrategies: Record<string, ResourceStrategy>;
   /** The scale subresource's JSON paths, when it is served. */
   scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
 }

@@ -3,7 +3,7 @@ import type { ResourceDefinition } from '../../registry/resource-definition.js';
 import { namespaceSchema } from '../../schema/builtin-schemas.js';
 import { ageCell } from '../../table/human-duration.js';
 import { ageColumn, nameColumn } from '../../table/standard-columns.js';
-import { namespaceStrategy } from './namespace.strategy.js';
+import { namespaceFinalizeStrategy, namespaceStatusStrategy, namespaceStrategy } from './namespace.strategy.js';
 
 /** v1 Namespace, with its status and finalize subresources. */
 export const namespaceResource: ResourceDefinition = {
@@ -23,6 +23,7 @@ export const namespaceResource: ResourceDefinition = {
   ],
   schema: namespaceSchema,
   strategy: namespaceStrategy,
+  subresourceStrategies: { status: namespaceStatusStrategy, finalize: namespaceFinalizeStrategy },
   table: {
     columns: [
       nameColumn,

@@ -4,7 +4,7 @@ import { ageCell } from '../../table/human-duration.js';
 import { ageColumn, nameColumn } from '../../table/standard-columns.js';
 import { TENANCY_GROUP, TENANCY_VERSION, TENANT_STORAGE_RESOURCE } from './tenant-api.js';
 import { tenantSchema } from './tenant.schema.js';
-import { tenantStrategy } from './tenant.strategy.js';
+import { tenantStatusStrategy, tenantStrategy } from './tenant.strategy.js';
 
 function statusField(o: KubeObject, key: 'phase' | 'url'): string {
   return isPlainObject(o.status) && typeof o.status[key] === 'string' ? (o.status[key] as string) : '';
@@ -37,6 +37,7 @@ export const tenantResource: ResourceDefinition = {
   subresources: [{ name: 'status', kind: 'Tenant', group: TENANCY_GROUP, version: TENANCY_VERSION, verbs: ['get', 'patch', 'update'] }],
   schema: tenantSchema,
   strategy: tenantStrategy,
+  subresourceStrategies: { status: tenantStatusStrategy },
   table: {
     columns: [
       nameColumn,
