@@ -106,7 +106,7 @@ export class ResourceController {
         if (needsNamespace) throw NOT_FOUND();
         return handleGet(ctx, this.s.store, this.s.lists);
       case 'list':
-        return handleList(ctx, this.s.lists, parseListOptions(ctx.query));
+        return handleList(ctx, this.s.lists, parseListOptions(ctx.query), this.s.metrics);
       case 'watch':
         return handleWatch(ctx, this.s.watch, this.s.lists, parseListOptions(ctx.query, true));
       case 'create':

@@ -41,12 +41,34 @@ export interface ListResult {
   remaining?: number;
 }
 
+/** One chunk of a streamed list (see ObjectListRepository.stream). */
+export interface ListChunk {
+  /** The chunk's items that pass `filter`, in key order. */
+  items: StoredObject[];
+  /** Rows read for this chunk, filtered out ones included. */
+  rows: number;
+  /** The revision of the whole list: the first chunk's, the same in every chunk. */
+  revision: number;
+}
+
 interface StateRow {
   namespace: string;
   name: string;
   revision: number;
   body: Record<string, unknown>;
   total: number | null;
+}
+
+/** The stored object of a row, or undefined when the query's `filter` rejects it. */
+function toItem(q: ListQuery, row: StateRow): StoredObject | undefined {
+  const body = withResourceVersion(row.body, row.revision);
+  if (q.filter && !q.filter(body)) return undefined;
+  return { key: { tenant: q.tenant, resource: q.resource, namespace: row.namespace, name: row.name }, revision: row.revision, body };
+}
+
+/** The stored objects of `rows` that pass the query's `filter`, in order. */
+function toItems(q: ListQuery, rows: StateRow[]): StoredObject[] {
+  return rows.map((r) => toItem(q, r)).filter((i): i is StoredObject => i !== undefined);
 }
 
 const CHUNK = 500;
@@ -88,12 +110,7 @@ export class ObjectListRepository {
     for (;;) {
       if (!limit) {
         const all = await this.readChunk(q, after, null, revision);
-        for (const row of all.rows) {
-          const body = withResourceVersion(row.body, row.revision);
-          if (q.filter && !q.filter(body)) continue;
-          items.push({ key: { tenant: q.tenant, resource: q.resource, namespace: row.namespace, name: row.name }, revision: row.revision, body });
-        }
-        return { items, revision: all.revision };
+        return { items: toItems(q, all.rows), revision: all.revision };
       }
       const want = limit - items.length;
       const chunk = q.filter ? Math.max(want, Math.min(CHUNK, limit * 2)) : want;
@@ -102,9 +119,9 @@ export class ObjectListRepository {
       const rows = page.rows.slice(0, chunk);
       const more = page.rows.length > chunk;
       for (const [i, row] of rows.entries()) {
-        const body = withResourceVersion(row.body, row.revision);
-        if (q.filter && !q.filter(body)) continue;
-        items.push({ key: { tenant: q.tenant, resource: q.resource, namespace: row.namespace, name: row.name }, revision: row.revision, body });
+        const item = toItem(q, row);
+        if (!item) continue;
+        items.push(item);
         if (items.length === limit) {
           const exhausted = !more && i === rows.length - 1;
           if (exhausted) return { items, revision };
@@ -118,6 +135,34 @@ export class ObjectListRepository {
       after = { namespace: last.namespace, name: last.name };
       // A filtered page that scanned a full chunk may end short; the cursor says where to go on.
       return { items, revision, next: after };
+    }
+  }
+
+  /**
+   * Streams the whole list (`q.limit` and `q.countRemaining` are ignored) in
+   * key order, one SQL statement per chunk of at most `chunkRows()` rows;
+   * `chunkRows` is asked before every read, so the caller can size chunks by
+   * what earlier ones cost. The first chunk reads the newest state (or
+   * `q.atRevision`) and later chunks read at its revision, so every chunk
+   * shows one snapshot, however many writes happen while the caller is slow.
+   * Yields at least one chunk (possibly empty). Throws as `list` does, from
+   * the first chunk or later (Expired if compaction passes the list's
+   * revision while it is read); nothing is held between chunks.
+   */
+  async *stream(q: ListQuery, chunkRows: () => number): AsyncGenerator<ListChunk, void, undefined> {
+    const query = { ...q, countRemaining: false };
+    let after = q.after;
+    let revision = q.atRevision;
+    for (;;) {
+      const n = Math.max(1, Math.floor(chunkRows()));
+      // One row more than asked tells whether another chunk follows without a further, empty read.
+      const read = await this.readChunk(query, after, n + 1, revision);
+      revision = read.revision;
+      const rows = read.rows.slice(0, n);
+      yield { items: toItems(q, rows), rows: rows.length, revision };
+      if (read.rows.length <= n) return;
+      const last = rows[rows.length - 1];
+      after = { namespace: last.namespace, name: last.name };
     }
   }
 
