@@ -26,20 +26,28 @@ describe('ObjectListRepository.stream: a whole list in chunks at one revision', 
     await tdb.drop();
   });
 
-  it('reads as many rows per chunk as asked before each read, and the same items as a whole list', async () => {
-    const sizes = [3, 1, 4, 100];
-    const chunks: ListChunk[] = [];
-    let asked = 0;
-    for await (const c of lists.stream(query, () => sizes[asked++])) chunks.push(c);
-    assert.deepEqual(chunks.map((c) => c.rows), [3, 1, 4, 2]);
-    assert.equal(asked, 4);
+  it('sizes chunks by the stored size of the rows read so far, and reads the same items as a whole list', async () => {
+    const read = async (sizing: { firstRows: number; bytes: number; maxRows: number }) => {
+      const chunks: ListChunk[] = [];
+      for await (const c of lists.stream(query, sizing)) chunks.push(c);
+      return chunks;
+    };
+    // A byte budget below one row's size: one row a chunk after the first; a full last chunk is confirmed by an empty read.
+    const tiny = await read({ firstRows: 3, bytes: 1, maxRows: 100 });
+    assert.deepEqual(tiny.map((c) => c.rows), [3, 1, 1, 1, 1, 1, 1, 1, 0]);
+    assert.ok(tiny.slice(0, -1).every((c) => c.bytes > 0));
+    // A generous budget: capped by maxRows, and a short chunk ends the list without a further read.
+    const capped = await read({ firstRows: 4, bytes: 1e9, maxRows: 5 });
+    assert.deepEqual(capped.map((c) => c.rows), [4, 5, 1]);
     const whole = await lists.list(query);
-    assert.deepEqual(names(chunks), whole.items.map((i) => i.key.name));
-    assert.ok(chunks.every((c) => c.revision === whole.revision));
+    for (const chunks of [tiny, capped]) {
+      assert.deepEqual(names(chunks), whole.items.map((i) => i.key.name));
+      assert.ok(chunks.every((c) => c.revision === whole.revision));
+    }
   });
 
   it('shows the first chunk\'s snapshot in every later chunk, whatever is written between reads', async () => {
-    const stream = lists.stream(query, () => 4);
+    const stream = lists.stream(query, { firstRows: 4, bytes: 1e9, maxRows: 4 });
     const first = (await stream.next()).value as ListChunk;
     const revision = first.revision;
     // Between chunks: a key created, one deleted and one updated, all after the first chunk's range.
@@ -60,7 +68,7 @@ describe('ObjectListRepository.stream: a whole list in chunks at one revision', 
 
   it('applies the filter per chunk and still counts the rows read', async () => {
     const chunks: ListChunk[] = [];
-    for await (const c of lists.stream({ ...query, filter: (b) => (b.metadata as { name: string }).name.endsWith('5') }, () => 3)) chunks.push(c);
+    for await (const c of lists.stream({ ...query, filter: (b) => (b.metadata as { name: string }).name.endsWith('5') }, { firstRows: 3, bytes: 1e9, maxRows: 3 })) chunks.push(c);
     assert.deepEqual(names(chunks), ['o5', 'o55']);
     assert.equal(chunks.reduce((n, c) => n + c.rows, 0), 10);
   });

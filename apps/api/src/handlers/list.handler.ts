@@ -7,7 +7,6 @@ import type { Metrics } from '../observability/metrics.js';
 import { mapStorageError } from '../store/storage-errors.mapper.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
 import { type HandlerContext, requestNamespace } from './handler-context.js';
-import { ListChunkSizer } from './list-chunk-sizer.js';
 import { compileSelectors } from './list-selectors.js';
 import { parseRevision, waitForRevision } from './revision-wait.js';
 
@@ -34,13 +33,12 @@ export async function handleList(ctx: HandlerContext, lists: ObjectListRepositor
     }
     return sendList(ctx.req, ctx.reply, ctx.def, listMeta, oneChunk(bodiesOf(result.items)));
   }
-  const sizer = new ListChunkSizer();
-  const chunks = lists.stream(query, sizer.rows);
+  const chunks = lists.stream(query);
   // The first chunk is read before anything is sent: its errors are Status answers, and it fixes the list's revision.
   const first = await chunks.next().catch(fail);
   if (first.done) throw new Error('a list stream yields at least one chunk');
   const listMeta = { resourceVersion: String(first.value.revision) };
-  return sendList(ctx.req, ctx.reply, ctx.def, listMeta, measured(first.value, chunks, sizer, () => metrics.listChunks.inc()));
+  return sendList(ctx.req, ctx.reply, ctx.def, listMeta, counted(first.value, chunks, () => metrics.listChunks.inc()));
 }
 
 /** Validates the options and resolves the revision and cursor to list at (waiting for a NotOlderThan revision). */
@@ -94,11 +92,10 @@ async function* oneChunk(objects: KubeObject[]): AsyncGenerator<KubeObject[], vo
   yield objects;
 }
 
-/** The objects of `first`, then of each further chunk as it is pulled; sizes later reads by what was read and counts every read. */
-async function* measured(first: ListChunk, rest: AsyncIterator<ListChunk>, sizer: ListChunkSizer, counted: () => void): AsyncGenerator<KubeObject[], void, undefined> {
+/** The objects of `first`, then of each further chunk as it is pulled; calls `count` for every chunk. */
+async function* counted(first: ListChunk, rest: AsyncIterator<ListChunk>, count: () => void): AsyncGenerator<KubeObject[], void, undefined> {
   for (let chunk: IteratorResult<ListChunk> = { done: false, value: first }; !chunk.done; chunk = await rest.next()) {
-    counted();
-    sizer.observe(chunk.value.items.map((i) => i.body));
+    count();
     yield bodiesOf(chunk.value.items);
   }
 }
