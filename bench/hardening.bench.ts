@@ -6,10 +6,13 @@
 // 3. how long a replica takes to serve writes again after its PostgreSQL is
 //    killed and restarted;
 // 4. peak resident memory while 5 clients list, in parallel and unpaginated,
-//    a namespace of large custom resources (100 of 512 KiB by default).
+//    a namespace of large custom resources (200 of 512 KiB by default), on
+//    the server with Node's default heap limit and on a second replica whose
+//    heap is capped (what a container memory limit forces).
 import { randomBytes } from 'node:crypto';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@plinth/storage';
 import { benchTls, percentiles, progress, runBenchmark, runLoad, startBenchPostgres, startServerProcess, stopServerAndDatabase } from './bench-support.js';
@@ -17,15 +20,21 @@ import { benchTls, percentiles, progress, runBenchmark, runLoad, startBenchPostg
 const BASE_PORT = 18_000 + Math.floor(Math.random() * 1000);
 const LOAD_MS = Number(process.env.BENCH_LOAD_MS ?? 8000);
 const IDLE_WATCHES = Number(process.env.BENCH_IDLE_WATCHES ?? 2000);
-const LIST_OBJECTS = Number(process.env.BENCH_LIST_OBJECTS ?? 100);
+const LIST_OBJECTS = Number(process.env.BENCH_LIST_OBJECTS ?? 200);
+const CAPPED_HEAP_MIB = Number(process.env.BENCH_CAPPED_HEAP_MIB ?? 512);
 const LIST_OBJECT_KIB = Number(process.env.BENCH_LIST_OBJECT_KIB ?? 512);
 const PARALLEL_LISTS = 5;
 // The platform administrator's client certificate, over HTTPS as every client.
 const tls = await benchTls();
 const agent = new https.Agent({ keepAlive: true, maxSockets: 64, ...tls });
 
+/** The resident set of `pid` in KiB; NaN once the process is gone. */
 function rssKiB(pid: number): number {
-  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+  try {
+    return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+  } catch {
+    return NaN;
+  }
 }
 
 /** One HTTP request; resolves with the status (never rejects on HTTP errors). */
@@ -158,18 +167,44 @@ function drain(url: string): Promise<number> {
   });
 }
 
-/** RSS before and at its peak (sampled every 10 ms) while PARALLEL_LISTS clients list the large namespace unpaginated. */
-async function parallelListMemory(base: string, pid: number): Promise<{ beforeMiB: number; peakMiB: number; seconds: number; listMiB: number }> {
-  const before = rssKiB(pid);
+/** How 5 parallel lists went on one server: RSS before and at its peak (sampled every 10 ms), or that the server died. */
+type ListMemory = { beforeMiB: number; peakMiB: number; seconds: number; listMiB: number } | { died: string };
+
+/** RSS before and at its peak while PARALLEL_LISTS clients list the large namespace unpaginated on `server`. */
+async function parallelListMemory(base: string, server: ChildProcess): Promise<ListMemory> {
+  const died = new Promise<{ died: string }>((resolve) => server.once('exit', (code, signal) => resolve({ died: `server exited (${signal ?? code})` })));
+  const before = rssKiB(server.pid!);
   let peak = before;
-  const sample = setInterval(() => (peak = Math.max(peak, rssKiB(pid))), 10);
+  const sample = setInterval(() => (peak = Math.max(peak, rssKiB(server.pid!) || 0)), 10);
   const t0 = Date.now();
+  const lists = Promise.all(Array.from({ length: PARALLEL_LISTS }, () => drain(`${base}/apis/noisy.example.com/v1/namespaces/large/blobs`)));
   try {
-    const sizes = await Promise.all(Array.from({ length: PARALLEL_LISTS }, () => drain(`${base}/apis/noisy.example.com/v1/namespaces/large/blobs`)));
-    return { beforeMiB: before / 1024, peakMiB: Math.max(peak, rssKiB(pid)) / 1024, seconds: (Date.now() - t0) / 1000, listMiB: sizes[0] / 2 ** 20 };
+    const sizes = await Promise.race([lists, died]);
+    if (!Array.isArray(sizes)) return sizes;
+    return { beforeMiB: before / 1024, peakMiB: Math.max(peak, rssKiB(server.pid!)) / 1024, seconds: (Date.now() - t0) / 1000, listMiB: sizes[0] / 2 ** 20 };
+  } catch (err) {
+    return await Promise.race([died, new Promise<{ died: string }>((r) => setTimeout(() => r({ died: String(err) }), 2000))]);
   } finally {
     clearInterval(sample);
   }
+}
+
+/** The same lists on a second replica (same database) whose V8 heap is capped at CAPPED_HEAP_MIB. */
+async function cappedListMemory(env: Record<string, string>, port: number): Promise<ListMemory> {
+  const replica = await startServerProcess({ ...env, NODE_OPTIONS: `--max-old-space-size=${CAPPED_HEAP_MIB}` }, port);
+  try {
+    return await parallelListMemory(`https://127.0.0.1:${port}`, replica);
+  } finally {
+    if (replica.exitCode === null && replica.signalCode === null) {
+      replica.kill('SIGTERM');
+      await new Promise((r) => replica.once('exit', r));
+    }
+  }
+}
+
+function listLine(what: string, m: ListMemory): string {
+  if ('died' in m) return `${PARALLEL_LISTS} parallel unpaginated lists, ${what}: FAILED, ${m.died}`;
+  return `${PARALLEL_LISTS} parallel unpaginated lists of ${m.listMiB.toFixed(1)} MiB each, ${what}: peak RSS ${m.peakMiB.toFixed(1)} MiB (from ${m.beforeMiB.toFixed(1)}, +${(m.peakMiB - m.beforeMiB).toFixed(1)} MiB) in ${m.seconds.toFixed(1)} s`;
 }
 
 async function recoveryAfterRestart(db: EmbeddedDatabase, base: string, restart: () => Promise<EmbeddedDatabase>): Promise<{ restartMs: number; serveAgainMs: number }> {
@@ -188,7 +223,8 @@ runBenchmark(async () => {
   const apiPort = BASE_PORT + 1;
   let db = await startBenchPostgres('hardening', pgPort);
   const dataDir = db.url.match(/host=([^&]+)/)?.[1];
-  const server = await startServerProcess({ DATABASE_URL: db.url, PLINTH_TENANTS: 'noisy', PLINTH_DB_POOL_SIZE: '16', PLINTH_MAX_WATCHES_PER_USER: '0' }, apiPort);
+  const serverEnv = { DATABASE_URL: db.url, PLINTH_TENANTS: 'noisy', PLINTH_DB_POOL_SIZE: '16', PLINTH_MAX_WATCHES_PER_USER: '0' };
+  const server = await startServerProcess(serverEnv, apiPort);
   const base = `https://127.0.0.1:${apiPort}`;
   try {
     await call(base, 'POST', '/api/v1/namespaces', { metadata: { name: 'quiet' } });
@@ -203,7 +239,9 @@ runBenchmark(async () => {
     progress(`creating ${LIST_OBJECTS} custom resources of ${LIST_OBJECT_KIB} KiB`);
     await installLargeObjects(base);
     progress(`${PARALLEL_LISTS} parallel unpaginated lists of them`);
-    const lists = await parallelListMemory(base, server.pid!);
+    const lists = await parallelListMemory(base, server);
+    progress(`the same on a second replica with its heap capped at ${CAPPED_HEAP_MIB} MiB`);
+    const capped = await cappedListMemory(serverEnv, apiPort + 1);
     progress('killing and restarting PostgreSQL');
     const rec = await recoveryAfterRestart(db, base, async () => {
       db = await startEmbeddedPostgres({ dataDir: decodeURIComponent(dataDir ?? '').replace(/\/run$/, ''), port: pgPort, database: 'plinth', extraFlags: ['-c', 'shared_buffers=256MB'] });
@@ -215,7 +253,8 @@ runBenchmark(async () => {
     console.log(`quiet GET, noisy tenant at full tilt        ${noisy.p50.toFixed(2).padStart(7)}  ${noisy.p99.toFixed(2).padStart(7)}  ${String(noisy.n).padStart(7)}   (noisy writes/s ${noisy.noisyOps.toFixed(0)})`);
     console.log(`p99 ratio noisy/alone: ${(noisy.p99 / alone.p99).toFixed(2)}x (goal: within 2x)`);
     console.log(`memory per idle watch: ${mem.perWatchKiB.toFixed(1)} KiB (${IDLE_WATCHES} watches; RSS ${mem.beforeMiB.toFixed(1)} -> ${mem.afterMiB.toFixed(1)} MiB; goal <= 16 KiB)`);
-    console.log(`${PARALLEL_LISTS} parallel unpaginated lists of ${lists.listMiB.toFixed(1)} MiB each: peak RSS ${lists.peakMiB.toFixed(1)} MiB (from ${lists.beforeMiB.toFixed(1)} MiB, +${(lists.peakMiB - lists.beforeMiB).toFixed(1)} MiB) in ${lists.seconds.toFixed(1)} s`);
+    console.log(listLine('default heap limit', lists));
+    console.log(listLine(`heap capped at ${CAPPED_HEAP_MIB} MiB`, capped));
     console.log(`PostgreSQL killed: restart took ${rec.restartMs} ms; the replica served a write ${rec.serveAgainMs} ms after PostgreSQL was back`);
   } finally {
     await stopServerAndDatabase(server, db);
