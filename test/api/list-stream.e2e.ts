@@ -119,6 +119,22 @@ describe('unpaginated lists are read in chunks and streamed', () => {
     }
   });
 
+  it('stops reading when the client goes away mid-list, and serves the next list', async () => {
+    const id = adminIdentity();
+    const session = http2.connect(s.url, { ca: id.caPem, cert: id.certPem, key: id.keyPem });
+    const before = await chunksRead();
+    const stream = session.request({ ':path': '/api/v1/namespaces/big/configmaps', accept: 'application/json' });
+    stream.end();
+    await new Promise((resolve, reject) => stream.once('data', resolve).once('error', reject));
+    stream.close(http2.constants.NGHTTP2_CANCEL);
+    session.close();
+    await new Promise((r) => setTimeout(r, 500));
+    const afterCancel = (await chunksRead()) - before;
+    assert.ok(afterCancel < 8, `read ${afterCancel} chunks for a client that went away`);
+    const res = await api.get('/api/v1/namespaces/big/configmaps').expect(200);
+    assert.equal(JSON.parse(res.text).items.length, COUNT);
+  });
+
   it('still sends a small list whole, with a Content-Length, in one storage read', async () => {
     const before = await chunksRead();
     const res = await api.get('/api/v1/namespaces/small/configmaps').expect(200);

@@ -93,9 +93,11 @@ async function* oneChunk(objects: KubeObject[]): AsyncGenerator<KubeObject[], vo
 }
 
 /** The objects of `first`, then of each further chunk as it is pulled; calls `count` for every chunk. */
-async function* counted(first: ListChunk, rest: AsyncIterator<ListChunk>, count: () => void): AsyncGenerator<KubeObject[], void, undefined> {
-  for (let chunk: IteratorResult<ListChunk> = { done: false, value: first }; !chunk.done; chunk = await rest.next()) {
+async function* counted(first: ListChunk, rest: AsyncGenerator<ListChunk, void, undefined>, count: () => void): AsyncGenerator<KubeObject[], void, undefined> {
+  count();
+  yield bodiesOf(first.items);
+  for await (const chunk of rest) {
     count();
-    yield bodiesOf(chunk.value.items);
+    yield bodiesOf(chunk.items);
   }
 }

@@ -67,10 +67,13 @@ async function* encodeList(
   yield encoder.tail();
 }
 
-/** `first`'s pieces (emptying it, so they are not held while the rest streams), then `rest`'s. */
-async function* prepend(first: string[], rest: AsyncIterator<string>): AsyncGenerator<string, void, undefined> {
+/**
+ * `first`'s pieces (emptying it, so they are not held while the rest
+ * streams), then `rest`'s; closing it (a client gone) closes `rest`.
+ */
+async function* prepend(first: string[], rest: AsyncGenerator<string, void, undefined>): AsyncGenerator<string, void, undefined> {
   for (let piece = first.shift(); piece !== undefined; piece = first.shift()) yield piece;
-  for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
+  yield* rest;
 }
 
 /**
