@@ -4,27 +4,44 @@
 //    the runtime cost limit), and the p99 ratio (goal: within 2x);
 // 2. resident memory per idle watch (goal: at most 16 KiB);
 // 3. how long a replica takes to serve writes again after its PostgreSQL is
-//    killed and restarted.
-import http from 'node:http';
+//    killed and restarted;
+// 4. peak resident memory while 5 clients list, in parallel and unpaginated,
+//    a namespace of large custom resources (200 of 512 KiB by default), on
+//    the server with Node's default heap limit and on a second replica whose
+//    heap is capped (what a container memory limit forces).
+import { randomBytes } from 'node:crypto';
+import https from 'node:https';
 import { readFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@plinth/storage';
-import { percentiles, progress, runBenchmark, runLoad, startBenchPostgres, startServerProcess, stopServerAndDatabase } from './bench-support.js';
+import { benchTls, percentiles, progress, runBenchmark, runLoad, startBenchPostgres, startServerProcess, stopServerAndDatabase } from './bench-support.js';
 
 const BASE_PORT = 18_000 + Math.floor(Math.random() * 1000);
 const LOAD_MS = Number(process.env.BENCH_LOAD_MS ?? 8000);
 const IDLE_WATCHES = Number(process.env.BENCH_IDLE_WATCHES ?? 2000);
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+const LIST_OBJECTS = Number(process.env.BENCH_LIST_OBJECTS ?? 200);
+const CAPPED_HEAP_MIB = Number(process.env.BENCH_CAPPED_HEAP_MIB ?? 512);
+const LIST_OBJECT_KIB = Number(process.env.BENCH_LIST_OBJECT_KIB ?? 512);
+const PARALLEL_LISTS = 5;
+// The platform administrator's client certificate, over HTTPS as every client.
+const tls = await benchTls();
+const agent = new https.Agent({ keepAlive: true, maxSockets: 64, ...tls });
 
+/** The resident set of `pid` in KiB; NaN once the process is gone. */
 function rssKiB(pid: number): number {
-  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+  try {
+    return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+  } catch {
+    return NaN;
+  }
 }
 
 /** One HTTP request; resolves with the status (never rejects on HTTP errors). */
 function call(base: string, method: string, path: string, body?: unknown): Promise<number> {
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(`${base}${path}`, { method, agent, headers: data ? { 'content-type': 'application/json' } : {} }, (res) => {
+    const req = https.request(`${base}${path}`, { method, agent, headers: data ? { 'content-type': 'application/json' } : {} }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
     });
@@ -94,12 +111,12 @@ async function quietLatency(base: string, noisy: boolean): Promise<{ p50: number
 
 async function idleWatchMemory(base: string, pid: number): Promise<{ perWatchKiB: number; beforeMiB: number; afterMiB: number }> {
   const path = '/api/v1/namespaces/quiet/configmaps?watch=1';
-  const open: http.ClientRequest[] = [];
+  const open: ReturnType<typeof https.get>[] = [];
   const openMany = async (count: number) => {
     for (let i = 0; i < count; i += 200) {
       await Promise.all(
         Array.from({ length: Math.min(200, count - i) }, () => new Promise<void>((resolve, reject) => {
-          const req = http.get(`${base}${path}`, { agent: false }, (res) => {
+          const req = https.get(`${base}${path}`, { agent: false, ...tls }, (res) => {
             res.on('data', () => undefined);
             resolve();
           });
@@ -119,6 +136,77 @@ async function idleWatchMemory(base: string, pid: number): Promise<{ perWatchKiB
   return { perWatchKiB: (after - before) / IDLE_WATCHES, beforeMiB: before / 1024, afterMiB: after / 1024 };
 }
 
+/** A namespace `large` of LIST_OBJECTS custom resources of LIST_OBJECT_KIB each (random, so PostgreSQL cannot compress them away). */
+async function installLargeObjects(base: string): Promise<void> {
+  const definition = crd('blobs', 'Blob', { type: 'object', properties: { data: { type: 'string' } } });
+  if ((await call(base, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', definition)) !== 201) throw new Error('blob CRD refused');
+  await call(base, 'POST', '/api/v1/namespaces', { metadata: { name: 'large' } });
+  await waitFor('blobs served', async () => (await call(base, 'GET', '/apis/noisy.example.com/v1/namespaces/large/blobs')) === 200);
+  const data = randomBytes(Math.floor((LIST_OBJECT_KIB * 1024 * 3) / 4)).toString('base64');
+  for (let i = 0; i < LIST_OBJECTS; i += 4) {
+    await Promise.all(
+      Array.from({ length: Math.min(4, LIST_OBJECTS - i) }, async (_, j) => {
+        const code = await call(base, 'POST', '/apis/noisy.example.com/v1/namespaces/large/blobs', { apiVersion: 'noisy.example.com/v1', kind: 'Blob', metadata: { name: `b-${i + j}` }, spec: { data } });
+        if (code !== 201) throw new Error(`blob create: ${code}`);
+      }),
+    );
+  }
+}
+
+/** Reads one whole answer on its own connection; resolves with its size in bytes. */
+function drain(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    https
+      .get(url, { agent: false, ...tls }, (res) => {
+        let bytes = 0;
+        res.on('data', (d: Buffer) => (bytes += d.length));
+        res.on('end', () => (res.statusCode === 200 ? resolve(bytes) : reject(new Error(`list: ${res.statusCode}`))));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
+/** How 5 parallel lists went on one server: RSS before and at its peak (sampled every 10 ms), or that the server died. */
+type ListMemory = { beforeMiB: number; peakMiB: number; seconds: number; listMiB: number } | { died: string };
+
+/** RSS before and at its peak while PARALLEL_LISTS clients list the large namespace unpaginated on `server`. */
+async function parallelListMemory(base: string, server: ChildProcess): Promise<ListMemory> {
+  const died = new Promise<{ died: string }>((resolve) => server.once('exit', (code, signal) => resolve({ died: `server exited (${signal ?? code})` })));
+  const before = rssKiB(server.pid!);
+  let peak = before;
+  const sample = setInterval(() => (peak = Math.max(peak, rssKiB(server.pid!) || 0)), 10);
+  const t0 = Date.now();
+  const lists = Promise.all(Array.from({ length: PARALLEL_LISTS }, () => drain(`${base}/apis/noisy.example.com/v1/namespaces/large/blobs`)));
+  try {
+    const sizes = await Promise.race([lists, died]);
+    if (!Array.isArray(sizes)) return sizes;
+    return { beforeMiB: before / 1024, peakMiB: Math.max(peak, rssKiB(server.pid!)) / 1024, seconds: (Date.now() - t0) / 1000, listMiB: sizes[0] / 2 ** 20 };
+  } catch (err) {
+    return await Promise.race([died, new Promise<{ died: string }>((r) => setTimeout(() => r({ died: String(err) }), 2000))]);
+  } finally {
+    clearInterval(sample);
+  }
+}
+
+/** The same lists on a second replica (same database) whose V8 heap is capped at CAPPED_HEAP_MIB. */
+async function cappedListMemory(env: Record<string, string>, port: number): Promise<ListMemory> {
+  const replica = await startServerProcess({ ...env, NODE_OPTIONS: `--max-old-space-size=${CAPPED_HEAP_MIB}` }, port);
+  try {
+    return await parallelListMemory(`https://127.0.0.1:${port}`, replica);
+  } finally {
+    if (replica.exitCode === null && replica.signalCode === null) {
+      replica.kill('SIGTERM');
+      await new Promise((r) => replica.once('exit', r));
+    }
+  }
+}
+
+function listLine(what: string, m: ListMemory): string {
+  if ('died' in m) return `${PARALLEL_LISTS} parallel unpaginated lists, ${what}: FAILED, ${m.died}`;
+  return `${PARALLEL_LISTS} parallel unpaginated lists of ${m.listMiB.toFixed(1)} MiB each, ${what}: peak RSS ${m.peakMiB.toFixed(1)} MiB (from ${m.beforeMiB.toFixed(1)}, +${(m.peakMiB - m.beforeMiB).toFixed(1)} MiB) in ${m.seconds.toFixed(1)} s`;
+}
+
 async function recoveryAfterRestart(db: EmbeddedDatabase, base: string, restart: () => Promise<EmbeddedDatabase>): Promise<{ restartMs: number; serveAgainMs: number }> {
   await db.kill();
   await waitFor('the replica notices', async () => (await call(base, 'GET', '/readyz')) === 503);
@@ -135,8 +223,9 @@ runBenchmark(async () => {
   const apiPort = BASE_PORT + 1;
   let db = await startBenchPostgres('hardening', pgPort);
   const dataDir = db.url.match(/host=([^&]+)/)?.[1];
-  const server = await startServerProcess({ DATABASE_URL: db.url, PLINTH_TENANTS: 'noisy', PLINTH_DB_POOL_SIZE: '16', PLINTH_MAX_WATCHES_PER_USER: '0' }, apiPort);
-  const base = `http://127.0.0.1:${apiPort}`;
+  const serverEnv = { DATABASE_URL: db.url, PLINTH_TENANTS: 'noisy', PLINTH_DB_POOL_SIZE: '16', PLINTH_MAX_WATCHES_PER_USER: '0' };
+  const server = await startServerProcess(serverEnv, apiPort);
+  const base = `https://127.0.0.1:${apiPort}`;
   try {
     await call(base, 'POST', '/api/v1/namespaces', { metadata: { name: 'quiet' } });
     await call(base, 'POST', '/api/v1/namespaces/quiet/configmaps', { metadata: { name: 'q' }, data: { a: '1' } });
@@ -147,6 +236,12 @@ runBenchmark(async () => {
     const noisy = await quietLatency(base, true);
     progress(`opening ${IDLE_WATCHES} idle watches`);
     const mem = await idleWatchMemory(base, server.pid!);
+    progress(`creating ${LIST_OBJECTS} custom resources of ${LIST_OBJECT_KIB} KiB`);
+    await installLargeObjects(base);
+    progress(`${PARALLEL_LISTS} parallel unpaginated lists of them`);
+    const lists = await parallelListMemory(base, server);
+    progress(`the same on a second replica with its heap capped at ${CAPPED_HEAP_MIB} MiB`);
+    const capped = await cappedListMemory(serverEnv, apiPort + 1);
     progress('killing and restarting PostgreSQL');
     const rec = await recoveryAfterRestart(db, base, async () => {
       db = await startEmbeddedPostgres({ dataDir: decodeURIComponent(dataDir ?? '').replace(/\/run$/, ''), port: pgPort, database: 'plinth', extraFlags: ['-c', 'shared_buffers=256MB'] });
@@ -158,6 +253,8 @@ runBenchmark(async () => {
     console.log(`quiet GET, noisy tenant at full tilt        ${noisy.p50.toFixed(2).padStart(7)}  ${noisy.p99.toFixed(2).padStart(7)}  ${String(noisy.n).padStart(7)}   (noisy writes/s ${noisy.noisyOps.toFixed(0)})`);
     console.log(`p99 ratio noisy/alone: ${(noisy.p99 / alone.p99).toFixed(2)}x (goal: within 2x)`);
     console.log(`memory per idle watch: ${mem.perWatchKiB.toFixed(1)} KiB (${IDLE_WATCHES} watches; RSS ${mem.beforeMiB.toFixed(1)} -> ${mem.afterMiB.toFixed(1)} MiB; goal <= 16 KiB)`);
+    console.log(listLine('default heap limit', lists));
+    console.log(listLine(`heap capped at ${CAPPED_HEAP_MIB} MiB`, capped));
     console.log(`PostgreSQL killed: restart took ${rec.restartMs} ms; the replica served a write ${rec.serveAgainMs} ms after PostgreSQL was back`);
   } finally {
     await stopServerAndDatabase(server, db);

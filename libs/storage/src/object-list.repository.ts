@@ -41,12 +41,51 @@ export interface ListResult {
   remaining?: number;
 }
 
+/** How ObjectListRepository.stream sizes its chunks. */
+export interface ChunkSizing {
+  /** Rows of the first chunk, read before anything is known about their size. */
+  firstRows: number;
+  /** Target stored size of one chunk's bodies, in bytes. */
+  bytes: number;
+  /** At most this many rows a chunk, however small they are. */
+  maxRows: number;
+}
+
+/** About 1 MiB of objects a chunk: 1,000 small objects, or a single one of a megabyte. */
+export const DEFAULT_CHUNK_SIZING: ChunkSizing = { firstRows: 16, bytes: 1024 * 1024, maxRows: 1000 };
+
+/** One chunk of a streamed list (see ObjectListRepository.stream). */
+export interface ListChunk {
+  /** The chunk's items that pass `filter`, in key order. */
+  items: StoredObject[];
+  /** Rows read for this chunk, filtered out ones included. */
+  rows: number;
+  /** The stored size of those rows' bodies, in bytes. */
+  bytes: number;
+  /** The revision of the whole list: the first chunk's, the same in every chunk. */
+  revision: number;
+}
+
 interface StateRow {
   namespace: string;
   name: string;
   revision: number;
   body: Record<string, unknown>;
   total: number | null;
+  /** The body's stored size in bytes (pg_column_size: compressed when PostgreSQL compressed it). */
+  size: number;
+}
+
+/** The stored object of a row, or undefined when the query's `filter` rejects it. */
+function toItem(q: ListQuery, row: StateRow): StoredObject | undefined {
+  const body = withResourceVersion(row.body, row.revision);
+  if (q.filter && !q.filter(body)) return undefined;
+  return { key: { tenant: q.tenant, resource: q.resource, namespace: row.namespace, name: row.name }, revision: row.revision, body };
+}
+
+/** The stored objects of `rows` that pass the query's `filter`, in order. */
+function toItems(q: ListQuery, rows: StateRow[]): StoredObject[] {
+  return rows.map((r) => toItem(q, r)).filter((i): i is StoredObject => i !== undefined);
 }
 
 const CHUNK = 500;
@@ -88,12 +127,7 @@ export class ObjectListRepository {
     for (;;) {
       if (!limit) {
         const all = await this.readChunk(q, after, null, revision);
-        for (const row of all.rows) {
-          const body = withResourceVersion(row.body, row.revision);
-          if (q.filter && !q.filter(body)) continue;
-          items.push({ key: { tenant: q.tenant, resource: q.resource, namespace: row.namespace, name: row.name }, revision: row.revision, body });
-        }
-        return { items, revision: all.revision };
+        return { items: toItems(q, all.rows), revision: all.revision };
       }
       const want = limit - items.length;
       const chunk = q.filter ? Math.max(want, Math.min(CHUNK, limit * 2)) : want;
@@ -102,9 +136,9 @@ export class ObjectListRepository {
       const rows = page.rows.slice(0, chunk);
       const more = page.rows.length > chunk;
       for (const [i, row] of rows.entries()) {
-        const body = withResourceVersion(row.body, row.revision);
-        if (q.filter && !q.filter(body)) continue;
-        items.push({ key: { tenant: q.tenant, resource: q.resource, namespace: row.namespace, name: row.name }, revision: row.revision, body });
+        const item = toItem(q, row);
+        if (!item) continue;
+        items.push(item);
         if (items.length === limit) {
           const exhausted = !more && i === rows.length - 1;
           if (exhausted) return { items, revision };
@@ -118,6 +152,37 @@ export class ObjectListRepository {
       after = { namespace: last.namespace, name: last.name };
       // A filtered page that scanned a full chunk may end short; the cursor says where to go on.
       return { items, revision, next: after };
+    }
+  }
+
+  /**
+   * Streams the whole list (`q.limit` and `q.countRemaining` are ignored) in
+   * key order, one SQL statement per chunk. Chunks hold about
+   * `sizing.bytes` of stored bodies: the first reads `sizing.firstRows`
+   * rows, each later one as many as fit at the previous chunk's average row
+   * size (1 to `sizing.maxRows`). The first chunk reads the newest state (or
+   * `q.atRevision`) and later chunks read at its revision, so every chunk
+   * shows one snapshot, however many writes happen while the caller is slow.
+   * Yields at least one chunk (possibly empty). Throws as `list` does, from
+   * the first chunk or later (Expired if compaction passes the list's
+   * revision while it is read); nothing is held between chunks.
+   */
+  async *stream(q: ListQuery, sizing: Partial<ChunkSizing> = {}): AsyncGenerator<ListChunk, void, undefined> {
+    const size = { ...DEFAULT_CHUNK_SIZING, ...sizing };
+    const query = { ...q, countRemaining: false };
+    let after = q.after;
+    let revision = q.atRevision;
+    let n = size.firstRows;
+    for (;;) {
+      const read = await this.readChunk(query, after, n, revision);
+      revision = read.revision;
+      const bytes = read.rows.reduce((sum, r) => sum + Number(r.size), 0);
+      yield { items: toItems(q, read.rows), rows: read.rows.length, bytes, revision };
+      // A short chunk was the last; a full one may be followed by nothing, which the next (empty) read tells.
+      if (read.rows.length < n) return;
+      const last = read.rows[read.rows.length - 1];
+      after = { namespace: last.namespace, name: last.name };
+      n = Math.min(size.maxRows, Math.max(1, Math.floor(size.bytes / Math.max(1, bytes / read.rows.length))));
     }
   }
 
@@ -146,7 +211,7 @@ export class ObjectListRepository {
 
   private async readLatest(q: ListQuery, after: ListCursor | undefined, n: number | null): Promise<{ rows: StateRow[]; revision: number }> {
     const { rows } = await sql<StateRow & { list_revision: number; durable: boolean }>`
-      SELECT rc.value AS list_revision, ${DURABLE} AS durable, o.namespace, o.name, o.revision, o.body,
+      SELECT rc.value AS list_revision, ${DURABLE} AS durable, o.namespace, o.name, o.revision, o.body, pg_column_size(o.body) AS size,
         ${this.totalSql(q, sql`objects`, sql<boolean>`tenant = ${q.tenant} AND resource = ${q.resource}`, sql.ref('labels'), after, n)} AS total
       FROM revision_counter rc
       LEFT JOIN LATERAL (
@@ -180,7 +245,7 @@ export class ObjectListRepository {
       ), state AS NOT MATERIALIZED (
         SELECT * FROM unchanged UNION ALL SELECT * FROM changed
       )
-      SELECT cs.compacted_revision AS compacted, rc.value AS current, ${DURABLE} AS durable, s.namespace, s.name, s.revision, s.body,
+      SELECT cs.compacted_revision AS compacted, rc.value AS current, ${DURABLE} AS durable, s.namespace, s.name, s.revision, s.body, pg_column_size(s.body) AS size,
         ${this.totalSql(q, sql`state`, sql<boolean>`TRUE`, sql.ref('labels'), after, n)} AS total
       FROM compaction_state cs CROSS JOIN revision_counter rc
       LEFT JOIN LATERAL (

@@ -6,6 +6,7 @@ import { ACCESS_REVIEWS } from '../authz/authz.module.js';
 import { AuthenticationService } from '../authn/authentication.service.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { Metrics } from '../observability/metrics.js';
 import { ObjectListRepository } from '@plinth/storage';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceDeleteService } from '../store/resource-delete.service.js';
@@ -69,6 +70,7 @@ export class ResourceController {
     @Inject(AuthenticationService) private readonly authn: AuthenticationService,
     @Inject(ACCESS_REVIEWS) private readonly reviews: AccessReviewDeps,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(Metrics) private readonly metrics: Metrics,
   ) {}
 
   @All('*')
@@ -118,7 +120,7 @@ export class ResourceController {
         if (needsNamespace) throw NOT_FOUND();
         return handleGet(ctx, this.store, this.lists);
       case 'list':
-        return handleList(ctx, this.lists, parseListOptions(ctx.query));
+        return handleList(ctx, this.lists, parseListOptions(ctx.query), this.metrics);
       case 'watch':
         return handleWatch(ctx, this.watch, this.lists, parseListOptions(ctx.query, true));
       case 'create':

@@ -1,8 +1,9 @@
-import { type ListResult, type ObjectListRepository, isStorageError } from '@plinth/storage';
+import { type ListChunk, type ListCursor, type ListQuery, type ObjectListRepository, type StoredObject, isStorageError } from '@plinth/storage';
 import { ApiError } from '@plinth/apimachinery';
 import type { ListOptions } from '../http/options/list-options.dto.js';
-import { sendList } from '../http/response-writer.js';
+import { sendList } from '../http/list-writer.js';
 import type { KubeObject } from '@plinth/apimachinery';
+import type { Metrics } from '../observability/metrics.js';
 import { mapStorageError } from '../store/storage-errors.mapper.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
 import { type HandlerContext, requestNamespace } from '../http/handler-context.js';
@@ -16,13 +17,36 @@ const EXPIRED_CONTINUE =
  * LIST with upstream's resourceVersion semantics (reference/api-concepts):
  * unset → newest; "0" → any (newest); x with limit or Exact → exactly x;
  * x otherwise (NotOlderThan) → newest once x exists. `continue` pages read
- * at the token's revision so all pages show one snapshot.
+ * at the token's revision so all pages show one snapshot. A page (`limit`)
+ * is read whole; an unpaginated list is read in chunks at one revision and
+ * streamed (see sendList), so memory stays bounded however large the list.
  */
-export async function handleList(ctx: HandlerContext, lists: ObjectListRepository, opts: ListOptions): Promise<void> {
+export async function handleList(ctx: HandlerContext, lists: ObjectListRepository, opts: ListOptions, metrics: Pick<Metrics, 'listChunks'>): Promise<void> {
+  const query = await listQuery(ctx, lists, opts);
+  const fail = (err: unknown): never => failList(ctx, opts, query.after, err);
+  if (opts.limit > 0) {
+    const result = await lists.list(query).catch(fail);
+    const listMeta: Record<string, unknown> = { resourceVersion: String(result.revision) };
+    if (result.next) {
+      listMeta.continue = encodeContinue(result.revision, result.next);
+      if (result.remaining !== undefined && result.remaining > 0) listMeta.remainingItemCount = result.remaining;
+    }
+    return sendList(ctx.req, ctx.reply, ctx.def, listMeta, oneChunk(bodiesOf(result.items)));
+  }
+  const chunks = lists.stream(query);
+  // The first chunk is read before anything is sent: its errors are Status answers, and it fixes the list's revision.
+  const first = await chunks.next().catch(fail);
+  if (first.done) throw new Error('a list stream yields at least one chunk');
+  const listMeta = { resourceVersion: String(first.value.revision) };
+  return sendList(ctx.req, ctx.reply, ctx.def, listMeta, counted(first.value, chunks, () => metrics.listChunks.inc()));
+}
+
+/** Validates the options and resolves the revision and cursor to list at (waiting for a NotOlderThan revision). */
+async function listQuery(ctx: HandlerContext, lists: ObjectListRepository, opts: ListOptions): Promise<ListQuery> {
   const { def } = ctx;
   const sel = compileSelectors(def, opts.labelSelector, opts.fieldSelector);
   let atRevision: number | undefined;
-  let after;
+  let after: ListCursor | undefined;
   if (opts.continueToken) {
     if (opts.resourceVersion !== '' && opts.resourceVersion !== '0') {
       throw ApiError.badRequest('specifying resource version is not allowed when using continue');
@@ -36,33 +60,44 @@ export async function handleList(ctx: HandlerContext, lists: ObjectListRepositor
     if (exact) atRevision = rv;
     else await waitForRevision(lists, opts.resourceVersion, def);
   }
-  const namespace = def.namespaced && ctx.info.namespace ? requestNamespace(ctx) : undefined;
-  let result: ListResult;
-  try {
-    result = await lists.list({
-      tenant: ctx.info.tenant,
-      resource: def.storageResource,
-      namespace,
-      labelRequirements: sel.labelRequirements,
-      fieldRequirements: sel.keyFieldRequirements,
-      filter: sel.filter ? (b) => sel.filter!(b as KubeObject) : undefined,
-      limit: opts.limit,
-      after,
-      atRevision,
-      countRemaining: !sel.any,
-    });
-  } catch (err) {
-    if (opts.continueToken && after && isStorageError(err, 'Expired')) {
-      const e = new ApiError(410, 'Expired', EXPIRED_CONTINUE);
-      e.status.metadata.continue = encodeContinue(-1, after);
-      throw e;
-    }
-    mapStorageError(err, def, '');
+  return {
+    tenant: ctx.info.tenant,
+    resource: def.storageResource,
+    namespace: def.namespaced && ctx.info.namespace ? requestNamespace(ctx) : undefined,
+    labelRequirements: sel.labelRequirements,
+    fieldRequirements: sel.keyFieldRequirements,
+    filter: sel.filter ? (b) => sel.filter!(b as KubeObject) : undefined,
+    limit: opts.limit,
+    after,
+    atRevision,
+    countRemaining: !sel.any,
+  };
+}
+
+/** Turns a storage error of a list into its API error: an expired continue token gets 410 with a token to start over from. */
+function failList(ctx: HandlerContext, opts: ListOptions, after: ListCursor | undefined, err: unknown): never {
+  if (opts.continueToken && after && isStorageError(err, 'Expired')) {
+    const e = new ApiError(410, 'Expired', EXPIRED_CONTINUE);
+    e.status.metadata.continue = encodeContinue(-1, after);
+    throw e;
   }
-  const listMeta: Record<string, unknown> = { resourceVersion: String(result.revision) };
-  if (result.next) {
-    listMeta.continue = encodeContinue(result.revision, result.next);
-    if (result.remaining !== undefined && result.remaining > 0) listMeta.remainingItemCount = result.remaining;
+  return mapStorageError(err, ctx.def, '');
+}
+
+function bodiesOf(items: StoredObject[]): KubeObject[] {
+  return items.map((i) => i.body as KubeObject);
+}
+
+async function* oneChunk(objects: KubeObject[]): AsyncGenerator<KubeObject[], void, undefined> {
+  yield objects;
+}
+
+/** The objects of `first`, then of each further chunk as it is pulled; calls `count` for every chunk. */
+async function* counted(first: ListChunk, rest: AsyncGenerator<ListChunk, void, undefined>, count: () => void): AsyncGenerator<KubeObject[], void, undefined> {
+  count();
+  yield bodiesOf(first.items);
+  for await (const chunk of rest) {
+    count();
+    yield bodiesOf(chunk.items);
   }
-  sendList(ctx.req, ctx.reply, def, result.items.map((i) => i.body as KubeObject), listMeta);
 }

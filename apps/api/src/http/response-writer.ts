@@ -1,4 +1,5 @@
-import { gzipSync } from 'node:zlib';
+import { pipeline, type Readable } from 'node:stream';
+import { createGzip, gzipSync } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { stringify as yamlStringify } from 'yaml';
 import type { KubeObject } from '@plinth/apimachinery';
@@ -26,11 +27,14 @@ export function encodeBody(body: unknown, format: Pick<ResponseFormat, 'encoding
   return pretty ? JSON.stringify(body, null, 2) + '\n' : JSON.stringify(body) + '\n';
 }
 
+function acceptsGzip(req: FastifyRequest): boolean {
+  return /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
+}
+
 /** Writes an encoded body with gzip when accepted and large. */
 export function sendEncoded(req: FastifyRequest, reply: FastifyReply, code: number, contentType: string, text: string): void {
   reply.code(code).header('Content-Type', contentType);
-  const ae = String(req.headers['accept-encoding'] ?? '');
-  if (text.length > GZIP_THRESHOLD && /\bgzip\b/.test(ae)) {
+  if (text.length > GZIP_THRESHOLD && acceptsGzip(req)) {
     reply.header('Content-Encoding', 'gzip').header('Vary', 'Accept-Encoding');
     reply.send(gzipSync(Buffer.from(text)));
     return;
@@ -40,12 +44,32 @@ export function sendEncoded(req: FastifyRequest, reply: FastifyReply, code: numb
   reply.send(Buffer.from(text));
 }
 
-function isPretty(req: FastifyRequest): boolean {
+/**
+ * Streams a 200 body of unknown length (chunked on HTTP/1.1), gzipped when
+ * accepted: callers stream only bodies already known to be larger than the
+ * gzip threshold. Fastify pipes `body` with backpressure; an error of `body`
+ * after the first byte ends the response abruptly (Fastify logs it and
+ * destroys the response), as upstream ends a list it cannot finish.
+ */
+export function sendStream(req: FastifyRequest, reply: FastifyReply, contentType: string, body: Readable): void {
+  reply.code(200).header('Content-Type', contentType);
+  if (!acceptsGzip(req)) {
+    reply.send(body);
+    return;
+  }
+  reply.header('Content-Encoding', 'gzip').header('Vary', 'Accept-Encoding');
+  // pipeline destroys the gzip stream with the source's error, which Fastify then sees.
+  reply.send(pipeline(body, createGzip(), () => undefined));
+}
+
+/** Whether the request asks for pretty-printed output (`pretty=true` or `1`). */
+export function isPretty(req: FastifyRequest): boolean {
   const q = req.query as Record<string, string | undefined>;
   return q.pretty === 'true' || q.pretty === '1';
 }
 
-function includeObjectOf(req: FastifyRequest): IncludeObject {
+/** The request's `includeObject` for Tables (default Metadata). */
+export function includeObjectOf(req: FastifyRequest): IncludeObject {
   const v = (req.query as Record<string, string | undefined>).includeObject;
   return v === 'None' || v === 'Object' ? v : 'Metadata';
 }
@@ -58,27 +82,6 @@ export function sendObject(req: FastifyRequest, reply: FastifyReply, def: Resour
   if (format.transform === 'table') body = toTable(def, [obj], includeObjectOf(req), { resourceVersion: obj.metadata.resourceVersion });
   else if (format.transform === 'partial') body = toPartialObjectMetadata(obj);
   sendEncoded(req, reply, code, format.contentType, encodeBody(body, format, isPretty(req)));
-}
-
-/** Sends a list, as the list, a Table, or PartialObjectMetadataList per Accept. */
-export function sendList(
-  req: FastifyRequest,
-  reply: FastifyReply,
-  def: ResourceDefinition,
-  items: KubeObject[],
-  listMeta: Record<string, unknown>,
-): void {
-  const format = negotiate(req.headers.accept as string | undefined);
-  items = items.map((i) => inServedOrder(presentObject(def, i), def.schema) as KubeObject);
-  let body: unknown;
-  if (format.transform === 'table') body = toTable(def, items, includeObjectOf(req), listMeta);
-  else if (format.transform === 'partial') {
-    body = { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: listMeta, items: items.map(toPartialObjectMetadata) };
-  } else {
-    const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
-    body = { kind: def.listKind, apiVersion, metadata: listMeta, items };
-  }
-  sendEncoded(req, reply, 200, format.contentType, encodeBody(body, format, isPretty(req)));
 }
 
 /** Sends a non-object answer (Status, discovery…) as JSON or YAML, never transformed. */

@@ -41,6 +41,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Storage reads of unpaginated lists, one per chunk: a list of N chunks was streamed without being held whole. */
+  readonly listChunks = new Counter({
+    name: 'plinth_list_chunks_total',
+    help: 'Chunks (one SQL statement each, about 1 MiB of objects at most) read by unpaginated lists.',
+    registers: [this.registry],
+  });
+
   constructor(defaultMetrics = true) {
     if (defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'plinth_' });
   }
