@@ -75,11 +75,11 @@ export function buildServices(config: AppConfig, databaseUrl: string, logger: Lo
     maxConnections: config.dbPoolSize,
     onPoolError: (err) => logger.warn({ err: err.message }, 'database connection error'),
   });
-  const objects = new ObjectStoreRepository(db);
+  const metrics = new Metrics();
+  const objects = new ObjectStoreRepository(db, { onBatch: (size) => metrics.writeBatchSize.observe(size) });
   const lists = new ObjectListRepository(db);
   // Gated group versions (alpha APIs) are served only when the runtime configuration enables them.
   const registry = new ResourceRegistry(builtinResources.filter((d) => config.runtimeConfig.serves(d.group ? `${d.group}/${d.version}` : d.version)));
-  const metrics = new Metrics();
   config.featureGates.register(metrics.registry);
   // Upstream's plugin runs only with its gate on (and its API served, or no policy could exist).
   const mutatingPolicies = config.featureGates.enabled('MutatingAdmissionPolicy') && config.runtimeConfig.serves('admissionregistration.k8s.io/v1alpha1');
