@@ -15,11 +15,14 @@ import { type Kysely, sql } from 'kysely';
  * on. So the committed revisions stay contiguous, and every committed write
  * has both its rows or neither.
  *
- * Revisions stay commit-ordered: the batch takes the counter's row lock at
- * its first write and holds it through its one COMMIT, exactly as a single
- * write does; every revision of the batch is below every revision of a
- * later commit. The counter row is updated once per successful write, but
- * locked once per batch, and committed once.
+ * Revisions stay commit-ordered: the batch takes the counter's row lock
+ * before its first write and holds it through its one COMMIT, exactly as a
+ * single write does; every revision of the batch is below every revision of
+ * a later commit. The counter row is updated once per batch, at its end:
+ * meanwhile `plinth_next_revision()` hands out revisions from a
+ * transaction-local setting (`plinth.next_revision`). A setting changed in
+ * a subtransaction reverts when it rolls back, so a refused write gives its
+ * revision back with the rest of its work, and the next write takes it.
  *
  * Lock order stays object rows, then the counter, then usage rows: the rows
  * that the batch's updates and deletes will change are locked first, in key
@@ -39,6 +42,18 @@ import { type Kysely, sql } from 'kysely';
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
+    -- Outside a batch (the setting empty or unset): bump the counter row, as before.
+    CREATE OR REPLACE FUNCTION plinth_next_revision() RETURNS bigint LANGUAGE plpgsql AS $fn$
+    DECLARE v text := current_setting('plinth.next_revision', true); r bigint;
+    BEGIN
+      IF v IS NULL OR v = '' THEN
+        UPDATE revision_counter SET value = value + 1 WHERE id = 1 RETURNING value INTO r;
+        RETURN r;
+      END IF;
+      PERFORM set_config('plinth.next_revision', (v::bigint + 1)::text, true);
+      RETURN v::bigint;
+    END $fn$;
+
     CREATE FUNCTION plinth_write_one(w jsonb) RETURNS jsonb LANGUAGE plpgsql AS $fn$
     DECLARE res jsonb;
     BEGIN
@@ -55,7 +70,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     END $fn$;
 
     CREATE FUNCTION plinth_write_batch(p_ops jsonb) RETURNS jsonb LANGUAGE plpgsql AS $fn$
-    DECLARE w jsonb; results jsonb[] := '{}';
+    DECLARE w jsonb; results jsonb[] := '{}'; base bigint; last bigint;
     BEGIN
       PERFORM set_config('synchronous_commit', 'off', true);
       PERFORM 1 FROM objects o
@@ -64,6 +79,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         WHERE k.op <> 'c'
         ORDER BY o.tenant, o.resource, o.namespace, o.name
         FOR UPDATE OF o;
+      SELECT value INTO base FROM revision_counter WHERE id = 1 FOR UPDATE;
+      PERFORM set_config('plinth.next_revision', (base + 1)::text, true);
       FOR w IN SELECT e.value FROM jsonb_array_elements(p_ops) WITH ORDINALITY AS e(value, i) ORDER BY e.i LOOP
         BEGIN
           results := results || plinth_write_one(w);
@@ -71,6 +88,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
           results := results || jsonb_build_object('e', SQLSTATE, 'm', SQLERRM);
         END;
       END LOOP;
+      last := current_setting('plinth.next_revision')::bigint - 1;
+      PERFORM set_config('plinth.next_revision', '', true);
+      IF last > base THEN
+        UPDATE revision_counter SET value = last WHERE id = 1;
+      END IF;
       RETURN to_jsonb(results);
     END $fn$;
 
@@ -84,9 +106,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   `.execute(db);
 }
 
-/** Drops the batch functions; single writes are untouched. */
+/** Drops the batch functions and restores the initial migration's plinth_next_revision. */
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`
+    CREATE OR REPLACE FUNCTION plinth_next_revision() RETURNS bigint LANGUAGE sql AS $fn$
+      UPDATE revision_counter SET value = value + 1 WHERE id = 1 RETURNING value
+    $fn$;
     DROP PROCEDURE plinth_write_batch_durable(jsonb, jsonb);
     DROP FUNCTION plinth_write_batch(jsonb);
     DROP FUNCTION plinth_write_one(jsonb);
