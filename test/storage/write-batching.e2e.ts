@@ -83,6 +83,19 @@ describe('batched writes', () => {
     assert.equal(usage?.objects, 5);
   });
 
+  it('sends writes one by one when PostgreSQL cannot read one of them, so only that one fails', async () => {
+    const start = await objects.currentRevision();
+    const writes = [
+      ...Array.from({ length: 4 }, (_, i) => objects.create(key('default', 'nul', `ok${i}`), body(`ok${i}`))),
+      objects.create(key('default', 'nul', 'bad'), body('bad', 'a\u0000b')), // jsonb refuses NUL
+      ...Array.from({ length: 4 }, (_, i) => objects.create(key('default', 'nul', `ok${i + 4}`), body(`ok${i + 4}`))),
+    ];
+    const results = await Promise.all(writes.map(outcome));
+    assert.equal(results[4], 'other');
+    assert.equal(results.filter((r) => typeof r === 'number').length, 8);
+    assert.equal((await assertContiguous(db, start)).length, 8);
+  });
+
   it('keeps every committed object row with its change row under concurrent batched creates, updates and deletes', async () => {
     const start = await objects.currentRevision();
     const names = Array.from({ length: 8 }, (_, i) => `k${i}`);

@@ -55,6 +55,7 @@ interface Pending {
 type Result = WriteOutcome | { e: string; m: string };
 
 const DEADLOCK_DETECTED = '40P01';
+const DATA_EXCEPTION_CLASS = '22';
 
 /** The positional arguments of the single-write functions and procedures for `w`. */
 function singleArgs(w: BatchedWrite) {
@@ -137,12 +138,13 @@ export class WriteBatcher {
 
   private async send(batch: Pending[]): Promise<void> {
     try {
-      if (batch.length === 1) {
-        batch[0].resolve(await this.single(batch[0].write));
+      const results = batch.length > 1 ? await this.manyOrNothing(batch.map((p) => p.write)) : undefined;
+      if (results) {
+        batch.forEach((p, i) => settle(p, results[i]));
         return;
       }
-      const results = await this.manyRetryingDeadlock(batch.map((p) => p.write));
-      batch.forEach((p, i) => settle(p, results[i]));
+      // Alone: a batch of one, or writes PostgreSQL could not take in together. In order, for their revisions.
+      for (const p of batch) await this.single(p.write).then(p.resolve, p.reject);
     } catch (err) {
       for (const p of batch) p.reject(err);
     }
@@ -157,17 +159,22 @@ export class WriteBatcher {
   }
 
   /**
-   * Sends a batch, once more if PostgreSQL chose it as a deadlock victim
-   * while it locked its rows or the counter: that error comes before the
-   * batch's COMMIT, so nothing of it was committed and sending it again
-   * cannot apply a write twice.
+   * Sends a batch. Once more if PostgreSQL chose it as a deadlock victim
+   * while it locked its rows or the counter; undefined (send them one by
+   * one) if it could not read the batch's input at all (a data exception,
+   * such as a body with a NUL character that jsonb refuses), which would
+   * otherwise fail every write for one write's content. Both errors come
+   * before the batch's COMMIT (errors of the writes themselves are caught
+   * per write), so nothing of it was committed and no write is applied twice.
    */
-  private async manyRetryingDeadlock(writes: BatchedWrite[]): Promise<Result[]> {
+  private async manyOrNothing(writes: BatchedWrite[], retried = false): Promise<Result[] | undefined> {
     try {
       return await this.many(writes);
     } catch (err) {
-      if ((err as { code?: string })?.code !== DEADLOCK_DETECTED) throw err;
-      return this.many(writes);
+      const code = (err as { code?: string })?.code ?? '';
+      if (code === DEADLOCK_DETECTED && !retried) return this.manyOrNothing(writes, true);
+      if (code.startsWith(DATA_EXCEPTION_CLASS) && code.length === 5) return undefined;
+      throw err;
     }
   }
 
