@@ -9,6 +9,7 @@ export * from './database-errors.js';
 export * from './migrator.js';
 export * from './object-key.js';
 export * from './object-store.repository.js';
+export * from './write-batcher.js';
 export * from './object-list.repository.js';
 export * from './change-log.repository.js';
 export * from './tenant.repository.js';

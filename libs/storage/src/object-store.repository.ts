@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { DB } from './db.js';
 import { type ObjectKey, type StoredObject, withResourceVersion, withoutResourceVersion } from './object-key.js';
 import { StorageError } from './storage-error.js';
+import { type BatchedWrite, WriteBatcher, type WriteBatcherOptions, type WriteOutcome, writeInTransaction } from './write-batcher.js';
 
 interface PgError {
   code?: string;
@@ -55,14 +56,24 @@ export async function flushWal(db: Kysely<DB>): Promise<void> {
 }
 
 /**
- * Reads and writes current objects. Every write is one statement (a call of
- * a function from the initial migration) that also appends to the change
- * log and NOTIFYs, so it commits atomically with its revision, followed by
- * the durability barrier. Writes may be passed a transaction as `db` (tests
- * roll some back on purpose); the caller then owns durability.
+ * Reads and writes current objects. Every write is one call of a function
+ * from the migrations that also appends to the change log and NOTIFYs, so it
+ * commits atomically with its revision. Autocommit writes (the default `db`)
+ * go through a {@link WriteBatcher}: concurrent writes share one
+ * transaction, commit and WAL flush, each behind its own savepoint, and
+ * resolve only once durable. Writes may instead be passed a transaction as
+ * `db` (tests roll some back on purpose); they then run alone in it, and the
+ * caller owns durability.
  */
 export class ObjectStoreRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  private readonly batcher: WriteBatcher;
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    batching: WriteBatcherOptions = {},
+  ) {
+    this.batcher = new WriteBatcher(db, batching);
+  }
 
   /**
    * Returns the object, or undefined when it does not exist. Never answers
@@ -85,16 +96,8 @@ export class ObjectStoreRepository {
   /** Inserts a new object. Throws StorageError AlreadyExists. Does not mutate `body`. */
   async create(key: ObjectKey, body: Record<string, unknown>, db: Kysely<DB> = this.db): Promise<StoredObject> {
     const stored = withoutResourceVersion(body);
-    const args = sql`${key.tenant}, ${key.resource}, ${key.namespace}, ${key.name}, ${JSON.stringify(stored)}::jsonb`;
-    try {
-      const { rows } =
-        db === this.db
-          ? await sql<{ r: number }>`CALL plinth_create_durable(${args}, NULL)`.execute(db)
-          : await sql<{ r: number }>`SELECT plinth_create(${args}) AS r`.execute(db);
-      return { key, revision: rows[0].r, body: withResourceVersion(stored, rows[0].r) };
-    } catch (err) {
-      mapWriteError(err, key);
-    }
+    const { r } = await this.write({ op: 'c', key, body: stored }, db);
+    return { key, revision: r, body: withResourceVersion(stored, r) };
   }
 
   /**
@@ -108,16 +111,8 @@ export class ObjectStoreRepository {
     db: Kysely<DB> = this.db,
   ): Promise<StoredObject> {
     const stored = withoutResourceVersion(body);
-    const args = sql`${key.tenant}, ${key.resource}, ${key.namespace}, ${key.name}, ${JSON.stringify(stored)}::jsonb, ${expectedRevision}::bigint`;
-    try {
-      const { rows } =
-        db === this.db
-          ? await sql<{ r: number }>`CALL plinth_update_durable(${args}, NULL)`.execute(db)
-          : await sql<{ r: number }>`SELECT plinth_update(${args}) AS r`.execute(db);
-      return { key, revision: rows[0].r, body: withResourceVersion(stored, rows[0].r) };
-    } catch (err) {
-      mapWriteError(err, key);
-    }
+    const { r } = await this.write({ op: 'u', key, body: stored, expected: expectedRevision }, db);
+    return { key, revision: r, body: withResourceVersion(stored, r) };
   }
 
   /**
@@ -126,15 +121,16 @@ export class ObjectStoreRepository {
    * revision. Throws StorageError NotFound or Conflict.
    */
   async delete(key: ObjectKey, expectedRevision: number | null, db: Kysely<DB> = this.db): Promise<StoredObject> {
-    const args = sql`${key.tenant}, ${key.resource}, ${key.namespace}, ${key.name}, ${expectedRevision}::bigint`;
+    const { r, b } = await this.write({ op: 'd', key, expected: expectedRevision }, db);
+    return { key, revision: r, body: withResourceVersion(b ?? {}, r) };
+  }
+
+  /** Runs one write: batched and durable on the default handle, alone inside a caller's transaction otherwise. */
+  private async write(w: BatchedWrite, db: Kysely<DB>): Promise<WriteOutcome> {
     try {
-      const { rows } =
-        db === this.db
-          ? await sql<{ r: number; b: Record<string, unknown> }>`CALL plinth_delete_durable(${args}, NULL, NULL)`.execute(db)
-          : await sql<{ r: number; b: Record<string, unknown> }>`SELECT revision AS r, body AS b FROM plinth_delete(${args})`.execute(db);
-      return { key, revision: rows[0].r, body: withResourceVersion(rows[0].b, rows[0].r) };
+      return db === this.db ? await this.batcher.submit(w) : await writeInTransaction(w, db);
     } catch (err) {
-      mapWriteError(err, key);
+      mapWriteError(err, w.key);
     }
   }
 

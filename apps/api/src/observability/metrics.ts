@@ -34,6 +34,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Writes per storage transaction (group commit: concurrent writes share one commit and WAL flush). */
+  readonly writeBatchSize = new Histogram({
+    name: 'plinth_storage_write_batch_size',
+    help: 'Writes committed together in one storage transaction.',
+    buckets: [1, 2, 4, 8, 16, 32, 64],
+    registers: [this.registry],
+  });
+
   /** Audit events dropped because the log could not keep up (writing never blocks a request). */
   readonly auditDropped = new Counter({
     name: 'plinth_audit_events_dropped_total',

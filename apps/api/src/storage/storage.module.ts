@@ -9,9 +9,10 @@ import {
   TenantRepository,
 } from '@plinth/storage';
 import { DATABASE } from '../database/database.module.js';
+import { Metrics } from '../observability/metrics.js';
 import { TenantCache } from './tenant-cache.js';
 
-const REPOSITORIES = [ObjectStoreRepository, ObjectListRepository, ChangeLogRepository, TenantRepository, QuotaRepository, OwnerRepository];
+const REPOSITORIES = [ObjectListRepository, ChangeLogRepository, TenantRepository, QuotaRepository, OwnerRepository];
 
 function repository(type: (typeof REPOSITORIES)[number]): Provider {
   return { provide: type, useFactory: (db: Database) => new type(db), inject: [DATABASE] };
@@ -26,8 +27,14 @@ function repository(type: (typeof REPOSITORIES)[number]): Provider {
 @Module({
   providers: [
     ...REPOSITORIES.map(repository),
+    {
+      // Writes are grouped into batches (group commit); each batch's size is observed on /metrics.
+      provide: ObjectStoreRepository,
+      useFactory: (db: Database, metrics: Metrics) => new ObjectStoreRepository(db, { onBatch: (size) => metrics.writeBatchSize.observe(size) }),
+      inject: [DATABASE, Metrics],
+    },
     { provide: TenantCache, useFactory: (tenants: TenantRepository) => new TenantCache(tenants), inject: [TenantRepository] },
   ],
-  exports: [...REPOSITORIES, TenantCache],
+  exports: [...REPOSITORIES, ObjectStoreRepository, TenantCache],
 })
 export class StorageModule {}
