@@ -334,7 +334,12 @@ async function main(): Promise<void> {
   try {
     const port1 = await freePort();
     progress('single replica: starting the server');
-    const single = await startServerProcess({ DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '16', ...serverNodeOptions() }, port1);
+    // The memory phase opens IDLE_WATCHERS watches as one user of one tenant: raise the per-user and per-tenant watch limits to fit.
+    const watchLimit = String(IDLE_WATCHERS + 1000);
+    const single = await startServerProcess(
+      { DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '16', PLINTH_MAX_WATCHES_PER_TENANT: watchLimit, PLINTH_MAX_WATCHES_PER_USER: watchLimit, ...serverNodeOptions() },
+      port1,
+    );
     procs.push(single);
     const base1 = `https://127.0.0.1:${port1}`;
     const api1 = new Api(base1);
