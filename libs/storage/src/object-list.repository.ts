@@ -43,16 +43,25 @@ export interface ListResult {
 
 /** How ObjectListRepository.stream sizes its chunks. */
 export interface ChunkSizing {
-  /** Rows of the first chunk, read before anything is known about their size. */
+  /** At most this many rows in the first chunk, read before anything is known about their size. */
   firstRows: number;
+  /**
+   * The first chunk also stops once its rows' stored bodies reach this size
+   * (PostgreSQL sums them while reading): a small list is read in one
+   * statement, a list of large objects still starts with a bounded chunk.
+   */
+  firstBytes: number;
   /** Target stored size of one chunk's bodies, in bytes. */
   bytes: number;
   /** At most this many rows a chunk, however small they are. */
   maxRows: number;
 }
 
+/** Rows of a first chunk read at a past revision, where no size cap applies. */
+const UNSIZED_FIRST_ROWS = 16;
+
 /** About 1 MiB of objects a chunk: 1,000 small objects, or a single one of a megabyte. */
-export const DEFAULT_CHUNK_SIZING: ChunkSizing = { firstRows: 16, bytes: 1024 * 1024, maxRows: 1000 };
+export const DEFAULT_CHUNK_SIZING: ChunkSizing = { firstRows: 1000, firstBytes: 1024 * 1024, bytes: 1024 * 1024, maxRows: 1000 };
 
 /** One chunk of a streamed list (see ObjectListRepository.stream). */
 export interface ListChunk {
@@ -74,6 +83,8 @@ interface StateRow {
   total: number | null;
   /** The body's stored size in bytes (pg_column_size: compressed when PostgreSQL compressed it). */
   size: number;
+  /** With a byte cap: how many rows the statement read before the cap dropped the rest (NULL without one). */
+  scanned?: number | null;
 }
 
 /** The stored object of a row, or undefined when the query's `filter` rejects it. */
@@ -158,9 +169,10 @@ export class ObjectListRepository {
   /**
    * Streams the whole list (`q.limit` and `q.countRemaining` are ignored) in
    * key order, one SQL statement per chunk. Chunks hold about
-   * `sizing.bytes` of stored bodies: the first reads `sizing.firstRows`
-   * rows, each later one as many as fit at the previous chunk's average row
-   * size (1 to `sizing.maxRows`). The first chunk reads the newest state (or
+   * `sizing.bytes` of stored bodies: the first reads up to
+   * `sizing.firstRows` rows and stops at `sizing.firstBytes` (so a small
+   * list takes one statement), each later one as many as fit at the
+   * previous chunk's average row size (1 to `sizing.maxRows`). The first chunk reads the newest state (or
    * `q.atRevision`) and later chunks read at its revision, so every chunk
    * shows one snapshot, however many writes happen while the caller is slow.
    * Yields at least one chunk (possibly empty). Throws as `list` does, from
@@ -172,22 +184,25 @@ export class ObjectListRepository {
     const query = { ...q, countRemaining: false };
     let after = q.after;
     let revision = q.atRevision;
-    let n = size.firstRows;
-    for (;;) {
-      const read = await this.readChunk(query, after, n, revision);
+    // The newest state's first chunk is capped by size in SQL; a first chunk at a past revision (no cap there) starts small.
+    let n = revision === undefined ? size.firstRows : Math.min(size.firstRows, UNSIZED_FIRST_ROWS);
+    for (let first = true; ; first = false) {
+      const read = first && revision === undefined ? await this.readLatest(query, after, n, size.firstBytes) : await this.readChunk(query, after, n, revision);
       revision = read.revision;
       const bytes = read.rows.reduce((sum, r) => sum + Number(r.size), 0);
       yield { items: toItems(q, read.rows), rows: read.rows.length, bytes, revision };
-      // A short chunk was the last; a full one may be followed by nothing, which the next (empty) read tells.
-      if (read.rows.length < n) return;
+      // A chunk that read fewer rows than asked, and kept all it read, was the last; one whose byte cap dropped
+      // rows goes on after its last kept row; a full one may be followed by nothing, which the next (empty) read tells.
+      if (read.scanned < n && read.rows.length === read.scanned) return;
       const last = read.rows[read.rows.length - 1];
       after = { namespace: last.namespace, name: last.name };
       n = Math.min(size.maxRows, Math.max(1, Math.floor(size.bytes / Math.max(1, bytes / read.rows.length))));
     }
   }
 
-  private async readChunk(q: ListQuery, after: ListCursor | undefined, n: number | null, atRevision?: number): Promise<{ rows: StateRow[]; revision: number }> {
-    return atRevision === undefined ? this.readLatest(q, after, n) : this.readAt(q, after, n, atRevision);
+  private async readChunk(q: ListQuery, after: ListCursor | undefined, n: number | null, atRevision?: number): Promise<{ rows: StateRow[]; revision: number; scanned: number }> {
+    const read = atRevision === undefined ? await this.readLatest(q, after, n) : await this.readAt(q, after, n, atRevision);
+    return { ...read, scanned: read.rows.length };
   }
 
   private keyFilters(q: ListQuery, labels: RawBuilder<unknown>, after: ListCursor | undefined): RawBuilder<boolean> {
@@ -209,22 +224,36 @@ export class ObjectListRepository {
     return sql`(SELECT count(*) FROM (SELECT 1 FROM ${table} WHERE ${base} AND ${this.keyFilters(q, labels, after)} LIMIT ${REMAINING_COUNT_CAP + n}) counted)`;
   }
 
-  private async readLatest(q: ListQuery, after: ListCursor | undefined, n: number | null): Promise<{ rows: StateRow[]; revision: number }> {
-    const { rows } = await sql<StateRow & { list_revision: number; durable: boolean }>`
-      SELECT rc.value AS list_revision, ${DURABLE} AS durable, o.namespace, o.name, o.revision, o.body, pg_column_size(o.body) AS size,
-        ${this.totalSql(q, sql`objects`, sql<boolean>`tenant = ${q.tenant} AND resource = ${q.resource}`, sql.ref('labels'), after, n)} AS total
-      FROM revision_counter rc
-      LEFT JOIN LATERAL (
+  /**
+   * Reads up to `n` rows of the newest state. With `maxBytes`, only the
+   * rows before the one whose stored body makes their sum reach it are kept
+   * (at least one); `scanned` says how many were read before that cap.
+   */
+  private async readLatest(q: ListQuery, after: ListCursor | undefined, n: number | null, maxBytes?: number): Promise<{ rows: StateRow[]; revision: number; scanned: number }> {
+    const limited = sql`
         SELECT namespace, name, revision, body
         FROM objects
         WHERE tenant = ${q.tenant} AND resource = ${q.resource} AND ${this.keyFilters(q, sql.ref('labels'), after)}
         ORDER BY namespace, name
-        LIMIT ${n}
-      ) o ON TRUE
+        LIMIT ${n}`;
+    const source =
+      maxBytes === undefined
+        ? sql`SELECT namespace, name, revision, body, NULL::bigint AS scanned FROM (${limited}) lim`
+        : sql`SELECT namespace, name, revision, body, scanned FROM (
+            SELECT lim.*, count(*) OVER () AS scanned,
+              coalesce(sum(pg_column_size(body)) OVER (ORDER BY namespace, name ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+            FROM (${limited}) lim
+          ) sized WHERE before < ${maxBytes} ORDER BY namespace, name`;
+    const { rows } = await sql<StateRow & { list_revision: number; durable: boolean }>`
+      SELECT rc.value AS list_revision, ${DURABLE} AS durable, o.namespace, o.name, o.revision, o.body, pg_column_size(o.body) AS size, o.scanned,
+        ${this.totalSql(q, sql`objects`, sql<boolean>`tenant = ${q.tenant} AND resource = ${q.resource}`, sql.ref('labels'), after, n)} AS total
+      FROM revision_counter rc
+      LEFT JOIN LATERAL (${source}) o ON TRUE
     `.execute(this.db);
     const revision = rows[0].list_revision;
     if (!rows[0].durable) await flushWal(this.db);
-    return { rows: rows.filter((r) => r.name !== null), revision };
+    const found = rows.filter((r) => r.name !== null);
+    return { rows: found, revision, scanned: found.length > 0 && found[0].scanned != null ? Number(found[0].scanned) : found.length };
   }
 
   private async readAt(q: ListQuery, after: ListCursor | undefined, n: number | null, at: number): Promise<{ rows: StateRow[]; revision: number }> {
