@@ -175,6 +175,38 @@ describe('ValidatingAdmissionPolicy: deny, warn, audit', () => {
     assert.match(warnings[1].warning, /^typed\.example\.com\/v1, Kind=Widget: ERROR: <input>:1:\d+: .*int == string/);
   });
 
+  it('types params by the paramKind\'s schema when it is served (a ConfigMap, a custom resource), dyn otherwise', async () => {
+    const rules = { resourceRules: [coreRule(['configmaps'])] };
+    const byConfigMap = await api
+      .post(VAP)
+      .send(
+        validatingPolicy('typed-params', {
+          paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+          matchConstraints: rules,
+          validations: [{ expression: "params.data.limit == object.data.limit" }, { expression: "params.dataa.limit == 'x'" }, { expression: 'params.data.limit > 3' }],
+        }),
+      )
+      .expect(201);
+    const w = byConfigMap.body.status.typeChecking.expressionWarnings as Array<{ fieldRef: string; warning: string }>;
+    assert.deepEqual(w.map((x) => x.fieldRef), ['spec.validations[1].expression', 'spec.validations[2].expression'], JSON.stringify(w));
+    assert.match(w[0].warning, /^\/v1, Kind=ConfigMap: ERROR: <input>:1:\d+: undefined field 'dataa'\n$/);
+    assert.match(w[1].warning, /string > int/);
+    // A custom resource as paramKind (the Widget of typed.example.com installed above): typed by its structural schema.
+    const byWidget = await api
+      .post(VAP)
+      .send(validatingPolicy('typed-params-cr', { paramKind: { apiVersion: 'typed.example.com/v1', kind: 'Widget' }, matchConstraints: rules, validations: [{ expression: 'params.spec.size > 1' }, { expression: 'params.spec.colour == "red"' }] }))
+      .expect(201);
+    const cw = byWidget.body.status.typeChecking.expressionWarnings as Array<{ fieldRef: string; warning: string }>;
+    assert.deepEqual(cw.map((x) => x.fieldRef), ['spec.validations[1].expression'], JSON.stringify(cw));
+    assert.match(cw[0].warning, /undefined field 'colour'/);
+    // A paramKind nobody serves leaves params dyn: nothing to warn about.
+    const unknown = await api
+      .post(VAP)
+      .send(validatingPolicy('typed-params-unknown', { paramKind: { apiVersion: 'nowhere.example.com/v1', kind: 'Thing' }, matchConstraints: rules, validations: [{ expression: 'params.anything.goes == 1' }] }))
+      .expect(201);
+    assert.deepEqual(unknown.body.status.typeChecking, {});
+  });
+
   it('type-checks a policy again once a custom resource it names is served (CRD created after the policy)', async () => {
     const rule = { apiGroups: ['later.example.com'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['widgets'] };
     const early = await api.post(VAP).send(validatingPolicy('typed-later', { matchConstraints: { resourceRules: [rule] }, validations: [{ expression: 'object.spec.colour == "red"' }] })).expect(201);

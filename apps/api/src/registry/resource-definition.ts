@@ -19,6 +19,8 @@ export interface StrategyContext {
   isServerFeature(name: string): boolean;
   /** The kind served to the tenant at group/version/resource (built-in or custom), or undefined. */
   lookup(group: string, version: string, resource: string): ResourceDefinition | undefined;
+  /** The kind served to the tenant as group/version and kind name (built-in or custom), or undefined. */
+  lookupKind(group: string, version: string, kind: string): ResourceDefinition | undefined;
 }
 
 /**

@@ -23,7 +23,10 @@ export interface TenantFeatureSource {
 
 /** Where the store's StrategyContexts read kinds and feature gates from (the tenant's registry, the server's gates, the tenant's own). */
 export interface StrategyEnvironment {
-  kinds: { lookup(tenant: string, group: string, version: string, resource: string): ResourceDefinition | undefined };
+  kinds: {
+    lookup(tenant: string, group: string, version: string, resource: string): ResourceDefinition | undefined;
+    all(tenant: string): ResourceDefinition[];
+  };
   features: ServerFeatures;
   /** The gates tenants define (FeatureGate objects); the server's win on a clash. */
   tenantFeatures?: TenantFeatureSource;
@@ -46,6 +49,7 @@ export async function strategyContext(env: StrategyEnvironment, tenant: string):
     featureStage: (name) => featureStageIn(env, tenant, name),
     isServerFeature: (name) => env.features.has(name),
     lookup: (group, version, resource) => env.kinds.lookup(tenant, group, version, resource),
+    lookupKind: (group, version, kind) => env.kinds.all(tenant).find((d) => d.group === group && d.version === version && d.kind === kind),
   };
 }
 

@@ -1,7 +1,7 @@
 import { rewriteObjectConstruction } from '@plinth/admission';
 import { isDeepStrictEqual } from 'node:util';
 import { isPlainObject, type KubeObject, resetObjectMetaForStatus, type StructuralSchema } from '@plinth/apimachinery';
-import { type TypedKind, typeCheckPolicy } from './policy-type-check.js';
+import { type TypedKind, type TypedKindLookup, typeCheckPolicy } from './policy-type-check.js';
 import { objectMetaSchema } from '../../schema/object-meta.schema.js';
 import {
   validateMutatingAdmissionPolicy,
@@ -52,11 +52,15 @@ function typedSchema(def: ResourceDefinition): StructuralSchema {
   return { ...def.schema, type: 'object', properties: { ...typeMeta, ...def.schema.properties, metadata: objectMetaSchema } };
 }
 
+function typedKind(def: ResourceDefinition | undefined): TypedKind | undefined {
+  return def ? { group: def.group, version: def.version, kind: def.kind, schema: typedSchema(def) } : undefined;
+}
+
 /** The kinds served to the write's tenant, built-in and custom, for type checking. */
-function tenantKinds(ctx: StrategyContext): (group: string, version: string, resource: string) => TypedKind | undefined {
-  return (group, version, resource) => {
-    const def = ctx.lookup(group, version, resource);
-    return def ? { group: def.group, version: def.version, kind: def.kind, schema: typedSchema(def) } : undefined;
+function tenantKinds(ctx: StrategyContext): TypedKindLookup {
+  return {
+    byResource: (group, version, resource) => typedKind(ctx.lookup(group, version, resource)),
+    byKind: (group, version, kind) => typedKind(ctx.lookupKind(group, version, kind)),
   };
 }
 

@@ -8,6 +8,8 @@ import { type CelObjectTypes, checkCelTyped } from '@plinth/cel';
  * policy's rules name exactly (no wildcards; at most 10 kinds), and every
  * error becomes an ExpressionWarning (`spec.validations[0].expression`:
  * `/v1, Kind=ConfigMap: ERROR: <input>:1:17: undefined field 'x'`).
+ * `params` is typed by the schema of the policy's paramKind when the
+ * tenant serves it, and `dyn` otherwise, as upstream.
  */
 
 /** A kind to check against: its group/version/kind and schema. */
@@ -95,13 +97,32 @@ function checkAgainst(expression: string, kinds: Array<{ kind: TypedKind; vars: 
   return messages.join('\n');
 }
 
+/** How type checking finds kinds: by the resource a rule names, and by the kind paramKind names. */
+export interface TypedKindLookup {
+  byResource(group: string, version: string, resource: string): TypedKind | undefined;
+  byKind(group: string, version: string, kind: string): TypedKind | undefined;
+}
+
+/** The kind spec.paramKind names (`apiVersion` group/version or a bare core version), when it is served. */
+function paramsKind(spec: Record<string, unknown>, lookup: TypedKindLookup): TypedKind | undefined {
+  const pk = isPlainObject(spec.paramKind) ? spec.paramKind : undefined;
+  if (!pk || typeof pk.apiVersion !== 'string' || typeof pk.kind !== 'string' || pk.kind === '') return undefined;
+  const parts = pk.apiVersion.split('/');
+  if (parts.length > 2 || parts.some((p) => p === '')) return undefined;
+  const [group, version] = parts.length === 2 ? parts : ['', parts[0]];
+  return lookup.byKind(group, version, pk.kind);
+}
+
 /** The type-checking warnings of a ValidatingAdmissionPolicy (empty: none, or nothing to check against). Pure. */
-export function typeCheckPolicy(policy: KubeObject, lookup: (group: string, version: string, resource: string) => TypedKind | undefined): ExpressionWarning[] {
+export function typeCheckPolicy(policy: KubeObject, lookup: TypedKindLookup): ExpressionWarning[] {
   const spec = isPlainObject(policy.spec) ? policy.spec : {};
-  const kinds = typesToCheck(spec, lookup).map((kind) => {
+  const params = paramsKind(spec, lookup);
+  const kinds = typesToCheck(spec, (g, v, r) => lookup.byResource(g, v, r)).map((kind) => {
     const types: CelObjectTypes = {};
     const objectType = celType(kind.schema, 'Object', types);
-    const vars = { object: objectType, oldObject: objectType, request: 'dyn', params: 'dyn', namespaceObject: 'dyn', variables: 'dyn', authorizer: 'dyn' };
+    // Object types are named by their path; the params' own prefix keeps them apart from the object's.
+    const paramsType = params ? celType(params.schema, 'Params', types) : 'dyn';
+    const vars = { object: objectType, oldObject: objectType, request: 'dyn', params: paramsType, namespaceObject: 'dyn', variables: 'dyn', authorizer: 'dyn' };
     return { kind, vars, types };
   });
   if (kinds.length === 0) return [];
