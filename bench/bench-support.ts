@@ -68,7 +68,9 @@ export async function startBenchPostgres(name: string, port: number): Promise<Em
  */
 export async function startServerProcess(env: Record<string, string>, port: number): Promise<ChildProcess> {
   const { dir } = await benchCredentials();
-  const child = spawn(process.execPath, [path.resolve('dist/apps/api/src/main.js')], {
+  // BENCH_SERVER_NODE_ARGS passes Node options to the server alone (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const child = spawn(process.execPath, [...nodeArgs, path.resolve('dist/apps/api/src/main.js')], {
     env: { ...process.env, LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1', PLINTH_DATA_DIR: dir, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
