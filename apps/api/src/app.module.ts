@@ -7,6 +7,7 @@ import { AuthnModule } from './authn/authn.module.js';
 import { AuthzModule } from './authz/authz.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
+import { ControllersModule } from './controllers/controllers.module.js';
 import { CrdModule } from './crd/crd.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { DiscoveryModule } from './discovery/discovery.module.js';
@@ -52,6 +53,7 @@ export class AppModule implements BeforeApplicationShutdown {
         JobsModule.forRoot(config),
         WatchModule,
         LifecycleModule,
+        ControllersModule,
         KindsModule,
         AuthnModule,
         AuthzModule,

@@ -15,6 +15,7 @@ export * from './change-log.repository.js';
 export * from './tenant.repository.js';
 export * from './quota.repository.js';
 export * from './owner.repository.js';
+export * from './advisory-lock-elector.js';
 export * from './selector-sql.js';
 export * from './embedded-postgres.js';
 export * from './database-probe.js';

@@ -55,4 +55,18 @@ export class OwnerRepository {
     `.execute(this.db);
     return rows.map((r) => ({ key: { tenant: r.tenant, resource: r.resource, namespace: r.namespace, name: r.name }, revision: r.revision, body: withResourceVersion(r.body, r.revision) }));
   }
+
+  /**
+   * Up to `limit` objects (any tenant) being deleted that still hold one of
+   * `finalizers`: owners a collector that stopped mid-way (a restart, a
+   * replica that died) left in Orphan or Foreground deletion.
+   */
+  async deletingWithFinalizers(finalizers: string[], limit = 10_000): Promise<StoredObject[]> {
+    const { rows } = await sql<{ tenant: string; resource: string; namespace: string; name: string; revision: number; body: Record<string, unknown> }>`
+      SELECT tenant, resource, namespace, name, revision, body FROM objects
+      WHERE body -> 'metadata' ? 'deletionTimestamp' AND body -> 'metadata' -> 'finalizers' ?| ${finalizers}::text[]
+      LIMIT ${limit}
+    `.execute(this.db);
+    return rows.map((r) => ({ key: { tenant: r.tenant, resource: r.resource, namespace: r.namespace, name: r.name }, revision: r.revision, body: withResourceVersion(r.body, r.revision) }));
+  }
 }

@@ -1,5 +1,9 @@
 import type { Logger } from 'pino';
 import type { ObjectListRepository } from '@plinth/storage';
+import type { Controller } from '../controllers/controller.js';
+import type { ControllerManager } from '../controllers/controller-manager.js';
+import type { WorkQueue } from '../controllers/work-queue.js';
+import type { ObserveChanges } from '../watch/observe-changes.js';
 import { ApiError } from '@plinth/apimachinery';
 import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
@@ -7,7 +11,7 @@ import type { ResourceDeleteService } from '../store/resource-delete.service.js'
 import type { ResourceStoreService } from '../store/resource-store.service.js';
 import type { WriteContext } from '../store/write-context.js';
 import type { CrdRegistry } from './crd-registry.service.js';
-import { customResourceDefinitionResource } from './crd-resource.js';
+import { CRD_STORAGE_RESOURCE, customResourceDefinitionResource } from './crd-resource.js';
 import {
   asCrd,
   CRD_CLEANUP_FINALIZER,
@@ -23,12 +27,17 @@ import { crdStatusStrategy } from './crd.strategy.js';
 import { calculateNames } from './crd-naming.js';
 
 /**
- * The CRD controller every replica runs (upstream's naming, establishing
- * and finalizer controllers in one loop): whenever the CRD cache reloads a
- * tenant, it accepts names (reporting conflicts in the NamesAccepted
- * condition), marks CRDs Established, and for deleted CRDs removes every
- * instance and then the cleanup finalizer. Work on one tenant is
- * serialised; failures and pending deletions are retried.
+ * The CRD controller (upstream's naming, establishing and finalizer
+ * controllers in one loop), run by one replica (a controller of the
+ * ControllerManager): whenever a tenant's CRDs change (its change stream,
+ * or this replica's CRD cache reloading them), it accepts names (reporting
+ * conflicts in the NamesAccepted condition), marks CRDs Established, and
+ * for deleted CRDs removes every instance and then the cleanup finalizer.
+ * On start it looks at every tenant (another replica may have stopped
+ * mid-way). Work on one tenant is serialised; failures (with backoff) and
+ * pending deletions are retried. The replica that took a CRD write answers
+ * it once its own cache shows the CRD settled (crd-settled.ts), whichever
+ * replica runs the controller.
  */
 
 const SYSTEM_USER = { username: 'system:apiextensions-controller', groups: ['system:masters', 'system:authenticated'] };
@@ -40,53 +49,55 @@ export interface CrdControllerDeps {
   store: ResourceStoreService;
   deleter: ResourceDeleteService;
   lists: ObjectListRepository;
-  logger?: Logger;
+  /** Every tenant's name (the resync on start). */
+  tenants: () => Promise<string[]>;
+  observe: ObserveChanges;
+  /** Gives the controller its work queue. */
+  queues: Pick<ControllerManager, 'queue'>;
+  logger: Logger;
 }
 
+/** Tenants reconciled at once. */
+const CRD_WORKERS = 4;
+
 /** See the file comment. */
-export class CrdController {
-  private readonly running = new Map<string, Promise<void>>();
-  private readonly again = new Set<string>();
-  private readonly retries = new Map<string, NodeJS.Timeout>();
-  private stopped = false;
+export class CrdController implements Controller {
+  readonly name = 'crd-controller';
+  private readonly queue: WorkQueue;
+  private stopObserving: (() => void) | undefined;
 
-  constructor(private readonly deps: CrdControllerDeps) {}
+  constructor(private readonly deps: CrdControllerDeps) {
+    this.queue = deps.queues.queue({ name: this.name, workers: CRD_WORKERS, process: (tenant) => this.reconcileTenant(tenant) });
+  }
 
-  /** Schedules a reconcile of the tenant (coalesced with one in progress). */
+  /** Schedules a reconcile of the tenant (coalesced with one in progress; ignored unless this replica runs the controller). */
   enqueue(tenant: string): void {
-    if (this.stopped) return;
-    if (this.running.has(tenant)) {
-      this.again.add(tenant);
-      return;
-    }
-    const p = this.reconcileTenant(tenant)
-      .catch((err) => {
-        this.deps.logger?.warn({ tenant, err: (err as Error).message }, 'CRD reconcile failed');
-        this.retryLater(tenant);
-      })
-      .finally(() => {
-        this.running.delete(tenant);
-        if (this.again.delete(tenant)) this.enqueue(tenant);
-      });
-    this.running.set(tenant, p);
+    this.queue.add(tenant);
   }
 
-  /** Stops retries and waits for reconciles in progress. */
+  /** Follows CRD changes of every tenant and looks at every tenant once. */
+  async start(): Promise<void> {
+    this.queue.start();
+    this.stopObserving = this.deps.observe(CRD_STORAGE_RESOURCE, {
+      onChange: (c) => this.queue.add(c.key.tenant),
+      onReset: () => void this.resync(),
+    });
+    await this.resync();
+  }
+
+  /** Stops following changes and waits for reconciles in progress. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    for (const t of this.retries.values()) clearTimeout(t);
-    this.retries.clear();
-    await Promise.allSettled([...this.running.values()]);
+    this.stopObserving?.();
+    this.stopObserving = undefined;
+    await this.queue.shutDown();
   }
 
-  private retryLater(tenant: string): void {
-    if (this.stopped || this.retries.has(tenant)) return;
-    const t = setTimeout(() => {
-      this.retries.delete(tenant);
-      this.enqueue(tenant);
-    }, RETRY_MS);
-    t.unref();
-    this.retries.set(tenant, t);
+  private async resync(): Promise<void> {
+    try {
+      for (const tenant of await this.deps.tenants()) this.queue.add(tenant);
+    } catch (err) {
+      this.deps.logger.warn({ err: (err as Error).message }, 'CRD controller: tenants could not be listed');
+    }
   }
 
   private ctx(tenant: string, subresource: string): WriteContext {
@@ -106,6 +117,8 @@ export class CrdController {
 
   /** One pass over the tenant's CRDs. */
   async reconcileTenant(tenant: string): Promise<void> {
+    // This replica's cache may not hold the tenant yet (its requests went to another replica).
+    await this.deps.registry.refresh(tenant);
     const crds = this.deps.registry.crds(tenant);
     let changed = false;
     let pending = false;
@@ -119,7 +132,7 @@ export class CrdController {
       }
     }
     if (changed) await this.deps.registry.refresh(tenant);
-    if (pending) this.retryLater(tenant);
+    if (pending) this.queue.addAfter(tenant, RETRY_MS);
   }
 
   private async writeStatus(tenant: string, name: string, mutate: (crd: CrdObject) => void): Promise<boolean> {

@@ -1,6 +1,9 @@
-import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ObjectListRepository } from '@plinth/storage';
+import { ObjectListRepository, TenantRepository } from '@plinth/storage';
+import { ControllerManager } from '../controllers/controller-manager.js';
+import type { ObserveChanges } from '../watch/observe-changes.js';
+import { OBSERVE_CHANGES } from '../watch/watch.module.js';
 import { LOGGER } from '../observability/observability.module.js';
 import { ResourceDeleteService } from '../store/resource-delete.service.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
@@ -33,22 +36,29 @@ import { PolicyStatusRefresher } from './policy-status-refresh.js';
     },
     {
       provide: CrdController,
-      useFactory: (registry: CrdRegistry, store: ResourceStoreService, deleter: ResourceDeleteService, lists: ObjectListRepository, logger: Logger, hooks: StoreHooks) => {
-        const controller = new CrdController({ registry, store, deleter, lists, logger });
+      useFactory: (
+        registry: CrdRegistry,
+        store: ResourceStoreService,
+        deleter: ResourceDeleteService,
+        lists: ObjectListRepository,
+        tenants: TenantRepository,
+        observe: ObserveChanges,
+        logger: Logger,
+        hooks: StoreHooks,
+        manager: ControllerManager,
+      ) => {
+        const controller = new CrdController({ registry, store, deleter, lists, tenants: () => tenants.list(), observe, logger, queues: manager });
         registry.onChange((tenant) => controller.enqueue(tenant));
-        // A CRD write is answered once this replica serves it as the controller settles it.
-        hooks.untilSettled(CRD_STORAGE_RESOURCE, (key) => crdSettled(registry, key.tenant, key.name));
+        manager.register(controller);
+        // A CRD write is answered once this replica serves it as the controller settles it; the controller may run on
+        // another replica, or be between leaders for up to the handover bound.
+        const settleMs = Math.max(2000, manager.handoverBoundMs);
+        hooks.untilSettled(CRD_STORAGE_RESOURCE, (key) => crdSettled(registry, key.tenant, key.name, settleMs));
         return controller;
       },
-      inject: [CrdRegistry, ResourceStoreService, ResourceDeleteService, ObjectListRepository, LOGGER, StoreHooks],
+      inject: [CrdRegistry, ResourceStoreService, ResourceDeleteService, ObjectListRepository, TenantRepository, OBSERVE_CHANGES, LOGGER, StoreHooks, ControllerManager],
     },
   ],
   exports: [CrdController],
 })
-export class CrdModule implements OnApplicationShutdown {
-  constructor(@Inject(CrdController) private readonly controller: CrdController) {}
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.controller.stop();
-  }
-}
+export class CrdModule {}

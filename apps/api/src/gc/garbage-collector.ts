@@ -9,8 +9,11 @@ import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type ResourceDeleteService } fr
 import { forEachConcurrently } from '../store/bounded-concurrency.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
 import { systemWriteContext } from '../tenancy/tenant-provisioner.js';
+import type { Controller } from '../controllers/controller.js';
+import type { ControllerManager } from '../controllers/controller-manager.js';
+import type { WorkQueue } from '../controllers/work-queue.js';
 
-/** How often every replica looks for dependents whose owners are gone (deletions it may have missed). */
+/** How often the collector looks for dependents whose owners are gone (deletions it may have missed). */
 export const GC_SWEEP_INTERVAL_MS = 5000;
 
 /** Tasks the collector works on at once (steps are idempotent; a lost race is a 404 or a conflict). */
@@ -27,6 +30,8 @@ export interface GarbageCollectorDeps {
   deleter: ResourceDeleteService;
   observe: ObserveChanges;
   logger: Logger;
+  /** Gives the collector its work queue. */
+  queues: Pick<ControllerManager, 'queue'>;
 }
 
 interface OwnerRef {
@@ -59,6 +64,10 @@ function ownerRefs(o: KubeObject | Record<string, unknown>): OwnerRef[] {
   return Array.isArray(refs) ? refs.filter((r): r is OwnerRef => isPlainObject(r) && typeof r.uid === 'string') : [];
 }
 
+function ownerKeyTask(tenant: string, resource: string, namespace: string, name: string, uid: string): string {
+  return `owner-key\u0000${tenant}\u0000${resource}\u0000${namespace}\u0000${name}\u0000${uid}`;
+}
+
 function uidOf(o: Record<string, unknown> | undefined): string | undefined {
   const uid = (o?.metadata as { uid?: unknown } | undefined)?.uid;
   return typeof uid === 'string' ? uid : undefined;
@@ -71,37 +80,39 @@ function uidOf(o: Record<string, unknown> | undefined): string | undefined {
  * only loses the dangling references. An owner deleted with propagation
  * Orphan keeps its `orphan` finalizer until its dependents no longer name
  * it; one deleted with Foreground keeps `foregroundDeletion` until its
- * dependents are deleted. Driven by this replica's change stream (every
- * replica runs it; a lost race is a 404 or a conflict and nothing else),
- * with a periodic sweep for dependents whose owners vanished while no
- * collector was watching (a restart, a replica that died).
+ * dependents are deleted. A controller (see ControllerManager): one
+ * replica runs it, from its change stream, with a periodic sweep for
+ * dependents whose owners vanished while no collector was watching, and on
+ * start a resync (another replica may have stopped mid-way).
  */
-export class GarbageCollector {
+export class GarbageCollector implements Controller {
+  readonly name = 'garbage-collector';
   private stopObserving: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private readonly pending = new Set<string>();
-  private readonly workers = new Set<Promise<void>>();
-  private stopping = false;
-
+  private readonly queue: WorkQueue;
   private readonly events: EventRecorder;
 
   constructor(private readonly deps: GarbageCollectorDeps) {
     this.events = new EventRecorder(deps, 'garbage-collector-controller');
+    this.queue = deps.queues.queue({ name: this.name, workers: GC_WORKERS, process: (task) => this.run(task) });
   }
 
-  /** Starts following changes and sweeping. */
+  /** Starts following changes and sweeping; resyncs what a collector that stopped left (owners in Orphan or Foreground deletion, dangling dependents). */
   start(): void {
-    this.stopObserving = this.deps.observe(ALL_RESOURCES, { onChange: (c) => this.onChange(c), onReset: () => this.schedule('sweep') });
-    this.timer = setInterval(() => this.schedule('sweep'), GC_SWEEP_INTERVAL_MS);
+    this.queue.start();
+    this.stopObserving = this.deps.observe(ALL_RESOURCES, { onChange: (c) => this.onChange(c), onReset: () => this.queue.add('sweep') });
+    this.timer = setInterval(() => this.queue.add('sweep'), GC_SWEEP_INTERVAL_MS);
     this.timer.unref();
+    this.queue.add('resync');
+    this.queue.add('sweep');
   }
 
   /** Stops and waits for work in progress. */
   async stop(): Promise<void> {
-    this.stopping = true;
     this.stopObserving?.();
+    this.stopObserving = undefined;
     if (this.timer) clearInterval(this.timer);
-    while (this.workers.size > 0) await Promise.all([...this.workers]);
+    await this.queue.shutDown();
   }
 
   private onChange(c: CachedChange): void {
@@ -110,45 +121,25 @@ export class GarbageCollector {
     if (!uid) return;
     if (c.type === 'DELETED') {
       // Its dependents may be orphans now; its owners may be waiting in the foreground for it.
-      this.schedule(`dependents\u0000${c.key.tenant}\u0000${uid}`);
-      for (const r of ownerRefs(obj ?? {})) this.schedule(`owner\u0000${c.key.tenant}\u0000${r.uid}`);
+      this.queue.add(`dependents\u0000${c.key.tenant}\u0000${uid}`);
+      for (const r of ownerRefs(obj ?? {})) this.queue.add(`owner\u0000${c.key.tenant}\u0000${r.uid}`);
       return;
     }
     // A new or changed set of owner references: each must name an owner the dependent may have (upstream's addDependentToOwners).
     const prevMeta = (c.prevObject as KubeObject | null)?.metadata;
     if (ownerRefs(obj ?? {}).length > 0 && (c.type === 'ADDED' || !sameRefs(obj?.metadata, prevMeta))) {
-      this.schedule(`refs\u0000${c.key.tenant}\u0000${uid}`);
+      this.queue.add(`refs\u0000${c.key.tenant}\u0000${uid}`);
     }
     const finalizers = obj?.metadata?.finalizers ?? [];
     if (obj?.metadata?.deletionTimestamp && (finalizers.includes(ORPHAN_FINALIZER) || finalizers.includes(FOREGROUND_FINALIZER))) {
-      this.schedule(`owner-key\u0000${c.key.tenant}\u0000${c.key.resource}\u0000${c.key.namespace}\u0000${c.key.name}\u0000${uid}`);
-    }
-  }
-
-  private schedule(task: string): void {
-    if (this.stopping) return;
-    this.pending.add(task);
-    if (this.workers.size >= GC_WORKERS) return;
-    const worker: Promise<void> = this.drain().finally(() => this.workers.delete(worker));
-    this.workers.add(worker);
-  }
-
-  /** One worker: takes pending tasks until none is left (several run at once, as upstream's attemptToDelete workers). */
-  private async drain(): Promise<void> {
-    while (this.pending.size > 0 && !this.stopping) {
-      const task = this.pending.values().next().value as string;
-      this.pending.delete(task);
-      try {
-        await this.run(task);
-      } catch (err) {
-        this.deps.logger.warn({ task: task.split('\u0000')[0], err: (err as Error).message }, 'garbage collection step failed; the sweep retries it');
-      }
+      this.queue.add(ownerKeyTask(c.key.tenant, c.key.resource, c.key.namespace, c.key.name, uid));
     }
   }
 
   private async run(task: string): Promise<void> {
     const [kind, tenant, ...rest] = task.split('\u0000');
     if (kind === 'sweep') return this.sweep();
+    if (kind === 'resync') return this.resync();
     if (kind === 'dependents') return this.collectDependentsOf(tenant, rest[0]);
     if (kind === 'owner') return this.finishOwnerByUid(tenant, rest[0]);
     if (kind === 'refs') {
@@ -168,7 +159,7 @@ export class GarbageCollector {
     const seen = new Set<string>();
     for (;;) {
       const batch = (await this.deps.owners.dependentsOf(tenant, ownerUid)).filter((d) => !seen.has(uidOf(d.body) ?? ''));
-      if (batch.length === 0 || this.stopping) return;
+      if (batch.length === 0 || !this.queue.active) return;
       for (const d of batch) seen.add(uidOf(d.body) ?? '');
       await forEachConcurrently(batch, COLLECTS_IN_FLIGHT, (dep) => this.collect(dep, ownerUid));
     }
@@ -283,11 +274,25 @@ export class GarbageCollector {
     }
   }
 
-  /** Dependents whose owners vanished unseen, and owners stuck in Orphan or Foreground deletion. */
+  /** Dependents whose owners vanished unseen: each missing owner's dependents are collected (batch after batch). */
   private async sweep(): Promise<void> {
+    const byTenant = new Map<string, Set<string>>();
     for (const dep of await this.deps.owners.withDanglingOwners()) {
-      if (this.stopping) return;
-      await this.collect(dep);
+      const uids = byTenant.get(dep.key.tenant) ?? new Set<string>();
+      for (const r of ownerRefs(dep.body)) uids.add(r.uid);
+      byTenant.set(dep.key.tenant, uids);
+    }
+    for (const [tenant, uids] of byTenant) {
+      const live = await this.deps.owners.existingUids(tenant, [...uids]);
+      for (const uid of uids) if (!live.has(uid)) this.queue.add(`dependents\u0000${tenant}\u0000${uid}`);
+    }
+  }
+
+  /** Owners left in Orphan or Foreground deletion (by a collector that stopped): each is looked at again. */
+  private async resync(): Promise<void> {
+    for (const o of await this.deps.owners.deletingWithFinalizers([ORPHAN_FINALIZER, FOREGROUND_FINALIZER])) {
+      const uid = uidOf(o.body);
+      if (uid) this.queue.add(ownerKeyTask(o.key.tenant, o.key.resource, o.key.namespace, o.key.name, uid));
     }
   }
 

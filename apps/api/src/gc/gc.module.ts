@@ -1,6 +1,7 @@
-import { Inject, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { OwnerRepository } from '@plinth/storage';
+import { ControllerManager } from '../controllers/controller-manager.js';
 import { LOGGER } from '../observability/observability.module.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceDeleteService } from '../store/resource-delete.service.js';
@@ -10,27 +11,28 @@ import type { ObserveChanges } from '../watch/observe-changes.js';
 import { OBSERVE_CHANGES } from '../watch/watch.module.js';
 import { GarbageCollector } from './garbage-collector.js';
 
-/** Garbage collection by ownerReferences (Background, Foreground, Orphan), following the change stream with a periodic sweep. */
+/** Garbage collection by ownerReferences (Background, Foreground, Orphan): a controller of the ControllerManager (one replica runs it). */
 @Module({
   imports: [StoreModule],
   providers: [
     {
       provide: GarbageCollector,
-      useFactory: (owners: OwnerRepository, registry: ResourceRegistry, store: ResourceStoreService, deleter: ResourceDeleteService, observe: ObserveChanges, logger: Logger) =>
-        new GarbageCollector({ owners, registry, store, deleter, observe, logger }),
-      inject: [OwnerRepository, ResourceRegistry, ResourceStoreService, ResourceDeleteService, OBSERVE_CHANGES, LOGGER],
+      useFactory: (
+        owners: OwnerRepository,
+        registry: ResourceRegistry,
+        store: ResourceStoreService,
+        deleter: ResourceDeleteService,
+        observe: ObserveChanges,
+        logger: Logger,
+        manager: ControllerManager,
+      ) => {
+        const gc = new GarbageCollector({ owners, registry, store, deleter, observe, logger, queues: manager });
+        manager.register(gc);
+        return gc;
+      },
+      inject: [OwnerRepository, ResourceRegistry, ResourceStoreService, ResourceDeleteService, OBSERVE_CHANGES, LOGGER, ControllerManager],
     },
   ],
   exports: [GarbageCollector],
 })
-export class GarbageCollectionModule implements OnApplicationBootstrap, OnApplicationShutdown {
-  constructor(@Inject(GarbageCollector) private readonly gc: GarbageCollector) {}
-
-  onApplicationBootstrap(): void {
-    this.gc.start();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.gc.stop();
-  }
-}
+export class GarbageCollectionModule {}

@@ -1,9 +1,26 @@
 import type { Logger } from 'pino';
-import type { ObjectStoreRepository } from '@plinth/storage';
+import type { KubeObject } from '@plinth/apimachinery';
+import { ALL_RESOURCES, type CachedChange, type ObjectStoreRepository } from '@plinth/storage';
+import type { Controller } from '../controllers/controller.js';
+import type { ControllerManager } from '../controllers/controller-manager.js';
+import type { WorkQueue } from '../controllers/work-queue.js';
 import type { ResourceDeleteService } from '../store/resource-delete.service.js';
+import type { ObserveChanges } from '../watch/observe-changes.js';
 
-/** How often every replica looks for Terminating namespaces nobody is emptying (after a restart, or a replica that died). */
+/** How often the controller looks for Terminating namespaces nobody is emptying (missed changes). */
 export const NAMESPACE_SWEEP_INTERVAL_MS = 5000;
+
+/** What the namespace controller needs. */
+export interface NamespaceDeletionDeps {
+  deleter: ResourceDeleteService;
+  objects: ObjectStoreRepository;
+  observe: ObserveChanges;
+  logger: Logger;
+  /** Gives the controller its work queue. */
+  queues: Pick<ControllerManager, 'queue'>;
+}
+
+const keyOf = (tenant: string, name: string): string => `${tenant}\u0000${name}`;
 
 /**
  * Upstream's namespace controller: a namespace whose deletion was asked for
@@ -11,32 +28,35 @@ export const NAMESPACE_SWEEP_INTERVAL_MS = 5000;
  * controller then deletes everything in it (finalizers respected), records
  * the deletion conditions on it while content remains, and once it is
  * empty takes the `kubernetes` finalizer off through the `finalize`
- * subresource, which removes it (see NamespacePurge). A namespace waiting
- * on finalizers is looked at again whenever an object in it goes, and by
- * the sweep. Each
- * namespace is worked on once at a time per replica; every replica may
- * work on it (the deletes are idempotent), and a periodic sweep picks up
- * namespaces left Terminating by a replica that stopped.
+ * subresource, which removes it (see NamespacePurge). A controller of the
+ * ControllerManager (one replica runs it): it follows the change stream
+ * (a namespace entering deletion; an object removed from a namespace it
+ * waits on), sweeps for Terminating namespaces every few seconds and on
+ * start, and works on one namespace at a time.
  */
-export class NamespaceDeletionController {
-  private readonly pending = new Set<string>();
-  private running: Promise<void> | undefined;
+export class NamespaceDeletionController implements Controller {
+  readonly name = 'namespace-controller';
+  private readonly queue: WorkQueue;
+  /** Namespaces seen Terminating and not yet gone: an object leaving one brings it back. */
+  private readonly waiting = new Set<string>();
+  private stopObserving: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private stopping = false;
 
-  constructor(
-    private readonly deps: { deleter: ResourceDeleteService; objects: ObjectStoreRepository; logger: Logger },
-  ) {}
+  constructor(private readonly deps: NamespaceDeletionDeps) {
+    this.queue = deps.queues.queue({ name: this.name, workers: 1, process: (key) => this.purge(key) });
+  }
 
-  /** Queues `name` of `tenant` to be emptied and removed. */
+  /** Queues `name` of `tenant` to be emptied and removed (ignored unless this replica runs the controller). */
   readonly enqueue = (tenant: string, name: string): void => {
-    if (this.stopping) return;
-    this.pending.add(`${tenant}\u0000${name}`);
-    this.running ??= this.drain().finally(() => (this.running = undefined));
+    if (!this.queue.active) return;
+    this.waiting.add(keyOf(tenant, name));
+    this.queue.add(keyOf(tenant, name));
   };
 
-  /** Starts the periodic sweep (and runs one now). */
+  /** Follows the change stream and starts the periodic sweep (and runs one now). */
   start(): void {
+    this.queue.start();
+    this.stopObserving = this.deps.observe(ALL_RESOURCES, { onChange: (c) => this.onChange(c), onReset: () => void this.sweep() });
     this.timer = setInterval(() => void this.sweep(), NAMESPACE_SWEEP_INTERVAL_MS);
     this.timer.unref();
     void this.sweep();
@@ -44,12 +64,23 @@ export class NamespaceDeletionController {
 
   /** Stops and waits for the namespace in progress. */
   async stop(): Promise<void> {
-    this.stopping = true;
+    this.stopObserving?.();
+    this.stopObserving = undefined;
     if (this.timer) clearInterval(this.timer);
-    while (this.running) await this.running;
+    await this.queue.shutDown();
+    this.waiting.clear();
+  }
+
+  private onChange(c: CachedChange): void {
+    if (c.key.resource === 'namespaces' && c.key.namespace === '') {
+      if (c.type !== 'DELETED' && (c.object as KubeObject | undefined)?.metadata?.deletionTimestamp) this.enqueue(c.key.tenant, c.key.name);
+      return;
+    }
+    if (c.type === 'DELETED' && c.key.namespace && this.waiting.has(keyOf(c.key.tenant, c.key.namespace))) this.queue.add(keyOf(c.key.tenant, c.key.namespace));
   }
 
   private async sweep(): Promise<void> {
+    if (!this.queue.active) return;
     try {
       for (const ns of await this.deps.objects.terminatingNamespaces()) this.enqueue(ns.tenant, ns.name);
     } catch (err) {
@@ -57,16 +88,9 @@ export class NamespaceDeletionController {
     }
   }
 
-  private async drain(): Promise<void> {
-    while (this.pending.size > 0 && !this.stopping) {
-      const key = this.pending.values().next().value as string;
-      this.pending.delete(key);
-      const [tenant, name] = key.split('\u0000');
-      try {
-        await this.deps.deleter.purgeNamespace(tenant, name);
-      } catch (err) {
-        this.deps.logger.warn({ tenant, namespace: name, err: (err as Error).message }, 'namespace deletion interrupted; the sweep resumes it');
-      }
-    }
+  private async purge(key: string): Promise<void> {
+    const [tenant, name] = key.split('\u0000');
+    const outcome = await this.deps.deleter.purgeNamespace(tenant, name);
+    if (outcome !== 'waiting') this.waiting.delete(key);
   }
 }

@@ -1,36 +1,30 @@
-import { Inject, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { ObjectStoreRepository } from '@plinth/storage';
+import { ControllerManager } from '../controllers/controller-manager.js';
 import { LOGGER } from '../observability/observability.module.js';
 import { ResourceDeleteService } from '../store/resource-delete.service.js';
 import { StoreHooks } from '../store/store-hooks.js';
 import { StoreModule } from '../store/store.module.js';
+import type { ObserveChanges } from '../watch/observe-changes.js';
+import { OBSERVE_CHANGES } from '../watch/watch.module.js';
 import { NamespaceDeletionController } from './namespace-deletion.controller.js';
 
-/** The namespace controller: empties Terminating namespaces and removes them, out of the DELETE request. */
+/** The namespace controller: empties Terminating namespaces and removes them, out of the DELETE request (one replica runs it). */
 @Module({
   imports: [StoreModule],
   providers: [
     {
       provide: NamespaceDeletionController,
-      useFactory: (deleter: ResourceDeleteService, objects: ObjectStoreRepository, logger: Logger, hooks: StoreHooks) => {
-        const controller = new NamespaceDeletionController({ deleter, objects, logger });
+      useFactory: (deleter: ResourceDeleteService, objects: ObjectStoreRepository, observe: ObserveChanges, logger: Logger, hooks: StoreHooks, manager: ControllerManager) => {
+        const controller = new NamespaceDeletionController({ deleter, objects, observe, logger, queues: manager });
         hooks.onNamespaceTerminating(controller.enqueue);
+        manager.register(controller);
         return controller;
       },
-      inject: [ResourceDeleteService, ObjectStoreRepository, LOGGER, StoreHooks],
+      inject: [ResourceDeleteService, ObjectStoreRepository, OBSERVE_CHANGES, LOGGER, StoreHooks, ControllerManager],
     },
   ],
   exports: [NamespaceDeletionController],
 })
-export class NamespaceModule implements OnApplicationBootstrap, OnApplicationShutdown {
-  constructor(@Inject(NamespaceDeletionController) private readonly namespaces: NamespaceDeletionController) {}
-
-  onApplicationBootstrap(): void {
-    this.namespaces.start();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.namespaces.stop();
-  }
-}
+export class NamespaceModule {}

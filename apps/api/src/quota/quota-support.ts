@@ -1,16 +1,19 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import { isPlainObject, type KubeObject, Quantity } from '@plinth/apimachinery';
+import { ApiError, isPlainObject, type KubeObject, Quantity } from '@plinth/apimachinery';
 import type { QuotaItem, QuotaRepository, QuotaUsed } from '@plinth/storage';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
 import { systemWriteContext } from '../tenancy/tenant-provisioner.js';
 import { usageKeyOf } from '../tenancy/tenant-limits.js';
 import { resourceQuotaResource } from './resource-quota.resource.js';
+import type { Controller } from '../controllers/controller.js';
+import type { ControllerManager } from '../controllers/controller-manager.js';
+import type { WorkQueue } from '../controllers/work-queue.js';
 
 /** Core kinds whose object count upstream quotas under the bare resource name (besides `count/<resource>`). */
 const LEGACY_COUNTED = new Set(['configmaps', 'secrets', 'resourcequotas', 'services', 'persistentvolumeclaims', 'pods', 'replicationcontrollers']);
-/** How often every replica brings quotas' status.used up to the counts. */
+/** How often the quota controller brings quotas' status.used up to the counts. */
 export const QUOTA_STATUS_INTERVAL_MS = 2000;
 
 /**
@@ -45,17 +48,21 @@ function usedStatus(hard: Record<string, unknown>, counted: QuotaUsed): Record<s
  * `spec.hard` changes, its counted resources are handed to storage (which
  * counts what exists first, then every create and delete in the namespace,
  * refusing growth past a hard limit in the write's own transaction);
- * `status.hard` and `status.used` are written then and kept current by a
- * periodic pass on every replica.
+ * `status.hard` and `status.used` are written then (by the replica that
+ * took the write) and kept current by a periodic pass, a controller of the
+ * ControllerManager (one replica runs it).
  */
-export class QuotaSupport {
+export class QuotaSupport implements Controller {
+  readonly name = 'resourcequota-controller';
   private timer: NodeJS.Timeout | undefined;
-  private refreshing: Promise<void> | undefined;
+  private readonly queue: WorkQueue;
   private readonly reported = new Map<string, QuotaUsed>();
 
   constructor(
-    private readonly deps: { quotas: QuotaRepository; registry: ResourceRegistry; store: ResourceStoreService; logger: Logger },
-  ) {}
+    private readonly deps: { quotas: QuotaRepository; registry: ResourceRegistry; store: ResourceStoreService; logger: Logger; queues: Pick<ControllerManager, 'queue'> },
+  ) {
+    this.queue = deps.queues.queue({ name: this.name, workers: 1, process: () => this.refreshOnce() });
+  }
 
   /** Hook after a ResourceQuota was created or updated: applies it to storage and answers with its status. Never throws. */
   readonly afterWrite = async (_ctx: unknown, quota: KubeObject): Promise<KubeObject> => {
@@ -73,9 +80,12 @@ export class QuotaSupport {
     }
   };
 
-  /** Starts the periodic status pass. */
+  /** Starts the periodic status pass (what another replica reported is written again where it differs). */
   start(): void {
-    this.timer = setInterval(() => void this.refresh(), QUOTA_STATUS_INTERVAL_MS);
+    this.reported.clear();
+    this.queue.start();
+    this.queue.add('status');
+    this.timer = setInterval(() => this.queue.add('status'), QUOTA_STATUS_INTERVAL_MS);
     this.timer.unref();
   }
 
@@ -83,23 +93,20 @@ export class QuotaSupport {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    await this.refreshing;
-  }
-
-  /** One pass: every quota whose counts changed since the last pass gets its status.used written. */
-  refresh(): Promise<void> {
-    this.refreshing ??= this.refreshOnce()
-      .catch((err) => this.deps.logger.warn({ err: (err as Error).message }, 'resource quota status pass failed'))
-      .finally(() => (this.refreshing = undefined));
-    return this.refreshing;
+    await this.queue.shutDown();
   }
 
   private async refreshOnce(): Promise<void> {
     for (const [key, counted] of await this.deps.quotas.used()) {
       if (isDeepStrictEqual(this.reported.get(key), counted)) continue;
       const [tenant, namespace, ...rest] = key.split('/');
-      await this.writeStatus(tenant, namespace, rest.join('/'), undefined, counted).catch(() => undefined);
-      this.reported.set(key, counted);
+      try {
+        await this.writeStatus(tenant, namespace, rest.join('/'), undefined, counted);
+        this.reported.set(key, counted);
+      } catch (err) {
+        // Gone meanwhile: nothing to report; anything else fails the pass, which is retried.
+        if (!(err instanceof ApiError && err.code === 404)) throw err;
+      }
     }
   }
 

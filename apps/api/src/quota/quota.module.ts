@@ -1,6 +1,7 @@
-import { Inject, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { QuotaRepository } from '@plinth/storage';
+import { ControllerManager } from '../controllers/controller-manager.js';
 import { LOGGER } from '../observability/observability.module.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
@@ -9,30 +10,21 @@ import { StoreModule } from '../store/store.module.js';
 import { QuotaSupport } from './quota-support.js';
 import { resourceQuotaResource } from './resource-quota.resource.js';
 
-/** ResourceQuota: quotas applied to storage's exact counts after each write of one, and their status kept current. */
+/** ResourceQuota: quotas applied to storage's exact counts after each write of one, and their status kept current by the quota controller. */
 @Module({
   imports: [StoreModule],
   providers: [
     {
       provide: QuotaSupport,
-      useFactory: (quotas: QuotaRepository, registry: ResourceRegistry, store: ResourceStoreService, logger: Logger, hooks: StoreHooks) => {
-        const support = new QuotaSupport({ quotas, registry, store, logger });
+      useFactory: (quotas: QuotaRepository, registry: ResourceRegistry, store: ResourceStoreService, logger: Logger, hooks: StoreHooks, manager: ControllerManager) => {
+        const support = new QuotaSupport({ quotas, registry, store, logger, queues: manager });
         hooks.afterWrite(resourceQuotaResource.storageResource, support.afterWrite);
+        manager.register(support);
         return support;
       },
-      inject: [QuotaRepository, ResourceRegistry, ResourceStoreService, LOGGER, StoreHooks],
+      inject: [QuotaRepository, ResourceRegistry, ResourceStoreService, LOGGER, StoreHooks, ControllerManager],
     },
   ],
   exports: [QuotaSupport],
 })
-export class QuotaModule implements OnApplicationBootstrap, OnApplicationShutdown {
-  constructor(@Inject(QuotaSupport) private readonly quotas: QuotaSupport) {}
-
-  onApplicationBootstrap(): void {
-    this.quotas.start();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.quotas.stop();
-  }
-}
+export class QuotaModule {}

@@ -1,8 +1,9 @@
-import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { ObjectListRepository, ObjectStoreRepository, TenantRepository } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { ControllerManager } from '../controllers/controller-manager.js';
 import { LifecycleModule } from '../lifecycle/lifecycle.module.js';
 import { PostStartHooks } from '../lifecycle/post-start-hooks.js';
 import { LOGGER } from '../observability/observability.module.js';
@@ -17,13 +18,16 @@ import { TenantDeletionRunner } from './tenant-deletion.runner.js';
 import { TenantLifecycleService } from './tenant-lifecycle.service.js';
 import { TenantProvisioner } from './tenant-provisioner.js';
 import { tenantResource } from '../kinds/tenant/tenant.resource.js';
+import type { ObserveChanges } from '../watch/observe-changes.js';
+import { OBSERVE_CHANGES } from '../watch/watch.module.js';
 
 /**
  * Tenants as API objects: the Tenant kind's lifecycle hooked into the
  * generic store (provisioning after a create or a spec change, content
  * removal when deletion is requested), the provisioning of the platform
- * tenant and PLINTH_TENANTS once the server listens, and the periodic
- * reconcile that completes whatever a crash interrupted.
+ * tenant and PLINTH_TENANTS once the server listens, and the tenant
+ * controller (deletions, and the periodic reconcile that completes whatever
+ * a crash interrupted).
  */
 @Module({
   imports: [StoreModule, RbacModule, LifecycleModule],
@@ -50,21 +54,24 @@ import { tenantResource } from '../kinds/tenant/tenant.resource.js';
         deletion: TenantDeletionRunner,
         logger: Logger,
         hooks: StoreHooks,
+        observe: ObserveChanges,
+        manager: ControllerManager,
       ) => {
-        const lifecycle = new TenantLifecycleService({ tenants, objects, lists, store, provisioner, deletion, logger });
+        const lifecycle = new TenantLifecycleService({ tenants, objects, lists, store, provisioner, deletion, observe, logger, queues: manager });
+        manager.register(lifecycle);
         hooks.afterCreate(tenantResource.storageResource, lifecycle.afterCreate);
         hooks.afterUpdate(tenantResource.storageResource, lifecycle.afterUpdate);
         hooks.onDeletionRequested(tenantResource.storageResource, lifecycle.deletionRequested);
         return lifecycle;
       },
-      inject: [TenantRepository, ObjectStoreRepository, ObjectListRepository, ResourceStoreService, TenantProvisioner, TenantDeletionRunner, LOGGER, StoreHooks],
+      inject: [TenantRepository, ObjectStoreRepository, ObjectListRepository, ResourceStoreService, TenantProvisioner, TenantDeletionRunner, LOGGER, StoreHooks, OBSERVE_CHANGES, ControllerManager],
     },
   ],
   exports: [TenantLifecycleService, TenantProvisioner, TenantDeletionRunner],
 })
-export class TenancyModule implements OnApplicationShutdown {
+export class TenancyModule {
   constructor(
-    @Inject(TenantLifecycleService) private readonly lifecycle: TenantLifecycleService,
+    @Inject(TenantLifecycleService) lifecycle: TenantLifecycleService,
     @Inject(APP_CONFIG) config: AppConfig,
     @Inject(PostStartHooks) postStart: PostStartHooks,
     @Inject(DefaultRbacService) rbac: DefaultRbacService,
@@ -73,13 +80,9 @@ export class TenancyModule implements OnApplicationShutdown {
     // Tenants are objects: the platform tenant and PLINTH_TENANTS get Tenant objects, provisioned before the server reports ready.
     postStart.add('tenancy/provision-tenants', async (url) => {
       lifecycle.setBaseUrl(url);
-      await lifecycle.start(config.tenants);
+      await lifecycle.provisionAtStart(config.tenants);
     });
     // Existing tenants get missing default roles in the background.
     postStart.add('rbac/bootstrap-roles', () => rbac.reconcileAllTenants(() => tenants.list()));
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.lifecycle.stop();
   }
 }

@@ -11,8 +11,12 @@ import { usageStatus } from './tenant-limits.js';
 import { isDeepStrictEqual } from 'node:util';
 import { systemWriteContext, type TenantProvisioner } from './tenant-provisioner.js';
 import { tenantResource } from '../kinds/tenant/tenant.resource.js';
+import type { Controller } from '../controllers/controller.js';
+import type { ControllerManager } from '../controllers/controller-manager.js';
+import type { WorkQueue } from '../controllers/work-queue.js';
+import type { ObserveChanges } from '../watch/observe-changes.js';
 
-/** How often every replica looks for tenants to finish provisioning or deleting. */
+/** How often the tenant controller looks for tenants to finish provisioning or deleting. */
 export const TENANT_RECONCILE_INTERVAL_MS = 5000;
 
 /** Dependencies of {@link TenantLifecycleService}. */
@@ -23,8 +27,15 @@ export interface TenantLifecycleDeps {
   store: ResourceStoreService;
   provisioner: TenantProvisioner;
   deletion: TenantDeletionRunner;
+  observe: ObserveChanges;
   logger: Logger;
+  /** Gives the controller its work queue. */
+  queues: Pick<ControllerManager, 'queue'>;
 }
+
+/** The queue key of the reconcile pass (other keys are `delete\u0000<tenant>`). */
+const RECONCILE = 'reconcile';
+const deleteKey = (name: string): string => `delete\u0000${name}`;
 
 function now(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -44,16 +55,21 @@ function condition(t: TenantObject, type: string, status: TenantCondition['statu
  * Drives Tenant objects to their logical clusters: provisions a new or
  * changed Tenant (synchronously in its create request, so the tenant is
  * usable when `kubectl create` returns), and on deletion marks the tenant
- * Terminating, removes everything in it, then lets the Tenant go by removing
- * its finalizer. A periodic reconcile on every replica completes whatever a
+ * Terminating; the tenant controller (a controller of the ControllerManager:
+ * one replica runs it) removes everything in it, then lets the Tenant go by
+ * removing its finalizer, and its periodic reconcile completes whatever a
  * crash or an error interrupted; every step is idempotent.
  */
-export class TenantLifecycleService {
+export class TenantLifecycleService implements Controller {
+  readonly name = 'tenant-controller';
   private baseUrl = '';
   private timer: NodeJS.Timeout | undefined;
-  private reconciling: Promise<void> | undefined;
+  private stopObserving: (() => void) | undefined;
+  private readonly queue: WorkQueue;
 
-  constructor(private readonly deps: TenantLifecycleDeps) {}
+  constructor(private readonly deps: TenantLifecycleDeps) {
+    this.queue = deps.queues.queue({ name: this.name, workers: 4, process: (key) => (key === RECONCILE ? this.reconcileOnce(true) : this.finishDeletion(key.slice(deleteKey('').length))) });
+  }
 
   /** The server's URL, from which each tenant's status.url is derived. Set before `start`. */
   setBaseUrl(url: string): void {
@@ -66,12 +82,12 @@ export class TenantLifecycleService {
   }
 
   /**
-   * Start-up: makes sure a Tenant object exists for the platform tenant,
-   * for each of `names` (PLINTH_TENANTS) and for every logical cluster that
-   * has none (created before Tenants were objects), provisions them, then
-   * reconciles periodically until `stop`.
+   * Start-up, on every replica: makes sure a Tenant object exists for the
+   * platform tenant, for each of `names` (PLINTH_TENANTS) and for every
+   * logical cluster that has none (created before Tenants were objects),
+   * and provisions the tenants not ready yet.
    */
-  async start(names: string[]): Promise<void> {
+  async provisionAtStart(names: string[]): Promise<void> {
     const existing = new Set(await this.deps.tenants.list());
     const wanted = new Set([PLATFORM_TENANT, ...names, ...existing]);
     for (const name of wanted) {
@@ -79,16 +95,30 @@ export class TenantLifecycleService {
       if (row?.phase === 'Terminating') continue;
       await this.ensureObject(name);
     }
-    await this.reconcile();
-    this.timer = setInterval(() => void this.reconcile(), TENANT_RECONCILE_INTERVAL_MS);
+    await this.reconcileOnce(false);
+  }
+
+  /** The controller: follows Tenant changes (deletions) and reconciles every few seconds. */
+  start(): void {
+    this.queue.start();
+    this.stopObserving = this.deps.observe(tenantResource.storageResource, {
+      onChange: (c) => {
+        if (c.key.tenant === PLATFORM_TENANT && c.type !== 'DELETED' && (c.object as KubeObject | undefined)?.metadata?.deletionTimestamp) this.queue.add(deleteKey(c.key.name));
+      },
+      onReset: () => this.queue.add(RECONCILE),
+    });
+    this.queue.add(RECONCILE);
+    this.timer = setInterval(() => this.queue.add(RECONCILE), TENANT_RECONCILE_INTERVAL_MS);
     this.timer.unref();
   }
 
-  /** Stops the periodic reconcile and waits for a run in progress. */
+  /** Stops the controller and waits for work in progress. */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    await this.reconciling;
+    this.stopObserving?.();
+    this.stopObserving = undefined;
+    await this.queue.shutDown();
   }
 
   private async ensureObject(name: string): Promise<void> {
@@ -122,19 +152,28 @@ export class TenantLifecycleService {
     return t.status?.phase === 'Active' && (t.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True' && c.observedGeneration === t.metadata.generation);
   }
 
-  /** Hook when deletion of a Tenant is requested: marks it Terminating and starts removing its content. Never throws. */
+  /** Hook when deletion of a Tenant is requested: marks it Terminating; the controller removes its content. Never throws. */
   readonly deletionRequested = async (_ctx: WriteContext, object: KubeObject): Promise<KubeObject> => {
     const name = object.metadata.name!;
     try {
-      await this.deps.tenants.markTerminating(name);
-      const updated = await this.setStatus(name, (t) => this.terminatingStatus(t));
-      void this.finishDeletion(name);
+      const updated = await this.markTerminating(name);
+      this.queue.add(deleteKey(name));
       return updated ?? object;
     } catch (err) {
       this.deps.logger.warn({ tenant: name, err: (err as Error).message }, 'tenant deletion could not start; will retry');
       return object;
     }
   };
+
+  /** Storage refuses the tenant's writes from now on, and its status says Terminating. */
+  private async markTerminating(name: string): Promise<TenantObject | undefined> {
+    await this.deps.tenants.markTerminating(name);
+    const current = await this.deps.objects.get(ResourceStoreService.key(PLATFORM_TENANT, tenantResource, '', name), undefined, true);
+    const t = current?.body as TenantObject | undefined;
+    // Written only when it changes: the controller hears of its own writes.
+    if (!t || t.status?.phase === 'Terminating') return t;
+    return this.setStatus(name, (cur) => this.terminatingStatus(cur));
+  }
 
   /** Provisions `tenant` and records the outcome in its status; returns the updated object. */
   private async provision(tenant: TenantObject): Promise<TenantObject> {
@@ -181,14 +220,13 @@ export class TenantLifecycleService {
     }
   }
 
-  /** Removes the tenant's content, then its Tenant object (if it is the deleted one). Never throws. */
+  /** Removes the tenant's content, then its Tenant object (if it is the deleted one). */
   private async finishDeletion(name: string): Promise<void> {
-    try {
-      await this.deps.deletion.run(name);
-      await this.releaseFinalizer(name);
-    } catch (err) {
-      this.deps.logger.warn({ tenant: name, err: (err as Error).message }, 'tenant deletion interrupted; will resume');
-    }
+    const key = ResourceStoreService.key(PLATFORM_TENANT, tenantResource, '', name);
+    const current = await this.deps.objects.get(key, undefined, true);
+    if (current && (current.body as KubeObject).metadata.deletionTimestamp) await this.markTerminating(name);
+    await this.deps.deletion.run(name);
+    await this.releaseFinalizer(name);
   }
 
   private async releaseFinalizer(name: string): Promise<void> {
@@ -208,17 +246,12 @@ export class TenantLifecycleService {
     }
   }
 
-  /** One pass over every Tenant and every terminating logical cluster; joins a pass in progress. */
-  reconcile(): Promise<void> {
-    this.reconciling ??= this.reconcileOnce()
-      .catch((err) => this.deps.logger.warn({ err: (err as Error).message }, 'tenant reconcile failed'))
-      .finally(() => {
-        this.reconciling = undefined;
-      });
-    return this.reconciling;
-  }
-
-  private async reconcileOnce(): Promise<void> {
+  /**
+   * One pass over every Tenant: provisions those not ready and refreshes
+   * their usage; with `deletions`, queues the deletion of deleting ones and
+   * of terminating logical clusters whose Tenant is gone.
+   */
+  private async reconcileOnce(deletions: boolean): Promise<void> {
     const page = await this.deps.lists.list({ tenant: PLATFORM_TENANT, resource: tenantResource.storageResource });
     const withObject = new Set<string>();
     for (const item of page.items) {
@@ -226,16 +259,17 @@ export class TenantLifecycleService {
       const name = t.metadata.name!;
       withObject.add(name);
       if (t.metadata.deletionTimestamp) {
-        if (!this.deps.deletion.isRunning(name)) await this.deletionRequested(systemWriteContext(PLATFORM_TENANT, tenantResource), t);
+        if (deletions) this.queue.add(deleteKey(name));
         continue;
       }
       if (!this.isReady(t)) await this.afterCreate(systemWriteContext(PLATFORM_TENANT, tenantResource), t);
-      else await this.refreshUsage(t);
+      else if (deletions) await this.refreshUsage(t);
     }
+    if (!deletions) return;
     // A logical cluster whose Tenant was removed early (its finalizer taken off by hand) is still emptied.
     for (const name of await this.deps.tenants.list()) {
-      if (withObject.has(name) || this.deps.deletion.isRunning(name)) continue;
-      if ((await this.deps.tenants.get(name))?.phase === 'Terminating') void this.finishDeletion(name);
+      if (withObject.has(name)) continue;
+      if ((await this.deps.tenants.get(name))?.phase === 'Terminating') this.queue.add(deleteKey(name));
     }
   }
 }

@@ -1,0 +1,47 @@
+import { Global, Inject, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import type { Logger } from 'pino';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { DatabaseConnection } from '../database/database.module.js';
+import { PostStartHooks } from '../lifecycle/post-start-hooks.js';
+import { Metrics } from '../observability/metrics.js';
+import { LOGGER } from '../observability/observability.module.js';
+import { ControllerManager } from './controller-manager.js';
+import { ControllerMetrics } from './controller-metrics.js';
+
+/**
+ * The controller manager (global, as the job queue): modules register their
+ * controllers with {@link ControllerManager} when they are built; the
+ * controllers start once the server listens and every post-start hook
+ * registered before has run (tenants provisioned), on every replica in
+ * single-node mode and on the elected one in cluster mode (REDIS_URL), and
+ * stop at shutdown before the database closes.
+ */
+@Global()
+@Module({
+  providers: [
+    { provide: ControllerMetrics, useFactory: (metrics: Metrics) => new ControllerMetrics(metrics.registry), inject: [Metrics] },
+    {
+      provide: ControllerManager,
+      useFactory: (config: AppConfig, conn: DatabaseConnection, metrics: ControllerMetrics, logger: Logger) =>
+        new ControllerManager(config.redisUrl ? { kind: 'cluster', databaseUrl: conn.url } : { kind: 'single-node' }, metrics, logger),
+      inject: [APP_CONFIG, DatabaseConnection, ControllerMetrics, LOGGER],
+    },
+  ],
+  exports: [ControllerManager],
+})
+export class ControllersModule implements OnApplicationBootstrap, OnApplicationShutdown {
+  constructor(
+    @Inject(ControllerManager) private readonly manager: ControllerManager,
+    @Inject(PostStartHooks) private readonly postStart: PostStartHooks,
+  ) {}
+
+  /** After every module registered its controllers and post-start hooks: start them last of all hooks. */
+  onApplicationBootstrap(): void {
+    this.postStart.add('controllers/start', () => this.manager.start());
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.manager.stop();
+  }
+}
