@@ -33,7 +33,12 @@ export class WorkQueue {
   private readonly workers = new Set<Promise<void>>();
   private running = false;
 
-  constructor(private readonly opts: WorkQueueOptions) {}
+  constructor(private readonly opts: WorkQueueOptions) {
+    // Every series exists from the start (a scrape shows 0 failures, not nothing).
+    const name = { name: opts.name };
+    for (const c of [opts.metrics.adds, opts.metrics.retries, opts.metrics.failures]) c.inc(name, 0);
+    opts.metrics.depth.set(name, 0);
+  }
 
   /** True while the queue takes keys. */
   get active(): boolean {
