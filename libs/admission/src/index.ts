@@ -14,6 +14,8 @@ export * from './webhook/webhook-source.js';
 export * from './webhook/service-resolver.js';
 export * from './webhook/webhook-errors.js';
 export * from './webhook/webhook-client.js';
+export * from './webhook/webhook-target.js';
+export * from './webhook/client-config.validation.js';
 export * from './webhook/admission-review.js';
 export * from './webhook/webhook-metrics.js';
 export * from './webhook/webhook-invoker.js';

@@ -1,6 +1,5 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
-import os from 'node:os';
 import { AdmissionChain, type AdmissionModule, NamespaceLifecycleModule, WebhookEgressModule, WebhookEgressPolicy } from '@plinth/admission';
 import { isPlainObject } from '@plinth/apimachinery';
 import { ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
@@ -30,15 +29,6 @@ export const WEBHOOK_ADMISSION = Symbol('WEBHOOK_ADMISSION');
 /** Injection token of the {@link PolicyAdmission} modules and cache. */
 export const POLICY_ADMISSION = Symbol('POLICY_ADMISSION');
 
-/** The platform's webhook egress policy: the configured settings, and this host's addresses as its own. */
-function webhookEgressPolicy(config: AppConfig): WebhookEgressPolicy {
-  const own = Object.values(os.networkInterfaces())
-    .flat()
-    .flatMap((i) => (i ? [i.address] : []));
-  if (config.host !== '0.0.0.0' && config.host !== '::') own.push(config.host);
-  return new WebhookEgressPolicy({ allowPrivateNetworks: config.webhookAllowPrivateNetworks, trustedTenants: config.webhookTrustedTenants, ownAddresses: own });
-}
-
 /** Whether MutatingAdmissionPolicy runs: upstream's plugin runs only with its gate on (and its API served, or no policy could exist). */
 function mutatingPoliciesEnabled(config: AppConfig): boolean {
   return config.featureGates.enabled('MutatingAdmissionPolicy') && config.runtimeConfig.serves('admissionregistration.k8s.io/v1alpha1');
@@ -65,7 +55,6 @@ function namespacePhase(objects: ObjectStoreRepository, registry: ResourceRegist
 @Module({
   imports: [AuthzModule],
   providers: [
-    { provide: WebhookEgressPolicy, useFactory: webhookEgressPolicy, inject: [APP_CONFIG] },
     {
       provide: TenantValidationBudget,
       useFactory: (config: AppConfig) => new TenantValidationBudget({ msPerSecond: config.tenantValidationMsPerSecond, burstMs: config.tenantValidationMsPerSecond * 10 }),

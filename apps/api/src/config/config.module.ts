@@ -1,6 +1,8 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { WebhookEgressPolicy } from '@plinth/admission';
 import type { ServingPki } from '../pki/pki-store.js';
 import type { AppConfig } from './app-config.js';
+import { webhookEgressPolicy } from './webhook-egress-policy.js';
 
 /** Injection token of the validated {@link AppConfig}. */
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -9,7 +11,8 @@ export const SERVING_PKI = Symbol('SERVING_PKI');
 
 /**
  * The configuration read and validated once at start-up, and the PKI the
- * HTTPS listener was built with: global, so every module can inject them.
+ * HTTPS listener was built with, and the webhook egress policy derived from
+ * the configuration: global, so every module can inject them.
  */
 @Global()
 @Module({})
@@ -21,8 +24,9 @@ export class ConfigModule {
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: SERVING_PKI, useValue: pki },
+        { provide: WebhookEgressPolicy, useValue: webhookEgressPolicy(config) },
       ],
-      exports: [APP_CONFIG, SERVING_PKI],
+      exports: [APP_CONFIG, SERVING_PKI, WebhookEgressPolicy],
     };
   }
 }

@@ -6,6 +6,7 @@ import type { ResourceDefinition } from '../registry/resource-definition.js';
 import { CRD_STORAGE_RESOURCE } from './crd-resource.js';
 import { asCrd, type CrdObject } from './crd-types.js';
 import { type CompiledCrd, compileCrd, compileKey, type FeatureStageOf } from './custom-resource.compiler.js';
+import type { ConversionWebhookCaller } from './conversion/conversion-webhook.js';
 
 /**
  * The per-tenant cache of CustomResourceDefinitions and the resources
@@ -33,6 +34,8 @@ export interface CrdRegistryOptions {
   featureStage?: (tenant: string, gate: string) => string | undefined;
   /** Loads the tenant's own feature gates before its CRDs are compiled (feed {@link observer} their changes too). */
   prepareFeatures?: (tenant: string) => Promise<void>;
+  /** Calls CRD conversion webhooks (strategy Webhook); unset: such CRDs convert as with None. */
+  conversionWebhooks?: ConversionWebhookCaller;
 }
 
 /** The CRD cache; see the file comment. */
@@ -116,7 +119,7 @@ export class CrdRegistry {
       let c = prior && prior.key === compileKey(crd, stageOf) ? prior : undefined;
       if (!c) {
         try {
-          c = compileCrd(crd, stageOf);
+          c = compileCrd(crd, stageOf, this.opts.conversionWebhooks ? { tenant, webhooks: this.opts.conversionWebhooks } : undefined);
         } catch (err) {
           this.opts.logger?.warn({ tenant, crd: name, err: (err as Error).message }, 'cannot compile CRD');
           continue;

@@ -56,7 +56,7 @@ export interface CrdSpec {
   names?: CrdNames;
   scope?: string;
   versions?: CrdVersion[];
-  conversion?: { strategy?: string; webhook?: unknown } | null;
+  conversion?: { strategy?: string; webhook?: { clientConfig?: unknown; conversionReviewVersions?: unknown } | null } | null;
   preserveUnknownFields?: boolean;
 }
 

@@ -1,7 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
 import type { StructuralSchema } from '@plinth/apimachinery';
-import { isDNS1035Label, isDNS1123Subdomain } from '@plinth/apimachinery';
+import { isDNS1035Label, isDNS1123Subdomain, isPlainObject } from '@plinth/apimachinery';
+import { validateWebhookClientConfig } from '@plinth/admission';
 import { type CrdColumn, type CrdNames, type CrdObject, type CrdSubresources, type CrdVersion, isConditionTrue } from './crd-types.js';
 import { validateDefaults, validateOpenApiSchema } from './schema/openapi-schema.validation.js';
 import { validateStructural } from './schema/structural.validation.js';
@@ -148,8 +149,68 @@ function validateVersions(crd: CrdObject, errs: FieldError[]): void {
   if (hoistCols) (versions[0].additionalPrinterColumns ?? []).forEach((c, j) => errs.push(...validateColumn(c, `spec.additionalPrinterColumns[${j}]`)));
 }
 
-/** Upstream validateCustomResourceDefinitionSpec plus metadata.name and status checks. */
-export function validateCrd(crd: CrdObject): FieldError[] {
+const ACCEPTED_REVIEW_VERSIONS = ['v1', 'v1beta1'];
+
+/** upstream validateConversionReviewVersions (internal path spec.conversion.conversionReviewVersions). */
+function validateReviewVersions(versions: unknown, requireRecognized: boolean): FieldError[] {
+  const p = 'spec.conversion.conversionReviewVersions';
+  const list = Array.isArray(versions) ? versions.map((v) => String(v)) : [];
+  if (list.length === 0) return [fieldErrors.required(p, '')];
+  const errs: FieldError[] = [];
+  const seen = new Set<string>();
+  list.forEach((v, i) => {
+    if (seen.has(v)) {
+      errs.push(fieldErrors.invalid(`${p}[${i}]`, v, 'duplicate version'));
+      return;
+    }
+    seen.add(v);
+    for (const e of isDNS1035Label(v)) errs.push(fieldErrors.invalid(`${p}[${i}]`, v, e));
+  });
+  if (requireRecognized && !list.some((v) => ACCEPTED_REVIEW_VERSIONS.includes(v))) {
+    errs.push(fieldErrors.invalid(p, list, `must include at least one of ${ACCEPTED_REVIEW_VERSIONS.join(', ')}`));
+  }
+  return errs;
+}
+
+/** Whether a stored CRD's conversion webhook names a ConversionReview version Plinth speaks, or none (upstream hasValidConversionReviewVersionOrEmpty). */
+function hasRecognizedReviewVersion(crd: CrdObject): boolean {
+  const w = crd.spec.conversion?.webhook;
+  const versions = isPlainObject(w) && Array.isArray(w.conversionReviewVersions) ? w.conversionReviewVersions : [];
+  return versions.length === 0 || versions.some((v) => ACCEPTED_REVIEW_VERSIONS.includes(String(v)));
+}
+
+/**
+ * upstream validateCustomResourceConversion, with its internal paths
+ * (`spec.conversion.webhookClientConfig…`, as upstream reports them after
+ * converting a v1 CRD to its internal form).
+ */
+function validateConversion(crd: CrdObject, requireRecognizedReviewVersion: boolean): FieldError[] {
+  const conv = crd.spec.conversion;
+  if (!conv) return [];
+  if (!conv.strategy) return [fieldErrors.required('spec.conversion.strategy')];
+  if (conv.strategy !== 'None' && conv.strategy !== 'Webhook') return [fieldErrors.notSupported('spec.conversion.strategy', conv.strategy, ['None', 'Webhook'])];
+  const webhook = isPlainObject(conv.webhook) ? conv.webhook : undefined;
+  const clientConfig = webhook?.clientConfig;
+  const errs: FieldError[] = [];
+  if (conv.strategy === 'Webhook') {
+    if (!isPlainObject(clientConfig)) errs.push(fieldErrors.required('spec.conversion.webhookClientConfig', 'required when strategy is set to Webhook'));
+    else errs.push(...validateWebhookClientConfig(clientConfig, 'spec.conversion.webhookClientConfig'));
+    errs.push(...validateReviewVersions(webhook?.conversionReviewVersions, requireRecognizedReviewVersion));
+    return errs;
+  }
+  if (isPlainObject(clientConfig)) errs.push(fieldErrors.forbidden('spec.conversion.webhookClientConfig', 'should not be set when strategy is not set to Webhook'));
+  if (Array.isArray(webhook?.conversionReviewVersions) && webhook.conversionReviewVersions.length > 0) {
+    errs.push(fieldErrors.forbidden('spec.conversion.conversionReviewVersions', 'should not be set when strategy is not set to Webhook'));
+  }
+  return errs;
+}
+
+/**
+ * Upstream validateCustomResourceDefinitionSpec plus metadata.name and
+ * status checks. `requireRecognizedReviewVersion` is false on updates of a
+ * CRD whose webhook already named no known ConversionReview version.
+ */
+export function validateCrd(crd: CrdObject, requireRecognizedReviewVersion = true): FieldError[] {
   const errs: FieldError[] = [];
   const { spec } = crd;
   const plural = spec.names?.plural ?? '';
@@ -168,13 +229,7 @@ export function validateCrd(crd: CrdObject): FieldError[] {
   validateVersions(crd, errs);
   for (const f of ['plural', 'singular', 'kind', 'listKind'] as const) if (!spec.names?.[f]) errs.push(fieldErrors.required(`spec.names.${f}`));
   errs.push(...validateNames(spec.names, 'spec.names'));
-  const conv = spec.conversion;
-  if (conv) {
-    if (!conv.strategy) errs.push(fieldErrors.required('spec.conversion.strategy'));
-    else if (conv.strategy !== 'None' && conv.strategy !== 'Webhook') errs.push(fieldErrors.notSupported('spec.conversion.strategy', conv.strategy, ['None', 'Webhook']));
-    else if (conv.strategy === 'Webhook' && !conv.webhook) errs.push(fieldErrors.required('spec.conversion.webhook', 'required when strategy is set to Webhook'));
-    else if (conv.strategy === 'None' && conv.webhook) errs.push(fieldErrors.forbidden('spec.conversion.webhookClientConfig', 'should not be set when strategy is not set to Webhook'));
-  }
+  errs.push(...validateConversion(crd, requireRecognizedReviewVersion));
   errs.push(...validateNames(crd.status?.acceptedNames, 'status.acceptedNames'));
   errs.push(...validateStoredVersions(crd));
   return errs;
@@ -195,7 +250,8 @@ function validateStoredVersions(crd: CrdObject): FieldError[] {
 
 /** Update rules on top of {@link validateCrd}: group and plural never change; scope and kind not once established. */
 export function validateCrdUpdate(crd: CrdObject, old: CrdObject): FieldError[] {
-  const errs = validateCrd(crd);
+  const oldWebhook = old.spec.conversion?.strategy === 'Webhook';
+  const errs = validateCrd(crd, !oldWebhook || hasRecognizedReviewVersion(old));
   const immutable = (p: string, a: unknown, b: unknown) => {
     if (a !== b) errs.push(fieldErrors.invalid(p, a, 'field is immutable'));
   };

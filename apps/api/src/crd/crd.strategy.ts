@@ -11,12 +11,14 @@ import { schemaGateNames, validateSchemaGates } from './schema/schema-feature-ga
  * and the cleanup finalizer that makes deletion remove all instances first.
  */
 
-/** v1 SetDefaults of a CRD spec. Mutates `crd`. */
+/** v1 SetDefaults of a CRD spec (names, conversion None, conversion service port 443). Mutates `crd`. */
 export function defaultCrd(crd: CrdObject): void {
   const names = (crd.spec.names ??= {});
   if (names.kind && !names.singular) names.singular = names.kind.toLowerCase();
   if (names.kind && !names.listKind) names.listKind = `${names.kind}List`;
   if (!isPlainObject(crd.spec.conversion)) crd.spec.conversion = { strategy: 'None' };
+  const service = (crd.spec.conversion.webhook as { clientConfig?: { service?: unknown } } | null | undefined)?.clientConfig?.service;
+  if (isPlainObject(service) && (service.port === undefined || service.port === null)) service.port = 443;
 }
 
 function recordStorageVersion(crd: CrdObject): void {

@@ -9,6 +9,7 @@ import { customResourceStatusStrategy, customResourceStrategy, type CustomResour
 import { customResourceTable } from './printer-columns.js';
 import { describeSchemaGates, schemaGateNames, schemaGates } from './schema/schema-feature-gates.js';
 import { selectableFieldGetters } from './selectable-fields.js';
+import { apiVersionConversion, conversionWebhookOf, type CrdConversionContext, webhookConversion } from './conversion/custom-resource-conversion.js';
 
 /**
  * Turns a stored CRD into the ResourceDefinitions of its served versions:
@@ -66,15 +67,30 @@ function deprecationWarning(crd: CrdObject, v: CrdVersion, kind: string): string
   return newer.length === 0 ? msg : `${msg}; use ${group}/${newer[0]} ${kind}`;
 }
 
-function compileVersion(crd: CrdObject, v: CrdVersion, state: { terminating: boolean }, stageOf: FeatureStageOf): ResourceDefinition {
-  const group = crd.spec.group ?? '';
+/** What compiling one version shares with the others of its CRD. */
+interface CompileShared {
+  state: { terminating: boolean };
+  stageOf: FeatureStageOf;
+  /** Each version's compiled schema (served versions and the storage version). */
+  schemas: Map<string, CustomResourceSchema>;
+  /** How conversion webhooks are called for the CRD's tenant; undefined: strategy Webhook behaves as None (no caller configured). */
+  conversion?: CrdConversionContext;
+}
+
+function kindNames(crd: CrdObject) {
   const accepted = crd.status?.acceptedNames;
-  const names = accepted?.kind ? accepted : (crd.spec.names ?? {});
+  return accepted?.kind ? accepted : (crd.spec.names ?? {});
+}
+
+function compileVersion(crd: CrdObject, v: CrdVersion, shared: CompileShared): ResourceDefinition {
+  const { state, stageOf } = shared;
+  const group = crd.spec.group ?? '';
+  const names = kindNames(crd);
   const kind = names.kind ?? '';
   const plural = crd.spec.names?.plural ?? '';
   const version = v.name ?? '';
   const schemaRoot = v.schema?.openAPIV3Schema ?? OPEN_SCHEMA;
-  const schema = new CustomResourceSchema(schemaRoot, kind, version);
+  const schema = shared.schemas.get(version)!;
   const scalePaths = v.subresources?.scale
     ? { specReplicasPath: v.subresources.scale.specReplicasPath ?? '', statusReplicasPath: v.subresources.scale.statusReplicasPath ?? '', labelSelectorPath: v.subresources.scale.labelSelectorPath || undefined }
     : undefined;
@@ -83,6 +99,16 @@ function compileVersion(crd: CrdObject, v: CrdVersion, state: { terminating: boo
   if (v.subresources?.status) subresources.push({ name: 'status', kind, group, version, verbs: ['get', 'patch', 'update'] });
   if (scalePaths) subresources.push({ name: 'scale', kind: 'Scale', group: 'autoscaling', version: 'v1', verbs: ['get', 'patch', 'update'] });
   const apiVersion = `${group}/${version}`;
+  const storageVersion = (crd.spec.versions ?? []).find((x) => x.storage)?.name ?? version;
+  const storageAPIVersion = `${group}/${storageVersion}`;
+  const hook = conversionWebhookOf(crd);
+  const remote =
+    hook && shared.conversion
+      ? webhookConversion(
+          { hook, kind, listKind: names.listKind ?? `${kind}List`, servedAPIVersion: apiVersion, storageAPIVersion, storageSchema: shared.schemas.get(storageVersion) ?? schema },
+          shared.conversion,
+        )
+      : undefined;
   return {
     group,
     version,
@@ -104,12 +130,15 @@ function compileVersion(crd: CrdObject, v: CrdVersion, state: { terminating: boo
     returnDeletedObject: true,
     nameValidation: 'subdomain',
     subresourceStrategies: v.subresources?.status ? { status: customResourceStatusStrategy(opts) } : {},
+    // Objects are stored in the storage version: strategy None rewrites apiVersion, Webhook calls out (custom.remote).
+    conversion: remote ? undefined : apiVersionConversion(apiVersion, storageAPIVersion),
     custom: {
       decode: (obj, body, mode, warnings) => schema.decode(obj, body, mode, warnings),
       present: (obj) => present(obj, schema, apiVersion),
       deprecationWarning: v.deprecated ? deprecationWarning(crd, v, kind) : undefined,
-      storageVersion: (crd.spec.versions ?? []).find((x) => x.storage)?.name ?? version,
+      storageVersion,
       scale: scalePaths,
+      remote,
     },
   };
 }
@@ -131,11 +160,26 @@ function present(obj: KubeObject, schema: CustomResourceSchema, apiVersion: stri
   return out;
 }
 
-/** Compiles `crd`; served versions only once it is Established. `stageOf` describes gated fields (default: no stage known). */
-export function compileCrd(crd: CrdObject, stageOf: FeatureStageOf = () => undefined): CompiledCrd {
+/** The compiled schemas of the served versions and the storage version. */
+function versionSchemas(crd: CrdObject): Map<string, CustomResourceSchema> {
+  const kind = kindNames(crd).kind ?? '';
+  const schemas = new Map<string, CustomResourceSchema>();
+  for (const v of crd.spec.versions ?? []) {
+    if (v.served || v.storage) schemas.set(v.name ?? '', new CustomResourceSchema(v.schema?.openAPIV3Schema ?? OPEN_SCHEMA, kind, v.name ?? ''));
+  }
+  return schemas;
+}
+
+/**
+ * Compiles `crd`; served versions only once it is Established. `stageOf`
+ * describes gated fields (default: no stage known); `conversion` calls the
+ * CRD's conversion webhook (strategy Webhook) for its tenant.
+ */
+export function compileCrd(crd: CrdObject, stageOf: FeatureStageOf = () => undefined, conversion?: CrdConversionContext): CompiledCrd {
   const state = { terminating: !!crd.metadata.deletionTimestamp };
   const established = isConditionTrue(crd, 'Established');
-  const defs = established ? (crd.spec.versions ?? []).filter((v) => v.served).map((v) => compileVersion(crd, v, state, stageOf)) : [];
+  const shared: CompileShared = { state, stageOf, schemas: established ? versionSchemas(crd) : new Map(), conversion };
+  const defs = established ? (crd.spec.versions ?? []).filter((v) => v.served).map((v) => compileVersion(crd, v, shared)) : [];
   return {
     key: compileKey(crd, stageOf),
     name: crd.metadata.name ?? '',

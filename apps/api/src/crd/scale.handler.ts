@@ -11,6 +11,7 @@ import { applyJsonPatch } from '@plinth/apimachinery';
 import { applyMergePatch } from '@plinth/apimachinery';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
+import { servedForm } from '../registry/resource-definition.js';
 import { readPath } from './custom-resource.strategy.js';
 
 /**
@@ -67,7 +68,7 @@ function checkScale(ctx: HandlerContext, scale: unknown): { replicas: number; re
 export async function handleScaleGet(ctx: HandlerContext, store: ResourceStoreService): Promise<void> {
   const paths = pathsOf(ctx);
   const found = await store.get(ctx.info.tenant, ctx.def, requestNamespace(ctx), ctx.info.name);
-  sendPlain(ctx.req, ctx.reply, 200, scaleOf(found.body as KubeObject, paths));
+  sendPlain(ctx.req, ctx.reply, 200, scaleOf(await servedForm(ctx.def, found.body as KubeObject), paths));
 }
 
 async function writeScale(ctx: HandlerContext, store: ResourceStoreService, desired: (current: Record<string, unknown>) => unknown): Promise<void> {

@@ -4,7 +4,7 @@ import { parseJsonStrict } from '@plinth/apimachinery';
 import { ApiError } from '@plinth/apimachinery';
 import { sendObject, sendPlain, setWarnings } from '../http/response-writer.js';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
-import { groupVersion } from '../registry/resource-definition.js';
+import { groupVersion, servedForm, servedForms } from '../registry/resource-definition.js';
 import type { DeletePreconditions, ResourceDeleteService } from '../store/resource-delete.service.js';
 import { type HandlerContext, requestNamespace } from '../http/handler-context.js';
 import { compileSelectors } from './list-selectors.js';
@@ -63,7 +63,7 @@ export async function handleDelete(ctx: HandlerContext, deleter: ResourceDeleteS
   setWarnings(ctx.reply, ctx.warnings);
   const code = outcome.deleted ? 200 : 202;
   if (ctx.def.returnDeletedObject || !outcome.deleted) {
-    sendObject(ctx.req, ctx.reply, ctx.def, code, outcome.object);
+    sendObject(ctx.req, ctx.reply, ctx.def, code, await servedForm(ctx.def, outcome.object));
     return;
   }
   sendPlain(ctx.req, ctx.reply, 200, {
@@ -101,5 +101,5 @@ export async function handleDeleteCollection(ctx: HandlerContext, deleter: Resou
     }
   }
   setWarnings(ctx.reply, ctx.warnings);
-  sendPlain(ctx.req, ctx.reply, 200, { kind: def.listKind, apiVersion: groupVersion(def), metadata: {}, items: deleted });
+  sendPlain(ctx.req, ctx.reply, 200, { kind: def.listKind, apiVersion: groupVersion(def), metadata: {}, items: await servedForms(def, deleted, true) });
 }

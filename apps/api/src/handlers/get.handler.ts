@@ -2,6 +2,7 @@ import type { ObjectListRepository } from '@plinth/storage';
 import { sendObject } from '../http/response-writer.js';
 import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
+import { servedForm } from '../registry/resource-definition.js';
 import { type HandlerContext, requestNamespace } from '../http/handler-context.js';
 import { waitForRevision } from './revision-wait.js';
 
@@ -14,5 +15,5 @@ export async function handleGet(ctx: HandlerContext, store: ResourceStoreService
   const rv = ctx.query.resourceVersion;
   await waitForRevision(lists, rv, ctx.def);
   const found = await store.get(ctx.info.tenant, ctx.def, requestNamespace(ctx), ctx.info.name);
-  sendObject(ctx.req, ctx.reply, ctx.def, 200, found.body as KubeObject);
+  sendObject(ctx.req, ctx.reply, ctx.def, 200, await servedForm(ctx.def, found.body as KubeObject));
 }

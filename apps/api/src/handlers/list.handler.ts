@@ -5,6 +5,7 @@ import { sendList } from '../http/list-writer.js';
 import type { KubeObject } from '@plinth/apimachinery';
 import type { Metrics } from '../observability/metrics.js';
 import { mapStorageError } from '../store/storage-errors.mapper.js';
+import { type ResourceDefinition, servedForms } from '../registry/resource-definition.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
 import { type HandlerContext, requestNamespace } from '../http/handler-context.js';
 import { compileSelectors } from './list-selectors.js';
@@ -31,14 +32,14 @@ export async function handleList(ctx: HandlerContext, lists: ObjectListRepositor
       listMeta.continue = encodeContinue(result.revision, result.next);
       if (result.remaining !== undefined && result.remaining > 0) listMeta.remainingItemCount = result.remaining;
     }
-    return sendList(ctx.req, ctx.reply, ctx.def, listMeta, oneChunk(bodiesOf(result.items)));
+    return sendList(ctx.req, ctx.reply, ctx.def, listMeta, served(ctx.def, oneChunk(bodiesOf(result.items))));
   }
   const chunks = lists.stream(query);
   // The first chunk is read before anything is sent: its errors are Status answers, and it fixes the list's revision.
   const first = await chunks.next().catch(fail);
   if (first.done) throw new Error('a list stream yields at least one chunk');
   const listMeta = { resourceVersion: String(first.value.revision) };
-  return sendList(ctx.req, ctx.reply, ctx.def, listMeta, counted(first.value, chunks, () => metrics.listChunks.inc()));
+  return sendList(ctx.req, ctx.reply, ctx.def, listMeta, served(ctx.def, counted(first.value, chunks, () => metrics.listChunks.inc())));
 }
 
 /** Validates the options and resolves the revision and cursor to list at (waiting for a NotOlderThan revision). */
@@ -82,6 +83,12 @@ function failList(ctx: HandlerContext, opts: ListOptions, after: ListCursor | un
     throw e;
   }
   return mapStorageError(err, ctx.def, '');
+}
+
+/** Each chunk in `def`'s served form: a CRD conversion webhook is called once per chunk (a page), as upstream converts a list in one call. */
+async function* served(def: ResourceDefinition, chunks: AsyncGenerator<KubeObject[], void, undefined>): AsyncGenerator<KubeObject[], void, undefined> {
+  if (!def.custom?.remote) return yield* chunks;
+  for await (const chunk of chunks) yield await servedForms(def, chunk, true);
 }
 
 function bodiesOf(items: StoredObject[]): KubeObject[] {

@@ -1,10 +1,14 @@
 import { Global, Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { ObjectListRepository } from '@plinth/storage';
+import { ServiceResolver, WebhookClient, WebhookEgressPolicy } from '@plinth/admission';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { CrdRegistry } from '../crd/crd-registry.service.js';
 import { CRD_STORAGE_RESOURCE } from '../crd/crd-resource.js';
+import { ConversionMetrics } from '../crd/conversion/conversion-metrics.js';
+import { ConversionWebhookCaller } from '../crd/conversion/conversion-webhook.js';
+import { Metrics } from '../observability/metrics.js';
 import { LOGGER } from '../observability/observability.module.js';
 import { PLATFORM_TENANT } from './tenant/tenant-api.js';
 import { tenantResource } from './tenant/tenant.resource.js';
@@ -21,7 +25,8 @@ import { TenantFeatureGates } from './feature-gate/tenant-feature-gates.js';
  * registry): the built-in kinds of the group versions the runtime
  * configuration enables (one folder per kind under kinds/), the platform
  * scope's Tenant kind, and each tenant's CRDs from the CRD cache, which
- * follows the change stream from module start; and the tenants' own
+ * follows the change stream from module start (with the caller of CRD
+ * conversion webhooks its compiled versions use); and the tenants' own
  * feature gates (FeatureGate objects).
  */
 @Global()
@@ -29,15 +34,23 @@ import { TenantFeatureGates } from './feature-gate/tenant-feature-gates.js';
   providers: [
     { provide: TenantFeatureGates, useFactory: (lists: ObjectListRepository) => new TenantFeatureGates(lists), inject: [ObjectListRepository] },
     {
+      provide: ConversionWebhookCaller,
+      // CRD conversion webhooks: the admission webhooks' HTTPS client, service map and egress policy.
+      useFactory: (config: AppConfig, egress: WebhookEgressPolicy, metrics: Metrics, logger: Logger) =>
+        new ConversionWebhookCaller({ client: new WebhookClient(), services: ServiceResolver.parse(config.webhookServiceMap), egress, metrics: new ConversionMetrics(metrics.registry), logger }),
+      inject: [APP_CONFIG, WebhookEgressPolicy, Metrics, LOGGER],
+    },
+    {
       provide: CrdRegistry,
       // Descriptions of x-plinth-feature-gate fields name the gate's stage: the server's, else the tenant's own.
-      useFactory: (lists: ObjectListRepository, logger: Logger, config: AppConfig, tenantFeatures: TenantFeatureGates) =>
+      useFactory: (lists: ObjectListRepository, logger: Logger, config: AppConfig, tenantFeatures: TenantFeatureGates, conversionWebhooks: ConversionWebhookCaller) =>
         new CrdRegistry(lists, {
           logger,
           featureStage: (tenant, gate) => featureStageIn({ features: config.featureGates, tenantFeatures }, tenant, gate),
           prepareFeatures: (tenant) => tenantFeatures.prepare(tenant),
+          conversionWebhooks,
         }),
-      inject: [ObjectListRepository, LOGGER, APP_CONFIG, TenantFeatureGates],
+      inject: [ObjectListRepository, LOGGER, APP_CONFIG, TenantFeatureGates, ConversionWebhookCaller],
     },
     {
       provide: ResourceRegistry,
@@ -59,6 +72,7 @@ export class KindsModule implements OnModuleInit, OnApplicationShutdown {
     @Inject(CrdRegistry) private readonly crds: CrdRegistry,
     @Inject(TenantFeatureGates) private readonly tenantFeatures: TenantFeatureGates,
     @Inject(OBSERVE_CHANGES) private readonly observe: ObserveChanges,
+    @Inject(ConversionWebhookCaller) private readonly conversionWebhooks: ConversionWebhookCaller,
   ) {}
 
   onModuleInit(): void {
@@ -70,8 +84,9 @@ export class KindsModule implements OnModuleInit, OnApplicationShutdown {
     ];
   }
 
-  onApplicationShutdown(): void {
+  async onApplicationShutdown(): Promise<void> {
     for (const u of this.unobserve) u();
     this.unobserve = [];
+    await this.conversionWebhooks.close();
   }
 }

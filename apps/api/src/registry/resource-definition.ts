@@ -143,6 +143,20 @@ export interface CustomResourceHooks {
   storageVersion?: string;
   /** The scale subresource's JSON paths, when it is served. */
   scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
+  /** Set when the CRD converts through a webhook (`strategy: Webhook`): reads and writes convert with it. */
+  remote?: RemoteConversion;
+}
+
+/**
+ * Conversions that call out (a CRD's conversion webhook): asynchronous,
+ * failing with ApiError 500 (`Internal error occurred: conversion webhook
+ * for … failed: …`). Neither mutates its input.
+ */
+export interface RemoteConversion {
+  /** Stored objects (any version) in this version's form, in order; one call for all not in it yet (a list page is one call), none when all are. `list` words failures as upstream does for lists. */
+  fromStored(objs: KubeObject[], list?: boolean): Promise<KubeObject[]>;
+  /** An object of this version in the storage version's form, pruned to that version's schema. */
+  toStored(obj: KubeObject): Promise<KubeObject>;
 }
 
 /** Pure conversions between a version's served form and its stored form; each returns its input when it is already in the target form. */
@@ -159,6 +173,30 @@ export function fromStorage(def: ResourceDefinition, obj: KubeObject): KubeObjec
 /** An object in `def`'s served form as it is stored (unchanged without a conversion). Does not mutate `obj`. */
 export function toStorage(def: ResourceDefinition, obj: KubeObject): KubeObject {
   return def.conversion ? def.conversion.toStored(obj) : obj;
+}
+
+/**
+ * Stored objects in `def`'s served form where that needs a call (CRD
+ * conversion webhooks; one call for the batch); others unchanged, since
+ * {@link presentObject} converts them. Does not mutate. May throw ApiError 500.
+ */
+export async function servedForms(def: ResourceDefinition, objs: KubeObject[], list = false): Promise<KubeObject[]> {
+  return def.custom?.remote && objs.length > 0 ? def.custom.remote.fromStored(objs, list) : objs;
+}
+
+/** One stored object in `def`'s served form (see {@link servedForms}). */
+export async function servedForm(def: ResourceDefinition, obj: KubeObject): Promise<KubeObject> {
+  return def.custom?.remote ? (await def.custom.remote.fromStored([obj]))[0] : obj;
+}
+
+/** A stored object as `def`'s strategies see it: converted to the served version (by call or pure conversion). Does not mutate. */
+export async function fromStorageForm(def: ResourceDefinition, obj: KubeObject): Promise<KubeObject> {
+  return def.custom?.remote ? servedForm(def, obj) : fromStorage(def, obj);
+}
+
+/** An object of `def`'s served form as it is stored: pure conversion, or a call for CRD conversion webhooks. Does not mutate. */
+export async function toStorageForm(def: ResourceDefinition, obj: KubeObject): Promise<KubeObject> {
+  return def.custom?.remote ? def.custom.remote.toStored(obj) : toStorage(def, obj);
 }
 
 /** The verbs of a kind that serves the whole API (everything but subresources). */

@@ -23,6 +23,8 @@ export const APIEXTENSIONS_V1_NAMES = {
   rule: 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ValidationRule',
   externalDocs: 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ExternalDocumentation',
   webhookConversion: 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookConversion',
+  webhookClientConfig: 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookClientConfig',
+  serviceReference: 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ServiceReference',
 } as const;
 
 const str = (description?: string): StructuralSchema => (description ? { type: 'string', description } : { type: 'string' });
@@ -198,6 +200,34 @@ const versionSchema: StructuralSchema = {
   },
 };
 
+const webhookConversionSchema: StructuralSchema = {
+  type: 'object',
+  description: 'WebhookConversion describes how to call a conversion webhook',
+  required: ['conversionReviewVersions'],
+  properties: {
+    clientConfig: refTo(APIEXTENSIONS_V1_NAMES.webhookClientConfig, {
+      type: 'object',
+      description: 'WebhookClientConfig contains the information to make a TLS connection with the webhook.',
+      properties: {
+        caBundle: { type: 'string', format: 'byte', description: 'caBundle is a PEM encoded CA bundle which will be used to validate the webhook\'s server certificate. If unspecified, system trust roots on the apiserver are used.' },
+        service: refTo(APIEXTENSIONS_V1_NAMES.serviceReference, {
+          type: 'object',
+          description: 'ServiceReference holds a reference to Service.legacy.k8s.io',
+          required: ['namespace', 'name'],
+          properties: {
+            name: str('name is the name of the service. Required'),
+            namespace: str('namespace is the namespace of the service. Required'),
+            path: str('path is an optional URL path at which the webhook will be contacted.'),
+            port: { type: 'integer', format: 'int32', default: 443, description: 'port is an optional service port at which the webhook will be contacted. `port` should be a valid port number (1-65535, inclusive). Defaults to 443 for backward compatibility.' },
+          },
+        }, 'service is a reference to the service for this webhook. Either service or url must be specified.\n\nIf the webhook is running within the cluster, then you should use `service`.'),
+        url: str('url gives the location of the webhook, in standard URL form (`scheme://host:port/path`). Exactly one of `url` or `service` must be specified.'),
+      },
+    }, 'clientConfig is the instructions for how to call the webhook if strategy is `Webhook`.'),
+    conversionReviewVersions: strings('conversionReviewVersions is an ordered list of preferred `ConversionReview` versions the Webhook expects. The API server will use the first version in the list which it supports. If none of the versions specified in this list are supported by API server, conversion will fail for the custom resource. If a persisted Webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail.'),
+  },
+};
+
 const specSchema: StructuralSchema = {
   type: 'object',
   description: 'CustomResourceDefinitionSpec describes how a user wants their resource to appear',
@@ -209,7 +239,7 @@ const specSchema: StructuralSchema = {
       required: ['strategy'],
       properties: {
         strategy: str('strategy specifies how custom resources are converted between versions. Allowed values are: - `"None"`: The converter only change the apiVersion and would not touch any other field in the custom resource. - `"Webhook"`: API Server will call to an external webhook to do the conversion. Additional information is needed for this option. This requires spec.preserveUnknownFields to be false, and spec.conversion.webhook to be set.'),
-        webhook: refTo(APIEXTENSIONS_V1_NAMES.webhookConversion, { type: 'object', description: 'WebhookConversion describes how to call a conversion webhook', 'x-kubernetes-preserve-unknown-fields': true }),
+        webhook: refTo(APIEXTENSIONS_V1_NAMES.webhookConversion, webhookConversionSchema, 'webhook describes how to call the conversion webhook. Required when `strategy` is set to `"Webhook"`.'),
       },
     }, 'conversion defines conversion settings for the CRD.'),
     group: str('group is the API group of the defined custom resource. The custom resources are served under `/apis/<group>/...`. Must match the name of the CustomResourceDefinition (in the form `<names.plural>.<group>`).'),

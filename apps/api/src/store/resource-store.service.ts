@@ -6,7 +6,7 @@ import { type ObjectKey, ObjectStoreRepository, type StoredObject, isStorageErro
 import { ApiError } from '@plinth/apimachinery';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
 import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
-import { fromStorage, groupVersion, objectKey, type ResourceDefinition, type ResourceStrategy, type StrategyContext, toStorage } from '../registry/resource-definition.js';
+import { fromStorageForm, groupVersion, objectKey, type ResourceDefinition, type ResourceStrategy, servedForm, type StrategyContext, toStorageForm } from '../registry/resource-definition.js';
 import { strategyContext, type StrategyEnvironment } from '../registry/strategy-context.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from '@plinth/apimachinery';
 import { guardManagedFields, ignoreTimestampOnlyChanges, trackWrite } from './field-tracking.js';
@@ -112,11 +112,14 @@ export class ResourceStoreService {
     await this.runValidating(ctx, 'CREATE', cloneJson(obj), null);
     if (ctx.dryRun) return obj;
     for (let attempt = 0; ; attempt++) {
+      // Stored in the storage version (a CRD conversion webhook may be called); answered in the request's.
+      const body = await toStorageForm(def, obj);
+      let created: KubeObject;
       try {
-        const stored = await this.objects.create(ResourceStoreService.key(ctx.tenant, def, ctx.namespace, obj.metadata.name!), toStorage(def, obj));
+        const stored = await this.objects.create(ResourceStoreService.key(ctx.tenant, def, ctx.namespace, obj.metadata.name!), body);
         await this.synced(def, stored.key, stored.revision);
         const hook = this.hooks.createdHook(def.storageResource);
-        return hook ? await hook(ctx, stored.body as KubeObject) : (stored.body as KubeObject);
+        created = hook ? await hook(ctx, stored.body as KubeObject) : (stored.body as KubeObject);
       } catch (err) {
         if (generate && isStorageError(err, 'AlreadyExists') && attempt < GENERATE_NAME_ATTEMPTS) {
           obj.metadata.name = `${obj.metadata.generateName}${randomSuffix()}`;
@@ -124,6 +127,7 @@ export class ResourceStoreService {
         }
         mapStorageError(err, def, obj.metadata.name!);
       }
+      return servedForm(def, created);
     }
   }
 
@@ -197,7 +201,7 @@ export class ResourceStoreService {
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
       const current = await this.objects.get(key, undefined, true);
       if (!current) throw ApiError.notFound({ group: def.group, kind: def.resource, name });
-      const old = fromStorage(def, current.body as KubeObject);
+      const old = await fromStorageForm(def, current.body as KubeObject);
       const next = transform(cloneJson(old));
       const pinned = next.metadata?.resourceVersion;
       if (pinned !== undefined && pinned !== '' && pinned !== old.metadata.resourceVersion) {
@@ -218,19 +222,20 @@ export class ResourceStoreService {
         return { object: old, changed: false };
       }
       if (ctx.dryRun) return { object: next, changed: true };
+      const toStore = await toStorageForm(def, next);
       try {
-        const stored = await this.objects.update(key, toStorage(def, next), current.revision);
+        const stored = await this.objects.update(key, toStore, current.revision);
         const body = stored.body as KubeObject;
         let revision = stored.revision;
         if (body.metadata.deletionTimestamp && (body.metadata.finalizers ?? []).length === 0 && (strategy.finalized?.(body) ?? true)) {
           revision = (await this.objects.delete(key, stored.revision)).revision;
           await this.hooks.objectRemoved(ctx.tenant, key.namespace);
           await this.synced(def, key, revision);
-          return { object: body, changed: true };
+          return { object: await servedForm(def, body), changed: true };
         }
         await this.synced(def, key, revision);
         const hook = this.hooks.updatedHook(def.storageResource);
-        return { object: hook ? await hook(ctx, body) : body, changed: true };
+        return { object: await servedForm(def, hook ? await hook(ctx, body) : body), changed: true };
       } catch (err) {
         if (isStorageError(err, 'Conflict') && !pinned) continue;
         mapStorageError(err, def, name);

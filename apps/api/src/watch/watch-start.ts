@@ -53,7 +53,7 @@ async function sendInitialState(stream: WatchStream, q: InitialStateQuery, lists
   for (;;) {
     const page = await lists.list({ ...q, limit: PAGE, after, atRevision });
     atRevision = page.revision;
-    for (const item of page.items) stream.sendInitial(item.body as KubeObject);
+    stream.sendInitial(page.items.map((item) => item.body as KubeObject));
     if (!page.next || stream.closed) return page.revision;
     after = page.next;
     await stream.drain();

@@ -4,7 +4,8 @@ import { once } from 'node:events';
 import { type ChangeEvent, withResourceVersion } from '@plinth/storage';
 import type { CachedChange, CacheSubscriber } from '@plinth/storage';
 import type { StatusBody } from '@plinth/apimachinery';
-import type { KubeObject } from '@plinth/apimachinery';
+import { ApiError, type KubeObject } from '@plinth/apimachinery';
+import type { RemoteConversion } from '../registry/resource-definition.js';
 import { bookmarkBytes, cachedEventBytes, chunkPayload, encodeEvent, errorBytes, type WatchEventType, type WatchFormat } from './watch-encoder.js';
 
 /** Which changes a watch wants. */
@@ -78,6 +79,10 @@ export class WatchStream implements CacheSubscriber {
   private lastTick = -1;
   /** The connection, written directly with pre-framed chunks; undefined when the response is not chunked (HTTP/1.0). */
   private readonly sock: Socket | undefined;
+  /** Set when the watched version converts through a CRD conversion webhook: events are converted, in order, before they are written. */
+  private readonly remote: RemoteConversion | undefined;
+  /** The last queued write of a converting stream (writes wait for the conversions before them). */
+  private tail: Promise<void> | undefined;
 
   constructor(
     private readonly owner: WatchStreamOwner,
@@ -91,6 +96,7 @@ export class WatchStream implements CacheSubscriber {
     this.deadline = deadline;
     this.nextBookmark = nextBookmark;
     this.sock = res.chunkedEncoding && res.socket ? res.socket : undefined;
+    this.remote = format.def.custom?.remote;
   }
 
   /** Bytes written but not yet taken by the client's connection. */
@@ -136,10 +142,45 @@ export class WatchStream implements CacheSubscriber {
     } else return;
     const shown = variant === 'new' ? object : (withResourceVersion(prev!, change.revision) as KubeObject);
     const cols = this.takeColumns();
+    const remote = this.remote;
+    if (remote) {
+      this.later(async () => encodeEvent(this.format, type, (await remote.fromStored([shown]))[0], cols));
+      return;
+    }
     const bytes = memoize
       ? cachedEventBytes(this.format, change as CachedChange, type, variant, shown, cols)
       : encodeEvent(this.format, type, shown, cols);
     this.write(bytes);
+  }
+
+  /**
+   * Queues a write whose bytes need a conversion call: written after every
+   * write queued before it. A failed conversion ends the watch with an
+   * ERROR event (500, upstream's conversion message), as upstream's watch
+   * ends when an event cannot be decoded.
+   */
+  private later(make: () => Promise<Buffer>): void {
+    const run = async (): Promise<void> => {
+      if (this.closed) return;
+      let bytes: Buffer;
+      try {
+        bytes = await make();
+      } catch (err) {
+        if (this.closed) return;
+        const status = err instanceof ApiError ? err.status : ApiError.internal(err instanceof Error ? err.message : String(err)).status;
+        this.write(errorBytes(this.format, status));
+        this.close('error');
+        return;
+      }
+      this.write(bytes);
+    };
+    this.tail = (this.tail ?? Promise.resolve()).then(run);
+  }
+
+  /** Writes `bytes` now, or after the queued conversions of a converting stream. */
+  private writeInOrder(bytes: Buffer): void {
+    if (this.tail) this.later(async () => bytes);
+    else this.write(bytes);
   }
 
   /** Moves {@link from} to `revision` (a catch-up read found nothing for this watcher up to it). */
@@ -147,24 +188,37 @@ export class WatchStream implements CacheSubscriber {
     if (revision > this.from) this.from = revision;
   }
 
-  /** Writes one object of the initial state as ADDED. */
-  sendInitial(obj: KubeObject): void {
-    this.write(encodeEvent(this.format, 'ADDED', obj, this.takeColumns()));
+  /** Writes the objects of one page of the initial state as ADDED (a converting stream converts the page in one call). */
+  sendInitial(objs: KubeObject[]): void {
+    const remote = this.remote;
+    if (!remote) {
+      for (const obj of objs) this.write(encodeEvent(this.format, 'ADDED', obj, this.takeColumns()));
+      return;
+    }
+    if (objs.length === 0) return;
+    const converted = remote.fromStored(objs, true);
+    // Unhandled until its turn comes: the queued writes below await it in order.
+    converted.catch(() => undefined);
+    objs.forEach((_, i) => {
+      const cols = this.takeColumns();
+      this.later(async () => encodeEvent(this.format, 'ADDED', (await converted)[i], cols));
+    });
   }
 
   /** Writes a BOOKMARK at `revision`; `bytes` may be shared with other watchers of the same format. */
   sendBookmark(revision: number, initialEventsEnd: boolean, shared?: (withColumns: boolean) => Buffer): void {
     const cols = this.takeColumns();
-    this.write(shared ? shared(cols) : bookmarkBytes(this.format, revision, initialEventsEnd, cols));
+    this.writeInOrder(shared ? shared(cols) : bookmarkBytes(this.format, revision, initialEventsEnd, cols));
   }
 
   /** Writes an ERROR event with `status`. */
   sendError(status: StatusBody): void {
-    this.write(errorBytes(this.format, status));
+    this.writeInOrder(errorBytes(this.format, status));
   }
 
-  /** While catching up: resolves when the socket has room again (or the stream closed). */
+  /** While catching up: resolves when the conversions queued so far are written and the socket has room again (or the stream closed). */
   async drain(): Promise<void> {
+    if (this.tail) await this.tail;
     if (this.closed || this.queuedBytes <= CATCH_UP_HIGH_WATER) return;
     this.uncork();
     await Promise.race([once(this.sock ?? this.res, 'drain'), once(this.res, 'close')]).catch(() => undefined);

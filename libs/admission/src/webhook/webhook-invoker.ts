@@ -7,6 +7,7 @@ import { WebhookClient, type WebhookTarget, WebhookTransportError } from './webh
 import { dryRunUnsupported, WebhookCallError, webhookRejection } from './webhook-errors.js';
 import { noWebhookMetrics, type WebhookMetricsSink } from './webhook-metrics.js';
 import { ServiceResolver } from './service-resolver.js';
+import { resolveWebhookTarget, WebhookTargetError } from './webhook-target.js';
 
 /** The part of a pino logger the webhook modules use. */
 export interface WebhookLogger {
@@ -37,11 +38,12 @@ const HTTP_ERROR_TEXTS: Record<number, string> = {
 };
 
 /** What an untrusted tenant learns of an HTTP error: the status only, never the remote body. */
-function opaqueHttpErrorText(status: number): string {
+export function opaqueHttpErrorText(status: number): string {
   return HTTP_ERROR_TEXTS[status] ?? `the webhook answered with HTTP status ${status}`;
 }
 
-function httpErrorText(status: number, body: string): string {
+/** What a non-2xx webhook answer is reported as: its Status message, Go's rest-client text for the code, or the start of the body. */
+export function httpErrorText(status: number, body: string): string {
   try {
     const parsed = JSON.parse(body) as { kind?: string; message?: string };
     if (parsed?.kind === 'Status' && typeof parsed.message === 'string' && parsed.message) return parsed.message;
@@ -116,33 +118,12 @@ export class WebhookInvoker {
   }
 
   private endpoint(hook: CompiledWebhook, attrs: AdmissionAttributes): WebhookTarget {
-    const cc = hook.spec.clientConfig ?? {};
-    let url: URL;
-    let servername: string | undefined;
-    if (cc.url) {
-      try {
-        url = new URL(cc.url);
-      } catch {
-        throw new WebhookCallError(hook.name, `could not get REST client: invalid url ${JSON.stringify(cc.url)}`, 'config');
-      }
-    } else if (cc.service) {
-      const resolved = this.deps.services.resolve(attrs.tenant, cc.service);
-      if (!resolved) {
-        const s = cc.service;
-        throw new WebhookCallError(
-          hook.name,
-          `could not get REST client: service "${s.namespace}/${s.name}" port ${s.port ?? 443} has no address: map it in PLINTH_WEBHOOK_SERVICE_MAP (Plinth has no cluster DNS)`,
-          'config',
-        );
-      }
-      url = resolved.url;
-      servername = resolved.servername;
-    } else {
-      throw new WebhookCallError(hook.name, 'could not get REST client: exactly one of url or service is required', 'config');
+    try {
+      return resolveWebhookTarget(hook.spec.clientConfig ?? {}, attrs.tenant, this.deps, hook.timeoutSeconds);
+    } catch (err) {
+      if (err instanceof WebhookTargetError) throw new WebhookCallError(hook.name, err.message, 'config');
+      throw err;
     }
-    url.search = `?timeout=${hook.timeoutSeconds}s`;
-    const egress = cc.url && this.deps.egress ? { policy: this.deps.egress, tenant: attrs.tenant } : undefined;
-    return { url, servername, caBundle: cc.caBundle, egress };
   }
 
   private async exchange(

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { checkMatchConditionExpression, type WebhookKind } from '@plinth/admission';
+import { checkMatchConditionExpression, validateWebhookClientConfig, type WebhookKind } from '@plinth/admission';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { isDNS1035Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue } from '@plinth/apimachinery';
@@ -26,7 +26,6 @@ const NO_SIDE_EFFECTS = ['None', 'NoneOnDryRun'];
 const OPERATIONS = ['*', 'CONNECT', 'CREATE', 'DELETE', 'UPDATE'];
 const REINVOCATION_POLICIES = ['IfNeeded', 'Never'];
 const SCOPES = ['*', 'Cluster', 'Namespaced'];
-const URL_FORM = '; desired format: https://host[/path]';
 const MAX_MATCH_CONDITIONS = 64;
 
 type Json = Record<string, unknown>;
@@ -144,64 +143,6 @@ export function validateLabelSelector(sel: unknown, field: string, allowInvalidV
   return errs;
 }
 
-/** Go's url.Parse split (RFC 3986 appendix B), enough for ValidateWebhookURL. */
-function splitUrl(url: string): { scheme: string; host: string; user?: string; query: string; fragment: string } {
-  const m = /^(?:([a-zA-Z][a-zA-Z0-9+.-]*):)?(?:\/\/([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$/.exec(url) ?? [];
-  const authority = m[2] ?? '';
-  const at = authority.lastIndexOf('@');
-  return {
-    scheme: (m[1] ?? '').toLowerCase(),
-    host: at >= 0 ? authority.slice(at + 1) : authority,
-    user: at >= 0 ? authority.slice(0, at) : undefined,
-    query: m[4] ?? '',
-    fragment: m[5] ?? '',
-  };
-}
-
-/** webhook.ValidateWebhookURL with forceHttps. */
-function validateUrl(url: string, field: string): FieldError[] {
-  const errs: FieldError[] = [];
-  const u = splitUrl(url);
-  if (u.scheme !== 'https') errs.push(fieldErrors.invalid(field, u.scheme, `'https' is the only allowed URL scheme${URL_FORM}`));
-  if (u.host.length === 0) errs.push(fieldErrors.invalid(field, u.host, `host must be provided${URL_FORM}`));
-  if (u.user !== undefined) errs.push(fieldErrors.invalid(field, u.user, 'user information is not permitted in the URL'));
-  if (u.fragment.length !== 0) errs.push(fieldErrors.invalid(field, u.fragment, 'fragments are not permitted in the URL'));
-  if (u.query.length !== 0) errs.push(fieldErrors.invalid(field, u.query, 'query parameters are not permitted in the URL'));
-  return errs;
-}
-
-/** webhook.ValidateWebhookService. */
-function validateService(svc: Json, field: string): FieldError[] {
-  const errs: FieldError[] = [];
-  if (!svc.name) errs.push(fieldErrors.required(`${field}.name`, 'service name is required'));
-  if (!svc.namespace) errs.push(fieldErrors.required(`${field}.namespace`, 'service namespace is required'));
-  const port = typeof svc.port === 'number' ? svc.port : 443;
-  if (port < 1 || port > 65535) errs.push(fieldErrors.invalid(`${field}.port`, port, 'port is not valid: must be between 1 and 65535, inclusive'));
-  const path = typeof svc.path === 'string' ? svc.path : undefined;
-  if (path === undefined || path === '' || path === '/') return errs;
-  if (path === '//') return [...errs, fieldErrors.invalid(`${field}.path`, path, 'segment[0] may not be empty')];
-  if (!path.startsWith('/')) errs.push(fieldErrors.invalid(`${field}.path`, path, "must start with a '/'"));
-  let rest = path.slice(1);
-  if (rest.endsWith('/')) rest = rest.slice(0, -1);
-  rest.split('/').forEach((step, i) => {
-    if (step.length === 0) {
-      errs.push(fieldErrors.invalid(`${field}.path`, path, `segment[${i}] may not be empty`));
-      return;
-    }
-    for (const f of isDNS1123Subdomain(step)) errs.push(fieldErrors.invalid(`${field}.path`, path, `segment[${i}]: ${f}`));
-  });
-  return errs;
-}
-
-function validateClientConfig(cc: unknown, field: string): FieldError[] {
-  const c = isPlainObject(cc) ? cc : {};
-  const hasUrl = c.url !== undefined && c.url !== null;
-  const hasService = c.service !== undefined && c.service !== null;
-  if (hasUrl === hasService) return [fieldErrors.required(field, 'exactly one of url or service is required')];
-  if (hasUrl) return validateUrl(String(c.url), `${field}.url`);
-  return validateService(isPlainObject(c.service) ? c.service : {}, `${field}.service`);
-}
-
 function validateMatchConditions(conditions: unknown, field: string): FieldError[] {
   const list = Array.isArray(conditions) ? conditions : [];
   const errs: FieldError[] = [];
@@ -251,7 +192,7 @@ function validateWebhook(hook: Json, kind: WebhookKind, opts: Options, field: st
   if (kind === 'mutating' && typeof hook.reinvocationPolicy === 'string' && !REINVOCATION_POLICIES.includes(hook.reinvocationPolicy)) {
     errs.push(fieldErrors.notSupported(`${field}.reinvocationPolicy`, hook.reinvocationPolicy, REINVOCATION_POLICIES));
   }
-  errs.push(...validateClientConfig(hook.clientConfig, `${field}.clientConfig`));
+  errs.push(...validateWebhookClientConfig(hook.clientConfig, `${field}.clientConfig`));
   if (!opts.ignoreMatchConditions) errs.push(...validateMatchConditions(hook.matchConditions, `${field}.matchConditions`));
   return errs;
 }
