@@ -22,3 +22,13 @@ export { CelCidr, CelIp, CelUrl } from './cel-network.js';
 export { compileRe2, re2Test, Re2SyntaxError } from './re2-regex.js';
 export { Quantity } from '@plinth/apimachinery';
 export { CelAuthorizer, type CelAuthzAnswer, type CelAuthzBackend, type CelAuthzQuestion, CelResourceCheck } from './cel-authorizer.library.js';
+export {
+  TenantWorkerPool,
+  type TenantWorkerPoolOptions,
+  type TenantWorkerPoolStats,
+  WorkerCrashedError,
+  WorkerPoolBusyError,
+  WorkerTaskError,
+  WorkerTaskTimeoutError,
+} from './pool/tenant-worker-pool.js';
+export { serveTasks } from './pool/serve-tasks.js';

@@ -16,11 +16,13 @@ interface Bucket {
 
 /**
  * Fairness for expensive validation (CEL rules, schema patterns): a token
- * bucket of event-loop time per tenant. Each custom-resource validation is
- * charged its wall time; a tenant whose bucket is empty gets 429
- * TooManyRequests with `Retry-After` until it refills, so one tenant
- * submitting rules at the cost limit cannot take the event loop from the
- * others. Buckets of the 10,000 most recent tenants are kept.
+ * bucket of validation time per tenant. Each custom-resource validation is
+ * charged the time it held the event loop plus the time a CEL worker spent
+ * on its rules (admission policies: their evaluation's wall time); a tenant
+ * whose bucket is empty gets 429 TooManyRequests with `Retry-After` until
+ * it refills, so one tenant submitting rules at the cost limit cannot take
+ * the CPU (or, for what runs inline, the event loop) from the others.
+ * Buckets of the 10,000 most recent tenants are kept.
  */
 export class TenantValidationBudget {
   private readonly buckets = new LRUCache<string, Bucket>({ max: 10_000 });
@@ -56,6 +58,23 @@ export class TenantValidationBudget {
     } finally {
       this.charge(tenant, performance.now() - started);
     }
+  }
+
+  /**
+   * Runs `fn` after check(), charging the time it holds the event loop (up
+   * to the moment it returns or first awaits); what it awaits (a worker's
+   * evaluation) is charged by whoever does that work.
+   */
+  async runAsync<T>(tenant: string, fn: () => T | Promise<T>): Promise<T> {
+    this.check(tenant);
+    const started = performance.now();
+    let pending: T | Promise<T>;
+    try {
+      pending = fn();
+    } finally {
+      this.charge(tenant, performance.now() - started);
+    }
+    return pending;
   }
 
   private refill(tenant: string, now: number): Bucket {

@@ -51,6 +51,9 @@ class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @IsInt() @Min(10) @Max(1000)
   PLINTH_TENANT_VALIDATION_MS_PER_SECOND?: number;
 
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(64)
+  PLINTH_CEL_WORKERS?: number;
+
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(10000)
   PLINTH_TENANT_CONCURRENT_REQUESTS?: number;
 
@@ -180,6 +183,8 @@ export interface AppConfig {
   shutdownTimeoutSeconds: number;
   /** Event-loop time a tenant may spend validating custom resources, ms per second (burst: ten times this). */
   tenantValidationMsPerSecond: number;
+  /** Worker threads that evaluate custom resources' CEL rules (each tenant may use half of them at once). */
+  celWorkers: number;
   /** Requests of one tenant executing at once on a replica, unless its Tenant's spec.limits.concurrentRequests says otherwise. */
   tenantConcurrentRequests: number;
   /** Requests of all tenants executing at once on a replica (0: only the per-tenant bound); freed seats go to the waiting tenant with the fewest. */
@@ -289,6 +294,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownDelaySeconds: parsed.PLINTH_SHUTDOWN_DELAY_SECONDS ?? 5,
     shutdownTimeoutSeconds: parsed.PLINTH_SHUTDOWN_TIMEOUT_SECONDS ?? 60,
     tenantValidationMsPerSecond: parsed.PLINTH_TENANT_VALIDATION_MS_PER_SECOND ?? 200,
+    celWorkers: parsed.PLINTH_CEL_WORKERS ?? 2,
     tenantConcurrentRequests: parsed.PLINTH_TENANT_CONCURRENT_REQUESTS ?? 32,
     tenantQueueLength: parsed.PLINTH_TENANT_QUEUE_LENGTH ?? 128,
     maxRequestsInflight: parsed.PLINTH_MAX_REQUESTS_INFLIGHT ?? 64,

@@ -63,9 +63,16 @@ function nonMetadata(o: KubeObject): Record<string, unknown> {
   return rest;
 }
 
-/** Schema validation plus the gated enum values (`old` undefined on create). */
-function validateObject(o: CustomResourceStrategyOptions, obj: KubeObject, old: KubeObject | undefined, ctx: StrategyContext): FieldError[] {
-  return [...o.schema.validate(obj, old), ...validateGatedEnumValues(obj, old, o.gates.values, ctx), ...scaleErrors(o, obj, true)];
+/** Schema validation (CEL rules on the context's worker pool) plus the gated enum values (`old` undefined on create). */
+async function validateObject(o: CustomResourceStrategyOptions, obj: KubeObject, old: KubeObject | undefined, ctx: StrategyContext): Promise<FieldError[]> {
+  const gated = [...validateGatedEnumValues(obj, old, o.gates.values, ctx), ...scaleErrors(o, obj, true)];
+  return [...(await o.schema.validate(obj, old, ctx.celRules)), ...gated];
+}
+
+/** Validation of a /status write. */
+async function validateStatusUpdate(o: CustomResourceStrategyOptions, obj: KubeObject, old: KubeObject, ctx: StrategyContext): Promise<FieldError[]> {
+  const gated = [...validateGatedEnumValues(obj, old, o.gates.values, ctx), ...scaleErrors(o, obj, false)];
+  return [...(await o.schema.validateStatus(obj, old, ctx.celRules)), ...gated];
 }
 
 /** The main-resource strategy of a custom resource version. */
@@ -116,7 +123,7 @@ export function customResourceStatusStrategy(o: CustomResourceStrategyOptions): 
       dropDisabledFields(obj, old, o.gates.fields, ctx);
     },
     validate: () => [],
-    validateUpdate: (obj, old, ctx) => [...o.schema.validateStatus(obj, old), ...validateGatedEnumValues(obj, old, o.gates.values, ctx), ...scaleErrors(o, obj, false)],
+    validateUpdate: (obj, old, ctx) => validateStatusUpdate(o, obj, old, ctx),
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: false,
   };

@@ -21,6 +21,23 @@ export interface StrategyContext {
   lookup(group: string, version: string, resource: string): ResourceDefinition | undefined;
   /** The kind served to the tenant as group/version and kind name (built-in or custom), or undefined. */
   lookupKind(group: string, version: string, kind: string): ResourceDefinition | undefined;
+  /**
+   * Evaluates a custom resource's CEL validation rules away from the event
+   * loop (on the CEL worker pool, charged to the tenant); resolves with the
+   * rule violations. Absent: the caller evaluates them itself.
+   */
+  celRules?(job: CelRulesJob): Promise<FieldError[]>;
+}
+
+/** The CEL rules of one custom resource write, for {@link StrategyContext.celRules}. */
+export interface CelRulesJob {
+  /** Identifies `schema` (the same schema always has the same key): workers keep its compiled rules by it. */
+  key: string;
+  /** The version's structural schema, whose x-kubernetes-validations are evaluated. */
+  schema: StructuralSchema;
+  obj: unknown;
+  /** The stored object on updates (transition rules and ratcheting). */
+  old?: unknown;
 }
 
 /**
@@ -35,10 +52,10 @@ export interface ResourceStrategy {
   prepareForCreate(obj: KubeObject, ctx: StrategyContext): void;
   /** Carries over what an update may not change (e.g. status on the main resource). Mutates `obj`. */
   prepareForUpdate(obj: KubeObject, old: KubeObject, ctx: StrategyContext): void;
-  /** Kind-specific validation of a new object (metadata is validated by the caller). */
-  validate(obj: KubeObject, ctx: StrategyContext): FieldError[];
+  /** Kind-specific validation of a new object (metadata is validated by the caller); custom resources answer asynchronously (CEL rules run on workers). */
+  validate(obj: KubeObject, ctx: StrategyContext): FieldError[] | Promise<FieldError[]>;
   /** Kind-specific validation of an update (immutability etc.). */
-  validateUpdate(obj: KubeObject, old: KubeObject, ctx: StrategyContext): FieldError[];
+  validateUpdate(obj: KubeObject, old: KubeObject, ctx: StrategyContext): FieldError[] | Promise<FieldError[]>;
   /**
    * Whether a deleting object whose metadata.finalizers are all gone may be
    * removed now (upstream's ShouldDeleteDuringUpdate beyond the generic

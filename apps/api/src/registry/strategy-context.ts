@@ -1,4 +1,5 @@
-import type { ResourceDefinition, StrategyContext } from './resource-definition.js';
+import type { FieldError } from '@plinth/apimachinery';
+import type { CelRulesJob, ResourceDefinition, StrategyContext } from './resource-definition.js';
 
 /** The server's feature gates as strategies read them (features/FeatureGates). */
 export interface ServerFeatures {
@@ -30,6 +31,8 @@ export interface StrategyEnvironment {
   features: ServerFeatures;
   /** The gates tenants define (FeatureGate objects); the server's win on a clash. */
   tenantFeatures?: TenantFeatureSource;
+  /** Where custom resources' CEL rules run (the CEL worker pool); absent: inline. */
+  celRules?: { validate(tenant: string, job: CelRulesJob): Promise<FieldError[]> };
 }
 
 /** The stage of `gate` in `tenant`: the server's gate, else the tenant's own (as last loaded); undefined when nobody defined it. */
@@ -50,6 +53,7 @@ export async function strategyContext(env: StrategyEnvironment, tenant: string):
     isServerFeature: (name) => env.features.has(name),
     lookup: (group, version, resource) => env.kinds.lookup(tenant, group, version, resource),
     lookupKind: (group, version, kind) => env.kinds.all(tenant).find((d) => d.group === group && d.version === version && d.kind === kind),
+    celRules: env.celRules ? (job) => env.celRules!.validate(tenant, job) : undefined,
   };
 }
 

@@ -108,7 +108,7 @@ export class ResourceStoreService {
     this.fillSystemFields(ctx, obj);
     const sctx = await this.strategyContext(ctx);
     this.applyStrategyForCreate(def.strategy, obj, sctx);
-    this.validateCreate(ctx, obj, sctx);
+    await this.validateCreate(ctx, obj, sctx);
     await this.runValidating(ctx, 'CREATE', cloneJson(obj), null);
     if (ctx.dryRun) return obj;
     for (let attempt = 0; ; attempt++) {
@@ -172,12 +172,10 @@ export class ResourceStoreService {
     strategy.canonicalize?.(obj);
   }
 
-  private validateCreate(ctx: WriteContext, obj: KubeObject, sctx: StrategyContext): void {
+  private async validateCreate(ctx: WriteContext, obj: KubeObject, sctx: StrategyContext): Promise<void> {
     const { def } = ctx;
-    const errs: FieldError[] = [
-      ...validateObjectMeta(obj.metadata, { namespaced: def.namespaced, nameValidation: def.nameValidation }),
-      ...this.metered(ctx, () => def.strategy.validate(obj, sctx)),
-    ];
+    const metaErrs = validateObjectMeta(obj.metadata, { namespaced: def.namespaced, nameValidation: def.nameValidation });
+    const errs: FieldError[] = [...metaErrs, ...(await this.metered(ctx, () => def.strategy.validate(obj, sctx)))];
     if (errs.length > 0) {
       throw ApiError.invalid({ group: def.group, kind: def.kind, name: obj.metadata.name ?? obj.metadata.generateName ?? '' }, errs);
     }
@@ -213,7 +211,7 @@ export class ResourceStoreService {
       this.typeAndIdentity(ctx, next, old);
       const sctx = await this.strategyContext(ctx);
       this.prepareUpdate(ctx, next, old, strategy, sctx);
-      this.validateUpdate(ctx, next, old, strategy, sctx);
+      await this.validateUpdate(ctx, next, old, strategy, sctx);
       await this.runValidating(ctx, 'UPDATE', cloneJson(next), cloneJson(old));
       ignoreTimestampOnlyChanges(next, old);
       if (isDeepStrictEqual(next, old)) {
@@ -312,15 +310,20 @@ export class ResourceStoreService {
     }
   }
 
-  /** Runs a custom resource's validation under the tenant's validation budget (429 when it is spent). */
-  private metered(ctx: WriteContext, validate: () => FieldError[]): FieldError[] {
-    return ctx.def.custom && this.validationBudget ? this.validationBudget.run(ctx.tenant, validate) : validate();
+  /**
+   * Runs a custom resource's validation under the tenant's validation
+   * budget (429 when it is spent); the event-loop part is charged here, the
+   * CEL workers charge what they spend.
+   */
+  private async metered(ctx: WriteContext, validate: () => FieldError[] | Promise<FieldError[]>): Promise<FieldError[]> {
+    return ctx.def.custom && this.validationBudget ? this.validationBudget.runAsync(ctx.tenant, validate) : validate();
   }
 
-  private validateUpdate(ctx: WriteContext, next: KubeObject, old: KubeObject, strategy: ResourceStrategy, sctx: StrategyContext): void {
+  private async validateUpdate(ctx: WriteContext, next: KubeObject, old: KubeObject, strategy: ResourceStrategy, sctx: StrategyContext): Promise<void> {
     const { def } = ctx;
     const metaOpts = { namespaced: def.namespaced, nameValidation: def.nameValidation };
-    const errs: FieldError[] = [...validateObjectMetaUpdate(next.metadata, old.metadata, metaOpts), ...this.metered(ctx, () => strategy.validateUpdate(next, old, sctx))];
+    const metaErrs = validateObjectMetaUpdate(next.metadata, old.metadata, metaOpts);
+    const errs: FieldError[] = [...metaErrs, ...(await this.metered(ctx, () => strategy.validateUpdate(next, old, sctx)))];
     if (next.metadata.name !== old.metadata.name && !errs.some((e) => e.field === 'metadata.name')) {
       errs.unshift(fieldErrors.invalid('metadata.name', next.metadata.name, 'field is immutable'));
     }

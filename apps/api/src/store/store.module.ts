@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { AdmissionChain } from '@plinth/admission';
 import { ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
 import { AdmissionChainModule } from '../admission/admission-chain.module.js';
+import { CelRuleWorkers } from '../cel-workers/cel-rule-workers.service.js';
+import { CelWorkersModule } from '../cel-workers/cel-workers.module.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { WatchService } from '../watch/watch.service.js';
 import type { AppConfig } from '../config/app-config.js';
@@ -34,13 +36,13 @@ function commitBarrier(watch: WatchService, hooks: StoreHooks): CommitBarrier {
  * the per-kind hooks other modules register ({@link StoreHooks}).
  */
 @Module({
-  imports: [AdmissionChainModule],
+  imports: [AdmissionChainModule, CelWorkersModule],
   providers: [
     StoreHooks,
     {
       provide: STRATEGY_ENVIRONMENT,
-      useFactory: (registry: ResourceRegistry, config: AppConfig, tenantFeatures: TenantFeatureGates): StrategyEnvironment => ({ kinds: registry, features: config.featureGates, tenantFeatures }),
-      inject: [ResourceRegistry, APP_CONFIG, TenantFeatureGates],
+      useFactory: (registry: ResourceRegistry, config: AppConfig, tenantFeatures: TenantFeatureGates, celRules: CelRuleWorkers): StrategyEnvironment => ({ kinds: registry, features: config.featureGates, tenantFeatures, celRules }),
+      inject: [ResourceRegistry, APP_CONFIG, TenantFeatureGates, CelRuleWorkers],
     },
     {
       provide: ResourceStoreService,

@@ -1,7 +1,7 @@
 import { CEL_MAX_REQUEST_BYTES, compileCel, estimateCelCost, type SizeBound, UNBOUNDED } from '@plinth/cel';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
 import type { StructuralSchema } from '@plinth/apimachinery';
-import type { ValidationRule } from './cel-rules.js';
+import type { RuleNode, ValidationRule } from './cel-rules.js';
 
 /**
  * CEL cost limits at CRD creation, as apiextensions-apiserver applies them:
@@ -128,4 +128,25 @@ export function ruleCostErrors(rules: ValidationRule[], s: StructuralSchema, pat
     }
   });
   return errs;
+}
+
+/**
+ * The estimated worst-case cost of evaluating every rule of a compiled
+ * tree on one object: each rule (and messageExpression) as often as it can
+ * run (the product of the list and map sizes above it). What the CEL
+ * worker pool uses to let trivial rules run inline.
+ */
+export function estimatedRulesCost(node: RuleNode | undefined, cardinality = 1): number {
+  if (!node) return 0;
+  const self = sizeBoundOf(node.schema);
+  let total = 0;
+  for (const r of node.rules) {
+    for (const p of [r.program, r.message]) {
+      if (p) total = Math.min(Number.MAX_SAFE_INTEGER, total + estimateCelCost(p.ast, { self, oldSelf: self }) * cardinality);
+    }
+  }
+  for (const child of node.properties.values()) total = Math.min(Number.MAX_SAFE_INTEGER, total + estimatedRulesCost(child, cardinality));
+  const below = Math.min(Number.MAX_SAFE_INTEGER, cardinality * maxEntries(node.schema));
+  total = Math.min(Number.MAX_SAFE_INTEGER, total + estimatedRulesCost(node.additional, below) + estimatedRulesCost(node.items, below));
+  return total;
 }
