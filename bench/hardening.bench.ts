@@ -2,7 +2,8 @@
 // 1. a quiet tenant's GET latency alone, then while another tenant submits
 //    the worst regexes and CEL rules it can (catastrophic patterns, rules at
 //    the runtime cost limit), and the p99 ratio (goal: within 2x);
-// 2. resident memory per idle watch (goal: at most 16 KiB);
+// 2. resident memory per idle watch (goal: at most 16 KiB), each watch on its
+//    own TLS connection and multiplexed as HTTP/2 streams (as client-go does);
 // 3. how long a replica takes to serve writes again after its PostgreSQL is
 //    killed and restarted;
 // 4. peak resident memory while 5 clients list, in parallel and unpaginated,
@@ -15,11 +16,13 @@ import { readFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@plinth/storage';
+import { openH2Watches } from './h2-watches.js';
 import { benchTls, percentiles, progress, runBenchmark, runLoad, startBenchPostgres, startServerProcess, stopServerAndDatabase } from './bench-support.js';
 
 const BASE_PORT = 18_000 + Math.floor(Math.random() * 1000);
 const LOAD_MS = Number(process.env.BENCH_LOAD_MS ?? 8000);
 const IDLE_WATCHES = Number(process.env.BENCH_IDLE_WATCHES ?? 2000);
+const H2_STREAMS_PER_SESSION = Number(process.env.BENCH_H2_STREAMS_PER_SESSION ?? 100);
 const LIST_OBJECTS = Number(process.env.BENCH_LIST_OBJECTS ?? 200);
 const CAPPED_HEAP_MIB = Number(process.env.BENCH_CAPPED_HEAP_MIB ?? 512);
 const LIST_OBJECT_KIB = Number(process.env.BENCH_LIST_OBJECT_KIB ?? 512);
@@ -136,6 +139,20 @@ async function idleWatchMemory(base: string, pid: number): Promise<{ perWatchKiB
   return { perWatchKiB: (after - before) / IDLE_WATCHES, beforeMiB: before / 1024, afterMiB: after / 1024 };
 }
 
+/** The same as idleWatchMemory with the watches multiplexed, H2_STREAMS_PER_SESSION streams per HTTP/2 connection. */
+async function idleH2WatchMemory(base: string, pid: number): Promise<{ perWatchKiB: number; beforeMiB: number; afterMiB: number; sessions: number }> {
+  const path = '/api/v1/namespaces/quiet/configmaps?watch=1';
+  const warm = await openH2Watches(base, path, 100, H2_STREAMS_PER_SESSION, tls);
+  await new Promise((r) => setTimeout(r, 1500));
+  const before = rssKiB(pid);
+  const watches = await openH2Watches(base, path, IDLE_WATCHES, H2_STREAMS_PER_SESSION, tls);
+  await new Promise((r) => setTimeout(r, 3000));
+  const after = rssKiB(pid);
+  watches.close();
+  warm.close();
+  return { perWatchKiB: (after - before) / IDLE_WATCHES, beforeMiB: before / 1024, afterMiB: after / 1024, sessions: watches.sessions };
+}
+
 /** A namespace `large` of LIST_OBJECTS custom resources of LIST_OBJECT_KIB each (random, so PostgreSQL cannot compress them away). */
 async function installLargeObjects(base: string): Promise<void> {
   const definition = crd('blobs', 'Blob', { type: 'object', properties: { data: { type: 'string' } } });
@@ -189,6 +206,19 @@ async function parallelListMemory(base: string, server: ChildProcess): Promise<L
   }
 }
 
+/** Runs `fn` against a fresh replica (same database) on `port`, so memory freed by earlier phases does not hide what `fn` allocates. */
+async function onFreshReplica<T>(env: Record<string, string>, port: number, fn: (base: string, pid: number) => Promise<T>): Promise<T> {
+  const replica = await startServerProcess(env, port);
+  try {
+    return await fn(`https://127.0.0.1:${port}`, replica.pid!);
+  } finally {
+    if (replica.exitCode === null && replica.signalCode === null) {
+      replica.kill('SIGTERM');
+      await new Promise((r) => replica.once('exit', r));
+    }
+  }
+}
+
 /** The same lists on a second replica (same database) whose V8 heap is capped at CAPPED_HEAP_MIB. */
 async function cappedListMemory(env: Record<string, string>, port: number): Promise<ListMemory> {
   const replica = await startServerProcess({ ...env, NODE_OPTIONS: `--max-old-space-size=${CAPPED_HEAP_MIB}` }, port);
@@ -236,6 +266,8 @@ runBenchmark(async () => {
     const noisy = await quietLatency(base, true);
     progress(`opening ${IDLE_WATCHES} idle watches`);
     const mem = await idleWatchMemory(base, server.pid!);
+    progress(`opening ${IDLE_WATCHES} idle watches as HTTP/2 streams, ${H2_STREAMS_PER_SESSION} per connection, on a fresh replica`);
+    const h2mem = await onFreshReplica(serverEnv, apiPort + 2, (b, pid) => idleH2WatchMemory(b, pid));
     progress(`creating ${LIST_OBJECTS} custom resources of ${LIST_OBJECT_KIB} KiB`);
     await installLargeObjects(base);
     progress(`${PARALLEL_LISTS} parallel unpaginated lists of them`);
@@ -252,7 +284,10 @@ runBenchmark(async () => {
     console.log(`quiet GET, alone                            ${alone.p50.toFixed(2).padStart(7)}  ${alone.p99.toFixed(2).padStart(7)}  ${String(alone.n).padStart(7)}`);
     console.log(`quiet GET, noisy tenant at full tilt        ${noisy.p50.toFixed(2).padStart(7)}  ${noisy.p99.toFixed(2).padStart(7)}  ${String(noisy.n).padStart(7)}   (noisy writes/s ${noisy.noisyOps.toFixed(0)})`);
     console.log(`p99 ratio noisy/alone: ${(noisy.p99 / alone.p99).toFixed(2)}x (goal: within 2x)`);
-    console.log(`memory per idle watch: ${mem.perWatchKiB.toFixed(1)} KiB (${IDLE_WATCHES} watches; RSS ${mem.beforeMiB.toFixed(1)} -> ${mem.afterMiB.toFixed(1)} MiB; goal <= 16 KiB)`);
+    console.log(`memory per idle watch, one TLS connection each: ${mem.perWatchKiB.toFixed(1)} KiB (${IDLE_WATCHES} watches; RSS ${mem.beforeMiB.toFixed(1)} -> ${mem.afterMiB.toFixed(1)} MiB; goal <= 16 KiB)`);
+    console.log(
+      `memory per idle watch, HTTP/2 streams (${H2_STREAMS_PER_SESSION} per connection): ${h2mem.perWatchKiB.toFixed(1)} KiB (${IDLE_WATCHES} watches over ${h2mem.sessions} connections; RSS ${h2mem.beforeMiB.toFixed(1)} -> ${h2mem.afterMiB.toFixed(1)} MiB; goal <= 16 KiB)`,
+    );
     console.log(listLine('default heap limit', lists));
     console.log(listLine(`heap capped at ${CAPPED_HEAP_MIB} MiB`, capped));
     console.log(`PostgreSQL killed: restart took ${rec.restartMs} ms; the replica served a write ${rec.serveAgainMs} ms after PostgreSQL was back`);

@@ -6,6 +6,7 @@ import tls from 'node:tls';
 import pg from 'pg';
 import { Agent, request } from 'undici';
 import { benchTls, percentiles, progress, startBenchPostgres, startServerProcess } from './bench-support.js';
+import { openH2Watches } from './h2-watches.js';
 
 // Watch benchmark: write→event latency (1, 100, 1,000 watchers; one replica and two replicas
 // through Redis), fan-out events/s, resident memory per idle watcher at 10,000 watchers, and the
@@ -14,6 +15,7 @@ import { benchTls, percentiles, progress, startBenchPostgres, startServerProcess
 
 const WRITES = Number(process.env.BENCH_WATCH_WRITES ?? 150);
 const IDLE_WATCHERS = Number(process.env.BENCH_IDLE_WATCHERS ?? 10_000);
+const H2_STREAMS_PER_SESSION = Number(process.env.BENCH_H2_STREAMS_PER_SESSION ?? 100);
 const MARK = Buffer.from('"name":"w-');
 
 interface Row {
@@ -306,6 +308,23 @@ async function memoryRun(base: string, pid: number, api: Api): Promise<{ perWatc
   return { perWatcherKiB: (afterKiB - before) / (IDLE_WATCHERS - 100), baseMiB: before / 1024, withMiB: afterKiB / 1024 };
 }
 
+/** Memory per idle watcher with the watches multiplexed as HTTP/2 streams (H2_STREAMS_PER_SESSION per connection, as client-go does), on a fresh replica. */
+async function memoryRunH2(base: string, pid: number, api: Api): Promise<{ perWatcherKiB: number; baseMiB: number; withMiB: number; sessions: number }> {
+  await api.call('POST', '/api/v1/namespaces', { metadata: { name: 'idle2' } });
+  const path = '/api/v1/namespaces/idle2/configmaps?watch=1';
+  const creds = await benchTls();
+  const warm = await openH2Watches(base, path, 100, H2_STREAMS_PER_SESSION, creds);
+  await new Promise((r) => setTimeout(r, 2000));
+  const before = rssKiB(pid);
+  progress(`memory (HTTP/2): server RSS ${(before / 1024).toFixed(1)} MiB with 100 watchers; opening ${IDLE_WATCHERS}, ${H2_STREAMS_PER_SESSION} per connection`);
+  const watches = await openH2Watches(base, path, IDLE_WATCHERS - 100, H2_STREAMS_PER_SESSION, creds);
+  await new Promise((r) => setTimeout(r, 3000));
+  const afterKiB = rssKiB(pid);
+  watches.close();
+  warm.close();
+  return { perWatcherKiB: (afterKiB - before) / (IDLE_WATCHERS - 100), baseMiB: before / 1024, withMiB: afterKiB / 1024, sessions: watches.sessions + warm.sessions };
+}
+
 function print(rows: Row[]): void {
   console.log('case                                              p50 ms   p99 ms   samples  note');
   for (const r of rows) {
@@ -363,8 +382,21 @@ async function main(): Promise<void> {
       progress(`memory: ${IDLE_WATCHERS} idle watchers on one replica`);
       const mem = await memoryRun(base1, single.pid!, api1);
       out.push(
-        `memory: ${IDLE_WATCHERS.toLocaleString('en')} idle watchers: server RSS ${mem.baseMiB.toFixed(1)} → ${mem.withMiB.toFixed(1)} MiB = ${mem.perWatcherKiB.toFixed(1)} KiB per watcher (target <= 16 KiB)`,
+        `memory: ${IDLE_WATCHERS.toLocaleString('en')} idle watchers, one TLS connection each: server RSS ${mem.baseMiB.toFixed(1)} → ${mem.withMiB.toFixed(1)} MiB = ${mem.perWatcherKiB.toFixed(1)} KiB per watcher (target <= 16 KiB)`,
       );
+      progress(`memory: ${IDLE_WATCHERS} idle watchers as HTTP/2 streams on a fresh replica`);
+      const port2 = await freePort();
+      const fresh = await startServerProcess({ DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '16', PLINTH_MAX_WATCHES_PER_TENANT: watchLimit, PLINTH_MAX_WATCHES_PER_USER: watchLimit }, port2);
+      const api2 = new Api(`https://127.0.0.1:${port2}`);
+      try {
+        const h2 = await memoryRunH2(`https://127.0.0.1:${port2}`, fresh.pid!, api2);
+        out.push(
+          `memory: ${IDLE_WATCHERS.toLocaleString('en')} idle watchers as HTTP/2 streams (${H2_STREAMS_PER_SESSION} per connection, ${h2.sessions} connections): server RSS ${h2.baseMiB.toFixed(1)} → ${h2.withMiB.toFixed(1)} MiB = ${h2.perWatcherKiB.toFixed(1)} KiB per watcher (target <= 16 KiB)`,
+        );
+      } finally {
+        await api2.close();
+        await stopProcess(fresh);
+      }
     }
     if (want('cluster')) {
       // Two replicas through Redis: writes on A, watchers on B.
