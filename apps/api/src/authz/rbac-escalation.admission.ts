@@ -110,7 +110,7 @@ export class RbacEscalationModule implements AdmissionModule {
   }
 
   /** Upstream's ConfirmNoEscalation: undefined when `user`'s rules in `namespace` cover `rules`, else the reason. */
-  private async noEscalation(user: UserInfo, tenant: string, namespace: string, rules: PolicyRule[]): Promise<string | undefined> {
+  private async noEscalation(user: UserInfo, tenant: string, namespace: string, rules: readonly PolicyRule[]): Promise<string | undefined> {
     const index = await this.indexes.get(tenant);
     const held = index.rulesFor(user, namespace, true);
     const result = covers(held.rules, rules.map((r) => toPolicyRule(r)));

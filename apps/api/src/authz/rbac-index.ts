@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { UserInfo } from '@plinth/admission';
 import { type PolicyRule, rulesOf } from '../kinds/rbac/policy-rule.js';
 
@@ -30,13 +31,32 @@ export interface BindingEntry {
   keys: string[];
 }
 
-/** A ClusterRole as the index keeps it (labels for aggregation). */
+/** A ClusterRole as the index keeps it. */
 export interface ClusterRoleEntry {
   name: string;
-  rules: PolicyRule[];
-  labels: Record<string, string>;
-  /** The stored object, for the aggregation controller. */
-  object: Record<string, unknown>;
+  rules: readonly PolicyRule[];
+}
+
+/** Rule lists up to this size (as JSON) are shared between every index that holds an equal list. */
+const MAX_SHARED_RULES_JSON = 16 * 1024;
+
+/**
+ * Equal rule lists, one copy: every tenant holds upstream's default roles,
+ * so sharing them keeps a tenant's index to its own bindings and names.
+ * Bounded (entries and size), so tenants cannot grow it without limit.
+ */
+const sharedRules = new LRUCache<string, readonly PolicyRule[]>({ max: 4096, maxSize: 8 * 1024 * 1024, sizeCalculation: (_v, k) => k.length + 64 });
+
+/** The rules of a Role or ClusterRole, shared with equal lists already held (frozen: never mutate them). */
+function sharedRulesOf(obj: Record<string, unknown>): readonly PolicyRule[] {
+  const key = JSON.stringify(obj.rules ?? null);
+  if (key.length > MAX_SHARED_RULES_JSON) return rulesOf(obj);
+  let rules = sharedRules.get(key);
+  if (!rules) {
+    rules = Object.freeze(rulesOf(obj).map((r) => Object.freeze(r)));
+    sharedRules.set(key, rules);
+  }
+  return rules;
 }
 
 /**
@@ -115,7 +135,7 @@ function roleKey(b: BindingEntry): string {
  */
 export class TenantRbacIndex {
   private readonly clusterRoles = new Map<string, ClusterRoleEntry>();
-  private readonly roles = new Map<string, PolicyRule[]>();
+  private readonly roles = new Map<string, readonly PolicyRule[]>();
   private readonly bindings = new Map<string, BindingEntry>();
   /** Cluster bindings by subject key, then by role. */
   private readonly clusterBySubject = new Map<string, ByRole>();
@@ -129,19 +149,18 @@ export class TenantRbacIndex {
     return this.clusterRoles.size + this.roles.size + this.bindings.size;
   }
 
-  /** Adds or replaces the object `obj` of storage resource `resource`. Does not keep references into `obj` other than the ClusterRole body. */
+  /** Adds or replaces the object `obj` of storage resource `resource`. Keeps no reference into `obj`. */
   put(resource: string, obj: Record<string, unknown>): void {
     const m = meta(obj);
     const name = str(m.name);
     const namespace = str(m.namespace);
     switch (resource) {
       case CLUSTER_ROLES: {
-        const labels = m.labels && typeof m.labels === 'object' ? (m.labels as Record<string, string>) : {};
-        this.clusterRoles.set(name, { name, rules: rulesOf(obj), labels, object: obj });
+        this.clusterRoles.set(name, { name, rules: sharedRulesOf(obj) });
         return;
       }
       case ROLES:
-        this.roles.set(nsKey(namespace, name), rulesOf(obj));
+        this.roles.set(nsKey(namespace, name), sharedRulesOf(obj));
         return;
       case ROLE_BINDINGS:
       case CLUSTER_ROLE_BINDINGS:
@@ -182,7 +201,7 @@ export class TenantRbacIndex {
    * Upstream's GetRoleReferenceRules: the rules of a binding's role, or the
    * NotFound text upstream reports when the role does not exist.
    */
-  roleReferenceRules(roleRef: { kind: string; name: string }, namespace: string): { rules?: PolicyRule[]; error?: string } {
+  roleReferenceRules(roleRef: { kind: string; name: string }, namespace: string): { rules?: readonly PolicyRule[]; error?: string } {
     if (roleRef.kind === 'ClusterRole') {
       const r = this.clusterRoles.get(roleRef.name);
       return r ? { rules: r.rules } : { error: `clusterrole.${RBAC_GROUP} ${JSON.stringify(roleRef.name)} not found` };
