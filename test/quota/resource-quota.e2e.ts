@@ -55,7 +55,15 @@ describe('ResourceQuota', { timeout: 180_000 }, () => {
     assert.match(s3.body.message, /exceeded quota: q, requested: secrets=1, used: secrets=2, limited: secrets=2$/);
     // Other namespaces are not limited by it.
     await cm('q3', 'free').expect(201);
-    await eventually(async () => (await api().get(quotaPath('q1', 'q'))).body.status.used['count/configmaps'] === '5', 15_000, 'status.used follows');
+    // The periodic status pass may have reported five configmaps before the secrets were written: wait for both.
+    await eventually(
+      async () => {
+        const used = (await api().get(quotaPath('q1', 'q'))).body.status.used;
+        return used['count/configmaps'] === '5' && used.secrets === '2';
+      },
+      15_000,
+      'status.used follows',
+    );
     const described = await kubectl(kc, ['describe', 'quota', 'q', '-n', 'q1']);
     assert.equal(described.code, 0, described.stderr);
     assert.match(described.stdout, /count\/configmaps\s+5\s+5/);
