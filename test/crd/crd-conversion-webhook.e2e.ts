@@ -5,7 +5,7 @@ import { makeCertificates, type TestCertificates } from '../admission/support/we
 import { kubectl, type KubectlResult, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { installCrd } from './crd-fixtures.js';
-import { ConversionWebhookServer } from './support/conversion-webhook-server.js';
+import { backendCrd, ConversionWebhookServer } from './support/conversion-webhook-server.js';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const V1 = '/apis/conv.example.com/v1/namespaces/demo/backends';
@@ -14,28 +14,6 @@ const V2 = '/apis/conv.example.com/v2/namespaces/demo/backends';
 function ok(r: KubectlResult): string {
   assert.equal(r.code, 0, `kubectl failed (${r.code}): ${r.stderr}`);
   return r.stdout;
-}
-
-/** Backends: v1 (storage) `spec.hostPort: "host:port"`, v2 `spec.host` + `spec.port`, converted by the webhook at `url`. */
-function backendCrd(url: string, caBundle: string): Record<string, unknown> {
-  const version = (name: string, spec: Record<string, unknown>, storage: boolean) => ({
-    name,
-    served: true,
-    storage,
-    schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: spec } } } },
-  });
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: 'backends.conv.example.com' },
-    spec: {
-      group: 'conv.example.com',
-      names: { plural: 'backends', singular: 'backend', kind: 'Backend', listKind: 'BackendList' },
-      scope: 'Namespaced',
-      versions: [version('v1', { hostPort: { type: 'string' } }, true), version('v2', { host: { type: 'string' }, port: { type: 'integer' } }, false)],
-      conversion: { strategy: 'Webhook', webhook: { clientConfig: { url, caBundle }, conversionReviewVersions: ['v1'] } },
-    },
-  };
 }
 
 /** Reads a watch stream's JSON lines until `n` events arrived; aborts the request afterwards. */

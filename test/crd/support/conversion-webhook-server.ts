@@ -2,6 +2,28 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TestCertificates } from '../../admission/support/webhook-server.js';
 
+/** Backends: v1 (storage) `spec.hostPort: "host:port"`, v2 `spec.host` + `spec.port`, converted by the webhook at `url`. */
+export function backendCrd(url: string, caBundle: string): Record<string, unknown> {
+  const version = (name: string, spec: Record<string, unknown>, storage: boolean) => ({
+    name,
+    served: true,
+    storage,
+    schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: spec } } } },
+  });
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'backends.conv.example.com' },
+    spec: {
+      group: 'conv.example.com',
+      names: { plural: 'backends', singular: 'backend', kind: 'Backend', listKind: 'BackendList' },
+      scope: 'Namespaced',
+      versions: [version('v1', { hostPort: { type: 'string' } }, true), version('v2', { host: { type: 'string' }, port: { type: 'integer' } }, false)],
+      conversion: { strategy: 'Webhook', webhook: { clientConfig: { url, caBundle }, conversionReviewVersions: ['v1'] } },
+    },
+  };
+}
+
 /** One ConversionReview request as the webhook received it. */
 export interface ConversionRequest {
   uid: string;
@@ -50,15 +72,17 @@ export class ConversionWebhookServer {
   private constructor(
     private readonly server: Server,
     readonly port: number,
+    private readonly record: boolean,
   ) {}
 
-  /** Starts on `port` (0: a free one) of 127.0.0.1. */
-  static async start(certs: TestCertificates, port = 0): Promise<ConversionWebhookServer> {
+  /** Starts on `port` (0: a free one) of 127.0.0.1; `record: false` keeps no request log (benchmarks). */
+  static async start(certs: TestCertificates, port = 0, opts: { record?: boolean } = {}): Promise<ConversionWebhookServer> {
     let self: ConversionWebhookServer | undefined;
     const server = createServer({ key: certs.keyPem, cert: certs.certPem }, (req, res) => void self?.handle(req, res));
+    server.keepAliveTimeout = 60_000;
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
     const address = server.address();
-    self = new ConversionWebhookServer(server, typeof address === 'object' && address ? address.port : 0);
+    self = new ConversionWebhookServer(server, typeof address === 'object' && address ? address.port : 0, opts.record ?? true);
     return self;
   }
 
@@ -72,7 +96,7 @@ export class ConversionWebhookServer {
     for await (const c of req) chunks.push(c as Buffer);
     const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request: ConversionRequest };
     const r = review.request;
-    this.requests.push(r);
+    if (this.record) this.requests.push(r);
     let converted = r.objects.map((o) => convertBackend(o, r.desiredAPIVersion));
     if (this.mode === 'drop-one') converted = converted.slice(1);
     const response: Record<string, unknown> =

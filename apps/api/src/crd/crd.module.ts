@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ObjectListRepository, TenantRepository } from '@plinth/storage';
+import { ObjectListRepository, ObjectStoreRepository, TenantRepository } from '@plinth/storage';
 import { ControllerManager } from '../controllers/controller-manager.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 import { OBSERVE_CHANGES } from '../watch/watch.module.js';
@@ -14,12 +14,16 @@ import { CrdRegistry } from './crd-registry.service.js';
 import { CRD_STORAGE_RESOURCE } from './crd-resource.js';
 import { crdSettled } from './crd-settled.js';
 import { PolicyStatusRefresher } from './policy-status-refresh.js';
+import { StorageVersionMigrator } from './migration/storage-version-migrator.js';
+import { JobName } from '../jobs/job-names.js';
+import { JOB_QUEUE, type JobQueue } from '../jobs/job-queue.js';
 
 /**
  * The CRD controller: reconciles a tenant's CRDs (names, Established,
  * deletion of their custom resources) whenever the CRD cache, fed by the
- * change stream (kinds/), sees them change; and admission policies'
- * typeChecking recomputed when the kinds a tenant's CRDs serve change.
+ * change stream (kinds/), sees them change; admission policies'
+ * typeChecking recomputed when the kinds a tenant's CRDs serve change; and
+ * the storage version migration of CRDs whose storage version changed.
  */
 @Module({
   imports: [StoreModule],
@@ -57,6 +61,16 @@ import { PolicyStatusRefresher } from './policy-status-refresh.js';
         return controller;
       },
       inject: [CrdRegistry, ResourceStoreService, ResourceDeleteService, ObjectListRepository, TenantRepository, OBSERVE_CHANGES, LOGGER, StoreHooks, ControllerManager],
+    },
+    {
+      // Storage version migration: a CRD whose storedVersions hold more than its storage version gets a job.
+      provide: StorageVersionMigrator,
+      useFactory: (registry: CrdRegistry, lists: ObjectListRepository, objects: ObjectStoreRepository, store: ResourceStoreService, logger: Logger, jobs: JobQueue) => {
+        const migrator = new StorageVersionMigrator({ registry, lists, objects, store, logger, submit: (tenant) => jobs.add(JobName.MigrateCrdStorage, { tenant }) });
+        registry.onChange((tenant, crds) => migrator.check(tenant, crds));
+        return migrator;
+      },
+      inject: [CrdRegistry, ObjectListRepository, ObjectStoreRepository, ResourceStoreService, LOGGER, JOB_QUEUE],
     },
   ],
   exports: [CrdController],

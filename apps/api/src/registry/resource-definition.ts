@@ -174,6 +174,8 @@ export interface RemoteConversion {
   fromStored(objs: KubeObject[], list?: boolean): Promise<KubeObject[]>;
   /** An object of this version in the storage version's form, pruned to that version's schema. */
   toStored(obj: KubeObject): Promise<KubeObject>;
+  /** Stored objects of any version in the storage version's form, in order (one call for all not in it yet; storage version migration). */
+  toStoredBatch(objs: KubeObject[]): Promise<KubeObject[]>;
 }
 
 /** Pure conversions between a version's served form and its stored form; each returns its input when it is already in the target form. */

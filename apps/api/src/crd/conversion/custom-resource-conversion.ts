@@ -67,13 +67,16 @@ export function webhookConversion(t: WebhookConversionTarget, ctx: CrdConversion
     let next = 0;
     return objs.map((o) => (o.apiVersion === desired ? o : converted[next++]));
   };
+  const toStorage = async (objs: KubeObject[], list: boolean): Promise<KubeObject[]> => {
+    const stored = await convert(objs, t.storageAPIVersion, list);
+    return stored.map((o, i) => {
+      if (o !== objs[i]) t.storageSchema.prune(o);
+      return o;
+    });
+  };
   return {
     fromStored: (objs, list = false) => convert(objs, t.servedAPIVersion, list),
-    async toStored(obj) {
-      const [stored] = await convert([obj], t.storageAPIVersion, false);
-      if (stored === obj) return obj;
-      t.storageSchema.prune(stored);
-      return stored;
-    },
+    toStored: async (obj) => (await toStorage([obj], false))[0],
+    toStoredBatch: (objs) => toStorage(objs, true),
   };
 }

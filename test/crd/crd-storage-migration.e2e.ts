@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import request from 'supertest';
+import { makeCertificates, type TestCertificates } from '../admission/support/webhook-server.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+import { eventually, installCrd } from './crd-fixtures.js';
+import { backendCrd, ConversionWebhookServer } from './support/conversion-webhook-server.js';
+
+const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+const N = 120;
+
+/** The CRD's StorageVersionMigrated condition, or undefined. */
+function migrationCondition(crd: { status?: { conditions?: Array<{ type: string }> } }): Record<string, string> | undefined {
+  return crd.status?.conditions?.find((c) => c.type === 'StorageVersionMigrated') as Record<string, string> | undefined;
+}
+
+describe('storage version migration: a CRD whose storage version changes has its objects rewritten in the new one', () => {
+  let s: TestServer;
+  let api: ReturnType<typeof request>;
+  let certs: TestCertificates;
+  let hook: ConversionWebhookServer;
+
+  before(async () => {
+    certs = await makeCertificates();
+    hook = await ConversionWebhookServer.start(certs);
+    s = await startTestServer('crd-migration', { PLINTH_WEBHOOK_TRUSTED_TENANTS: 'default' });
+    api = request(s.url);
+    await api.post('/api/v1/namespaces').send({ metadata: { name: 'demo' } }).expect(201);
+  });
+  after(async () => {
+    await s.close();
+    await hook.close();
+  });
+
+  it('rewrites every object through the conversion webhook (one call per page), then leaves storedVersions at the new version', async () => {
+    await installCrd(api, backendCrd(hook.url, certs.caBundle));
+    const V1 = '/apis/conv.example.com/v1/namespaces/demo/backends';
+    for (let i = 0; i < N; i++) {
+      await api.post(V1).send({ apiVersion: 'conv.example.com/v1', kind: 'Backend', metadata: { name: `b${String(i).padStart(3, '0')}` }, spec: { hostPort: `h${i}:${1000 + i}` } }).expect(201);
+    }
+    hook.requests.length = 0;
+    const crd = (await api.get(`${CRDS}/backends.conv.example.com`).expect(200)).body;
+    crd.spec.versions[0].storage = false;
+    crd.spec.versions[1].storage = true;
+    const switched = await api.put(`${CRDS}/backends.conv.example.com`).send(crd).expect(200);
+    assert.deepEqual(switched.body.status.storedVersions, ['v1', 'v2']);
+
+    const done = await eventually(async () => {
+      const cur = (await api.get(`${CRDS}/backends.conv.example.com`).expect(200)).body;
+      return migrationCondition(cur)?.status === 'True' ? cur : undefined;
+    }, 20_000, 'the migration to finish');
+    assert.deepEqual(done.status.storedVersions, ['v2']);
+    assert.deepEqual(
+      [migrationCondition(done)?.reason, migrationCondition(done)?.message],
+      ['Migrated', `${N} of ${N} objects rewritten in v2`],
+    );
+    const toV2 = hook.requests.filter((r) => r.desiredAPIVersion === 'conv.example.com/v2');
+    assert.equal(toV2.length, 1, 'one conversion call for the page of all objects');
+    assert.equal(toV2[0].objects.length, N);
+
+    // Everything is stored in v2 now: reading v2 needs no webhook at all.
+    hook.requests.length = 0;
+    const list = await api.get('/apis/conv.example.com/v2/namespaces/demo/backends').expect(200);
+    assert.equal(list.body.items.length, N);
+    assert.deepEqual(list.body.items[7].spec, { host: 'h7', port: 1007 });
+    assert.equal(hook.requests.length, 0);
+    // And v1 reads convert from v2.
+    const one = await api.get('/apis/conv.example.com/v1/namespaces/demo/backends/b007').expect(200);
+    assert.deepEqual(one.body.spec, { hostPort: 'h7:1007' });
+    assert.equal(hook.requests.length, 1);
+  });
+
+  it('reports a failing webhook in the condition and keeps the old stored version listed', async () => {
+    const crdBody = backendCrd(hook.url, certs.caBundle) as { metadata: { name: string }; spec: Record<string, any> };
+    crdBody.metadata.name = 'backends.fail.example.com';
+    crdBody.spec.group = 'fail.example.com';
+    await installCrd(api, crdBody);
+    await api.post('/apis/fail.example.com/v1/namespaces/demo/backends').send({ metadata: { name: 'x' }, spec: { hostPort: 'a:1' } }).expect(201);
+    hook.mode = 'fail';
+    try {
+      const crd = (await api.get(`${CRDS}/backends.fail.example.com`).expect(200)).body;
+      crd.spec.versions[0].storage = false;
+      crd.spec.versions[1].storage = true;
+      await api.put(`${CRDS}/backends.fail.example.com`).send(crd).expect(200);
+      const failed = await eventually(async () => {
+        const cur = (await api.get(`${CRDS}/backends.fail.example.com`).expect(200)).body;
+        return migrationCondition(cur)?.reason === 'MigrationFailed' ? cur : undefined;
+      }, 20_000, 'the migration to fail');
+      assert.deepEqual(failed.status.storedVersions, ['v1', 'v2']);
+      assert.match(migrationCondition(failed)!.message, /^migration to v2 failed: Internal error occurred: conversion webhook for fail\.example\.com\/v1, Kind=BackendList failed: cannot convert this backend$/);
+    } finally {
+      hook.mode = 'convert';
+    }
+  });
+
+  it('migrates a CRD of strategy None by rewriting apiVersion', async () => {
+    const crdBody = backendCrd(hook.url, certs.caBundle) as { metadata: { name: string }; spec: Record<string, any> };
+    crdBody.metadata.name = 'backends.none.example.com';
+    crdBody.spec.group = 'none.example.com';
+    crdBody.spec.conversion = { strategy: 'None' };
+    crdBody.spec.versions[1].schema = crdBody.spec.versions[0].schema;
+    await installCrd(api, crdBody);
+    for (let i = 0; i < 30; i++) await api.post('/apis/none.example.com/v1/namespaces/demo/backends').send({ metadata: { name: `n${i}` }, spec: { hostPort: `h:${i}` } }).expect(201);
+    const crd = (await api.get(`${CRDS}/backends.none.example.com`).expect(200)).body;
+    crd.spec.versions[0].storage = false;
+    crd.spec.versions[1].storage = true;
+    await api.put(`${CRDS}/backends.none.example.com`).send(crd).expect(200);
+    const done = await eventually(async () => {
+      const cur = (await api.get(`${CRDS}/backends.none.example.com`).expect(200)).body;
+      return migrationCondition(cur)?.status === 'True' ? cur : undefined;
+    }, 20_000, 'the migration to finish');
+    assert.deepEqual(done.status.storedVersions, ['v2']);
+    assert.equal(migrationCondition(done)?.message, '30 of 30 objects rewritten in v2');
+    const obj = await api.get('/apis/none.example.com/v1/namespaces/demo/backends/n3').expect(200);
+    assert.deepEqual([obj.body.apiVersion, obj.body.spec], ['none.example.com/v1', { hostPort: 'h:3' }]);
+  });
+});
