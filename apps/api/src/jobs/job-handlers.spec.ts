@@ -24,6 +24,12 @@ class SecondCompactor {
 }
 
 @Injectable()
+class Migrator {
+  @OnJob(JobName.MigrateCrdStorage)
+  migrate(): void {}
+}
+
+@Injectable()
 class Idle {
   nothing(): void {}
 }
@@ -37,7 +43,7 @@ async function contextWith(providers: (new (...args: never[]) => unknown)[]) {
 
 describe('JobHandlers', () => {
   it('finds the one @OnJob handler of each job and runs it with the payload', async () => {
-    const app = await contextWith([Compactor, Idle]);
+    const app = await contextWith([Compactor, Migrator, Idle]);
     assert.equal(await app.get(JobHandlers).run(JobName.CompactHistory, {}), 'done');
     assert.deepEqual(app.get(Compactor).runs, [{}]);
     await app.close();
