@@ -72,7 +72,7 @@ async function main(): Promise<void> {
   const bob = await benchUserAgent('bob', [], { connections: QUIET_CLIENTS, pipelining: 1 });
   try {
     for (const [name, owner, limits] of [['a', 'alice', { concurrentRequests: 8 }], ['b', 'bob', {}]] as const) {
-      const status = await call(base, admin, 'POST', '/apis/tenancy.plinth.dev/v1alpha1/tenants', { apiVersion: 'tenancy.plinth.dev/v1alpha1', kind: 'Tenant', metadata: { name }, spec: { owners: [{ kind: 'User', name: owner }], limits } });
+      const status = await call(base, admin, 'POST', '/apis/tenancy.plinth.dev/v1beta1/tenants', { apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name }, spec: { owners: [{ kind: 'User', name: owner }], limits } });
       if (status !== 201) throw new Error(`creating tenant ${name}: ${status}`);
     }
     if ((await call(base, bob, 'POST', '/clusters/b/api/v1/namespaces/default/configmaps', { metadata: { name: 'seed' } })) !== 201) throw new Error('seeding tenant B');

@@ -52,7 +52,7 @@ async function main(): Promise<void> {
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
         for (let i = next++; i < TENANTS; i = next++) {
-          const r = await call(base, agent, 'POST', '/apis/tenancy.plinth.dev/v1alpha1/tenants', { apiVersion: 'tenancy.plinth.dev/v1alpha1', kind: 'Tenant', metadata: { name: `t${i}` }, spec: {} });
+          const r = await call(base, agent, 'POST', '/apis/tenancy.plinth.dev/v1beta1/tenants', { apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: `t${i}` }, spec: {} });
           if (r.status !== 201) throw new Error(`tenant t${i}: ${r.status} ${r.text.slice(0, 200)}`);
           if (i % 100 === 99) progress(`${i + 1} tenants`);
         }

@@ -7,7 +7,7 @@ import { grantClusterRole, grantInNamespace } from '../support/rbac.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
-const TENANTS = '/apis/tenancy.plinth.dev/v1alpha1/tenants';
+const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
 
 /** What upstream's Forbidden Status for a resource request looks like. */
 function forbidden(message: string, kind: string, name?: string): Record<string, unknown> {
@@ -28,7 +28,7 @@ describe('authorization of every request (RBAC on the request path)', { timeout:
     // A tenant owned by alice: its owners are cluster-admin inside it, and nowhere else.
     await request(s.url)
       .post(TENANTS)
-      .send({ apiVersion: 'tenancy.plinth.dev/v1alpha1', kind: 'Tenant', metadata: { name: 'acme' }, spec: { owners: [{ kind: 'User', name: 'alice' }] } })
+      .send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'acme' }, spec: { owners: [{ kind: 'User', name: 'alice' }] } })
       .expect(201);
   });
   after(async () => s?.close());

@@ -8,7 +8,7 @@ import { testKubeConfig } from '../support/client-node.js';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
-const TENANTS = '/apis/tenancy.plinth.dev/v1alpha1/tenants';
+const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function eventually(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
@@ -47,7 +47,7 @@ describe('fair queuing of requests per tenant', { timeout: 180_000 }, () => {
     for (const [name, owner, limits] of [['flood', 'alice', {}], ['quiet', 'bob', {}], ['rated', 'alice', { requestsPerSecond: 2 }]] as const) {
       await request(s.url)
         .post(TENANTS)
-        .send({ apiVersion: 'tenancy.plinth.dev/v1alpha1', kind: 'Tenant', metadata: { name }, spec: { owners: [{ kind: 'User', name: owner }], limits } })
+        .send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name }, spec: { owners: [{ kind: 'User', name: owner }], limits } })
         .expect(201);
     }
     await request(s.url)

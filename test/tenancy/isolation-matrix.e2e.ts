@@ -5,7 +5,7 @@ import { certificateIdentity, type ClientIdentity, requestAs, tokenIdentity } fr
 import { grantClusterRole } from '../support/rbac.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
-const TENANTS = '/apis/tenancy.plinth.dev/v1alpha1/tenants';
+const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
 /** Strings that exist only inside globex's objects: no answer to an outsider may contain one. */
 const SECRETS = ['globex-secret-value', 'globex-label-value', 'globex-spec-value', 'hook.globex.example.com', 'globex-robot-uid-marker'];
 
@@ -78,7 +78,7 @@ describe('tenant isolation matrix (identities of one tenant against another)', {
     for (const [name, owner] of [['acme', 'alice'], ['globex', 'bob']]) {
       await request(s.url)
         .post(TENANTS)
-        .send({ apiVersion: 'tenancy.plinth.dev/v1alpha1', kind: 'Tenant', metadata: { name }, spec: { owners: [{ kind: 'User', name: owner }] } })
+        .send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name }, spec: { owners: [{ kind: 'User', name: owner }] } })
         .expect(201);
     }
     // globex's content, written by its owner.

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { eventually, widgetCrd } from '../crd/crd-fixtures.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
-const TENANTS = '/apis/tenancy.plinth.dev/v1alpha1/tenants';
+const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
 const A = '/clusters/alpha';
 const B = '/clusters/bravo';
 const cm = (name: string, data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { owner: data.owner ?? '' } }, data });
@@ -32,7 +32,7 @@ describe('tenant isolation by path', () => {
 
   before(async () => {
     s = await startTestServer('isolation-paths');
-    for (const t of ['alpha', 'bravo']) await http().post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1alpha1', kind: 'Tenant', metadata: { name: t } }).expect(201);
+    for (const t of ['alpha', 'bravo']) await http().post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: t } }).expect(201);
     await http().post(`${B}/api/v1/namespaces`).send({ metadata: { name: 'only-in-bravo' } }).expect(201);
     await http().post(`${B}/api/v1/namespaces/only-in-bravo/configmaps`).send(cm('b-secret', { owner: 'bravo', secret: 'hunter2' })).expect(201);
     for (const t of [A, B]) {

@@ -4,14 +4,14 @@ import request from 'supertest';
 import { kubectl, type KubectlResult, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
-const TENANTS = '/apis/tenancy.plinth.dev/v1alpha1/tenants';
+const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
 
 function ok(r: KubectlResult): string {
   assert.equal(r.code, 0, `kubectl failed (${r.code}): ${r.stderr}`);
   return r.stdout;
 }
 
-const acmeYaml = `apiVersion: tenancy.plinth.dev/v1alpha1
+const acmeYaml = `apiVersion: tenancy.plinth.dev/v1beta1
 kind: Tenant
 metadata:
   name: acme
@@ -33,7 +33,7 @@ spec:
     requestsPerSecond: 100
 `;
 
-describe('Tenant objects (tenancy.plinth.dev/v1alpha1)', () => {
+describe('Tenant objects (tenancy.plinth.dev/v1beta1)', () => {
   let s: TestServer;
   let kc: string;
   const k = (args: string[], input?: string) => kubectl(kc, args, input);
@@ -92,11 +92,11 @@ describe('Tenant objects (tenancy.plinth.dev/v1alpha1)', () => {
   });
 
   it('kubectl api-resources lists tenants in the platform scope only', async () => {
-    assert.match(ok(await k(['api-resources'])), /^tenants\s+tenancy\.plinth\.dev\/v1alpha1\s+false\s+Tenant$/m);
+    assert.match(ok(await k(['api-resources'])), /^tenants\s+tenancy\.plinth\.dev\/v1beta1\s+false\s+Tenant$/m);
     const acme = writeTestKubeconfig(`${s.url}/clusters/acme`);
     assert.doesNotMatch(ok(await kubectl(acme, ['api-resources'])), /tenancy\.plinth\.dev/);
     await request(s.url).get(`/clusters/acme${TENANTS}`).expect(404);
-    await request(s.url).get('/clusters/acme/apis/tenancy.plinth.dev/v1alpha1').expect(404);
+    await request(s.url).get('/clusters/acme/apis/tenancy.plinth.dev/v1beta1').expect(404);
     const v2 = await request(s.url).get('/clusters/acme/openapi/v2').expect(200);
     assert.ok(!JSON.stringify(v2.body).includes('dev.plinth.tenancy'));
   });
@@ -105,7 +105,7 @@ describe('Tenant objects (tenancy.plinth.dev/v1alpha1)', () => {
     const res = await request(s.url)
       .post(TENANTS)
       .send({
-        apiVersion: 'tenancy.plinth.dev/v1alpha1',
+        apiVersion: 'tenancy.plinth.dev/v1beta1',
         kind: 'Tenant',
         metadata: { name: 'bad' },
         spec: {
@@ -130,7 +130,7 @@ describe('Tenant objects (tenancy.plinth.dev/v1alpha1)', () => {
 
   it('refuses names that are not DNS-1123 labels, and the reserved name root', async () => {
     for (const name of ['a.b', 'Upper', 'root']) {
-      const res = await request(s.url).post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1alpha1', kind: 'Tenant', metadata: { name } });
+      const res = await request(s.url).post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name } });
       assert.equal(res.status, 422, name);
       assert.equal(res.body.details.causes[0].field, 'metadata.name');
     }
@@ -139,9 +139,9 @@ describe('Tenant objects (tenancy.plinth.dev/v1alpha1)', () => {
   it('refuses fields of the wrong JSON type with 400, as typed kinds do', async () => {
     const res = await request(s.url)
       .post(TENANTS)
-      .send({ apiVersion: 'tenancy.plinth.dev/v1alpha1', kind: 'Tenant', metadata: { name: 'typed' }, spec: { limits: { objects: 'many' } } })
+      .send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'typed' }, spec: { limits: { objects: 'many' } } })
       .expect(400);
-    assert.match(res.body.message, /Tenant in version "v1alpha1" cannot be handled as a Tenant/);
+    assert.match(res.body.message, /Tenant in version "v1beta1" cannot be handled as a Tenant/);
   });
 
   it('keeps status and the finalizer server-owned on update; a spec change bumps the generation and is provisioned again', async () => {
@@ -165,7 +165,7 @@ describe('Tenant objects (tenancy.plinth.dev/v1alpha1)', () => {
   });
 
   it('creating a Tenant whose name exists answers 409 AlreadyExists', async () => {
-    const res = await request(s.url).post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1alpha1', kind: 'Tenant', metadata: { name: 'acme' } }).expect(409);
+    const res = await request(s.url).post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'acme' } }).expect(409);
     assert.equal(res.body.reason, 'AlreadyExists');
   });
 });

@@ -8,8 +8,8 @@ import { kubectl, type KubectlResult, writeTestKubeconfig } from '../support/kub
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { TenantCache } from '../../apps/api/src/storage/tenant-cache.js';
 
-const TENANTS = '/apis/tenancy.plinth.dev/v1alpha1/tenants';
-const tenant = (name: string) => ({ apiVersion: 'tenancy.plinth.dev/v1alpha1', kind: 'Tenant', metadata: { name } });
+const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
+const tenant = (name: string) => ({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name } });
 const cm = (name: string, data: Record<string, string> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data });
 
 function ok(r: KubectlResult): string {

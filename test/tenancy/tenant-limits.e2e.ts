@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
-const TENANTS = '/apis/tenancy.plinth.dev/v1alpha1/tenants';
+const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
 
 interface Usage {
   objects: number;
@@ -25,7 +25,7 @@ describe('tenant limits, exact at write time', { timeout: 180_000 }, () => {
   let s: TestServer;
   const api = () => request(s.url);
   const createTenant = (name: string, limits: Record<string, unknown>) =>
-    api().post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1alpha1', kind: 'Tenant', metadata: { name }, spec: { limits } }).expect(201);
+    api().post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name }, spec: { limits } }).expect(201);
   const usageOf = async (name: string): Promise<Usage> => (await api().get(`${TENANTS}/${name}`).expect(200)).body.status.usage;
   /** Sets spec.limits and waits until the new generation is provisioned (limits enforced). */
   const setLimits = async (name: string, limits: Record<string, unknown>) => {

@@ -6,7 +6,12 @@ export interface ApiVersionSpec {
 }
 
 /** The group versions Plinth serves only when the runtime configuration enables them (upstream: alpha APIs are off by default). */
-export const GATED_API_VERSIONS: readonly ApiVersionSpec[] = [{ groupVersion: 'admissionregistration.k8s.io/v1alpha1', stage: 'alpha' }];
+export const GATED_API_VERSIONS: readonly ApiVersionSpec[] = [
+  { groupVersion: 'admissionregistration.k8s.io/v1alpha1', stage: 'alpha' },
+  // Plinth's own API: v1alpha1 off unless enabled, v1beta1 (the same Tenant objects) on unless disabled.
+  { groupVersion: 'tenancy.plinth.dev/v1alpha1', stage: 'alpha' },
+  { groupVersion: 'tenancy.plinth.dev/v1beta1', stage: 'beta' },
+];
 
 /** A runtime configuration that cannot be used; start-up stops with this message. */
 export class RuntimeConfigError extends Error {}

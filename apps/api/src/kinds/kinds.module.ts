@@ -11,7 +11,7 @@ import { ConversionWebhookCaller } from '../crd/conversion/conversion-webhook.js
 import { Metrics } from '../observability/metrics.js';
 import { LOGGER } from '../observability/observability.module.js';
 import { PLATFORM_TENANT } from './tenant/tenant-api.js';
-import { tenantResource } from './tenant/tenant.resource.js';
+import { tenantResource, tenantResourceV1beta1 } from './tenant/tenant.resource.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 import { OBSERVE_CHANGES } from '../watch/watch.module.js';
 import { builtinResources } from './builtin-kinds.js';
@@ -58,7 +58,7 @@ import { TenantFeatureGates } from './feature-gate/tenant-feature-gates.js';
         new ResourceRegistry(
           // Gated group versions (alpha APIs) are served only when the runtime configuration enables them.
           builtinResources.filter((d) => config.runtimeConfig.serves(d.group ? `${d.group}/${d.version}` : d.version)),
-          { scoped: { [PLATFORM_TENANT]: [tenantResource] }, dynamic: crds },
+          { scoped: { [PLATFORM_TENANT]: [tenantResourceV1beta1, tenantResource].filter((d) => config.runtimeConfig.serves(`${d.group}/${d.version}`)) }, dynamic: crds },
         ),
       inject: [APP_CONFIG, CrdRegistry],
     },

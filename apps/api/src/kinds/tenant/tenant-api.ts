@@ -2,8 +2,10 @@ import type { KubeObject } from '@plinth/apimachinery';
 
 /** The API group of the Tenant kind. */
 export const TENANCY_GROUP = 'tenancy.plinth.dev';
-/** The served version of the Tenant kind. */
+/** The first version of the Tenant kind, and its storage version (alpha: served only when the runtime configuration enables it). */
 export const TENANCY_VERSION = 'v1alpha1';
+/** The beta version of the Tenant kind: the same objects as v1alpha1 (same schema), served by default. */
+export const TENANCY_BETA_VERSION = 'v1beta1';
 /** `group/resource` under which Tenant objects are stored. */
 export const TENANT_STORAGE_RESOURCE = `${TENANCY_GROUP}/tenants`;
 /**
