@@ -6,6 +6,7 @@ import { AuditModule } from './audit/audit.module.js';
 import { AuthnModule } from './authn/authn.module.js';
 import { AuthzModule } from './authz/authz.module.js';
 import type { AppConfig } from './config/app-config.js';
+import { CertificatesModule } from './certificates/certificates.module.js';
 import { ConfigModule } from './config/config.module.js';
 import { ControllersModule } from './controllers/controllers.module.js';
 import { CrdModule } from './crd/crd.module.js';
@@ -65,6 +66,7 @@ export class AppModule implements BeforeApplicationShutdown {
         QuotaModule,
         GarbageCollectionModule,
         NamespaceModule,
+        CertificatesModule,
         FlowControlModule,
         AuditModule,
         DiscoveryModule,

@@ -1,0 +1,52 @@
+import { Module } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { ObjectListRepository, ObjectStoreRepository, TenantRepository } from '@plinth/storage';
+import { SERVING_PKI } from '../config/config.module.js';
+import { ControllerManager } from '../controllers/controller-manager.js';
+import { LOGGER } from '../observability/observability.module.js';
+import type { ServingPki } from '../pki/pki-store.js';
+import { ResourceRegistry } from '../registry/resource-registry.js';
+import { ResourceStoreService } from '../store/resource-store.service.js';
+import { StoreHooks } from '../store/store-hooks.js';
+import { StoreModule } from '../store/store.module.js';
+import type { ObserveChanges } from '../watch/observe-changes.js';
+import { OBSERVE_CHANGES } from '../watch/watch.module.js';
+import { RootCaPublisher } from './root-ca-publisher.js';
+import { rootCaBundle } from './root-ca-bundle.js';
+
+/** The root CA publisher: `kube-root-ca.crt` in every namespace of every tenant (a controller of the ControllerManager). */
+@Module({
+  imports: [StoreModule],
+  providers: [
+    {
+      provide: RootCaPublisher,
+      useFactory: (
+        pki: ServingPki,
+        registry: ResourceRegistry,
+        store: ResourceStoreService,
+        objects: ObjectStoreRepository,
+        lists: ObjectListRepository,
+        tenants: TenantRepository,
+        observe: ObserveChanges,
+        logger: Logger,
+        hooks: StoreHooks,
+        manager: ControllerManager,
+      ) => {
+        const namespaces = async () => {
+          const all: Array<{ tenant: string; name: string }> = [];
+          for (const tenant of await tenants.list()) {
+            for (const ns of (await lists.list({ tenant, resource: 'namespaces' })).items) all.push({ tenant, name: ns.key.name });
+          }
+          return all;
+        };
+        const publisher = new RootCaPublisher({ rootCa: rootCaBundle(pki), registry, store, objects, namespaces, observe, logger, queues: manager });
+        hooks.afterCreate('namespaces', publisher.namespaceCreated);
+        manager.register(publisher);
+        return publisher;
+      },
+      inject: [SERVING_PKI, ResourceRegistry, ResourceStoreService, ObjectStoreRepository, ObjectListRepository, TenantRepository, OBSERVE_CHANGES, LOGGER, StoreHooks, ControllerManager],
+    },
+  ],
+  exports: [RootCaPublisher],
+})
+export class CertificatesModule {}

@@ -1,0 +1,153 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { Logger } from 'pino';
+import { ApiError, type KubeObject } from '@plinth/apimachinery';
+import type { ObjectStoreRepository } from '@plinth/storage';
+import type { Controller } from '../controllers/controller.js';
+import type { ControllerManager } from '../controllers/controller-manager.js';
+import type { WorkQueue } from '../controllers/work-queue.js';
+import type { ResourceRegistry } from '../registry/resource-registry.js';
+import { ResourceStoreService } from '../store/resource-store.service.js';
+import type { WriteContext } from '../store/write-context.js';
+import type { ObserveChanges } from '../watch/observe-changes.js';
+
+/** The ConfigMap every namespace holds, as upstream's root CA publisher names it. */
+export const ROOT_CA_CONFIGMAP = 'kube-root-ca.crt';
+/** Upstream's annotation on it, and its text. */
+export const DESCRIPTION_ANNOTATION = 'kubernetes.io/description';
+export const DESCRIPTION =
+  'Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. ' +
+  'No other usage is guaranteed across distributions of Kubernetes clusters.';
+
+/** The identity of its writes (upstream's controller service account). */
+const PUBLISHER_USER = { username: 'system:serviceaccount:kube-system:root-ca-cert-publisher', uid: '', groups: ['system:masters', 'system:authenticated'] };
+
+/** What the publisher needs. */
+export interface RootCaPublisherDeps {
+  /** PEM of the CA bundle clients should trust to reach this server. */
+  rootCa: string;
+  registry: ResourceRegistry;
+  store: ResourceStoreService;
+  objects: ObjectStoreRepository;
+  /** Every namespace of every tenant (the resync on start). */
+  namespaces: () => Promise<Array<{ tenant: string; name: string }>>;
+  observe: ObserveChanges;
+  logger: Logger;
+  queues: Pick<ControllerManager, 'queue'>;
+}
+
+const keyOf = (tenant: string, namespace: string) => `${tenant}\u0000${namespace}`;
+
+function isDeleting(ns: KubeObject | undefined): boolean {
+  return !!ns?.metadata?.deletionTimestamp || (ns?.status as { phase?: string } | undefined)?.phase === 'Terminating';
+}
+
+/**
+ * Upstream's root CA publisher (pkg/controller/certificates/rootcacertpublisher):
+ * every namespace of every tenant holds the ConfigMap `kube-root-ca.crt`
+ * with `ca.crt`, the CA bundle clients should trust, and the
+ * `kubernetes.io/description` annotation. Created with the namespace (by
+ * the replica that created it, before the create is answered), recreated
+ * when deleted and restored when its data or annotation is changed, by the
+ * controller (one replica runs it), which follows namespaces and these
+ * ConfigMaps on the change stream and looks at every namespace when it
+ * starts. Not created in a namespace being deleted.
+ */
+export class RootCaPublisher implements Controller {
+  readonly name = 'root-ca-cert-publisher';
+  private readonly queue: WorkQueue;
+  private stopObserving: (() => void)[] = [];
+
+  constructor(private readonly deps: RootCaPublisherDeps) {
+    this.queue = deps.queues.queue({ name: this.name, workers: 2, process: (key) => this.sync(key) });
+  }
+
+  /** Hook after a namespace is created: publishes its ConfigMap at once. Never throws (the controller retries). */
+  readonly namespaceCreated = async (ctx: WriteContext, ns: KubeObject): Promise<KubeObject> => {
+    try {
+      await this.ensure(ctx.tenant, ns.metadata.name ?? '');
+    } catch (err) {
+      this.deps.logger.warn({ tenant: ctx.tenant, namespace: ns.metadata.name, err: (err as Error).message }, `${ROOT_CA_CONFIGMAP} could not be published; the controller retries`);
+      this.queue.add(keyOf(ctx.tenant, ns.metadata.name ?? ''));
+    }
+    return ns;
+  };
+
+  /** Follows namespaces and the published ConfigMaps; looks at every namespace. */
+  async start(): Promise<void> {
+    this.queue.start();
+    this.stopObserving = [
+      this.deps.observe('namespaces', {
+        onChange: (c) => {
+          if (c.type !== 'DELETED' && !isDeleting(c.object as KubeObject)) this.queue.add(keyOf(c.key.tenant, c.key.name));
+        },
+        onReset: () => void this.resync(),
+      }),
+      this.deps.observe('configmaps', {
+        onChange: (c) => {
+          if (c.key.name === ROOT_CA_CONFIGMAP && c.type !== 'ADDED') this.queue.add(keyOf(c.key.tenant, c.key.namespace));
+        },
+        onReset: () => undefined,
+      }),
+    ];
+    await this.resync();
+  }
+
+  /** Stops following changes and waits for work in progress. */
+  async stop(): Promise<void> {
+    for (const stop of this.stopObserving) stop();
+    this.stopObserving = [];
+    await this.queue.shutDown();
+  }
+
+  private async resync(): Promise<void> {
+    try {
+      for (const ns of await this.deps.namespaces()) this.queue.add(keyOf(ns.tenant, ns.name));
+    } catch (err) {
+      this.deps.logger.warn({ err: (err as Error).message }, `${this.name}: namespaces could not be listed`);
+    }
+  }
+
+  private async sync(key: string): Promise<void> {
+    const [tenant, namespace] = key.split('\u0000');
+    await this.ensure(tenant, namespace);
+  }
+
+  /** Creates the ConfigMap in `namespace`, or restores its data and annotation; nothing in a namespace that is gone or being deleted. */
+  private async ensure(tenant: string, namespace: string): Promise<void> {
+    const nsDef = this.deps.registry.lookup(tenant, '', 'v1', 'namespaces');
+    const cmDef = this.deps.registry.lookup(tenant, '', 'v1', 'configmaps');
+    if (!nsDef || !cmDef) return;
+    const ns = await this.deps.objects.get(ResourceStoreService.key(tenant, nsDef, '', namespace), undefined, true);
+    if (!ns || isDeleting(ns.body as KubeObject)) return;
+    const ctx: WriteContext = {
+      tenant,
+      def: cmDef,
+      namespace,
+      subresource: '',
+      user: PUBLISHER_USER,
+      dryRun: false,
+      options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' },
+      warnings: [],
+      fieldManager: 'kube-controller-manager',
+    };
+    const data = { 'ca.crt': this.deps.rootCa };
+    const current = await this.deps.objects.get(ResourceStoreService.key(tenant, cmDef, namespace, ROOT_CA_CONFIGMAP), undefined, true);
+    try {
+      if (!current) {
+        await this.deps.store.create(ctx, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CA_CONFIGMAP, annotations: { [DESCRIPTION_ANNOTATION]: DESCRIPTION } }, data });
+        return;
+      }
+      const cm = current.body as KubeObject & { data?: unknown };
+      if (isDeepStrictEqual(cm.data, data) && cm.metadata.annotations?.[DESCRIPTION_ANNOTATION]) return;
+      await this.deps.store.update({ ...ctx, options: { kind: 'UpdateOptions', apiVersion: 'meta.k8s.io/v1' } }, ROOT_CA_CONFIGMAP, (o) => {
+        (o as KubeObject & { data?: unknown }).data = data;
+        o.metadata.annotations = { ...o.metadata.annotations, [DESCRIPTION_ANNOTATION]: DESCRIPTION };
+        return o;
+      });
+    } catch (err) {
+      // Created meanwhile (its change brings it back here), or the namespace went or is going: nothing to do.
+      if (err instanceof ApiError && (err.code === 409 || err.code === 404 || (err.code === 403 && /being terminated/.test(err.message)))) return;
+      throw err;
+    }
+  }
+}
