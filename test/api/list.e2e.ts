@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { ROOT_CA_CONFIGMAP, withoutRootCa } from '../support/root-ca.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 type Item = { metadata: { name: string; namespace?: string } };
-const names = (body: { items: Item[] }) => body.items.map((i) => i.metadata.name);
+/** Names of the listed ConfigMaps, without the kube-root-ca.crt every namespace holds. */
+const names = (body: { items: Item[] }) => withoutRootCa(body.items).map((i) => i.metadata.name);
+const keys = (body: { items: Item[] }) => withoutRootCa(body.items).map((i) => `${i.metadata.namespace}/${i.metadata.name}`);
+/** The kube-root-ca.crt of each of `namespaces`, as an all-namespaces list shows it. */
+const published = (...namespaces: string[]) => namespaces.map((ns) => `${ns}/${ROOT_CA_CONFIGMAP}`);
 
 describe('lists: selectors, paging and resourceVersion semantics', () => {
   let s: TestServer;
@@ -32,12 +37,21 @@ describe('lists: selectors, paging and resourceVersion semantics', () => {
     assert.equal(res.body.kind, 'ConfigMapList');
     assert.equal(res.body.apiVersion, 'v1');
     assert.match(res.body.metadata.resourceVersion, /^\d+$/);
-    assert.deepEqual(names(res.body), ['db-1', 'web-1', 'web-2']);
+    assert.deepEqual(res.body.items.map((i: Item) => i.metadata.name), ['db-1', ROOT_CA_CONFIGMAP, 'web-1', 'web-2']);
   });
 
   it('lists across all namespaces in namespace/name order', async () => {
     const res = await api.get('/api/v1/configmaps').expect(200);
-    assert.deepEqual(res.body.items.map((i: Item) => `${i.metadata.namespace}/${i.metadata.name}`), ['a/db-1', 'a/web-1', 'a/web-2', 'b/misc', 'b/web-3']);
+    assert.deepEqual(res.body.items.map((i: Item) => `${i.metadata.namespace}/${i.metadata.name}`), [
+      'a/db-1',
+      ...published('a'),
+      'a/web-1',
+      'a/web-2',
+      ...published('b'),
+      'b/misc',
+      'b/web-3',
+      ...published('default', 'kube-node-lease', 'kube-public', 'kube-system'),
+    ]);
   });
 
   for (const [sel, want] of [
@@ -50,7 +64,7 @@ describe('lists: selectors, paging and resourceVersion semantics', () => {
   ] as Array<[string, string[]]>) {
     it(`filters with labelSelector ${sel}`, async () => {
       const res = await api.get('/api/v1/configmaps').query({ labelSelector: sel }).expect(200);
-      assert.deepEqual(res.body.items.map((i: Item) => `${i.metadata.namespace}/${i.metadata.name}`), want);
+      assert.deepEqual(keys(res.body), want);
     });
   }
 
@@ -69,17 +83,19 @@ describe('lists: selectors, paging and resourceVersion semantics', () => {
   });
 
   it('pages with limit/continue over one snapshot, with remainingItemCount', async () => {
-    const p1 = (await api.get('/api/v1/configmaps').query({ limit: 2 }).expect(200)).body;
-    assert.deepEqual(names(p1), ['db-1', 'web-1']);
-    assert.equal(p1.metadata.remainingItemCount, 3);
+    // Eleven ConfigMaps: the test's five and the kube-root-ca.crt of a, b, default and the three kube-* namespaces.
+    const all = (body: { items: Item[] }) => body.items.map((i) => `${i.metadata.namespace}/${i.metadata.name}`);
+    const p1 = (await api.get('/api/v1/configmaps').query({ limit: 4 }).expect(200)).body;
+    assert.deepEqual(all(p1), ['a/db-1', ...published('a'), 'a/web-1', 'a/web-2']);
+    assert.equal(p1.metadata.remainingItemCount, 7);
     assert.ok(p1.metadata.continue);
     await api.post('/api/v1/namespaces/a/configmaps').send({ metadata: { name: 'zz-late' } }).expect(201);
     await api.delete('/api/v1/namespaces/b/configmaps/misc').expect(200);
-    const p2 = (await api.get('/api/v1/configmaps').query({ limit: 2, continue: p1.metadata.continue }).expect(200)).body;
-    assert.deepEqual(names(p2), ['web-2', 'misc']);
+    const p2 = (await api.get('/api/v1/configmaps').query({ limit: 4, continue: p1.metadata.continue }).expect(200)).body;
+    assert.deepEqual(all(p2), [...published('b'), 'b/misc', 'b/web-3', ...published('default')]);
     assert.equal(p2.metadata.resourceVersion, p1.metadata.resourceVersion);
-    const p3 = (await api.get('/api/v1/configmaps').query({ limit: 2, continue: p2.metadata.continue }).expect(200)).body;
-    assert.deepEqual(names(p3), ['web-3']);
+    const p3 = (await api.get('/api/v1/configmaps').query({ limit: 4, continue: p2.metadata.continue }).expect(200)).body;
+    assert.deepEqual(all(p3), published('kube-node-lease', 'kube-public', 'kube-system'));
     assert.equal(p3.metadata.continue, undefined);
     assert.equal(p3.metadata.remainingItemCount, undefined);
     // Restore for later tests.

@@ -8,6 +8,7 @@ import { tokenIdentity } from '../support/credentials.js';
 import { writeTestKubeconfig } from '../support/kubectl.js';
 import { grantInNamespace } from '../support/rbac.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { ROOT_CA_CONFIGMAP } from '../support/root-ca.js';
 
 /** The script lives in the source tree (not compiled): test/fixtures/python. */
 const SCRIPT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/python/client_check.py');
@@ -45,7 +46,7 @@ describe('the Kubernetes Python client', { timeout: 120_000 }, () => {
     assert.deepEqual(out.ssa_managers, [['py-first', 'Apply']]);
     assert.equal(out.ssa_conflict, 409);
     assert.deepEqual(out.ssa_forced, ['second', ['py-second']]);
-    assert.deepEqual(out.sa_list_in_py, ['applied', 'from-python']);
+    assert.deepEqual(out.sa_list_in_py, ['applied', 'from-python', ROOT_CA_CONFIGMAP]);
     assert.equal(out.sa_list_namespaces, 403);
     assert.equal(out.sa_create, 403);
   });

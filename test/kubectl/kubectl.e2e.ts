@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { kubectl, type KubectlResult, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { NOT_ROOT_CA, ROOT_CA_CONFIGMAP } from '../support/root-ca.js';
 
 function ok(r: KubectlResult): string {
   assert.equal(r.code, 0, `kubectl failed (${r.code}): ${r.stderr}`);
@@ -73,13 +74,14 @@ describe('kubectl 1.32 against Plinth', () => {
     assert.equal(JSON.parse(ok(await k(['get', 'cm', 'web', '-n', 'demo', '-o', 'json']))).data.key, '2');
     assert.match(ok(await k(['get', 'cm', '-n', 'demo', '-o', 'wide'])), /^web\s+1\s+/m);
     assert.equal(ok(await k(['get', 'cm', 'web', '-n', 'demo', '-o', 'jsonpath={.data.key}'])), '2');
-    assert.equal(ok(await k(['get', 'cm', '-n', 'demo', '-o', 'name'])).trim(), 'configmap/web');
+    // Every namespace holds kube-root-ca.crt, as upstream's.
+    assert.equal(ok(await k(['get', 'cm', '-n', 'demo', '-o', 'name'])).trim(), `configmap/${ROOT_CA_CONFIGMAP}\nconfigmap/web`);
   });
 
   it('kubectl get --chunk-size=2 pages through more than five objects', async () => {
     for (let i = 0; i < 6; i++) ok(await k(['create', 'configmap', `chunk-${i}`, '-n', 'demo', '--from-literal=a=b']));
     const out = ok(await k(['get', 'cm', '-n', 'demo', '--chunk-size=2', '-o', 'name']));
-    assert.deepEqual(out.trim().split('\n'), [...Array.from({ length: 6 }, (_, i) => `configmap/chunk-${i}`), 'configmap/web']);
+    assert.deepEqual(out.trim().split('\n'), [...Array.from({ length: 6 }, (_, i) => `configmap/chunk-${i}`), `configmap/${ROOT_CA_CONFIGMAP}`, 'configmap/web']);
   });
 
   it('kubectl get -A -l selects by label across namespaces', async () => {
@@ -189,7 +191,8 @@ describe('kubectl 1.32 against Plinth', () => {
     assert.equal(ok(await k(['delete', 'cm', 'web', '-n', 'demo'])).trim(), 'configmap "web" deleted');
     const all = ok(await k(['delete', 'cm', '--all', '-n', 'demo']));
     assert.match(all, /configmap "chunk-0" deleted/);
-    assert.equal(ok(await k(['get', 'cm', '-n', 'demo', '-o', 'name'])).trim(), '');
+    // kube-root-ca.crt went too; the root CA publisher puts it back.
+    assert.equal(ok(await k(['get', 'cm', '-n', 'demo', '-o', 'name', `--field-selector=${NOT_ROOT_CA}`])).trim(), '');
     assert.equal(ok(await k(['delete', 'ns', 'demo'])).trim(), 'namespace "demo" deleted');
     const gone = await k(['get', 'ns', 'demo']);
     assert.notEqual(gone.code, 0);

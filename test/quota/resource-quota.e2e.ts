@@ -29,17 +29,18 @@ describe('ResourceQuota', { timeout: 180_000 }, () => {
   after(async () => s?.close());
 
   it('kubectl create quota; 16 racing writers get exactly the room left, with upstream\'s message; deletes give it back', async () => {
-    const created = await kubectl(kc, ['create', 'quota', 'q', '--hard=count/configmaps=5,secrets=2', '-n', 'q1']);
+    // As upstream, the namespace's kube-root-ca.crt counts: one used at once, room for five more.
+    const created = await kubectl(kc, ['create', 'quota', 'q', '--hard=count/configmaps=6,secrets=2', '-n', 'q1']);
     assert.equal(created.code, 0, created.stderr);
     const quota = (await api().get(quotaPath('q1', 'q')).expect(200)).body;
-    assert.deepEqual(quota.status.hard, { 'count/configmaps': '5', secrets: '2' });
-    assert.deepEqual(quota.status.used, { 'count/configmaps': '0', secrets: '0' });
+    assert.deepEqual(quota.status.hard, { 'count/configmaps': '6', secrets: '2' });
+    assert.deepEqual(quota.status.used, { 'count/configmaps': '1', secrets: '0' });
     for (const [round, room] of [[0, 5], [1, 3]] as const) {
       const results = await Promise.all(Array.from({ length: 16 }, (_, i) => cm('q1', `r${round}-${i}`)));
       const ok = results.filter((r) => r.status === 201).length;
       assert.equal(ok, room, results.map((r) => r.status).join(','));
       const refused = results.find((r) => r.status === 403)!;
-      assert.equal(refused.body.message, `configmaps "${refused.body.details.name}" is forbidden: exceeded quota: q, requested: count/configmaps=1, used: count/configmaps=5, limited: count/configmaps=5`);
+      assert.equal(refused.body.message, `configmaps "${refused.body.details.name}" is forbidden: exceeded quota: q, requested: count/configmaps=1, used: count/configmaps=6, limited: count/configmaps=6`);
       if (round === 0) {
         for (const n of ['r0-0', 'r0-1', 'r0-2', 'r0-3', 'r0-4', 'r0-5', 'r0-6', 'r0-7', 'r0-8', 'r0-9', 'r0-10', 'r0-11', 'r0-12', 'r0-13', 'r0-14', 'r0-15'].slice(0, 16)) {
           await api().delete(`/api/v1/namespaces/q1/configmaps/${n}`);
@@ -59,29 +60,29 @@ describe('ResourceQuota', { timeout: 180_000 }, () => {
     await eventually(
       async () => {
         const used = (await api().get(quotaPath('q1', 'q'))).body.status.used;
-        return used['count/configmaps'] === '5' && used.secrets === '2';
+        return used['count/configmaps'] === '6' && used.secrets === '2';
       },
       15_000,
       'status.used follows',
     );
     const described = await kubectl(kc, ['describe', 'quota', 'q', '-n', 'q1']);
     assert.equal(described.code, 0, described.stderr);
-    assert.match(described.stdout, /count\/configmaps\s+5\s+5/);
+    assert.match(described.stdout, /count\/configmaps\s+6\s+6/);
     assert.match(described.stdout, /secrets\s+2\s+2/);
     const table = await kubectl(kc, ['get', 'quota', '-n', 'q1']);
     assert.match(table.stdout, /^NAME\s+AGE\s+REQUEST\s+LIMIT\n/);
-    assert.match(table.stdout, /\nq\s+\S+\s+count\/configmaps: 5\/5, secrets: 2\/2\s*\n/);
+    assert.match(table.stdout, /\nq\s+\S+\s+count\/configmaps: 6\/6, secrets: 2\/2\s*\n/);
   });
 
   it('counts what a namespace holds when a quota is created, enforces every quota of a namespace, and lets go of a deleted one', async () => {
     for (let i = 0; i < 4; i++) await cm('q2', `pre-${i}`).expect(201);
     await api().post(quotaPath('q2')).send({ metadata: { name: 'wide' }, spec: { hard: { 'count/configmaps': '100' } } }).expect(201);
-    const tight = await api().post(quotaPath('q2')).send({ metadata: { name: 'tight' }, spec: { hard: { configmaps: '6' } } }).expect(201);
-    assert.deepEqual(tight.body.status.used, { configmaps: '4' }, 'the four made before the quota');
+    const tight = await api().post(quotaPath('q2')).send({ metadata: { name: 'tight' }, spec: { hard: { configmaps: '7' } } }).expect(201);
+    assert.deepEqual(tight.body.status.used, { configmaps: '5' }, 'the four made before the quota, and kube-root-ca.crt');
     await cm('q2', 'fifth').expect(201);
     await cm('q2', 'sixth').expect(201);
     const refused = await cm('q2', 'seventh').expect(403);
-    assert.match(refused.body.message, /exceeded quota: tight, requested: configmaps=1, used: configmaps=6, limited: configmaps=6$/);
+    assert.match(refused.body.message, /exceeded quota: tight, requested: configmaps=1, used: configmaps=7, limited: configmaps=7$/);
     await api().delete(quotaPath('q2', 'tight')).expect(200);
     await cm('q2', 'seventh').expect(201);
   });

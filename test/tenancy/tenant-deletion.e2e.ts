@@ -7,6 +7,7 @@ import { TenantDeletionRunner } from '../../apps/api/src/tenancy/tenant-deletion
 import { kubectl, type KubectlResult, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { TenantCache } from '../../apps/api/src/storage/tenant-cache.js';
+import { ROOT_CA_CONFIGMAP } from '../support/root-ca.js';
 
 const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
 const tenant = (name: string) => ({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name } });
@@ -79,7 +80,8 @@ describe('Tenant deletion', () => {
     await request(s.url).post('/clusters/reborn/api/v1/namespaces/default/configmaps').send(cm('new-cm')).expect(201);
     const res = await fetch(`${s.url}/clusters/reborn/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${before}&timeoutSeconds=1`);
     const events = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as { type: string; object: { metadata: { name: string } } });
-    assert.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED new-cm']);
+    // The new tenant's own: the kube-root-ca.crt published with its default namespace, then new-cm; nothing of the old one.
+    assert.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.name}`), [`ADDED ${ROOT_CA_CONFIGMAP}`, 'ADDED new-cm']);
   });
 
   it('leaves other tenants alone', async () => {

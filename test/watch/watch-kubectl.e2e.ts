@@ -6,6 +6,7 @@ import request from 'supertest';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { eventually } from './support/cluster.js';
+import { ROOT_CA_CONFIGMAP } from '../support/root-ca.js';
 
 /** A long-running `kubectl get -w`, with its output collected line by line. */
 class KubectlWatch {
@@ -64,13 +65,15 @@ describe('watch: kubectl get -w', { timeout: 120_000 }, () => {
     running.push(k);
     await eventually('kubectl printed the list', () => k.lines.some((l) => /\bpre\b/.test(l)), 20_000);
     assert.deepEqual(k.rows()[0].slice(0, 4), ['EVENT', 'NAME', 'DATA', 'AGE']);
-    assert.deepEqual(k.rows()[1].slice(0, 3), ['ADDED', 'pre', '1']);
+    // The namespace's ConfigMaps in name order: the kube-root-ca.crt every namespace holds (one key, ca.crt), then the test's.
+    assert.deepEqual(k.rows()[1].slice(0, 3), ['ADDED', ROOT_CA_CONFIGMAP, '1']);
+    assert.deepEqual(k.rows()[2].slice(0, 3), ['ADDED', 'pre', '1']);
     const a = await api.post('/api/v1/namespaces/kw/configmaps').send({ metadata: { name: 'a' }, data: { x: '1' } }).expect(201);
     await api.put('/api/v1/namespaces/kw/configmaps/a').send({ ...a.body, data: { x: '1', y: '2' } }).expect(200);
     await api.delete('/api/v1/namespaces/kw/configmaps/a').expect(200);
-    await eventually('kubectl printed the three events', () => k.lines.length >= 5, 10_000);
+    await eventually('kubectl printed the three events', () => k.lines.length >= 6, 10_000);
     assert.deepEqual(
-      k.rows().slice(2, 5).map((r) => r.slice(0, 3)),
+      k.rows().slice(3, 6).map((r) => r.slice(0, 3)),
       [
         ['ADDED', 'a', '1'],
         ['MODIFIED', 'a', '2'],

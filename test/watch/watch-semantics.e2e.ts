@@ -2,9 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { parseAllDocuments } from 'yaml';
+import { NOT_ROOT_CA } from '../support/root-ca.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { WatchClient } from './support/watch-client.js';
 
+/** Leaves out the kube-root-ca.crt every namespace holds (published with the namespace, so it is among a watch's initial events). */
+const OURS = `fieldSelector=${encodeURIComponent(NOT_ROOT_CA)}`;
 const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
 
 describe('watch: protocol and resourceVersion semantics', { timeout: 120_000 }, () => {
@@ -31,7 +34,7 @@ describe('watch: protocol and resourceVersion semantics', { timeout: 120_000 }, 
   });
 
   it('answers 200, chunked, application/json, one newline-terminated event per line', async () => {
-    const w = await watch('/api/v1/namespaces/sem/configmaps?resourceVersion=1');
+    const w = await watch(`/api/v1/namespaces/sem/configmaps?${OURS}&resourceVersion=1`);
     assert.equal(w.status, 200);
     assert.equal(w.headers['transfer-encoding'], 'chunked');
     assert.equal(w.headers['content-type'], 'application/json');
@@ -43,7 +46,7 @@ describe('watch: protocol and resourceVersion semantics', { timeout: 120_000 }, 
 
   it('without resourceVersion sends the current state as ADDED, then changes; "0" does the same; `watch=1` works', async () => {
     for (const rv of ['', '&resourceVersion=0']) {
-      const w = await watch(`/api/v1/namespaces/sem/configmaps?x=1${rv}`);
+      const w = await watch(`/api/v1/namespaces/sem/configmaps?${OURS}${rv}`);
       const initial = await w.take(2);
       assert.deepEqual(initial.map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'a'], ['ADDED', 'b']]);
       assert.deepEqual(await w.drainFor(200), []);
@@ -75,7 +78,7 @@ describe('watch: protocol and resourceVersion semantics', { timeout: 120_000 }, 
     await create('stream', 's1');
     await create('stream', 's2');
     const list = await api.get('/api/v1/namespaces/stream/configmaps').expect(200);
-    const w = await watch('/api/v1/namespaces/stream/configmaps?sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=');
+    const w = await watch(`/api/v1/namespaces/stream/configmaps?${OURS}&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=`);
     const [a, b, bm] = await w.take(3);
     assert.deepEqual([a.type, b.type], ['ADDED', 'ADDED']);
     assert.equal(bm.type, 'BOOKMARK');
@@ -88,7 +91,7 @@ describe('watch: protocol and resourceVersion semantics', { timeout: 120_000 }, 
     const s3 = await create('stream', 's3');
     assert.deepEqual(await w.nextChange(), { type: 'ADDED', object: s3 });
     // With resourceVersion=x the state is not older than x.
-    const w2 = await watch(`/api/v1/namespaces/stream/configmaps?sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${s3.metadata.resourceVersion}`);
+    const w2 = await watch(`/api/v1/namespaces/stream/configmaps?${OURS}&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${s3.metadata.resourceVersion}`);
     const evs = await w2.take(4);
     assert.deepEqual(evs.map((e) => e.type), ['ADDED', 'ADDED', 'ADDED', 'BOOKMARK']);
     // sendInitialEvents=false with NotOlderThan and no resourceVersion: only new changes.
@@ -121,7 +124,7 @@ describe('watch: protocol and resourceVersion semantics', { timeout: 120_000 }, 
 
   it('encodes Table watch events: columns on the first event only, rows carry the object name', async () => {
     await create('tbl', 't1');
-    const w = await watch('/api/v1/namespaces/tbl/configmaps', { Accept: TABLE });
+    const w = await watch(`/api/v1/namespaces/tbl/configmaps?${OURS}`, { Accept: TABLE });
     assert.equal(w.headers['content-type'], 'application/json');
     const first = await w.next();
     assert.equal(first.type, 'ADDED');
@@ -140,7 +143,7 @@ describe('watch: protocol and resourceVersion semantics', { timeout: 120_000 }, 
 
   it('encodes YAML watch events as a stream of YAML documents', async () => {
     const y1 = await create('yml', 'y1');
-    const w = await WatchClient.open(s.url, '/api/v1/namespaces/yml/configmaps?watch=true', { Accept: 'application/yaml' }, false);
+    const w = await WatchClient.open(s.url, `/api/v1/namespaces/yml/configmaps?watch=true&${OURS}`, { Accept: 'application/yaml' }, false);
     open.push(w);
     assert.equal(w.headers['content-type'], 'application/yaml;stream=watch');
     await create('yml', 'y2');
@@ -176,9 +179,9 @@ describe('watch: protocol and resourceVersion semantics', { timeout: 120_000 }, 
   });
 
   it('keeps tenants apart: a watch in one tenant never sees another tenant’s changes', async () => {
-    const other = await WatchClient.watch(s.url, '/clusters/acme/api/v1/namespaces/iso/configmaps?resourceVersion=1');
+    const other = await WatchClient.watch(s.url, `/clusters/acme/api/v1/namespaces/iso/configmaps?${OURS}&resourceVersion=1`);
     open.push(other);
-    const all = await WatchClient.watch(s.url, '/clusters/acme/api/v1/configmaps?resourceVersion=1');
+    const all = await WatchClient.watch(s.url, `/clusters/acme/api/v1/configmaps?${OURS}&resourceVersion=1`);
     open.push(all);
     await create('iso', 'secret-plan');
     const mine = (await request(s.url).post('/clusters/acme/api/v1/namespaces/iso/configmaps').send({ metadata: { name: 'acme-cm' } }).expect(201)).body;
