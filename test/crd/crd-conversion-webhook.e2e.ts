@@ -56,9 +56,14 @@ describe('CRD conversion webhooks (strategy Webhook, ConversionReview v1)', () =
   const k = (args: string[], input?: string) => kubectl(kc, args, input);
 
   before(async () => {
-    certs = await makeCertificates();
+    // The certificate also names the in-cluster service the service map points at (TLS is verified for it).
+    certs = await makeCertificates(['converter.demo.svc']);
     hook = await ConversionWebhookServer.start(certs);
-    s = await startTestServer('crd-conversion', { PLINTH_TENANTS: 'acme', PLINTH_WEBHOOK_TRUSTED_TENANTS: 'default' });
+    s = await startTestServer('crd-conversion', {
+      PLINTH_TENANTS: 'acme',
+      PLINTH_WEBHOOK_TRUSTED_TENANTS: 'default',
+      PLINTH_WEBHOOK_SERVICE_MAP: `demo/converter:8443=https://127.0.0.1:${hook.port}`,
+    });
     api = request(s.url);
     kc = writeTestKubeconfig(s.url);
     await api.post('/api/v1/namespaces').send({ metadata: { name: 'demo' } }).expect(201);
@@ -169,6 +174,26 @@ describe('CRD conversion webhooks (strategy Webhook, ConversionReview v1)', () =
     );
   });
 
+  it('converts an event once for all watchers of the version', async () => {
+    hook.requests.length = 0;
+    const url = `${s.url}${V2}?watch=true&resourceVersion=0&fieldSelector=metadata.name%3Db2`;
+    let ready = 0;
+    let release!: () => void;
+    const both = new Promise<void>((r) => (release = r));
+    const watcher = () => watchEvents(url, 2, async () => {
+      if (++ready === 2) {
+        await api.patch(`${V1}/b2`).set('Content-Type', 'application/merge-patch+json').send({ spec: { hostPort: 'db2.internal:5433' } }).expect(200);
+        release();
+      }
+      await both;
+    });
+    const [a, b] = await Promise.all([watcher(), watcher()]);
+    for (const events of [a, b]) assert.deepEqual(events[1].object.spec, { host: 'db2.internal', port: 5433 });
+    // Each watcher's initial state is its own call; the change is converted once for both.
+    const forChange = hook.requests.filter((r) => r.objects.some((o) => o.spec?.hostPort === 'db2.internal:5433'));
+    assert.equal(forChange.length, 1);
+  });
+
   it('refuses a response with the wrong number of objects or uid, and a failed conversion, with upstream messages (500)', async () => {
     try {
       hook.mode = 'drop-one';
@@ -188,6 +213,22 @@ describe('CRD conversion webhooks (strategy Webhook, ConversionReview v1)', () =
     } finally {
       hook.mode = 'convert';
     }
+  });
+
+  it('verifies the webhook\'s certificate against caBundle, and calls a service reference through the service map', async () => {
+    const other = await makeCertificates();
+    await installCrd(api, backendCrd(hook.url, other.caBundle, 'tls.example.com'));
+    await api.post('/apis/tls.example.com/v1/namespaces/demo/backends').send({ metadata: { name: 't1' }, spec: { hostPort: 'a:1' } }).expect(201);
+    const untrusted = await api.get('/apis/tls.example.com/v2/namespaces/demo/backends/t1').expect(500);
+    assert.match(untrusted.body.message, /conversion webhook for tls\.example\.com\/v1, Kind=Backend failed: Post "https:\/\/127\.0\.0\.1:\d+\/convert\?timeout=30s": tls: failed to verify certificate: x509: certificate signed by unknown authority/);
+
+    const service = { namespace: 'demo', name: 'converter', port: 8443, path: '/convert' };
+    await installCrd(api, backendCrd('', '', 'svc.example.com', { service, caBundle: certs.caBundle }));
+    await api.post('/apis/svc.example.com/v1/namespaces/demo/backends').send({ metadata: { name: 's1' }, spec: { hostPort: 'svc:2' } }).expect(201);
+    const viaService = await api.get('/apis/svc.example.com/v2/namespaces/demo/backends/s1').expect(200);
+    assert.deepEqual(viaService.body.spec, { host: 'svc', port: 2 });
+    const crd = (await api.get(`${CRDS}/backends.svc.example.com`).expect(200)).body;
+    assert.deepEqual(crd.spec.conversion.webhook.clientConfig.service, service);
   });
 
   it('answers 500 with the transport error when the webhook is down; the storage version still reads', async () => {

@@ -2,8 +2,8 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TestCertificates } from '../../admission/support/webhook-server.js';
 
-/** Backends: v1 (storage) `spec.hostPort: "host:port"`, v2 `spec.host` + `spec.port`, converted by the webhook at `url`. */
-export function backendCrd(url: string, caBundle: string): Record<string, unknown> {
+/** Backends of `group` (`clientConfig` replaces the url and caBundle): v1 (storage) `spec.hostPort: "host:port"`, v2 `spec.host` + `spec.port`, converted by the webhook at `url`. */
+export function backendCrd(url: string, caBundle: string, group = 'conv.example.com', clientConfig?: Record<string, unknown>): Record<string, unknown> {
   const version = (name: string, spec: Record<string, unknown>, storage: boolean) => ({
     name,
     served: true,
@@ -13,13 +13,13 @@ export function backendCrd(url: string, caBundle: string): Record<string, unknow
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: 'backends.conv.example.com' },
+    metadata: { name: `backends.${group}` },
     spec: {
-      group: 'conv.example.com',
+      group,
       names: { plural: 'backends', singular: 'backend', kind: 'Backend', listKind: 'BackendList' },
       scope: 'Namespaced',
       versions: [version('v1', { hostPort: { type: 'string' } }, true), version('v2', { host: { type: 'string' }, port: { type: 'integer' } }, false)],
-      conversion: { strategy: 'Webhook', webhook: { clientConfig: { url, caBundle }, conversionReviewVersions: ['v1'] } },
+      conversion: { strategy: 'Webhook', webhook: { clientConfig: clientConfig ?? { url, caBundle }, conversionReviewVersions: ['v1'] } },
     },
   };
 }

@@ -33,6 +33,19 @@ export interface WatchStreamOwner {
   unsubscribe(stream: WatchStream): void;
 }
 
+/** Conversions of cached changes by a CRD conversion webhook, shared by every watcher of the version (slot 0: new state, 1: old). */
+const conversions = new WeakMap<object, Map<RemoteConversion, Array<Promise<KubeObject> | undefined>>>();
+
+/** The change's object in the version `remote` converts to: one webhook call per change, version and state, however many watch it. */
+function sharedConversion(change: object, remote: RemoteConversion, variant: 'new' | 'old', obj: KubeObject): Promise<KubeObject> {
+  let byVersion = conversions.get(change);
+  if (!byVersion) conversions.set(change, (byVersion = new Map()));
+  let slots = byVersion.get(remote);
+  if (!slots) byVersion.set(remote, (slots = []));
+  const slot = variant === 'old' ? 1 : 0;
+  return (slots[slot] ??= remote.fromStored([obj]).then((r) => r[0]));
+}
+
 /** While catching up, a stream waits for the socket to drain above this many queued bytes. */
 const CATCH_UP_HIGH_WATER = 256 * 1024;
 /** A closed stream whose client does not read its queued bytes within this time is cut off. */
@@ -144,7 +157,10 @@ export class WatchStream implements CacheSubscriber {
     const cols = this.takeColumns();
     const remote = this.remote;
     if (remote) {
-      this.later(async () => encodeEvent(this.format, type, (await remote.fromStored([shown]))[0], cols));
+      const converted = memoize ? sharedConversion(change, remote, variant, shown) : remote.fromStored([shown]).then((r) => r[0]);
+      // Unhandled until its turn comes: the queued write awaits it in order.
+      converted.catch(() => undefined);
+      this.later(async () => encodeEvent(this.format, type, await converted, cols));
       return;
     }
     const bytes = memoize
