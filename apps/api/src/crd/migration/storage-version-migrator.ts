@@ -33,7 +33,7 @@ export const MIGRATION_CONDITION = 'StorageVersionMigrated';
 /** Objects read (and converted in one call) per page. */
 const PAGE = 500;
 /** Rewrites in flight. */
-const WRITES_IN_FLIGHT = 8;
+const WRITES_IN_FLIGHT = 32;
 /** At most one progress write per this many milliseconds. */
 const PROGRESS_EVERY_MS = 1000;
 /** A failed migration is tried again after this long (or at the CRD's next change). */
