@@ -69,6 +69,11 @@ export class AdvisoryLockElector {
     this.names.set(name, electionLockKey(name, this.opts.keyPrefix));
   }
 
+  /** True while the election connection is up. */
+  get connected(): boolean {
+    return this.client !== undefined;
+  }
+
   /** True while this process leads `name`. */
   isLeader(name: string): boolean {
     return this.leading.has(name);

@@ -5,7 +5,7 @@ import type { ChangeFeed, ChangeFeedDeps } from './change-feed.js';
 import { RedisChangeConsumer } from './redis-change-consumer.js';
 import { RedisChangePublisher } from './redis-change-publisher.js';
 import { createRedisClient, waitReady } from './redis-connection.js';
-import { RelayElection } from './relay-election.js';
+import { AdvisoryLockElector } from '../advisory-lock-elector.js';
 
 /** Options of {@link ClusterChangeFeed} beyond the common ones. */
 export interface ClusterFeedOptions {
@@ -13,8 +13,13 @@ export interface ClusterFeedOptions {
   streamKey: string;
   /** Approximate number of entries the stream keeps. */
   streamMaxLen: number;
+  /** How often a standby tries for the relay and the relay confirms its session (default 1 s). */
   electionIntervalMs?: number;
 }
+
+/** The one election name of the watch relay (its lock key is namespaced by {@link RELAY_KEY_PREFIX}). */
+const RELAY = 'relay';
+const RELAY_KEY_PREFIX = 'plinth watch';
 
 /**
  * Cluster feed. Every replica runs an election; the one holding the
@@ -25,7 +30,7 @@ export interface ClusterFeedOptions {
  * change log itself, so watchers keep getting every change, only later.
  */
 export class ClusterChangeFeed implements ChangeFeed {
-  private election: RelayElection | undefined;
+  private election: AdvisoryLockElector | undefined;
   private consumer: RedisChangeConsumer | undefined;
   private consumerRedis: Redis | undefined;
   private publisherRedis: Redis | undefined;
@@ -41,7 +46,7 @@ export class ClusterChangeFeed implements ChangeFeed {
 
   /** True while this replica holds the relay lock. */
   get isRelay(): boolean {
-    return this.election?.isLeader ?? false;
+    return this.election?.isLeader(RELAY) ?? false;
   }
 
   /** Starts consuming, electing and the stall check. */
@@ -59,13 +64,19 @@ export class ClusterChangeFeed implements ChangeFeed {
       onStreamed: this.deps.onStreamed,
     });
     this.consumer.start();
-    this.election = new RelayElection({
+    // The controllers' elector, for one name: a relay that dies loses its lock with its connection; one that cannot
+    // confirm its session within the renew deadline steps down. Two relays overlapping for an instant is harmless
+    // (the stream refuses repeated revisions).
+    const retryPeriodMs = this.opts.electionIntervalMs ?? 1000;
+    this.election = new AdvisoryLockElector({
       connectionString: this.deps.databaseUrl,
       logger,
-      intervalMs: this.opts.electionIntervalMs,
-      onElected: () => this.startRelay(),
-      onDeposed: () => this.stopRelay(),
+      keyPrefix: RELAY_KEY_PREFIX,
+      timing: { retryPeriodMs, renewDeadlineMs: Math.max(5 * retryPeriodMs, 5000), leaseDurationMs: Math.max(8 * retryPeriodMs, 8000) },
+      onStartedLeading: () => this.startRelay(),
+      onStoppedLeading: () => this.stopRelay(),
     });
+    this.election.add(RELAY);
     await this.election.start();
     this.stallTimer = setInterval(() => void this.checkStall(), this.deps.pollIntervalMs);
     this.stallTimer.unref();

@@ -7,5 +7,4 @@ export * from './change-listener.js';
 export * from './cache-feeder.js';
 export * from './redis-connection.js';
 export * from './redis-change-codec.js';
-export * from './relay-election.js';
 export * from './tenant-snapshots.js';
