@@ -66,10 +66,10 @@ export async function startBenchPostgres(name: string, port: number): Promise<Em
  * on `port` with the benchmark's shared data folder (see
  * {@link benchCredentials}) and waits for /readyz.
  */
-export async function startServerProcess(env: Record<string, string>, port: number): Promise<ChildProcess> {
+export async function startServerProcess(env: Record<string, string>, port: number, options: { nodeArgs?: string[] } = {}): Promise<ChildProcess> {
   const { dir } = await benchCredentials();
   // BENCH_SERVER_NODE_ARGS passes Node options to the server alone (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
-  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const nodeArgs = [...(options.nodeArgs ?? []), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')];
   const child = spawn(process.execPath, [...nodeArgs, path.resolve('dist/apps/api/src/main.js')], {
     env: { ...process.env, LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1', PLINTH_DATA_DIR: dir, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -128,4 +128,17 @@ export function runBenchmark(main: () => Promise<void>): void {
     console.error(err);
     process.exit(1);
   });
+}
+
+/**
+ * Node options that let a benchmark collect a server's garbage before it
+ * reads its memory: SIGUSR2 runs a full collection (bench/gc-on-signal.ts);
+ * see {@link collectServerGarbage}.
+ */
+export const GC_ON_SIGNAL_NODE_ARGS = ['--expose-gc', `--import=${path.resolve('dist/bench/gc-on-signal.js')}`];
+
+/** Asks a server started with {@link GC_ON_SIGNAL_NODE_ARGS} to collect its garbage, and gives it a moment to. */
+export async function collectServerGarbage(server: ChildProcess): Promise<void> {
+  server.kill('SIGUSR2');
+  await new Promise((r) => setTimeout(r, 1500));
 }
