@@ -1,4 +1,4 @@
-import { CelCompileError, type CelProgram, compileCel, jsonToCel } from '@plinth/cel';
+import { CelBudget, CelCompileError, CelCostLimitError, type CelProgram, compileCel, jsonToCel } from '@plinth/cel';
 import type { MatchConditionV1 } from './webhook-configuration.js';
 
 /**
@@ -10,6 +10,16 @@ import type { MatchConditionV1 } from './webhook-configuration.js';
  * Kubernetes libraries and cost limits CRD validation rules have.
  */
 const MATCH_CONDITION_VARIABLES = { object: 'dyn', oldObject: 'dyn', request: 'dyn', namespaceObject: 'dyn' };
+
+/**
+ * Upstream's RuntimeCELCostBudgetMatchConditions: what all the
+ * matchConditions of one webhook may cost together on one request (each
+ * also within the per-call limit; together within 250 ms of wall clock).
+ */
+export const MATCH_CONDITIONS_COST_BUDGET = 2_500_000;
+
+/** Upstream's error when the conditions ran out of their budget (to the failure policy, as a whole). */
+export const MATCH_CONDITIONS_OUT_OF_BUDGET = 'validation failed due to running out of cost budget, no further validation rules will be run';
 
 /** The activation of a matchCondition evaluation. */
 export interface MatchActivation {
@@ -67,30 +77,37 @@ export interface MatchOutcome {
 }
 
 /**
- * Evaluates the conditions as upstream's matchconditions.Matcher: any false
- * skips the webhook (even with errors elsewhere); otherwise any error is
- * returned for the failure policy to decide; otherwise it matches.
+ * Evaluates the conditions as upstream's matchconditions.Matcher: all of
+ * them, sharing one cost budget (`budget`, by default
+ * MATCH_CONDITIONS_COST_BUDGET and 250 ms); running out of it is one error
+ * for the failure policy, whatever the other conditions said; otherwise
+ * any false skips the webhook (even with errors elsewhere); otherwise any
+ * error is returned for the failure policy to decide; otherwise it matches.
  */
-export function evaluateMatchConditions(conditions: readonly CompiledCondition[], activation: MatchActivation): MatchOutcome {
+export function evaluateMatchConditions(conditions: readonly CompiledCondition[], activation: MatchActivation, budget?: CelBudget): MatchOutcome {
   const ctx = {
     object: jsonToCel(activation.object ?? null),
     oldObject: jsonToCel(activation.oldObject ?? null),
     request: jsonToCel(activation.request),
     namespaceObject: null,
   };
+  const shared = budget ?? new CelBudget(MATCH_CONDITIONS_COST_BUDGET);
   const errors: string[] = [];
+  let skip = false;
   for (const c of conditions) {
     if (!c.program) {
       errors.push(`expression '${c.expression}' resulted in error: ${c.error}`);
       continue;
     }
     try {
-      const v = c.program.evaluate(ctx);
-      if (v === false) return { matches: false, errors: [] };
-      if (v !== true) errors.push(`expression '${c.expression}' resulted in error: no such overload`);
+      const v = c.program.evaluate(ctx, shared);
+      if (v === false) skip = true;
+      else if (v !== true) errors.push(`expression '${c.expression}' resulted in error: no such overload`);
     } catch (err) {
+      if (err instanceof CelCostLimitError && err.scope === 'total') return { matches: false, errors: [MATCH_CONDITIONS_OUT_OF_BUDGET] };
       errors.push(`expression '${c.expression}' resulted in error: ${firstLine(err instanceof Error ? err.message : String(err))}`);
     }
   }
+  if (skip) return { matches: false, errors: [] };
   return { matches: errors.length === 0, errors };
 }
