@@ -4,7 +4,7 @@ import request from 'supertest';
 import { makeCertificates, type TestCertificates } from '../admission/support/webhook-server.js';
 import { kubectl, type KubectlResult, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { installCrd } from './crd-fixtures.js';
+import { eventually, installCrd } from './crd-fixtures.js';
 import { backendCrd, ConversionWebhookServer } from './support/conversion-webhook-server.js';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
@@ -192,6 +192,38 @@ describe('CRD conversion webhooks (strategy Webhook, ConversionReview v1)', () =
     // Each watcher's initial state is its own call; the change is converted once for both.
     const forChange = hook.requests.filter((r) => r.objects.some((o) => o.spec?.hostPort === 'db2.internal:5433'));
     assert.equal(forChange.length, 1);
+  });
+
+  it('shows DELETE admission the object in the request\'s version, and answers the deleted object in it', async () => {
+    const VAP = '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies';
+    await api.post(VAP).send({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: 'protected-backends' },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: { matchPolicy: 'Exact', resourceRules: [{ apiGroups: ['conv.example.com'], apiVersions: ['v2'], operations: ['DELETE'], resources: ['backends'] }] },
+        // Only a v2 oldObject has spec.host: without conversion the rule would let the delete through.
+        validations: [{ expression: "!has(oldObject.spec.host) || oldObject.spec.host != 'protected.internal'", message: 'protected backend' }],
+      },
+    }).expect(201);
+    await api.post('/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings').send({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: 'protected-backends' },
+      spec: { policyName: 'protected-backends', validationActions: ['Deny'] },
+    }).expect(201);
+    await api.post(V1).send({ metadata: { name: 'keep' }, spec: { hostPort: 'protected.internal:1' } }).expect(201);
+    await api.post(V1).send({ metadata: { name: 'drop' }, spec: { hostPort: 'plain.internal:2' } }).expect(201);
+    // A dry run goes through admission without deleting: it tells when the policy is in force.
+    await eventually(async () => (await api.delete(`${V2}/keep?dryRun=All`)).status === 422, 10_000, 'the policy to deny');
+    const refused = await api.delete(`${V2}/keep`).expect(422);
+    assert.match(refused.body.message, /protected backend/);
+    const dropped = await api.delete(`${V2}/drop`).expect(200);
+    assert.deepEqual([dropped.body.apiVersion, dropped.body.spec], ['conv.example.com/v2', { host: 'plain.internal', port: 2 }]);
+    await api.get(`${V1}/keep`).expect(200);
+    // The policy matches v2 only (matchPolicy Exact).
+    await api.delete(`${V1}/keep`).expect(200);
   });
 
   it('refuses a response with the wrong number of objects or uid, and a failed conversion, with upstream messages (500)', async () => {

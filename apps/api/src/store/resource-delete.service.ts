@@ -1,7 +1,7 @@
 import { type ObjectListRepository, type ObjectStoreRepository, isStorageError } from '@plinth/storage';
 import { ApiError } from '@plinth/apimachinery';
 import type { KubeObject } from '@plinth/apimachinery';
-import type { ResourceDefinition } from '../registry/resource-definition.js';
+import { fromStorageForm, type ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { namespaceFinalizers } from '../kinds/namespace/namespace.strategy.js';
 import { NamespacePurge, type PurgeOutcome } from './namespace-purge.js';
@@ -82,8 +82,10 @@ export class ResourceDeleteService {
       if (!current) throw ApiError.notFound(target);
       const old = current.body as KubeObject;
       checkPreconditions(def, name, old, pre);
-      await this.store.runMutating(ctx, 'DELETE', null, old);
-      await this.store.runValidating(ctx, 'DELETE', null, old);
+      // Admission sees the object in the request's version (a CRD conversion webhook may be called), as upstream.
+      const seen = await fromStorageForm(def, old);
+      await this.store.runMutating(ctx, 'DELETE', null, seen);
+      await this.store.runValidating(ctx, 'DELETE', null, seen);
       if (def.resource === 'namespaces' && def.group === '') return this.deleteNamespace(ctx, name, old, current.revision);
       const finalizer = pre.propagation === 'Orphan' ? ORPHAN_FINALIZER : pre.propagation === 'Foreground' ? FOREGROUND_FINALIZER : undefined;
       if (finalizer && !ctx.dryRun && !old.metadata.deletionTimestamp) {
