@@ -7,7 +7,7 @@ import { eventually } from '../watch/support/cluster.js';
 import { WatchClient } from '../watch/support/watch-client.js';
 
 const NS = 'gc';
-const CONTROLLERS = ['garbage-collector', 'namespace-controller', 'crd-controller', 'resourcequota-controller', 'tenant-controller'];
+const CONTROLLERS = ['garbage-collector', 'namespace-controller', 'crd-controller', 'resourcequota-controller', 'tenant-controller', 'root-ca-cert-publisher'];
 /** Dependents of the owner whose cascade the leader is killed in. */
 const DEPENDENTS = 1000;
 /** What leader election promises: a dead leader is replaced within the lease duration and a retry period. */
@@ -21,13 +21,25 @@ async function call(base: string, method: string, path: string, body?: unknown):
 
 /** The value of `name{label="value"}` in /metrics of `r` (undefined when absent or unreachable). */
 async function metric(r: ReplicaProcess, name: string, label: string, value: string): Promise<number | undefined> {
-  const res = await fetch(`${r.url}/metrics`).catch(() => undefined);
+  // Bounded: a stopped replica never answers.
+  const res = await fetch(`${r.url}/metrics`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined);
   if (!res || res.status !== 200) return undefined;
-  const line = (await res.text()).split('\n').find((l) => l.startsWith(`${name}{`) && l.includes(`${label}="${value}"`));
+  const text = await res.text().catch(() => '');
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && l.includes(`${label}="${value}"`));
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
 const leads = async (r: ReplicaProcess, controller: string) => (await metric(r, 'plinth_leader', 'controller', controller)) === 1;
+
+/** The replica of `among` that leads `controller`, once one does. */
+async function leaderOf(among: ReplicaProcess[], controller: string, timeoutMs = HANDOVER_BOUND_MS): Promise<ReplicaProcess> {
+  let found: ReplicaProcess | undefined;
+  await eventually(`a leader of ${controller}`, async () => {
+    for (const r of among) if (await leads(r, controller)) found = r;
+    return found !== undefined;
+  }, timeoutMs);
+  return found!;
+}
 
 async function createConfigMap(base: string, name: string, owner?: { name: string; uid: string }): Promise<string> {
   const metadata = { name, ...(owner ? { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner.name, uid: owner.uid }] } : {}) };
@@ -50,8 +62,9 @@ async function inParallel<T>(items: T[], width: number, fn: (item: T) => Promise
   }));
 }
 
-// Two real server processes in cluster mode (PostgreSQL + Redis); the leading one is SIGKILLed in the middle of a cascade.
-describe('controllers: one leader per controller across two replica processes, and failover mid-cascade', { timeout: 240_000 }, () => {
+// Three real server processes in cluster mode (PostgreSQL + Redis): the leading one is SIGKILLed in the middle of a
+// cascade; then the next leader is stopped (SIGSTOP) and resumed.
+describe('controllers: one leader per controller across replica processes, failover mid-cascade, a leader that hangs', { timeout: 300_000 }, () => {
   let database: TestDatabase;
   const replicas: ReplicaProcess[] = [];
   const watches: WatchClient[] = [];
@@ -61,29 +74,32 @@ describe('controllers: one leader per controller across two replica processes, a
     assert.ok(redisUrl, 'PLINTH_TEST_REDIS_URL is not set: run with test/run-tests.mjs (redis-server must be installed)');
     database = await createTestDatabase('ctrl_failover');
     const env = { DATABASE_URL: database.url, REDIS_URL: redisUrl, PLINTH_WATCH_POLL_INTERVAL_MS: '300' };
-    replicas.push(await ReplicaProcess.start(env), await ReplicaProcess.start(env));
+    replicas.push(await ReplicaProcess.start(env), await ReplicaProcess.start(env), await ReplicaProcess.start(env));
     assert.equal((await call(replicas[0].url, 'POST', '/api/v1/namespaces', { metadata: { name: NS } })).status, 201);
   });
   after(async () => {
     for (const w of watches) w.close();
-    for (const r of replicas) await r.kill().catch(() => undefined);
+    for (const r of replicas) {
+      if (r.alive) r.proc.kill('SIGCONT');
+      await r.kill().catch(() => undefined);
+    }
     await database?.drop().catch(() => undefined);
   });
 
   it('elects exactly one replica per controller, which reports its work queue', async () => {
     for (const c of CONTROLLERS) {
-      await eventually(`a leader of ${c}`, async () => (await leads(replicas[0], c)) || (await leads(replicas[1], c)), HANDOVER_BOUND_MS);
+      await leaderOf(replicas, c);
       const gauges = await Promise.all(replicas.map((r) => metric(r, 'plinth_leader', 'controller', c)));
-      assert.deepEqual([...gauges].sort(), [0, 1], `${c}: ${JSON.stringify(gauges)}`);
+      assert.deepEqual([...gauges].sort(), [0, 0, 1], `${c}: ${JSON.stringify(gauges)}`);
     }
-    const gcLeader = (await leads(replicas[0], 'garbage-collector')) ? replicas[0] : replicas[1];
+    const gcLeader = await leaderOf(replicas, 'garbage-collector');
     assert.notEqual(await metric(gcLeader, 'plinth_workqueue_adds_total', 'name', 'garbage-collector'), undefined);
     assert.notEqual(await metric(gcLeader, 'plinth_workqueue_depth', 'name', 'garbage-collector'), undefined);
   });
 
   it('collects the dependents of owners deleted through either replica', async () => {
     for (const [i, r] of replicas.entries()) {
-      const other = replicas[1 - i];
+      const other = replicas[(i + 1) % replicas.length];
       const uid = await createConfigMap(r.url, `owner-${i}`);
       await createConfigMap(other.url, `dep-${i}-a`, { name: `owner-${i}`, uid });
       await createConfigMap(r.url, `dep-${i}-b`, { name: `owner-${i}`, uid });
@@ -93,7 +109,7 @@ describe('controllers: one leader per controller across two replica processes, a
   });
 
   it('a dependent cascade interrupted by killing the leading replica is finished by the other, each dependent deleted exactly once', async () => {
-    const leader = (await leads(replicas[0], 'garbage-collector')) ? replicas[0] : replicas[1];
+    const leader = await leaderOf(replicas, 'garbage-collector');
     const survivor = replicas.find((r) => r !== leader)!;
     const ownerUid = await createConfigMap(survivor.url, 'big-owner');
     const names = Array.from({ length: DEPENDENTS }, (_, i) => `member-${String(i).padStart(4, '0')}`);
@@ -111,10 +127,10 @@ describe('controllers: one leader per controller across two replica processes, a
     const left = (await configMapNames(survivor.url)).filter((n) => n.startsWith('member-')).length;
     assert.ok(left > 0 && left < DEPENDENTS, `the kill came in the middle of the cascade (${left} of ${DEPENDENTS} dependents left)`);
 
-    await eventually('the surviving replica leads the garbage collector', () => leads(survivor, 'garbage-collector'), HANDOVER_BOUND_MS);
+    const next = await leaderOf(replicas.filter((r) => r.alive), 'garbage-collector');
     const handoverMs = Date.now() - killedAt;
     await eventually('every dependent collected', async () => (await configMapNames(survivor.url)).every((n) => !n.startsWith('member-')), 120_000);
-    console.log(`[controller-failover] ${left} of ${DEPENDENTS} dependents left at the kill; the survivor led after ${handoverMs} ms`);
+    console.log(`[controller-failover] ${left} of ${DEPENDENTS} dependents left at the kill; another replica led after ${handoverMs} ms`);
 
     // The watch (on the survivor, across the relay's failover too) saw each dependent deleted exactly once, and nothing else.
     await eventually('every deletion watched', () => watch.events.filter((e) => e.type === 'DELETED').length >= DEPENDENTS + 1, 30_000);
@@ -122,6 +138,35 @@ describe('controllers: one leader per controller across two replica processes, a
     assert.deepEqual(deleted.filter((n) => n.startsWith('member-')).sort(), names);
     assert.deepEqual(deleted.filter((n) => !n.startsWith('member-')), ['big-owner']);
     assert.deepEqual(watch.events.filter((e) => e.type !== 'DELETED').map((e) => `${e.type} ${e.object?.metadata?.name}`), []);
-    assert.equal(await metric(survivor, 'plinth_workqueue_failures_total', 'name', 'garbage-collector'), 0);
+    assert.equal(await metric(next, 'plinth_workqueue_failures_total', 'name', 'garbage-collector'), 0);
+  });
+
+  it('a leader that stops answering loses every controller to another replica within the lease duration, and steps down when it resumes', async () => {
+    const live = replicas.filter((r) => r.alive);
+    assert.equal(live.length, 2);
+    const hung = await leaderOf(live, 'garbage-collector');
+    const other = live.find((r) => r !== hung)!;
+    const led = [];
+    for (const c of CONTROLLERS) if (await leads(hung, c)) led.push(c);
+    // Its process stops: its connections stay open, so only PostgreSQL's idle_session_timeout (the lease duration) frees its locks.
+    hung.proc.kill('SIGSTOP');
+    const stoppedAt = Date.now();
+    try {
+      // Some slack over the bound for a loaded machine's scheduling (scrapes every 50 ms, the server's check of idle sessions).
+      for (const c of led) await eventually(`${c} led by the other replica`, () => leads(other, c), HANDOVER_BOUND_MS + 3000);
+      console.log(`[controller-failover] the other replica led ${led.join(', ')} ${Date.now() - stoppedAt} ms after the leader stopped`);
+      const uid = await createConfigMap(other.url, 'owner-while-hung');
+      await createConfigMap(other.url, 'dep-while-hung', { name: 'owner-while-hung', uid });
+      assert.equal((await call(other.url, 'DELETE', `/api/v1/namespaces/${NS}/configmaps/owner-while-hung`)).status, 200);
+      await eventually('the dependent collected by the new leader', async () => !(await configMapNames(other.url)).includes('dep-while-hung'));
+    } finally {
+      hung.proc.kill('SIGCONT');
+    }
+    // Resumed, it finds its session gone and stops leading; each controller has one leader again.
+    await eventually('the resumed replica stepped down', async () => (await Promise.all(CONTROLLERS.map((c) => metric(hung, 'plinth_leader', 'controller', c)))).every((v) => v === 0), 30_000);
+    for (const c of CONTROLLERS) {
+      const gauges = await Promise.all(live.map((r) => metric(r, 'plinth_leader', 'controller', c)));
+      assert.deepEqual([...gauges].sort(), [0, 1], `${c}: ${JSON.stringify(gauges)}`);
+    }
   });
 });

@@ -154,7 +154,11 @@ export class AdvisoryLockElector {
     return client;
   }
 
-  /** Gives up one name (its lock unlocked), keeping the others. */
+  /** Gives up leading one name (its lock unlocked, for another process to take), keeping the others. */
+  async resign(name: string): Promise<void> {
+    await this.release(name);
+  }
+
   private async release(name: string): Promise<void> {
     await this.stopLeading(name);
     const key = this.names.get(name);

@@ -72,8 +72,8 @@ export class RootCaPublisher implements Controller {
     return ns;
   };
 
-  /** Follows namespaces and the published ConfigMaps; looks at every namespace. */
-  async start(): Promise<void> {
+  /** Follows namespaces and the published ConfigMaps; looks at every namespace (in the background). */
+  start(): void {
     this.queue.start();
     this.stopObserving = [
       this.deps.observe('namespaces', {
@@ -89,7 +89,7 @@ export class RootCaPublisher implements Controller {
         onReset: () => undefined,
       }),
     ];
-    await this.resync();
+    void this.resync();
   }
 
   /** Stops following changes and waits for work in progress. */

@@ -81,7 +81,12 @@ export class ControllerManager {
       connectionString: this.mode.databaseUrl,
       logger: this.logger,
       timing: this.mode.timing,
-      onStartedLeading: (name) => this.begin(name),
+      // Not awaited: a controller's start (its resync) must not hold up the election's renewals.
+      onStartedLeading: (name) =>
+        void this.begin(name).catch(async (err) => {
+          this.logger.error({ controller: name, err: (err as Error).message }, 'controller failed to start; giving up its lease');
+          await this.elector?.resign(name);
+        }),
       onStoppedLeading: (name) => this.end(name),
     });
     for (const name of this.controllers.keys()) this.elector.add(name);

@@ -75,14 +75,14 @@ export class CrdController implements Controller {
     this.queue.add(tenant);
   }
 
-  /** Follows CRD changes of every tenant and looks at every tenant once. */
-  async start(): Promise<void> {
+  /** Follows CRD changes of every tenant and looks at every tenant once (in the background). */
+  start(): void {
     this.queue.start();
     this.stopObserving = this.deps.observe(CRD_STORAGE_RESOURCE, {
       onChange: (c) => this.queue.add(c.key.tenant),
       onReset: () => void this.resync(),
     });
-    await this.resync();
+    void this.resync();
   }
 
   /** Stops following changes and waits for reconciles in progress. */
