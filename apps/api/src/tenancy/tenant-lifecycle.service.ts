@@ -210,6 +210,12 @@ export class TenantLifecycleService implements Controller {
 
   /** Writes `status` of the Tenant when it differs; returns the stored object, or undefined when the Tenant is gone. */
   private async setStatus(name: string, status: (t: TenantObject) => TenantObject['status']): Promise<TenantObject | undefined> {
+    // An unchanged status is not written again (a reconcile meeting a tenant its create request is provisioning must not
+    // bump its resourceVersion under a client that just read it).
+    const current = await this.deps.objects.get(ResourceStoreService.key(PLATFORM_TENANT, tenantResource, '', name), undefined, true);
+    if (!current) return undefined;
+    const t = current.body as TenantObject;
+    if (isDeepStrictEqual(t.status, status(t))) return t;
     try {
       return (await this.deps.store.systemUpdate(systemWriteContext(PLATFORM_TENANT, tenantResource), name, (o) => {
         o.status = status(o as TenantObject);
