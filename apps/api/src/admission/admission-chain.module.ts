@@ -10,6 +10,7 @@ import { RbacEscalationModule } from '../authz/rbac-escalation.admission.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { LOGGER } from '../observability/observability.module.js';
+import { NamespaceCache } from './namespace-cache.js';
 import { Metrics } from '../observability/metrics.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { TenantValidationBudget } from './validation-budget.js';
@@ -34,13 +35,20 @@ function mutatingPoliciesEnabled(config: AppConfig): boolean {
   return config.featureGates.enabled('MutatingAdmissionPolicy') && config.runtimeConfig.serves('admissionregistration.k8s.io/v1alpha1');
 }
 
-/** NamespaceLifecycle's view of a namespace: its phase, read internally (the write that follows has its own barrier). */
-function namespacePhase(objects: ObjectStoreRepository, registry: ResourceRegistry) {
+/** The replica's namespace cache, read from storage on a miss (internally: the write that follows has its own barrier). */
+function namespaceCache(objects: ObjectStoreRepository, registry: ResourceRegistry, watch: WatchService): NamespaceCache {
   const nsDef = registry.lookup('default', '', 'v1', 'namespaces')!;
+  const cache = new NamespaceCache(async (tenant, name) => (await objects.get(objectKey(tenant, nsDef, '', name), undefined, true))?.body);
+  cache.attach(watch.cache);
+  return cache;
+}
+
+/** NamespaceLifecycle's view of a namespace: its phase, from the replica's namespace cache. */
+function namespacePhase(namespaces: NamespaceCache) {
   return async (tenant: string, namespace: string): Promise<'Active' | 'Terminating' | undefined> => {
-    const ns = await objects.get(objectKey(tenant, nsDef, '', namespace), undefined, true);
+    const ns = await namespaces.get(tenant, namespace);
     if (!ns) return undefined;
-    const status = ns.body.status;
+    const status = ns.status;
     return isPlainObject(status) && status.phase === 'Terminating' ? 'Terminating' : 'Active';
   };
 }
@@ -67,8 +75,23 @@ function namespacePhase(objects: ObjectStoreRepository, registry: ResourceRegist
       inject: [APP_CONFIG, WebhookEgressPolicy, ResourceRegistry, ObjectStoreRepository, ObjectListRepository, LOGGER, Metrics, OBSERVE_CHANGES],
     },
     {
+      provide: NamespaceCache,
+      useFactory: namespaceCache,
+      inject: [ObjectStoreRepository, ResourceRegistry, WatchService],
+    },
+    {
       provide: POLICY_ADMISSION,
-      useFactory: (registry: ResourceRegistry, objects: ObjectStoreRepository, lists: ObjectListRepository, logger: Logger, metrics: Metrics, budget: TenantValidationBudget, authorizer: RbacAuthorizer, watch: WatchService) => {
+      useFactory: (
+        registry: ResourceRegistry,
+        objects: ObjectStoreRepository,
+        lists: ObjectListRepository,
+        logger: Logger,
+        metrics: Metrics,
+        budget: TenantValidationBudget,
+        authorizer: RbacAuthorizer,
+        watch: WatchService,
+        namespaces: NamespaceCache,
+      ) => {
         const policies = createPolicyAdmission({
           registry,
           objects,
@@ -79,11 +102,12 @@ function namespacePhase(objects: ObjectStoreRepository, registry: ResourceRegist
           normalizePatched: normalizer(registry),
           meter: (tenant, evaluate) => budget.run(tenant, evaluate),
           authorizer: (attrs) => policyAuthorizer(authorizer, attrs),
+          namespaces,
         });
         policies.attach(watch.cache);
         return policies;
       },
-      inject: [ResourceRegistry, ObjectStoreRepository, ObjectListRepository, LOGGER, Metrics, TenantValidationBudget, RbacAuthorizer, WatchService],
+      inject: [ResourceRegistry, ObjectStoreRepository, ObjectListRepository, LOGGER, Metrics, TenantValidationBudget, RbacAuthorizer, WatchService, NamespaceCache],
     },
     {
       provide: AdmissionChain,
@@ -91,7 +115,7 @@ function namespacePhase(objects: ObjectStoreRepository, registry: ResourceRegist
         config: AppConfig,
         escalation: RbacEscalationModule,
         tenants: TenantCache,
-        objects: ObjectStoreRepository,
+        namespaces: NamespaceCache,
         registry: ResourceRegistry,
         egress: WebhookEgressPolicy,
         authorizer: RbacAuthorizer,
@@ -101,7 +125,7 @@ function namespacePhase(objects: ObjectStoreRepository, registry: ResourceRegist
         const plugins: AdmissionModule[] = [
           escalation,
           new TenantLifecycleModule(async (tenant) => (await tenants.get(tenant))?.phase),
-          new NamespaceLifecycleModule(namespacePhase(objects, registry)),
+          new NamespaceLifecycleModule(namespacePhase(namespaces), (tenant, name) => namespaces.deleting(tenant, name)),
           new WebhookEgressModule(egress),
           new OwnerReferencesPermissionModule(authorizer, registry),
           ...(mutatingPoliciesEnabled(config) ? [policies.mutating] : []),
@@ -111,7 +135,7 @@ function namespacePhase(objects: ObjectStoreRepository, registry: ResourceRegist
         ];
         return new AdmissionChain(orderedPlugins(plugins));
       },
-      inject: [APP_CONFIG, RbacEscalationModule, TenantCache, ObjectStoreRepository, ResourceRegistry, WebhookEgressPolicy, RbacAuthorizer, POLICY_ADMISSION, WEBHOOK_ADMISSION],
+      inject: [APP_CONFIG, RbacEscalationModule, TenantCache, NamespaceCache, ResourceRegistry, WebhookEgressPolicy, RbacAuthorizer, POLICY_ADMISSION, WEBHOOK_ADMISSION],
     },
   ],
   exports: [AdmissionChain, TenantValidationBudget, WEBHOOK_ADMISSION, POLICY_ADMISSION],

@@ -5,21 +5,29 @@ import { type CacheSubscriber, type ChangeEvent, WatchCache } from '@plinth/stor
 export type NamespaceReader = (tenant: string, name: string) => Promise<Record<string, unknown> | undefined>;
 
 const MAX_NAMESPACES = 20_000;
+/** How long lookups of a namespace go to storage after this replica admitted its deletion (upstream's forceLiveLookupTTL). */
+const FORCE_LIVE_LOOKUP_MS = 30_000;
 
 /**
- * Namespace objects for admission policies (namespaceSelector and
- * `namespaceObject`), kept per replica and corrected by the change stream:
- * the first lookup in a tenant subscribes to the tenant's namespace changes
- * in the watch cache, and every change drops that namespace's entry, so a
- * relabelled namespace is seen as soon as the change reaches the replica.
- * A missing namespace is never remembered. Without a change stream (or
- * after it broke) lookups go to storage.
+ * Namespace objects for admission (NamespaceLifecycle's phase check,
+ * policies' namespaceSelector and `namespaceObject`), kept per replica and
+ * corrected by the change stream, as upstream's admission plugins read a
+ * namespace informer: the first lookup in a tenant subscribes to the
+ * tenant's namespace changes in the watch cache, and every change drops
+ * that namespace's entry, so a relabelled or terminating namespace is seen
+ * as soon as the change reaches the replica. A missing namespace is never
+ * remembered. After this replica admits a namespace's deletion, lookups of
+ * it go to storage for 30 s (upstream's forced live lookup), so content
+ * created right after the DELETE is refused even before its change
+ * arrives. Without a change stream (or after it broke) lookups go to storage.
  */
 export class NamespaceCache {
   private readonly entries = new LRUCache<string, Record<string, unknown>>({ max: MAX_NAMESPACES });
   private readonly subscribed = new Map<string, CacheSubscriber>();
   /** Bumped on every namespace change of a tenant: a read that raced a change is not remembered. */
   private readonly epochs = new Map<string, number>();
+  /** Namespaces whose deletion this replica admitted, until when their lookups go to storage. */
+  private readonly liveUntil = new LRUCache<string, number>({ max: MAX_NAMESPACES });
   private changes: WatchCache | undefined;
 
   constructor(private readonly read: NamespaceReader) {}
@@ -32,15 +40,27 @@ export class NamespaceCache {
     this.changes = changes;
   }
 
+  /** Lookups of the namespace go to storage for a while: this replica is about to mark it terminating. */
+  deleting(tenant: string, name: string): void {
+    const key = `${tenant}\u0000${name}`;
+    this.liveUntil.set(key, Date.now() + FORCE_LIVE_LOOKUP_MS);
+    this.entries.delete(key);
+  }
+
   /** The namespace object (shared; do not mutate), or undefined when it does not exist. */
   async get(tenant: string, name: string): Promise<Record<string, unknown> | undefined> {
     const key = `${tenant}\u0000${name}`;
+    const live = this.liveUntil.get(key);
+    if (live !== undefined) {
+      if (Date.now() < live) return this.read(tenant, name);
+      this.liveUntil.delete(key);
+    }
     const hit = this.entries.get(key);
     if (hit) return hit;
     const following = this.follow(tenant);
     const epoch = this.epochs.get(tenant);
     const ns = await this.read(tenant, name);
-    if (ns && following && this.subscribed.has(tenant) && this.epochs.get(tenant) === epoch) this.entries.set(key, ns);
+    if (ns && following && this.subscribed.has(tenant) && this.epochs.get(tenant) === epoch && !this.liveUntil.has(key)) this.entries.set(key, ns);
     return ns;
   }
 

@@ -16,7 +16,7 @@ import { type CacheSubscriber, type ObjectListRepository, type ObjectStoreReposi
 import { objectKey, presentObject, type ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { mergeApplyConfiguration } from './apply-configuration.js';
-import { NamespaceCache } from './namespace-cache.js';
+import type { NamespaceCache } from './namespace-cache.js';
 import { policyCel } from '../kinds/admissionregistration/policy-cel.adapter.js';
 import { PrometheusPolicyMetrics } from './policy-metrics.js';
 
@@ -34,6 +34,8 @@ export interface PolicyAdmissionOptions {
   meter?: PolicyModuleDependencies['meter'];
   /** The CEL `authorizer` value of a request (see policyAuthorizer). */
   authorizer?: PolicyModuleDependencies['authorizer'];
+  /** Namespaces for namespaceSelector and `namespaceObject` (the replica's shared cache). */
+  namespaces: NamespaceCache;
 }
 
 /** The policy modules and their cache; `attach` connects the cache to the replica's change stream. */
@@ -132,18 +134,13 @@ function paramStore(registry: ResourceRegistry, objects: ObjectStoreRepository, 
 /**
  * Builds the MutatingAdmissionPolicy and ValidatingAdmissionPolicy modules over the tenant's stored
  * policies and bindings: a compiled-policy cache that follows the change
- * stream (see {@link PolicyCache}), params and namespaces read from
- * storage, and per-policy metrics.
+ * stream (see {@link PolicyCache}), params read from storage, namespaces
+ * from the replica's NamespaceCache, and per-policy metrics.
  */
 export function createPolicyAdmission(o: PolicyAdmissionOptions): PolicyAdmission {
   let changes: WatchCache | undefined;
   const cache = new PolicyCache(policyCel, loader(o.lists), changeSubscriber(() => changes));
-  const nsDef = o.registry.lookup('default', '', 'v1', 'namespaces')!;
-  const namespaces = new NamespaceCache(async (tenant, name) => {
-    const ns = await o.objects.get(objectKey(tenant, nsDef, '', name), undefined, true);
-    return ns?.body;
-  });
-  const namespaceObject = (tenant: string, name: string) => namespaces.get(tenant, name);
+  const namespaceObject = (tenant: string, name: string) => o.namespaces.get(tenant, name);
   const deps: PolicyModuleDependencies = {
     source: cache,
     cel: policyCel,
@@ -171,7 +168,6 @@ export function createPolicyAdmission(o: PolicyAdmissionOptions): PolicyAdmissio
     attach: (c) => {
       changes = c;
       cache.clear();
-      namespaces.attach(c);
     },
   };
 }

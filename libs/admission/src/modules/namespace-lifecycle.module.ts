@@ -18,7 +18,15 @@ export class NamespaceLifecycleModule implements AdmissionModule {
   static readonly NAME = 'NamespaceLifecycle';
   readonly name = NamespaceLifecycleModule.NAME;
 
-  constructor(private readonly lookup: NamespacePhaseLookup) {}
+  /**
+   * `lookup` gives a namespace's phase; `onDeleteAdmitted`, when given, hears
+   * of every namespace deletion this plugin admits (so a cache can read that
+   * namespace live for a while, as upstream's forced live lookup).
+   */
+  constructor(
+    private readonly lookup: NamespacePhaseLookup,
+    private readonly onDeleteAdmitted?: (tenant: string, namespace: string) => void,
+  ) {}
 
   handles(op: AdmissionOperation): boolean {
     return op === 'CREATE' || op === 'DELETE';
@@ -30,6 +38,7 @@ export class NamespaceLifecycleModule implements AdmissionModule {
       if (attrs.operation === 'DELETE' && IMMORTAL_NAMESPACES.has(attrs.name)) {
         throw AdmissionError.forbidden('', 'namespaces', attrs.name, 'this namespace may not be deleted');
       }
+      if (attrs.operation === 'DELETE') this.onDeleteAdmitted?.(attrs.tenant, attrs.name);
       return;
     }
     if (!attrs.namespaced || attrs.operation !== 'CREATE') return;
