@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DEFAULT_ELECTION_TIMING } from '@plinth/storage';
+import { widgetCrd } from '../crd/crd-fixtures.js';
 import { ReplicaProcess } from '../fault/support/replica-process.js';
+import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { eventually } from '../watch/support/cluster.js';
 import { WatchClient } from '../watch/support/watch-client.js';
@@ -106,6 +108,23 @@ describe('controllers: one leader per controller across replica processes, failo
       assert.equal((await call(r.url, 'DELETE', `/api/v1/namespaces/${NS}/configmaps/owner-${i}`)).status, 200);
       await eventually(`dependents of owner-${i} collected`, async () => (await configMapNames(other.url)).every((n) => !n.startsWith(`dep-${i}-`)));
     }
+  });
+
+  it('serves a CRD created through a replica that does not run the CRD controller on that replica\'s next request; kubectl delete crd then api-resources there', async () => {
+    const leader = await leaderOf(replicas, 'crd-controller');
+    const other = replicas.find((r) => r !== leader)!;
+    // The controller settles the CRD on another replica; the create is answered once this one serves it so.
+    const created = await call(other.url, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', widgetCrd({ group: 'elected.example.com' }));
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal((await call(other.url, 'GET', `/apis/elected.example.com/v1/namespaces/${NS}/widgets`)).status, 200);
+    const crd = (await call(other.url, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.elected.example.com')).body;
+    assert.ok(crd.status.conditions.some((c: { type: string; status: string }) => c.type === 'Established' && c.status === 'True'), JSON.stringify(crd.status));
+    const kc = writeTestKubeconfig(other.url);
+    const del = await kubectl(kc, ['delete', 'crd', 'widgets.elected.example.com']);
+    assert.equal(del.code, 0, del.stderr);
+    const listed = await kubectl(kc, ['api-resources', '--api-group=elected.example.com', '-o', 'name']);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.equal(listed.stdout.trim(), '');
   });
 
   it('a dependent cascade interrupted by killing the leading replica is finished by the other, each dependent deleted exactly once', async () => {
