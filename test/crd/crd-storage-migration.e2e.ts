@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { ObjectStoreRepository } from '@plinth/storage';
 import request from 'supertest';
 import { makeCertificates, type TestCertificates } from '../admission/support/webhook-server.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
@@ -68,6 +70,57 @@ describe('storage version migration: a CRD whose storage version changes has its
     const one = await api.get('/apis/conv.example.com/v1/namespaces/demo/backends/b007').expect(200);
     assert.deepEqual(one.body.spec, { hostPort: 'h7:1007' });
     assert.equal(hook.requests.length, 1);
+  });
+
+  it('migrates 10,000 objects page by page (20 conversion calls of 500), every object stored in the new version once', async () => {
+    const big = backendCrd(hook.url, certs.caBundle) as { metadata: { name: string }; spec: Record<string, any> };
+    big.metadata.name = 'backends.big.example.com';
+    big.spec.group = 'big.example.com';
+    await installCrd(api, big);
+    const V1 = '/apis/big.example.com/v1/namespaces/demo/backends';
+    // One object through the API; the rest written through storage as the API stores them (10,000 creates over
+    // HTTPS would dominate the test), each with its own name, uid and spec.
+    const first = (await api.post(V1).send({ metadata: { name: 'o00000' }, spec: { hostPort: 'h0:1000' } }).expect(201)).body;
+    const objects = s.app.get(ObjectStoreRepository);
+    const BIG = 10_000;
+    const writers = Array.from({ length: 32 }, async (_, w) => {
+      for (let i = 1 + w; i < BIG; i += 32) {
+        const name = `o${String(i).padStart(5, '0')}`;
+        const body = { ...first, metadata: { ...first.metadata, name, uid: randomUUID() }, spec: { hostPort: `h${i}:${1000 + (i % 60000)}` } };
+        delete (body.metadata as Record<string, unknown>).resourceVersion;
+        await objects.create({ tenant: 'default', resource: 'backends.big.example.com', namespace: 'demo', name }, body);
+      }
+    });
+    await Promise.all(writers);
+    hook.requests.length = 0;
+    const crd = (await api.get(`${CRDS}/backends.big.example.com`).expect(200)).body;
+    crd.spec.versions[0].storage = false;
+    crd.spec.versions[1].storage = true;
+    await api.put(`${CRDS}/backends.big.example.com`).send(crd).expect(200);
+    const done = await eventually(async () => {
+      const cur = (await api.get(`${CRDS}/backends.big.example.com`).expect(200)).body;
+      return migrationCondition(cur)?.status === 'True' ? cur : undefined;
+    }, 120_000, 'the migration of 10,000 objects to finish');
+    assert.deepEqual(done.status.storedVersions, ['v2']);
+    assert.equal(migrationCondition(done)?.message, `${BIG} of ${BIG} objects rewritten in v2`);
+    const toV2 = hook.requests.filter((r) => r.desiredAPIVersion === 'big.example.com/v2');
+    assert.equal(toV2.length, BIG / 500, 'one conversion call per page of 500');
+    assert.equal(toV2.reduce((n, r) => n + r.objects.length, 0), BIG, 'each object converted once');
+    // Every object is stored in v2: a v2 list needs no webhook and shows each object's own converted spec.
+    hook.requests.length = 0;
+    const names = new Set<string>();
+    let cont = '';
+    do {
+      const page = await api.get(`/apis/big.example.com/v2/namespaces/demo/backends?limit=2000${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`).expect(200);
+      for (const item of page.body.items) {
+        const i = Number(item.metadata.name.slice(1));
+        assert.deepEqual(item.spec, { host: `h${i}`, port: 1000 + (i % 60000) }, item.metadata.name);
+        names.add(item.metadata.name);
+      }
+      cont = page.body.metadata.continue ?? '';
+    } while (cont);
+    assert.equal(names.size, BIG);
+    assert.equal(hook.requests.length, 0);
   });
 
   it('reports a failing webhook in the condition and keeps the old stored version listed', async () => {
