@@ -1,5 +1,6 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { PolicyCheckObservation, PolicyMetricsSink } from '@plinth/admission';
+import { BoundedLabelSets } from '../observability/bounded-label-sets.js';
 
 /** Distinct (tenant, policy, binding) label sets kept before further ones are folded into `_other`. */
 export const MAX_POLICY_SERIES = 2000;
@@ -15,7 +16,7 @@ export const MAX_POLICY_SERIES = 2000;
 export class PrometheusPolicyMetrics implements PolicyMetricsSink {
   private readonly checks: Counter<'tenant' | 'type' | 'policy' | 'policy_binding' | 'enforcement_action' | 'error_type'>;
   private readonly latency: Histogram<'tenant' | 'type' | 'policy' | 'policy_binding' | 'enforcement_action' | 'error_type'>;
-  private readonly series = new Set<string>();
+  private readonly series = new BoundedLabelSets(MAX_POLICY_SERIES);
 
   /** Registers the metrics on `registry` (one instance per registry). */
   constructor(registry: Registry) {
@@ -35,15 +36,7 @@ export class PrometheusPolicyMetrics implements PolicyMetricsSink {
   }
 
   observe(o: PolicyCheckObservation): void {
-    const key = `${o.tenant}\u0000${o.policy}\u0000${o.binding}`;
-    let { tenant, policy, binding } = o;
-    if (!this.series.has(key)) {
-      if (this.series.size >= MAX_POLICY_SERIES) {
-        tenant = policy = binding = '_other';
-      } else {
-        this.series.add(key);
-      }
-    }
+    const { tenant, policy, binding } = this.series.bound({ tenant: o.tenant, policy: o.policy, binding: o.binding });
     const labels = { tenant, type: o.type, policy, policy_binding: binding, enforcement_action: o.enforcementAction, error_type: o.errorType };
     this.checks.inc(labels);
     this.latency.observe(labels, o.seconds);

@@ -1,17 +1,24 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { WebhookCallObservation, WebhookMetricsSink } from '@plinth/admission';
+import { BoundedLabelSets } from '../observability/bounded-label-sets.js';
+
+/** Distinct (tenant, webhook) label sets kept before further ones are reported as `_other`. */
+export const MAX_WEBHOOK_SERIES = 2000;
 
 /**
  * Per-webhook Prometheus metrics (names follow kube-apiserver's
  * apiserver_admission_webhook_* with Plinth's prefix and a tenant label):
  * calls, rejections, call failures (and whether they failed open) and
- * call latency.
+ * call latency. Tenants name their webhooks, so after
+ * {@link MAX_WEBHOOK_SERIES} distinct (tenant, webhook) pairs further ones
+ * are reported as `_other`.
  */
 export class PrometheusWebhookMetrics implements WebhookMetricsSink {
   private readonly calls: Counter<'tenant' | 'name' | 'type' | 'operation' | 'code' | 'rejected'>;
   private readonly rejections: Counter<'tenant' | 'name' | 'type' | 'operation' | 'error_type'>;
   private readonly failures: Counter<'tenant' | 'name' | 'type' | 'operation' | 'reason' | 'fail_open'>;
   private readonly latency: Histogram<'tenant' | 'name' | 'type' | 'operation' | 'rejected'>;
+  private readonly series = new BoundedLabelSets(MAX_WEBHOOK_SERIES);
 
   /** Registers the metrics on `registry` (one instance per registry). */
   constructor(registry: Registry) {
@@ -43,7 +50,8 @@ export class PrometheusWebhookMetrics implements WebhookMetricsSink {
   }
 
   observe(o: WebhookCallObservation): void {
-    const base = { tenant: o.tenant, name: o.webhook, type: o.type, operation: o.operation };
+    const { tenant, name } = this.series.bound({ tenant: o.tenant, name: o.webhook });
+    const base = { tenant, name, type: o.type, operation: o.operation };
     const rejected = o.outcome === 'rejected' || (o.outcome === 'failed' && !o.ignored);
     this.calls.inc({ ...base, code: String(o.code ?? 0), rejected: String(rejected) });
     this.latency.observe({ ...base, rejected: String(rejected) }, o.seconds);

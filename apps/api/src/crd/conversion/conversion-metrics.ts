@@ -1,4 +1,8 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { BoundedLabelSets } from '../../observability/bounded-label-sets.js';
+
+/** Distinct (tenant, CRD) label sets kept before further ones are reported as `_other`. */
+export const MAX_CONVERSION_SERIES = 2000;
 
 /** One conversion webhook call, as {@link ConversionMetrics} records it. */
 export interface ConversionObservation {
@@ -25,13 +29,16 @@ export interface ConversionMetricsSink {
  * webhooks' (webhook-metrics.ts) and kube-apiserver's
  * apiserver_crd_conversion_webhook_duration_seconds: calls, objects,
  * failures by reason and latency per tenant and CRD. Labels are bounded:
- * a CRD has few versions and the failure reasons are a fixed set.
+ * tenants name their CRDs, so after {@link MAX_CONVERSION_SERIES} distinct
+ * (tenant, CRD) pairs further ones are reported as `_other`; a CRD has few
+ * versions and the failure reasons are a fixed set.
  */
 export class ConversionMetrics implements ConversionMetricsSink {
   private readonly calls: Counter<'tenant' | 'crd' | 'to_version' | 'code' | 'succeeded'>;
   private readonly objects: Counter<'tenant' | 'crd' | 'to_version'>;
   private readonly failures: Counter<'tenant' | 'crd' | 'reason'>;
   private readonly latency: Histogram<'tenant' | 'crd' | 'to_version' | 'succeeded'>;
+  private readonly series = new BoundedLabelSets(MAX_CONVERSION_SERIES);
 
   /** Registers the metrics on `registry` (one instance per registry). */
   constructor(registry: Registry) {
@@ -63,11 +70,12 @@ export class ConversionMetrics implements ConversionMetricsSink {
   }
 
   observe(o: ConversionObservation): void {
-    const base = { tenant: o.tenant, crd: o.crd, to_version: o.toVersion };
+    const { tenant, crd } = this.series.bound({ tenant: o.tenant, crd: o.crd });
+    const base = { tenant, crd, to_version: o.toVersion };
     const succeeded = String(o.failure === undefined);
     this.calls.inc({ ...base, code: String(o.code ?? 0), succeeded });
     this.objects.inc(base, o.objects);
     this.latency.observe({ ...base, succeeded }, o.seconds);
-    if (o.failure) this.failures.inc({ tenant: o.tenant, crd: o.crd, reason: o.failure });
+    if (o.failure) this.failures.inc({ tenant, crd, reason: o.failure });
   }
 }
