@@ -34,6 +34,22 @@ describe('storage version migration: a CRD whose storage version changes has its
     await hook.close();
   });
 
+  /** Makes v2 the storage version of CRD `name` (v1 stays served); the answer of the PUT. */
+  async function switchStorageToV2(name: string): Promise<request.Response> {
+    const crd = (await api.get(`${CRDS}/${name}`).expect(200)).body;
+    crd.spec.versions[0].storage = false;
+    crd.spec.versions[1].storage = true;
+    return api.put(`${CRDS}/${name}`).send(crd).expect(200);
+  }
+
+  /** The CRD once its StorageVersionMigrated condition satisfies `done`. */
+  async function untilMigration(name: string, done: (c: Record<string, string> | undefined) => boolean, ms: number, what: string) {
+    return eventually(async () => {
+      const cur = (await api.get(`${CRDS}/${name}`).expect(200)).body;
+      return done(migrationCondition(cur)) ? cur : undefined;
+    }, ms, what);
+  }
+
   it('rewrites every object through the conversion webhook (one call per page), then leaves storedVersions at the new version', async () => {
     await installCrd(api, backendCrd(hook.url, certs.caBundle));
     const V1 = '/apis/conv.example.com/v1/namespaces/demo/backends';
@@ -41,16 +57,10 @@ describe('storage version migration: a CRD whose storage version changes has its
       await api.post(V1).send({ apiVersion: 'conv.example.com/v1', kind: 'Backend', metadata: { name: `b${String(i).padStart(3, '0')}` }, spec: { hostPort: `h${i}:${1000 + i}` } }).expect(201);
     }
     hook.requests.length = 0;
-    const crd = (await api.get(`${CRDS}/backends.conv.example.com`).expect(200)).body;
-    crd.spec.versions[0].storage = false;
-    crd.spec.versions[1].storage = true;
-    const switched = await api.put(`${CRDS}/backends.conv.example.com`).send(crd).expect(200);
+    const switched = await switchStorageToV2('backends.conv.example.com');
     assert.deepEqual(switched.body.status.storedVersions, ['v1', 'v2']);
 
-    const done = await eventually(async () => {
-      const cur = (await api.get(`${CRDS}/backends.conv.example.com`).expect(200)).body;
-      return migrationCondition(cur)?.status === 'True' ? cur : undefined;
-    }, 20_000, 'the migration to finish');
+    const done = await untilMigration('backends.conv.example.com', (c) => c?.status === 'True', 20_000, 'the migration to finish');
     assert.deepEqual(done.status.storedVersions, ['v2']);
     assert.deepEqual(
       [migrationCondition(done)?.reason, migrationCondition(done)?.message],
@@ -93,14 +103,8 @@ describe('storage version migration: a CRD whose storage version changes has its
     });
     await Promise.all(writers);
     hook.requests.length = 0;
-    const crd = (await api.get(`${CRDS}/backends.big.example.com`).expect(200)).body;
-    crd.spec.versions[0].storage = false;
-    crd.spec.versions[1].storage = true;
-    await api.put(`${CRDS}/backends.big.example.com`).send(crd).expect(200);
-    const done = await eventually(async () => {
-      const cur = (await api.get(`${CRDS}/backends.big.example.com`).expect(200)).body;
-      return migrationCondition(cur)?.status === 'True' ? cur : undefined;
-    }, 120_000, 'the migration of 10,000 objects to finish');
+    await switchStorageToV2('backends.big.example.com');
+    const done = await untilMigration('backends.big.example.com', (c) => c?.status === 'True', 120_000, 'the migration of 10,000 objects to finish');
     assert.deepEqual(done.status.storedVersions, ['v2']);
     assert.equal(migrationCondition(done)?.message, `${BIG} of ${BIG} objects rewritten in v2`);
     const toV2 = hook.requests.filter((r) => r.desiredAPIVersion === 'big.example.com/v2');
@@ -131,14 +135,8 @@ describe('storage version migration: a CRD whose storage version changes has its
     await api.post('/apis/fail.example.com/v1/namespaces/demo/backends').send({ metadata: { name: 'x' }, spec: { hostPort: 'a:1' } }).expect(201);
     hook.mode = 'fail';
     try {
-      const crd = (await api.get(`${CRDS}/backends.fail.example.com`).expect(200)).body;
-      crd.spec.versions[0].storage = false;
-      crd.spec.versions[1].storage = true;
-      await api.put(`${CRDS}/backends.fail.example.com`).send(crd).expect(200);
-      const failed = await eventually(async () => {
-        const cur = (await api.get(`${CRDS}/backends.fail.example.com`).expect(200)).body;
-        return migrationCondition(cur)?.reason === 'MigrationFailed' ? cur : undefined;
-      }, 20_000, 'the migration to fail');
+      await switchStorageToV2('backends.fail.example.com');
+      const failed = await untilMigration('backends.fail.example.com', (c) => c?.reason === 'MigrationFailed', 20_000, 'the migration to fail');
       assert.deepEqual(failed.status.storedVersions, ['v1', 'v2']);
       assert.match(migrationCondition(failed)!.message, /^migration to v2 failed: Internal error occurred: conversion webhook for fail\.example\.com\/v1, Kind=BackendList failed: cannot convert this backend$/);
     } finally {
@@ -154,14 +152,8 @@ describe('storage version migration: a CRD whose storage version changes has its
     crdBody.spec.versions[1].schema = crdBody.spec.versions[0].schema;
     await installCrd(api, crdBody);
     for (let i = 0; i < 30; i++) await api.post('/apis/none.example.com/v1/namespaces/demo/backends').send({ metadata: { name: `n${i}` }, spec: { hostPort: `h:${i}` } }).expect(201);
-    const crd = (await api.get(`${CRDS}/backends.none.example.com`).expect(200)).body;
-    crd.spec.versions[0].storage = false;
-    crd.spec.versions[1].storage = true;
-    await api.put(`${CRDS}/backends.none.example.com`).send(crd).expect(200);
-    const done = await eventually(async () => {
-      const cur = (await api.get(`${CRDS}/backends.none.example.com`).expect(200)).body;
-      return migrationCondition(cur)?.status === 'True' ? cur : undefined;
-    }, 20_000, 'the migration to finish');
+    await switchStorageToV2('backends.none.example.com');
+    const done = await untilMigration('backends.none.example.com', (c) => c?.status === 'True', 20_000, 'the migration to finish');
     assert.deepEqual(done.status.storedVersions, ['v2']);
     assert.equal(migrationCondition(done)?.message, '30 of 30 objects rewritten in v2');
     const obj = await api.get('/apis/none.example.com/v1/namespaces/demo/backends/n3').expect(200);
