@@ -58,7 +58,18 @@ export function progress(msg: string): void {
 export async function startBenchPostgres(name: string, port: number): Promise<EmbeddedDatabase> {
   const dir = path.resolve('.test-tmp', `bench-${name}-${randomBytes(3).toString('hex')}`);
   progress(`starting PostgreSQL (durable: fsync on, synchronous_commit on) in ${dir}`);
-  return startEmbeddedPostgres({ dataDir: dir, port, database: 'plinth', extraFlags: ['-c', 'shared_buffers=256MB'] });
+  const db = await startEmbeddedPostgres({ dataDir: dir, port, database: 'plinth', extraFlags: ['-c', 'shared_buffers=256MB'] });
+  benchDataDirs.set(db, dir);
+  return db;
+}
+
+const benchDataDirs = new WeakMap<EmbeddedDatabase, string>();
+
+/** The folder {@link startBenchPostgres} started `db` in. */
+export function benchDataDir(db: EmbeddedDatabase): string {
+  const dir = benchDataDirs.get(db);
+  if (!dir) throw new Error('not a database started by startBenchPostgres');
+  return dir;
 }
 
 /**

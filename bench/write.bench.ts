@@ -1,7 +1,9 @@
 import { Agent, request } from 'undici';
 import pg from 'pg';
 import { createDatabase, ObjectStoreRepository, type WriteBatcherOptions } from '@plinth/storage';
-import { percentiles, progress, runLoad, startBenchPostgres, runBenchmark, startServerProcess, stopServerAndDatabase, benchAgent, benchTls } from './bench-support.js';
+import { cpus } from 'node:os';
+import { cpuDuring, type CpuSplit, postmasterPid } from './process-cpu.js';
+import { benchDataDir, percentiles, progress, runLoad, startBenchPostgres, runBenchmark, startServerProcess, stopServerAndDatabase, benchAgent, benchTls } from './bench-support.js';
 
 const CONCURRENCY = 32;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -129,6 +131,24 @@ function authMeans(before: AuthTotals, after: AuthTotals): { authnUs: number; au
   return { authnUs: mean(before.authn, after.authn), authzUs: mean(before.authz, after.authz) };
 }
 
+/**
+ * Prints the CPU each party spent per operation (server, PostgreSQL, this
+ * benchmark's clients) and the rate the machine's cores could sustain at
+ * that cost if nothing else ran: the bound any design on this machine
+ * meets, set against the goal of half the raw insert rate.
+ */
+function printCpuBudget(rows: [string, CpuSplit, number][], rawInsertsPerSec: number): void {
+  const cores = cpus().length;
+  console.log(`\nCPU per operation, ms (server + PostgreSQL + benchmark client = total; bound = ${cores} cores / total):`);
+  for (const [name, cpu, ops] of rows) {
+    const per = (ms: number) => ms / Math.max(1, ops);
+    const total = per(cpu.server) + per(cpu.postgres) + per(cpu.client);
+    const parts = `${per(cpu.server).toFixed(3)} + ${per(cpu.postgres).toFixed(3)} + ${per(cpu.client).toFixed(3)} = ${total.toFixed(3)}`;
+    console.log(`  ${name.padEnd(34)} ${parts.padEnd(34)} bound ${((cores * 1000) / total).toFixed(0).padStart(6)}/s`);
+  }
+  console.log(`  goal: API creates >= 50% of raw durable inserts = ${(rawInsertsPerSec / 2).toFixed(0)}/s`);
+}
+
 async function main(): Promise<void> {
   const pgPort = 57500 + (process.pid % 400);
   const apiPort = 18500 + (process.pid % 400);
@@ -152,7 +172,10 @@ async function main(): Promise<void> {
     await call('POST', '/api/v1/namespaces', JSON.stringify({ metadata: { name: 'bench' } }));
     progress(`HTTP creates: ${CONCURRENCY} keep-alive clients for ${SECONDS}s`);
     const beforeCertText = await call('GET', '/metrics');
-    const creates = await runLoad(CONCURRENCY, SECONDS * 1000, async (i) => void (await call('POST', '/api/v1/namespaces/bench/configmaps', configMap(`cm-${i}`))));
+    const pids = { serverPid: server.pid!, postgresPid: postmasterPid(benchDataDir(db)) };
+    const { result: creates, cpu: createsCpu } = await cpuDuring(pids, () =>
+      runLoad(CONCURRENCY, SECONDS * 1000, async (i) => void (await call('POST', '/api/v1/namespaces/bench/configmaps', configMap(`cm-${i}`)))),
+    );
     const afterCertText = await call('GET', '/metrics');
     const certAuth = authMeans(authTotals(beforeCertText), authTotals(afterCertText));
     const batches = batchDistribution(beforeCertText, afterCertText);
@@ -173,7 +196,9 @@ async function main(): Promise<void> {
     progress(`HTTPS creates, a new TLS connection per request (token) for ${SECONDS / 2}s`);
     const tokenPerConn = await runLoad(CONCURRENCY, (SECONDS * 1000) / 2, async (i) => void (await callWith(tokenAgent, 'token', true, 'POST', '/api/v1/namespaces/bench/configmaps', configMap(`tc-${i}`))));
     progress(`HTTP gets for ${SECONDS / 2}s`);
-    const gets = await runLoad(CONCURRENCY, (SECONDS * 1000) / 2, async (i) => void (await call('GET', `/api/v1/namespaces/bench/configmaps/cm-${i % 1000}`)));
+    const { result: gets, cpu: getsCpu } = await cpuDuring(pids, () =>
+      runLoad(CONCURRENCY, (SECONDS * 1000) / 2, async (i) => void (await call('GET', `/api/v1/namespaces/bench/configmaps/cm-${i % 1000}`))),
+    );
     await call('POST', '/api/v1/namespaces', JSON.stringify({ metadata: { name: 'list100' } }));
     for (let i = 0; i < 100; i++) {
       await call('POST', '/api/v1/namespaces/list100/configmaps', configMap(`l-${i}`).replace('"bench"', '"list100"'));
@@ -185,9 +210,9 @@ async function main(): Promise<void> {
     progress(`raw PostgreSQL: plinth_create() + plinth_flush() for ${SECONDS}s`);
     const rawWrite = await rawCeiling(db.url, false);
     progress(`raw PostgreSQL: durable single-row INSERT (bigserial key) by ${CONCURRENCY} pg clients for ${SECONDS}s`);
-    const insert = await rawInsert(db.url);
+    const { result: insert, cpu: insertCpu } = await cpuDuring({ postgresPid: pids.postgresPid }, () => rawInsert(db.url));
     progress(`storage layer: batched creates by ${CONCURRENCY} callers for ${SECONDS}s`);
-    const batched = await storageCreates(db.url, 'sb', {});
+    const { result: batched, cpu: batchedCpu } = await cpuDuring({ postgresPid: pids.postgresPid }, () => storageCreates(db.url, 'sb', {}));
     progress(`storage layer: unbatched creates (a transaction per write) by ${CONCURRENCY} callers for ${SECONDS}s`);
     const unbatched = await storageCreates(db.url, 'su', { maxBatch: 1, maxInFlight: CONCURRENCY });
     const c = percentiles(creates.latencies);
@@ -224,6 +249,12 @@ async function main(): Promise<void> {
     console.log(`\nbatches during the client-certificate creates: ${batches}`);
     console.log(`API creates / raw PostgreSQL durable single-row inserts = ${((creates.opsPerSec / insert.opsPerSec) * 100).toFixed(1)}% (${creates.opsPerSec.toFixed(0)}/s vs ${insert.opsPerSec.toFixed(0)}/s, ${CONCURRENCY} clients each; target >= 50%)`);
     console.log(`storage-layer creates / raw durable single-row inserts: batched ${((batched.opsPerSec / insert.opsPerSec) * 100).toFixed(1)}% (mean ${batched.meanBatch.toFixed(1)} writes/batch), unbatched ${((unbatched.opsPerSec / insert.opsPerSec) * 100).toFixed(1)}%`);
+    printCpuBudget([
+      ['API create (client certificate)', createsCpu, creates.latencies.length],
+      ['API get (the HTTPS floor)', getsCpu, gets.latencies.length],
+      ['storage-layer create, batched', batchedCpu, batched.opsPerSec * SECONDS],
+      ['raw durable single-row INSERT', insertCpu, insert.opsPerSec * SECONDS],
+    ], insert.opsPerSec);
     console.log(`API creates / raw statements of a create = ${((creates.opsPerSec / raw.opsPerSec) * 100).toFixed(1)}%; p99 create ${c.p99.toFixed(1)} ms (target <= 50 ms)`);
   } finally {
     await agent.close();
