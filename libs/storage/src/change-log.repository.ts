@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { ChangesTable, DB } from './db.js';
 import { type ObjectKey, withResourceVersion } from './object-key.js';
 import { DURABLE, flushWal } from './object-store.repository.js';
+import { type ChangeScope, changeScopeCondition } from './change-scope-sql.js';
 import { StorageError } from './storage-error.js';
 
 /** One committed change, as watchers receive it. */
@@ -15,22 +16,41 @@ export interface ChangeEvent {
   prevObject: Record<string, unknown> | null;
 }
 
+export type { ChangeScope };
+
 const TYPES = { A: 'ADDED', M: 'MODIFIED', D: 'DELETED' } as const;
+
+/** The columns of a change row `c` as followers read them, with its new state derived as {@link changeObject} says. */
+const CHANGE_COLUMNS = sql`c.revision, c.tenant, c.resource, c.namespace, c.name, c.type, ${changeObject()} AS object, c.prev_object, c.prev_revision`;
+
+/**
+ * The new state of the change row `c` (migration 0010 stores no copy of it):
+ * its own `object` when written before that migration; for a delete, its
+ * `prev_object` (the last state); else the current object row if it is still
+ * at the change's revision; else the `prev_object` of the change that
+ * replaced it (the one whose `prev_revision` is the change's revision, which
+ * compaction, going in revision order, never deletes first). One index
+ * lookup, done only for the rows that need it (CASE and coalesce stop at
+ * the first answer). NULL only for a row whose object a tenant purge has
+ * already removed.
+ */
+function changeObject() {
+  return sql`CASE WHEN c.object IS NOT NULL THEN c.object WHEN c.type = 'D' THEN c.prev_object ELSE coalesce(
+    (SELECT o.body FROM objects o
+      WHERE o.tenant = c.tenant AND o.resource = c.resource AND o.namespace = c.namespace AND o.name = c.name AND o.revision = c.revision),
+    (SELECT n.prev_object FROM changes n
+      WHERE plinth_hash(n.tenant, n.resource, n.namespace, n.name) = plinth_hash(c.tenant, c.resource, c.namespace, c.name)
+        AND n.revision > c.revision AND n.prev_revision = c.revision
+        AND n.tenant = c.tenant AND n.resource = c.resource AND n.namespace = c.namespace AND n.name = c.name
+      LIMIT 1)
+  ) END`;
+}
 
 /**
  * Reads the append-only change log in revision order, and compacts it.
  * Revisions are contiguous (see the initial migration), so a reader that
  * asks for the changes after R gets R+1, R+2, … with no holes.
  */
-/** The part of the change log one watch reads: a tenant's resource, optionally one namespace or one object. */
-export interface ChangeScope {
-  tenant: string;
-  /** The storage resource. */
-  resource: string;
-  namespace?: string;
-  name?: string;
-}
-
 export class ChangeLogRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -44,8 +64,8 @@ export class ChangeLogRepository {
       SELECT cs.compacted_revision AS compacted, ${DURABLE} AS durable, c.*
       FROM compaction_state cs
       LEFT JOIN LATERAL (
-        SELECT revision, tenant, resource, namespace, name, type, object, prev_object, prev_revision
-        FROM changes WHERE revision > ${after} ORDER BY revision LIMIT ${limit}
+        SELECT ${CHANGE_COLUMNS}
+        FROM changes c WHERE c.revision > ${after} ORDER BY c.revision LIMIT ${limit}
       ) c ON TRUE
     `.execute(this.db);
     const { compacted, durable } = rows[0];
@@ -54,7 +74,7 @@ export class ChangeLogRepository {
     if (after < compacted) {
       throw new StorageError('Expired', `too old resource version: ${after} (${compacted})`, undefined, compacted);
     }
-    return rows.filter((r): r is typeof r & { revision: number } => r.revision !== null).map(toEvent);
+    return toEvents(rows);
   }
 
   /**
@@ -66,15 +86,13 @@ export class ChangeLogRepository {
    * {@link changesAfter}.
    */
   async changesInScope(after: number, limit: number, scope: ChangeScope): Promise<{ events: ChangeEvent[]; scannedTo: number }> {
-    const ns = scope.namespace !== undefined ? sql`AND namespace = ${scope.namespace}` : sql``;
-    const name = scope.name !== undefined ? sql`AND name = ${scope.name}` : sql``;
     const { rows } = await sql<ChangeRow & { compacted: number; current: number; revision: number | null; durable: boolean }>`
       SELECT cs.compacted_revision AS compacted, rc.value AS current, ${DURABLE} AS durable, c.*
       FROM compaction_state cs CROSS JOIN revision_counter rc
       LEFT JOIN LATERAL (
-        SELECT revision, tenant, resource, namespace, name, type, object, prev_object, prev_revision
-        FROM changes WHERE tenant = ${scope.tenant} AND resource = ${scope.resource} ${ns} ${name} AND revision > ${after}
-        ORDER BY revision LIMIT ${limit}
+        SELECT ${CHANGE_COLUMNS}
+        FROM changes c WHERE ${changeScopeCondition(scope)} AND c.revision > ${after}
+        ORDER BY c.revision LIMIT ${limit}
       ) c ON TRUE
     `.execute(this.db);
     const { compacted, current, durable } = rows[0];
@@ -82,9 +100,9 @@ export class ChangeLogRepository {
     if (after < compacted) {
       throw new StorageError('Expired', `too old resource version: ${after} (${compacted})`, undefined, compacted);
     }
-    const events = rows.filter((r): r is typeof r & { revision: number } => r.revision !== null).map(toEvent);
-    const scannedTo = events.length === limit ? events[events.length - 1].revision : Math.max(after, Number(current));
-    return { events, scannedTo };
+    const read = rows.filter((r) => r.revision !== null);
+    const scannedTo = read.length === limit ? Number(read[read.length - 1].revision) : Math.max(after, Number(current));
+    return { events: toEvents(rows), scannedTo };
   }
 
   /** The oldest revision a watch or list may start from. */
@@ -130,7 +148,12 @@ export class ChangeLogRepository {
 /** A `changes` row as read for followers. */
 type ChangeRow = Omit<ChangesTable, 'created_at'>;
 
-function toEvent(r: ChangeRow): ChangeEvent {
+/** The events of the rows read (none when the scope had none: the LEFT JOIN's single row of NULLs), leaving out a purged tenant's rows whose state is gone. */
+function toEvents(rows: Array<Omit<ChangeRow, 'revision'> & { revision: number | null }>): ChangeEvent[] {
+  return rows.filter((r): r is typeof r & { revision: number; object: Record<string, unknown> } => r.revision !== null && r.object !== null).map(toEvent);
+}
+
+function toEvent(r: ChangeRow & { object: Record<string, unknown> }): ChangeEvent {
   return {
     revision: r.revision,
     key: { tenant: r.tenant, resource: r.resource, namespace: r.namespace, name: r.name },

@@ -43,7 +43,8 @@ export interface ChangesTable {
   namespace: string;
   name: string;
   type: 'A' | 'M' | 'D';
-  object: Record<string, unknown>;
+  /** The new state: only in rows written before migration 0010; newer rows derive it (see ChangeLogRepository). */
+  object: Record<string, unknown> | null;
   prev_object: Record<string, unknown> | null;
   prev_revision: number | null;
   created_at: Generated<Date>;

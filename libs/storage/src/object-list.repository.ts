@@ -1,5 +1,6 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DB } from './db.js';
+import { changeScopeCondition } from './change-scope-sql.js';
 import { type StoredObject, withResourceVersion } from './object-key.js';
 import { DURABLE, flushWal } from './object-store.repository.js';
 import { type KeyFieldRequirement, type LabelRequirementLike, selectorSql } from './selector-sql.js';
@@ -267,9 +268,9 @@ export class ObjectListRepository {
           WHERE tenant = ${q.tenant} AND resource = ${q.resource} ${nsFilter} AND revision <= ${at}
       ), changed AS NOT MATERIALIZED (
         SELECT namespace, name, prev_revision AS revision, prev_object AS body, ${prevLabels} AS labels FROM (
-          SELECT DISTINCT ON (namespace, name) namespace, name, prev_revision, prev_object FROM changes
-            WHERE tenant = ${q.tenant} AND resource = ${q.resource} ${nsFilter} AND revision > ${at}
-            ORDER BY namespace, name, revision
+          SELECT DISTINCT ON (c.namespace, c.name) c.namespace, c.name, c.prev_revision, c.prev_object FROM changes c
+            WHERE ${changeScopeCondition({ tenant: q.tenant, resource: q.resource, namespace: q.namespace })} AND c.revision > ${at}
+            ORDER BY c.namespace, c.name, c.revision
         ) first_change WHERE prev_object IS NOT NULL
       ), state AS NOT MATERIALIZED (
         SELECT * FROM unchanged UNION ALL SELECT * FROM changed
