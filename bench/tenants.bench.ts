@@ -43,7 +43,22 @@ async function main(): Promise<void> {
     const text = (await call(base, agent, 'GET', '/metrics')).text;
     return { rss: metric(text, 'plinth_process_resident_memory_bytes'), heap: metric(text, 'plinth_nodejs_heap_size_used_bytes') };
   };
-  const measure = async () => ({ bytes: await dbBytes(), tables: await tableBytes(), mem: await memory() });
+  /** Bytes of every relation of the schema by name: a table's heap (with its free space and visibility maps), its TOAST (with the TOAST index), each index. */
+  const relationBytes = async () => {
+    const { rows } = await pool.query(`
+      SELECT c.relname || CASE WHEN c.relkind = 'r' THEN ' (heap)' ELSE '' END AS name,
+        pg_table_size(c.oid) - coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0) AS bytes,
+        coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0) AS toast
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i')`);
+    const out = new Map<string, number>();
+    for (const r of rows as Array<{ name: string; bytes: string; toast: string }>) {
+      out.set(r.name, Number(r.bytes));
+      if (Number(r.toast) > 0) out.set(r.name.replace(' (heap)', ' (TOAST)'), Number(r.toast));
+    }
+    return out;
+  };
+  const measure = async () => ({ bytes: await dbBytes(), tables: await tableBytes(), relations: await relationBytes(), mem: await memory() });
   /** Creates tenants t<from>..t<to - 1> through the API, CONCURRENCY at a time, then touches each once (its RBAC index loads). */
   const createTenants = async (from: number, to: number) => {
     let next = from;
@@ -96,6 +111,10 @@ async function main(): Promise<void> {
     console.log(
       `  second half, of which current objects with their indexes: ${marginal(objectBytes(m1, m2))}; change history (compacted after its retention): ${marginal(changeBytes(m1, m2))}; the rest: ${marginal(m2.bytes - m1.bytes - objectBytes(m1, m2) - changeBytes(m1, m2))}`,
     );
+    const grown = [...m2.relations].map(([name, b]) => [name, b - (m1.relations.get(name) ?? 0)] as const).filter(([, d]) => d >= 1024 * (TENANTS - half) * 0.05);
+    console.log(`  second half by relation (each >= 0.05 KiB a tenant): ${grown.sort((a, b) => b[1] - a[1]).map(([name, d]) => `${name} ${marginal(d)}`).join(', ')}`);
+    const rows = (await pool.query("SELECT type, count(*)::int AS n, avg(pg_column_size(c.*))::int AS bytes FROM changes c WHERE tenant = $1 GROUP BY type ORDER BY type", [`t${TENANTS - 1}`])).rows as Array<{ type: string; n: number; bytes: number }>;
+    console.log(`  change rows of tenant t${TENANTS - 1}: ${rows.map((r) => `${r.n} ${r.type} of ${r.bytes} bytes`).join(', ')} (average row size, before page and index overhead)`);
     console.log(
       `server memory per tenant, every tenant's RBAC index loaded: RSS ${perTenant(m2.mem.rss - m0.mem.rss)} on average, ${marginal(m2.mem.rss - m1.mem.rss)} for each of the second half (target <= 50 KiB); V8 heap in use after a full collection ${perTenant(m2.mem.heap - m0.mem.heap)} on average, ${marginal(m2.mem.heap - m1.mem.heap)} second half`,
     );
