@@ -179,10 +179,12 @@ describe('secure serving: TLS, HTTP/2, generated and operator certificates, the 
 describe('secure serving with the operator\'s certificate, key and client CA', { timeout: 120_000 }, () => {
   let s: TestServer;
   let serverCa: CertificateAuthority;
+  let nextServerCa: CertificateAuthority;
   let clientCa: CertificateAuthority;
 
   before(async () => {
     serverCa = await CertificateAuthority.generate('operator-server-ca');
+    nextServerCa = await CertificateAuthority.generate('operator-server-ca-next');
     clientCa = await CertificateAuthority.generate('operator-client-ca');
     const serving = await serverCa.issue({ commonName: 'plinth.example', dnsNames: ['plinth.example', 'localhost'], ipAddresses: ['127.0.0.1'], usage: 'server', validDays: 1 });
     const dir = mkdtempSync(path.join(tmpdir(), 'plinth-operator-tls-'));
@@ -194,6 +196,7 @@ describe('secure serving with the operator\'s certificate, key and client CA', {
       PLINTH_TLS_CERT_FILE: f('tls.crt', serving.certPem + serverCa.certPem),
       PLINTH_TLS_KEY_FILE: f('tls.key', serving.keyPem),
       PLINTH_CLIENT_CA_FILE: f('client-ca.crt', clientCa.certPem),
+      PLINTH_ROOT_CA_FILE: f('root-ca.crt', `${serverCa.certPem}${nextServerCa.certPem}`),
     });
   });
   after(async () => s.close());
@@ -214,5 +217,14 @@ describe('secure serving with the operator\'s certificate, key and client CA', {
       }),
       /self-signed certificate in certificate chain|unable to verify/,
     );
+  });
+  it("publishes the operator's root CA file, not the serving chain, as kube-root-ca.crt in every namespace", async () => {
+    const ops = await clientCa.issue({ commonName: 'ops', organizations: ['system:masters'], usage: 'client', validDays: 1 });
+    const asOps = requestAs(s.url, { caPem: serverCa.certPem, certPem: ops.certPem, keyPem: ops.keyPem });
+    await asOps.post('/api/v1/namespaces').send({ metadata: { name: 'root-ca-file' } }).expect(201);
+    for (const ns of ['default', 'kube-system', 'root-ca-file']) {
+      const cm = await asOps.get(`/api/v1/namespaces/${ns}/configmaps/${ROOT_CA_CONFIGMAP}`).expect(200);
+      assert.equal(cm.body.data['ca.crt'], `${serverCa.certPem.trim()}\n${nextServerCa.certPem.trim()}\n`, ns);
+    }
   });
 });

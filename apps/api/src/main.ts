@@ -50,7 +50,7 @@ async function main(): Promise<void> {
   }
   // The administrator's key goes only into this owner-only file, never into the logs.
   const kubeconfig = await writeKubeconfig(config.dataDir, kubeconfigUrl(server.url, config.host), config.tenants, {
-    caPem: server.pki.operatorServingCert ? undefined : server.pki.caPem,
+    caPem: server.pki.rootCaPem ?? (server.pki.operatorServingCert ? undefined : server.pki.caPem),
     clientCertPem: server.pki.admin.certPem,
     clientKeyPem: server.pki.admin.keyPem,
   });

@@ -87,6 +87,7 @@ export async function startServer(config: AppConfig, logger: Logger, options: St
     tlsCertFile: config.tls.certFile,
     tlsKeyFile: config.tls.keyFile,
     clientCaFile: config.tls.clientCaFile,
+    rootCaFile: config.tls.rootCaFile,
     serviceAccountKeyFile: config.serviceAccountKeyFile,
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, pki, logger), httpsAdapter(pki), {

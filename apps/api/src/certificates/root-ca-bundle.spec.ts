@@ -15,6 +15,12 @@ describe('rootCaBundle', () => {
     assert.equal(rootCaBundle({ caPem: pem('CA'), operatorServingCert: true, serving: serving(chain) }), `${pem('INTERMEDIATE')}\n${pem('ROOT')}\n`);
   });
 
+  it("is the operator's root CA file when one is given, whoever signed the serving certificate", () => {
+    const rootCaPem = `${pem('ROOT-A')}\n${pem('ROOT-B')}\n`;
+    assert.equal(rootCaBundle({ caPem: pem('CA'), operatorServingCert: false, serving: serving(pem('LEAF')), rootCaPem }), rootCaPem);
+    assert.equal(rootCaBundle({ caPem: pem('CA'), operatorServingCert: true, serving: serving(`${pem('LEAF')}\n${pem('ROOT')}`), rootCaPem }), rootCaPem);
+  });
+
   it("is the operator's lone serving certificate itself (self-signed, or pinned)", () => {
     assert.equal(rootCaBundle({ caPem: pem('CA'), operatorServingCert: true, serving: serving(pem('SELF')) }), `${pem('SELF')}\n`);
   });

@@ -134,6 +134,9 @@ class EnvironmentVariables {
   @IsOptional() @IsString()
   PLINTH_CLIENT_CA_FILE?: string;
 
+  @IsOptional() @IsString()
+  PLINTH_ROOT_CA_FILE?: string;
+
   @IsOptional() @Matches(/^[A-Za-z0-9.:\-]+(,[A-Za-z0-9.:\-]+)*$/, { message: 'PLINTH_TLS_SAN must be a comma-separated list of host names and IP addresses' })
   PLINTH_TLS_SAN?: string;
 
@@ -225,7 +228,7 @@ export interface AppConfig {
   watchBufferBytes: number;
   compactionIntervalSeconds: number;
   /** Secure serving and authentication (docs/authentication.md). */
-  tls: { certFile?: string; keyFile?: string; clientCaFile?: string; extraNames: string[] };
+  tls: { certFile?: string; keyFile?: string; clientCaFile?: string; rootCaFile?: string; extraNames: string[] };
   /** Port of the plain-HTTP health/metrics listener on 127.0.0.1; undefined: none. */
   healthPort?: number;
   anonymousAuth: boolean;
@@ -318,6 +321,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       certFile: parsed.PLINTH_TLS_CERT_FILE,
       keyFile: parsed.PLINTH_TLS_KEY_FILE,
       clientCaFile: parsed.PLINTH_CLIENT_CA_FILE,
+      rootCaFile: parsed.PLINTH_ROOT_CA_FILE,
       extraNames: parsed.PLINTH_TLS_SAN ? parsed.PLINTH_TLS_SAN.split(',') : [],
     },
     healthPort: parsed.PLINTH_HEALTH_PORT,

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { CertificateAuthority, subjectAltNames } from './certificate-authority.js';
 import { renderKubeconfig } from './kubeconfig.writer.js';
-import { loadOrCreatePki } from './pki-store.js';
+import { loadOrCreatePki, readCaBundle } from './pki-store.js';
 
 describe('PKI', () => {
   it('generates a CA and leaves it signs: client (CN, O) and server (SANs) certificates', async () => {
@@ -51,5 +51,23 @@ describe('PKI', () => {
     assert.match(text, new RegExp(`certificate-authority-data: ${Buffer.from('CA').toString('base64')}`));
     assert.match(text, new RegExp(`client-certificate-data: ${Buffer.from('CERT').toString('base64')}`));
     assert.match(text, /current-context: plinth-default/);
+  });
+
+  it('reads a root CA file of several certificates, and refuses one without a certificate or with a broken one, naming the file', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'plinth-root-ca-'));
+    const [a, b] = [await CertificateAuthority.generate('root-a', 1), await CertificateAuthority.generate('root-b', 1)];
+    const bundle = path.join(dir, 'bundle.crt');
+    writeFileSync(bundle, `# rotation: old and new root\n${a.certPem}\n${b.certPem}`);
+    const read = await readCaBundle(bundle);
+    assert.deepEqual(
+      read.split('-----END CERTIFICATE-----\n').filter(Boolean).map((p) => new X509Certificate(`${p}-----END CERTIFICATE-----`).subject),
+      ['CN=root-a', 'CN=root-b'],
+    );
+    const empty = path.join(dir, 'empty.crt');
+    writeFileSync(empty, 'not a certificate\n');
+    await assert.rejects(readCaBundle(empty), new RegExp(`error parsing root-ca-file at ${empty}: data does not contain any valid`));
+    const broken = path.join(dir, 'broken.crt');
+    writeFileSync(broken, a.certPem.replace(/\n[A-Za-z0-9+/]{20}/, '\n!!!!'));
+    await assert.rejects(readCaBundle(broken), new RegExp(`error parsing root-ca-file at ${broken}: `));
   });
 });

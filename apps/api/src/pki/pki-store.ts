@@ -1,9 +1,14 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { exportPKCS8, generateKeyPair } from 'jose';
 import { CertificateAuthority, certificateExpiry, type PemPair, subjectAltNames } from './certificate-authority.js';
+
+/** The `CERTIFICATE` PEM blocks of `text`, in order, each without its trailing newline. */
+export function pemCertificates(text: string): string[] {
+  return text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+}
 
 /** The user name of the generated platform-administrator client certificate. */
 export const ADMIN_USER = 'plinth-admin';
@@ -15,6 +20,8 @@ export interface PkiFiles {
   tlsCertFile?: string;
   tlsKeyFile?: string;
   clientCaFile?: string;
+  /** The CA bundle clients should trust to reach this server (kube-controller-manager's --root-ca-file). */
+  rootCaFile?: string;
   serviceAccountKeyFile?: string;
 }
 
@@ -28,6 +35,8 @@ export interface ServingPki {
   caPem: string;
   /** True when the serving certificate is the operator's, so `caPem` did not sign it. */
   operatorServingCert: boolean;
+  /** The operator's CA bundle for clients (PLINTH_ROOT_CA_FILE), when given: what `kube-root-ca.crt` and the kubeconfig carry. */
+  rootCaPem?: string;
   /** The platform administrator's client certificate (signed by the generated CA). */
   admin: PemPair;
   /** PKCS#8 PEM of the ServiceAccount token signing key. */
@@ -127,6 +136,25 @@ async function loadOrCreateServing(pkiDir: string, ca: CertificateAuthority, nam
 }
 
 /**
+ * Reads a PEM bundle of one or more certificates, as kube-controller-manager
+ * reads its --root-ca-file; throws naming the file when it holds none or
+ * one does not parse.
+ */
+export async function readCaBundle(file: string): Promise<string> {
+  const text = await readFile(file, 'utf8');
+  const blocks = pemCertificates(text);
+  if (blocks.length === 0) throw new Error(`error parsing root-ca-file at ${file}: data does not contain any valid RSA or ECDSA certificates`);
+  for (const block of blocks) {
+    try {
+      new X509Certificate(block);
+    } catch (err) {
+      throw new Error(`error parsing root-ca-file at ${file}: ${(err as Error).message}`);
+    }
+  }
+  return blocks.map((b) => `${b}\n`).join('');
+}
+
+/**
  * Loads or creates the platform's PKI under `<dataDir>/pki`: the CA (10
  * years), the platform administrator's client certificate, the
  * ServiceAccount signing key and a serving certificate for localhost,
@@ -150,6 +178,7 @@ export async function loadOrCreatePki(dataDir: string, serverNames: string[], fi
     clientCaPem: files.clientCaFile ? await readFile(files.clientCaFile, 'utf8') : base['ca.crt'],
     caPem: base['ca.crt'],
     operatorServingCert: Boolean(files.tlsCertFile),
+    rootCaPem: files.rootCaFile ? await readCaBundle(files.rootCaFile) : undefined,
     admin: { certPem: base['admin.crt'], keyPem: base['admin.key'] },
     serviceAccountKeyPem: files.serviceAccountKeyFile ? await readFile(files.serviceAccountKeyFile, 'utf8') : base['sa.key'],
     ca,
