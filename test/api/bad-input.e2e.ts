@@ -114,6 +114,23 @@ describe('bad input never gets a 500', () => {
     assertStatus(await api.post(CM).set('Content-Type', 'application/json').send('{"metadata":{"name":"surkey"},"data":{"\\udfff":"z"}}'), 422, 'surrogate key');
   });
 
+  it("answers 400 with upstream's decoder text for an apiVersion or kind that is not a string (found by the fuzzer), and reads a null one as absent", async () => {
+    const cases: Array<[string, unknown, string]> = [['apiVersion', { toString: false }, 'object'], ['kind', 5, 'number'], ['apiVersion', ['v1'], 'array'], ['kind', true, 'bool']];
+    for (const [field, value, goKind] of cases) {
+      const decodeError = `couldn't get version/kind; json parse error: json: cannot unmarshal ${goKind} into Go struct field .${field} of type string`;
+      const text = JSON.stringify({ [field]: value, metadata: { name: 'typemeta' } });
+      const created = assertStatus(await api.post(CM).set('Content-Type', 'application/json').send(text), 400, text);
+      assert.equal(created.message, `the object provided is unrecognized (must be of type ConfigMap): ${decodeError} (${text.slice(0, 30)}...)`);
+      assertStatus(await api.put(`${CM}/cm`).set('Content-Type', 'application/json').send(JSON.stringify({ [field]: value, metadata: { name: 'cm' } })), 400, `put ${text}`);
+      const patched = assertStatus(await api.patch(`${CM}/cm`).set('Content-Type', 'application/merge-patch+json').send(JSON.stringify({ [field]: value })), 400, `patch ${text}`);
+      assert.match(String(patched.message), new RegExp(decodeError.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')));
+    }
+    assertStatus(await api.post(CM).set('Content-Type', 'application/yaml').send('apiVersion: {a: 1}\nmetadata: {name: typemeta}\n'), 400, 'yaml');
+    await api.get(`${CM}/typemeta`).expect(404);
+    const nulls = await api.post(CM).set('Content-Type', 'application/json').send('{"apiVersion":null,"kind":null,"metadata":{"name":"typemeta"}}').expect(201);
+    assert.deepEqual([nulls.body.apiVersion, nulls.body.kind], ['v1', 'ConfigMap']);
+  });
+
   it('answers 4xx for merge and strategic merge patches nested 5,000 deep', async () => {
     for (const type of ['application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/json']) {
       const patch = type === 'application/json' ? `[{"op":"add","path":"/data/x","value":${nested(5000, '1')}}]` : `{"metadata":{"annotations":${nested(5000, '"x"')}}}`;

@@ -4,7 +4,7 @@ import { decodeKubernetesProtobuf } from '@plinth/apimachinery';
 import { makeStorable, parseJsonStrict } from '@plinth/apimachinery';
 import { findUnknownFields } from '@plinth/apimachinery';
 import { parseYamlStrict } from '@plinth/apimachinery';
-import { ApiError } from '@plinth/apimachinery';
+import { ApiError, goJsonKind } from '@plinth/apimachinery';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { groupVersion, type ResourceDefinition } from '../registry/resource-definition.js';
 import type { StructuralSchema } from '@plinth/apimachinery';
@@ -29,6 +29,22 @@ function summarize(text: string): string {
 }
 
 /**
+ * Upstream reads apiVersion and kind first, into Go strings: a value of
+ * another JSON type (null aside, which leaves the string empty) fails the
+ * decode with encoding/json's message; undefined when both are fine.
+ */
+function typeMetaDecodeError(value: unknown): string | undefined {
+  if (!isPlainObject(value)) return undefined;
+  for (const field of ['apiVersion', 'kind']) {
+    const v = value[field];
+    if (v !== undefined && v !== null && typeof v !== 'string') {
+      return `couldn't get version/kind; json parse error: json: cannot unmarshal ${goJsonKind(v)} into Go struct field .${field} of type string`;
+    }
+  }
+  return undefined;
+}
+
+/**
  * Parses a body as JSON, YAML or Kubernetes protobuf (by Content-Type; JSON
  * when absent) and reports duplicate keys. `kind` words upstream's decode
  * errors. Throws ApiError 415 for other media types and 400 for
@@ -46,6 +62,8 @@ export function parseBody(raw: Buffer | undefined, contentType: string | undefin
     }
     if (parsed) {
       parsed.value = makeStorable(parsed.value);
+      const typeMetaError = typeMetaDecodeError(parsed.value);
+      if (typeMetaError) throw new DecodeError(typeMetaError);
       return parsed;
     }
   } catch (err) {
@@ -104,6 +122,11 @@ export function checkTypeMeta(value: unknown, def: ResourceDefinition): KubeObje
   if (!isPlainObject(value)) {
     throw ApiError.badRequest(`the body of the request must be a JSON object describing a ${def.kind}`);
   }
+  const typeMetaError = typeMetaDecodeError(value);
+  if (typeMetaError) throw ApiError.badRequest(`the object provided is unrecognized (must be of type ${def.kind}): ${typeMetaError}`);
+  // A null apiVersion or kind decodes upstream as an empty string: as if absent.
+  if (value.apiVersion === null) delete value.apiVersion;
+  if (value.kind === null) delete value.kind;
   const gv = groupVersion(def);
   if (value.apiVersion !== undefined && value.apiVersion !== gv) {
     throw ApiError.badRequest(
