@@ -7,6 +7,8 @@ import pg from 'pg';
 import { Agent, request } from 'undici';
 import { benchTls, percentiles, progress, startBenchPostgres, startServerProcess } from './bench-support.js';
 import { openH2Watches } from './h2-watches.js';
+import { histogramQuantiles, scrapeHistogram } from './prom-histogram.js';
+import { WatcherPool } from './watch-pool.js';
 
 // Watch benchmark: write→event latency (1, 100, 1,000 watchers; one replica and two replicas
 // through Redis), fan-out events/s, resident memory per idle watcher at 10,000 watchers, and the
@@ -16,7 +18,13 @@ import { openH2Watches } from './h2-watches.js';
 const WRITES = Number(process.env.BENCH_WATCH_WRITES ?? 150);
 const IDLE_WATCHERS = Number(process.env.BENCH_IDLE_WATCHERS ?? 10_000);
 const H2_STREAMS_PER_SESSION = Number(process.env.BENCH_H2_STREAMS_PER_SESSION ?? 100);
-const MARK = Buffer.from('"name":"w-');
+/** BENCH_WATCHERS=1000 runs the latency phase at those watcher counts only (1, 100, 1000 by default). */
+const LATENCY_WATCHERS = (process.env.BENCH_WATCHERS ?? '1,100,1000').split(',').map(Number);
+
+interface Quantiles {
+  p50: number;
+  p99: number;
+}
 
 interface Row {
   name: string;
@@ -24,6 +32,8 @@ interface Row {
   p99: number;
   n: number;
   note?: string;
+  /** Latency runs: the write and the fan-out measured separately. */
+  split?: { write: Quantiles; toLast: Quantiles; spread: Quantiles; dispatch: Quantiles; notify: Quantiles };
 }
 
 function freePort(): Promise<number> {
@@ -42,97 +52,6 @@ function rssKiB(pid: number): number {
   return m ? Number(m[1]) : NaN;
 }
 
-/**
- * Watchers on one server: raw HTTP/1.1 streams over TLS whose data handler
- * only looks for the sequence number of the bench object in the chunk and
- * stamps its arrival, so the client adds as little as possible to what is
- * measured.
- */
-class WatcherPool {
-  readonly sockets: tls.TLSSocket[] = [];
-  private arrivals = new Map<number, number[]>();
-  private expected = 0;
-  private waiting: { seq: number; resolve: () => void } | undefined;
-
-  async open(base: string, path: string, n: number, batch = 250): Promise<void> {
-    for (let i = 0; i < n; i += batch) {
-      const k = Math.min(batch, n - i);
-      await Promise.all(Array.from({ length: k }, () => this.openOne(base, path)));
-      if (n >= 2000 && (i / batch) % 8 === 0) progress(`  ${Math.min(i + k, n)}/${n} watchers open`);
-    }
-    this.expected = this.sockets.length;
-  }
-
-  private async openOne(base: string, path: string): Promise<void> {
-    const url = new URL(path, base);
-    const creds = await benchTls();
-    return new Promise((resolve, reject) => {
-      // A raw TLS socket: no HTTP parser or stream layers per event on the measuring side, which
-      // shares the machine's two cores.
-      let started = false;
-      const sock = tls.connect({ port: Number(url.port), host: url.hostname, ...creds, ALPNProtocols: ['http/1.1'] });
-      sock.on('data', (chunk: Buffer) => {
-        if (!started) {
-          started = true;
-          if (!chunk.subarray(0, 12).toString('latin1').startsWith('HTTP/1.1 200')) reject(new Error(`watch answered ${chunk.subarray(0, 40).toString()}`));
-          else resolve();
-        }
-        this.onData(chunk);
-      });
-      sock.setNoDelay(true);
-      sock.on('secureConnect', () => sock.write(`GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: bench\r\nAccept: application/json\r\n\r\n`));
-      sock.on('error', reject);
-      this.sockets.push(sock);
-    });
-  }
-
-  private onData(chunk: Buffer): void {
-    const now = performance.now();
-    let at = chunk.indexOf(MARK);
-    while (at >= 0) {
-      let seq = 0;
-      for (let j = at + MARK.length; j < chunk.length && chunk[j] >= 48 && chunk[j] <= 57; j++) seq = seq * 10 + chunk[j] - 48;
-      let list = this.arrivals.get(seq);
-      if (!list) this.arrivals.set(seq, (list = []));
-      list.push(now);
-      if (this.waiting?.seq === seq && list.length >= this.expected) this.waiting.resolve();
-      at = chunk.indexOf(MARK, at + MARK.length);
-    }
-  }
-
-  /** Resolves when every watcher got event `seq` (or after `ms`). */
-  waitFor(seq: number, ms: number): Promise<void> {
-    if ((this.arrivals.get(seq)?.length ?? 0) >= this.expected) return Promise.resolve();
-    return new Promise((resolve) => {
-      const t = setTimeout(resolve, ms);
-      this.waiting = {
-        seq,
-        resolve: () => {
-          clearTimeout(t);
-          this.waiting = undefined;
-          resolve();
-        },
-      };
-    });
-  }
-
-  arrivalsOf(seq: number): number[] {
-    return this.arrivals.get(seq) ?? [];
-  }
-
-  totalArrivals(): number {
-    let n = 0;
-    for (const l of this.arrivals.values()) n += l.length;
-    return n;
-  }
-
-  close(): void {
-    for (const s of this.sockets) s.destroy();
-    this.sockets.length = 0;
-    this.arrivals.clear();
-  }
-}
-
 class Api {
   private agent: Agent | undefined;
   constructor(readonly base: string) {}
@@ -148,6 +67,12 @@ class Api {
     return { status: res.statusCode, json };
   }
 
+  /** GET `path` as text (e.g. /metrics). */
+  async text(path: string): Promise<string> {
+    const res = await request(`${this.base}${path}`, { dispatcher: (this.agent ??= new Agent({ connections: 32, keepAliveTimeout: 30_000, connect: await benchTls() })) });
+    return res.body.text();
+  }
+
   async revision(ns: string): Promise<string> {
     const r = await this.call('GET', `/api/v1/namespaces/${ns}/configmaps?limit=1`);
     return String((r.json.metadata as { resourceVersion: string }).resourceVersion);
@@ -160,9 +85,17 @@ class Api {
 
 let seqCounter = 0;
 
-/** Sequential writes on `writer`; per write, the arrival delay at every watcher. */
+/**
+ * Sequential writes on `writer`; per write, the arrival delay at every
+ * watcher (the goal's figure), and separately: the write itself (create
+ * round trip), the fan-out as the clients see it (create response → last
+ * watcher; first → last watcher), and as the server times it (its
+ * histograms: change into the watch cache → written to the last watcher's
+ * connection, and the commit's NOTIFY → the same).
+ */
 async function latencyRun(label: string, writer: Api, readerBase: string, ns: string, watchers: number, writes: number): Promise<Row> {
   const pool = new WatcherPool();
+  const reader = new Api(readerBase);
   const rv = await writer.revision(ns);
   progress(`${label}: opening ${watchers} watchers`);
   await pool.open(readerBase, `/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${rv}`, watchers);
@@ -170,32 +103,49 @@ async function latencyRun(label: string, writer: Api, readerBase: string, ns: st
   const rtts: number[] = [];
   const firsts: number[] = [];
   const spreads: number[] = [];
+  const toLast: number[] = [];
   let missing = 0;
+  let metricsBefore = '';
   for (let i = 0; i < writes + 10; i++) {
+    if (i === 10) metricsBefore = await reader.text('/metrics');
     const seq = ++seqCounter;
     const t0 = performance.now();
     const res = await writer.call('POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: `w-${seq}` }, data: { v: 'x' } });
     if (res.status !== 201) throw new Error(`create answered ${res.status}`);
-    rtts.push(performance.now() - t0);
+    const rtt = performance.now() - t0;
     await pool.waitFor(seq, 2000);
     const got = pool.arrivalsOf(seq);
     missing += watchers - got.length;
     if (i >= 10) {
+      rtts.push(rtt);
       for (const t of got) samples.push(t - t0);
       if (got.length) {
-        firsts.push(Math.min(...got) - t0);
-        spreads.push(Math.max(...got) - Math.min(...got));
+        const first = Math.min(...got);
+        const last = Math.max(...got);
+        firsts.push(first - t0);
+        spreads.push(last - first);
+        toLast.push(last - t0 - rtt);
       }
     }
     if (i % 50 === 0) progress(`  ${label}: ${i}/${writes + 10} writes`);
   }
+  const metricsAfter = await reader.text('/metrics');
+  await reader.close();
   pool.close();
+  const server = (name: string) => histogramQuantiles(scrapeHistogram(metricsBefore, name), scrapeHistogram(metricsAfter, name));
   const p = percentiles(samples);
-  const r = percentiles(rtts.slice(10));
+  const r = percentiles(rtts);
   const f = percentiles(firsts);
   const sp = percentiles(spreads);
   const note = `write RTT p50 ${r.p50.toFixed(2)} ms; first watcher p50 ${f.p50.toFixed(2)} ms; first→last p50 ${sp.p50.toFixed(2)} p99 ${sp.p99.toFixed(2)} ms`;
-  return { name: label, p50: p.p50, p99: p.p99, n: p.n, note: note + (missing ? `; ${missing} events missing` : '') };
+  return {
+    name: label,
+    p50: p.p50,
+    p99: p.p99,
+    n: p.n,
+    note: note + (missing ? `; ${missing} events missing` : ''),
+    split: { write: r, toLast: percentiles(toLast), spread: sp, dispatch: server('plinth_watch_dispatch_seconds'), notify: server('plinth_watch_notify_to_written_seconds') },
+  };
 }
 
 /** Bursts `writes` creates from 16 concurrent writers at `watchers` watchers; delivered events per second. */
@@ -332,6 +282,18 @@ function print(rows: Row[]): void {
   }
 }
 
+/** The write and the fan-out of each latency run, separately (ms, p50 / p99). */
+function printSplit(rows: Row[]): void {
+  const q = (x: Quantiles) => `${x.p50.toFixed(2)} / ${x.p99.toFixed(2)}`.padStart(15);
+  console.log('the write and the fan-out separately, p50 / p99 ms (srv: the server histograms, interpolated within their buckets)');
+  console.log(`${'case'.padEnd(34)} ${'write RTT'.padStart(15)} ${'resp.→last w.'.padStart(15)} ${'first→last w.'.padStart(15)} ${'srv cache→last'.padStart(15)} ${'srv NOTIFY→last'.padStart(15)}`);
+  for (const r of rows) {
+    if (!r.split) continue;
+    const s = r.split;
+    console.log(`${r.name.padEnd(34)} ${q(s.write)} ${q(s.toLast)} ${q(s.spread)} ${q(s.dispatch)} ${q(s.notify)}`);
+  }
+}
+
 /** BENCH_SERVER_NODE_OPTIONS (e.g. --cpu-prof) is passed to the single-replica server as NODE_OPTIONS, for profiling. */
 function serverNodeOptions(): Record<string, string> {
   const o = process.env.BENCH_SERVER_NODE_OPTIONS;
@@ -365,7 +327,7 @@ async function main(): Promise<void> {
     apis.push(api1);
     await api1.call('POST', '/api/v1/namespaces', { metadata: { name: 'lat' } });
     if (want('latency')) {
-      for (const n of [1, 100, 1000]) rows.push(await latencyRun(`1 replica, ${n} watcher${n > 1 ? 's' : ''}`, api1, base1, 'lat', n, WRITES));
+      for (const n of LATENCY_WATCHERS) rows.push(await latencyRun(`1 replica, ${n} watcher${n > 1 ? 's' : ''}`, api1, base1, 'lat', n, WRITES));
     }
     if (want('fanout')) {
       progress('fan-out: 1,000 watchers, 300 creates from 16 writers');
@@ -418,6 +380,8 @@ async function main(): Promise<void> {
     console.log('\nwatch benchmark (this machine: 2 cores; durable PostgreSQL; server, Redis and clients share the cores)\n');
     console.log('write→event latency: from sending the create to the event arriving at each watcher\n');
     print(rows);
+    console.log('');
+    printSplit(rows);
     console.log('');
     for (const line of out) console.log(line);
     const at1000 = rows.find((r) => r.name === '1 replica, 1000 watchers');

@@ -25,7 +25,7 @@ describe('watch: protocol and resourceVersion semantics', { timeout: 120_000 }, 
   before(async () => {
     s = await startTestServer('watch_sem', { PLINTH_TENANTS: 'acme', PLINTH_BOOKMARK_INTERVAL_SECONDS: '1' });
     api = request(s.url);
-    for (const ns of ['sem', 'tbl', 'yml', 'one', 'stream', 'bm', 'iso']) await api.post('/api/v1/namespaces').send({ metadata: { name: ns } }).expect(201);
+    for (const ns of ['sem', 'tbl', 'yml', 'one', 'stream', 'bm', 'iso', 'mtr']) await api.post('/api/v1/namespaces').send({ metadata: { name: ns } }).expect(201);
     await request(s.url).post('/clusters/acme/api/v1/namespaces').send({ metadata: { name: 'iso' } }).expect(201);
   });
   after(async () => {
@@ -198,6 +198,20 @@ describe('watch: protocol and resourceVersion semantics', { timeout: 120_000 }, 
     assert.match(m.text, /plinth_watch_relay_leader 1/);
     assert.match(m.text, /plinth_watch_events_sent_total \d+/);
     assert.match(m.text, /plinth_watch_compaction_lag_seconds \d+/);
+  });
+
+  it('times the fan-out of each live change: into the cache → last watcher written, and NOTIFY → last watcher written', async () => {
+    const count = async (name: string) => Number(new RegExp(`^${name}_count (\\d+)$`, 'm').exec((await api.get('/metrics').expect(200)).text)?.[1] ?? NaN);
+    const dispatched = await count('plinth_watch_dispatch_seconds');
+    const notified = await count('plinth_watch_notify_to_written_seconds');
+    const w = await watch(`/api/v1/namespaces/mtr/configmaps?${OURS}`);
+    for (const name of ['m1', 'm2', 'm3']) {
+      await create('mtr', name);
+      assert.equal((await w.next()).object.metadata.name, name);
+    }
+    // One observation per change handed to watchers; a change the relay read before its own NOTIFY arrived has no NOTIFY time.
+    assert.ok((await count('plinth_watch_dispatch_seconds')) >= dispatched + 3);
+    assert.ok((await count('plinth_watch_notify_to_written_seconds')) > notified);
   });
 });
 

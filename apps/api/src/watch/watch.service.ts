@@ -57,6 +57,8 @@ export class WatchService implements WatchStreamOwner {
   private readonly logger: Logger;
   private ticker: NodeJS.Timeout | undefined;
   private accepting = false;
+  /** Events written to watchers, read by the metric when scraped (no metric update per write). */
+  private eventsSent = 0;
 
   constructor(private readonly deps: WatchServiceDeps) {
     const { config } = deps;
@@ -77,6 +79,7 @@ export class WatchService implements WatchStreamOwner {
       retentionSeconds: config.historyRetentionSeconds,
       redisUrl: config.redisUrl,
       logger: deps.logger,
+      onFanOut: (t) => this.metrics.fannedOut(t),
     });
     const p = this.pipeline;
     this.metrics = new WatchMetrics(deps.registry, {
@@ -92,6 +95,7 @@ export class WatchService implements WatchStreamOwner {
       streamed: () => p.counters.streamed,
       pipelineErrors: () => p.counters.errors,
       degraded: () => (p.degradations().length > 0 ? 1 : 0),
+      eventsSent: () => this.eventsSent,
     });
   }
 
@@ -191,7 +195,7 @@ export class WatchService implements WatchStreamOwner {
 
   /** WatchStreamOwner: count events. */
   eventsWritten(n: number): void {
-    this.metrics.eventsSent.inc(n);
+    this.eventsSent += n;
   }
 
   /** WatchStreamOwner: stop the live feed of a stream. */

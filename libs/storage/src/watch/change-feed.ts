@@ -29,6 +29,8 @@ export interface ChangeFeedDeps {
   pollIntervalMs: number;
   logger: PipelineLogger;
   onError?: (err: unknown) => void;
+  /** Called with the revision of each NOTIFY this replica's listener receives (for the fan-out timings). */
+  onNotify?: (revision: number) => void;
   /** Cluster mode: called with the number of changes each stream read delivered. */
   onStreamed?: (count: number) => void;
 }

@@ -141,7 +141,11 @@ export class ClusterChangeFeed implements ChangeFeed {
       onError: this.deps.onError,
     });
     this.relay = relay;
-    this.listener = new ChangeListener({ connectionString: this.deps.databaseUrl, logger, onWake: (rev) => relay.wake(rev) });
+    this.listener = new ChangeListener({ connectionString: this.deps.databaseUrl, logger, onWake: (rev) => {
+        if (rev !== undefined) this.deps.onNotify?.(rev);
+        relay.wake(rev);
+      },
+    });
     relay.start();
     await this.listener.start();
     logger.info({ from, stream: this.opts.streamKey }, 'watch relay: publishing');

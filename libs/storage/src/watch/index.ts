@@ -8,3 +8,4 @@ export * from './cache-feeder.js';
 export * from './redis-connection.js';
 export * from './redis-change-codec.js';
 export * from './tenant-snapshots.js';
+export * from './fan-out-clock.js';

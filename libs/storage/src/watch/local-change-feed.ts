@@ -32,7 +32,11 @@ export class LocalChangeFeed implements ChangeFeed {
       onError: this.deps.onError,
     });
     this.relay = relay;
-    this.listener = new ChangeListener({ connectionString: this.deps.databaseUrl, logger, onWake: (rev) => relay.wake(rev) });
+    this.listener = new ChangeListener({ connectionString: this.deps.databaseUrl, logger, onWake: (rev) => {
+        if (rev !== undefined) this.deps.onNotify?.(rev);
+        relay.wake(rev);
+      },
+    });
     relay.start();
     await this.listener.start();
   }

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import type { ChangeEvent, ChangeLogRepository } from '../change-log.repository.js';
 import { StorageError } from '../storage-error.js';
 import { CacheFeeder } from './cache-feeder.js';
+import { FanOutClock, type FanOutTiming } from './fan-out-clock.js';
 import { type CachedChange, type CacheSubscriber, WatchCache } from './watch-cache.js';
 
 const change = (revision: number, resource = 'configmaps', tenant = 'default'): ChangeEvent => ({
@@ -144,5 +145,39 @@ describe('CacheFeeder', () => {
     assert.equal(cache.revision, 50);
     assert.equal(cache.oldestResumable, 50);
     assert.match(sub.ended ?? '', /fell behind/);
+  });
+});
+
+describe('FanOutClock', () => {
+  it('times each change handed to watchers, with its NOTIFY time when one arrived, and forgets NOTIFYs of changes nobody watched', () => {
+    const timings: Array<FanOutTiming & { revision: number }> = [];
+    let revision = 0;
+    const clock = new FanOutClock((t) => timings.push({ ...t, revision }));
+    const cache = new WatchCache(10, (rev, n, startedAt) => {
+      revision = rev;
+      clock.dispatched(rev, n, startedAt);
+    });
+    cache.reset(0);
+    cache.subscribe(new Recorder(WatchCache.bucketKey('default', 'configmaps')));
+    cache.subscribe(new Recorder(WatchCache.bucketKey('default', 'configmaps')));
+    clock.notify(1);
+    clock.notify(2);
+    clock.notify(3);
+    cache.append(change(1));
+    cache.append(change(2, 'secrets'));
+    cache.append(change(3));
+    cache.append(change(4));
+    assert.deepEqual(
+      timings.map((t) => [t.revision, t.subscribers, t.sinceNotifyMs !== undefined]),
+      [
+        [1, 2, true],
+        [3, 2, true],
+        [4, 2, false],
+      ],
+    );
+    for (const t of timings) assert.ok(t.dispatchMs >= 0 && (t.sinceNotifyMs === undefined || t.sinceNotifyMs >= t.dispatchMs));
+    // Revision 2 had no watchers: its NOTIFY time went with the dispatch of 3, so a later 2 could not match it.
+    clock.dispatched(2, 1, 0);
+    assert.equal(timings.at(-1)!.sinceNotifyMs, undefined);
   });
 });

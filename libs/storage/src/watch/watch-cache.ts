@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { ChangeEvent } from '../change-log.repository.js';
 
 /**
@@ -57,7 +58,15 @@ export class WatchCache {
   private readonly observers = new Map<string, Set<ChangeObserver>>();
   private waiters: { revision: number; resolve: () => void }[] = [];
 
-  constructor(readonly capacity: number) {
+  /**
+   * `onDispatched`, if given, is told after each change handed to at least
+   * one subscriber: its revision, how many, and when the first got it
+   * (performance.now()), for the fan-out metrics.
+   */
+  constructor(
+    readonly capacity: number,
+    private readonly onDispatched?: (revision: number, subscribers: number, startedAt: number) => void,
+  ) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`watch cache capacity must be a positive integer, got ${capacity}`);
     this.ring = new Array(capacity);
   }
@@ -135,7 +144,12 @@ export class WatchCache {
     const everything = this.observers.get(ALL_RESOURCES);
     if (everything) for (const o of everything) o.onChange(change);
     const subs = this.buckets.get(WatchCache.bucketKey(change.key.tenant, change.key.resource));
-    if (subs) for (const sub of subs) sub.onChange(change);
+    if (subs) {
+      const startedAt = this.onDispatched ? performance.now() : 0;
+      const n = subs.size;
+      for (const sub of subs) sub.onChange(change);
+      this.onDispatched?.(change.revision, n, startedAt);
+    }
     if (this.waiters.length > 0) this.wakeWaiters();
   }
 

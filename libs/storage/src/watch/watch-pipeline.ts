@@ -5,6 +5,7 @@ import { CacheFeeder } from './cache-feeder.js';
 import type { ChangeFeed } from './change-feed.js';
 import { ClusterChangeFeed } from './cluster-change-feed.js';
 import { CompactionService } from './compaction.service.js';
+import { FanOutClock, type FanOutTiming } from './fan-out-clock.js';
 import { LocalChangeFeed } from './local-change-feed.js';
 import type { PipelineLogger } from './pipeline-logger.js';
 import { redisKeyPrefix } from './redis-connection.js';
@@ -26,6 +27,8 @@ export interface WatchPipelineOptions {
   redisUrl?: string;
   electionIntervalMs?: number;
   logger: PipelineLogger;
+  /** Told how long each change with watchers took to reach them all (for metrics). */
+  onFanOut?: (timing: FanOutTiming) => void;
 }
 
 /** Counters the pipeline keeps for metrics. */
@@ -59,7 +62,8 @@ export class WatchPipeline {
 
   constructor(private readonly opts: WatchPipelineOptions) {
     const { logger } = opts;
-    this.cache = new WatchCache(opts.cacheSize);
+    const clock = opts.onFanOut ? new FanOutClock(opts.onFanOut) : undefined;
+    this.cache = new WatchCache(opts.cacheSize, clock && ((revision, n, startedAt) => clock.dispatched(revision, n, startedAt)));
     this.feeder = new CacheFeeder({
       cache: this.cache,
       changes: opts.changes,
@@ -78,6 +82,7 @@ export class WatchPipeline {
       logger,
       onError: () => this.counters.errors++,
       onStreamed: (n: number) => (this.counters.streamed += n),
+      onNotify: clock && ((revision: number) => clock.notify(revision)),
     };
     const prefix = redisKeyPrefix(opts.databaseUrl);
     if (opts.redisUrl) {
