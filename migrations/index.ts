@@ -9,6 +9,7 @@ import * as ownerReferences from './0007-owner-references.migration.js';
 import * as batchedWrites from './0008-batched-writes.migration.js';
 import * as changesNamespaceIndex from './0009-changes-namespace-index.migration.js';
 import * as changesWithoutCopies from './0010-changes-without-copies.migration.js';
+import * as objectsWithoutCopies from './0011-objects-without-copies.migration.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '0008-batched-writes': batchedWrites,
   '0009-changes-namespace-index': changesNamespaceIndex,
   '0010-changes-without-copies': changesWithoutCopies,
+  '0011-objects-without-copies': objectsWithoutCopies,
 };

@@ -32,7 +32,6 @@ export interface ObjectsTable {
   name: string;
   revision: number;
   body: Record<string, unknown>;
-  labels: Generated<Record<string, string>>;
 }
 
 /** Row of `changes`: one committed change, `type` A(dded), M(odified) or D(eleted). */

@@ -101,6 +101,9 @@ function toItems(q: ListQuery, rows: StateRow[]): StoredObject[] {
 }
 
 const CHUNK = 500;
+
+/** An object row's labels: exactly the expression migration 0011's GIN index covers, so that label selectors use it. */
+const OBJECT_LABELS = sql`coalesce(body -> 'metadata' -> 'labels', '{}'::jsonb)`;
 /**
  * remainingItemCount is counted up to this many items after the cursor;
  * beyond it the field is left out (it is optional, and upstream leaves it
@@ -234,7 +237,7 @@ export class ObjectListRepository {
     const limited = sql`
         SELECT namespace, name, revision, body
         FROM objects
-        WHERE tenant = ${q.tenant} AND resource = ${q.resource} AND ${this.keyFilters(q, sql.ref('labels'), after)}
+        WHERE tenant = ${q.tenant} AND resource = ${q.resource} ${nameLookup(q)} AND ${this.keyFilters(q, OBJECT_LABELS, after)}
         ORDER BY namespace, name
         LIMIT ${n}`;
     const source =
@@ -247,7 +250,7 @@ export class ObjectListRepository {
           ) sized WHERE before < ${maxBytes} ORDER BY namespace, name`;
     const { rows } = await sql<StateRow & { list_revision: number; durable: boolean }>`
       SELECT rc.value AS list_revision, ${DURABLE} AS durable, o.namespace, o.name, o.revision, o.body, pg_column_size(o.body) AS size, o.scanned,
-        ${this.totalSql(q, sql`objects`, sql<boolean>`tenant = ${q.tenant} AND resource = ${q.resource}`, sql.ref('labels'), after, n)} AS total
+        ${this.totalSql(q, sql`objects`, sql<boolean>`tenant = ${q.tenant} AND resource = ${q.resource} ${nameLookup(q)}`, OBJECT_LABELS, after, n)} AS total
       FROM revision_counter rc
       LEFT JOIN LATERAL (${source}) o ON TRUE
     `.execute(this.db);
@@ -264,8 +267,8 @@ export class ObjectListRepository {
     // key, so each side is read in key order from the cursor with its own LIMIT (an index range on objects), then merged.
     const { rows } = await sql<StateRow & { compacted: number; current: number; durable: boolean }>`
       WITH unchanged AS NOT MATERIALIZED (
-        SELECT namespace, name, revision, body, labels FROM objects
-          WHERE tenant = ${q.tenant} AND resource = ${q.resource} ${nsFilter} AND revision <= ${at}
+        SELECT namespace, name, revision, body, ${OBJECT_LABELS} AS labels FROM objects
+          WHERE tenant = ${q.tenant} AND resource = ${q.resource} ${nsFilter} ${nameLookup(q)} AND revision <= ${at}
       ), changed AS NOT MATERIALIZED (
         SELECT namespace, name, prev_revision AS revision, prev_object AS body, ${prevLabels} AS labels FROM (
           SELECT DISTINCT ON (c.namespace, c.name) c.namespace, c.name, c.prev_revision, c.prev_object FROM changes c
@@ -298,4 +301,15 @@ export class ObjectListRepository {
     }
     return { rows: rows.filter((r) => r.name !== null), revision: at };
   }
+}
+
+/**
+ * For a list across namespaces that selects one name (`metadata.name=`):
+ * the condition on migration 0011's hashed name index (the name itself is
+ * compared by the selector too). Nothing otherwise: within one namespace
+ * the primary key finds the name.
+ */
+function nameLookup(q: ListQuery): RawBuilder<unknown> {
+  const byName = q.namespace === undefined ? q.fieldRequirements?.find((f) => f.field === 'metadata.name' && f.operator === '=') : undefined;
+  return byName ? sql`AND plinth_hash(tenant, resource, name) = plinth_hash(${q.tenant}::text, ${q.resource}::text, ${byName.value}::text)` : sql``;
 }

@@ -3,7 +3,15 @@ import type { DB } from './db.js';
 import type { StoredObject } from './object-key.js';
 import { withResourceVersion } from './object-key.js';
 
-/** Reads for garbage collection: objects by uid, dependents by the owner uid they name (migration 0007's indexes). */
+/**
+ * The condition on migration 0011's hashed uid index for objects whose uid is
+ * one of `uids` (callers compare the uid and tenant themselves too).
+ */
+function byUid(uids: string[]) {
+  return sql`plinth_hash(body -> 'metadata' ->> 'uid') = ANY (ARRAY(SELECT plinth_hash(u) FROM unnest(${uids}::text[]) AS u))`;
+}
+
+/** Reads for garbage collection: objects by uid (migration 0011's index), dependents by the owner uid they name (migration 0007's). */
 export class OwnerRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -12,7 +20,7 @@ export class OwnerRepository {
     if (uids.length === 0) return new Set();
     const { rows } = await sql<{ uid: string }>`
       SELECT body -> 'metadata' ->> 'uid' AS uid FROM objects
-      WHERE tenant = ${tenant} AND body -> 'metadata' ->> 'uid' = ANY (${uids}::text[])
+      WHERE ${byUid(uids)} AND tenant = ${tenant} AND body -> 'metadata' ->> 'uid' = ANY (${uids}::text[])
     `.execute(this.db);
     return new Set(rows.map((r) => r.uid));
   }
@@ -22,7 +30,7 @@ export class OwnerRepository {
     if (uids.length === 0) return [];
     const { rows } = await sql<{ resource: string; namespace: string; name: string; revision: number; body: Record<string, unknown> }>`
       SELECT resource, namespace, name, revision, body FROM objects
-      WHERE tenant = ${tenant} AND body -> 'metadata' ->> 'uid' = ANY (${uids}::text[])
+      WHERE ${byUid(uids)} AND tenant = ${tenant} AND body -> 'metadata' ->> 'uid' = ANY (${uids}::text[])
     `.execute(this.db);
     return rows.map((r) => ({ key: { tenant, resource: r.resource, namespace: r.namespace, name: r.name }, revision: r.revision, body: withResourceVersion(r.body, r.revision) }));
   }
@@ -49,7 +57,10 @@ export class OwnerRepository {
       WHERE o.body -> 'metadata' ? 'ownerReferences'
         AND EXISTS (
           SELECT 1 FROM jsonb_array_elements(o.body -> 'metadata' -> 'ownerReferences') r
-          WHERE NOT EXISTS (SELECT 1 FROM objects p WHERE p.tenant = o.tenant AND p.body -> 'metadata' ->> 'uid' = r ->> 'uid')
+          WHERE NOT EXISTS (
+            SELECT 1 FROM objects p
+            WHERE plinth_hash(p.body -> 'metadata' ->> 'uid') = plinth_hash(r ->> 'uid') AND p.tenant = o.tenant AND p.body -> 'metadata' ->> 'uid' = r ->> 'uid'
+          )
         )
       LIMIT ${limit}
     `.execute(this.db);
