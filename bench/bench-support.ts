@@ -29,12 +29,17 @@ export async function benchTls(): Promise<{ ca: string; cert: string; key: strin
   return { ca: pki.caPem, cert: pki.admin.certPem, key: pki.admin.keyPem };
 }
 
-/** An undici Agent over HTTPS as `user` (a client certificate of the benchmark's CA, O = `groups`). */
-export async function benchUserAgent(user: string, groups: string[], options: ConstructorParameters<typeof Agent>[0] = {}): Promise<Agent> {
+/** TLS options of a benchmark client acting as `user`: a client certificate of the benchmark's CA, O = `groups`. */
+export async function benchUserTls(user: string, groups: string[]): Promise<{ ca: string; cert: string; key: string }> {
   const { dir, pki } = await benchCredentials();
   const ca = await CertificateAuthority.load(pki.caPem, readFileSync(path.join(dir, 'pki', 'ca.key'), 'utf8'));
   const pair = await ca.issue({ commonName: user, organizations: groups, usage: 'client', validDays: 1 });
-  return new Agent({ ...options, connect: { ca: pki.caPem, cert: pair.certPem, key: pair.keyPem } });
+  return { ca: pki.caPem, cert: pair.certPem, key: pair.keyPem };
+}
+
+/** An undici Agent over HTTPS as `user` (a client certificate of the benchmark's CA, O = `groups`). */
+export async function benchUserAgent(user: string, groups: string[], options: ConstructorParameters<typeof Agent>[0] = {}): Promise<Agent> {
+  return new Agent({ ...options, connect: await benchUserTls(user, groups) });
 }
 
 /** An undici Agent over HTTPS as the platform administrator; `options` as undici's (connections, pipelining…). */

@@ -49,8 +49,12 @@ function servingNames(config: AppConfig): string[] {
  * Fastify over HTTPS: HTTP/2 by ALPN with HTTP/1.1 fallback, TLS 1.2+,
  * client certificates requested and verified against the client CA but not
  * required; bodies up to 3 MiB; Fastify's own errors answered as Status.
+ * HTTP/2 clients may open `maxStreams` concurrent streams per connection
+ * (advertised in SETTINGS_MAX_CONCURRENT_STREAMS; kube-apiserver's
+ * --http2-max-streams-per-connection, default 100): Node's own default is
+ * unlimited, which let one connection carry any number of requests.
  */
-function httpsAdapter(pki: ServingPki): FastifyAdapter {
+function httpsAdapter(pki: ServingPki, maxStreams: number): FastifyAdapter {
   return new FastifyAdapter({
     http2: true,
     https: {
@@ -61,6 +65,7 @@ function httpsAdapter(pki: ServingPki): FastifyAdapter {
       requestCert: true,
       rejectUnauthorized: false,
       minVersion: 'TLSv1.2',
+      settings: { maxConcurrentStreams: maxStreams },
     },
     bodyLimit: MAX_BODY_BYTES,
     routerOptions: { maxParamLength: 1000 },
@@ -90,7 +95,7 @@ export async function startServer(config: AppConfig, logger: Logger, options: St
     rootCaFile: config.tls.rootCaFile,
     serviceAccountKeyFile: config.serviceAccountKeyFile,
   });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, pki, logger), httpsAdapter(pki), {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, pki, logger), httpsAdapter(pki, config.http2MaxStreamsPerConnection), {
     bodyParser: false,
     logger: new PinoNestLogger(logger),
     abortOnError: false,

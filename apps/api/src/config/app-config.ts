@@ -60,6 +60,9 @@ class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(100000)
   PLINTH_MAX_REQUESTS_INFLIGHT?: number;
 
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(100000)
+  PLINTH_HTTP2_MAX_STREAMS_PER_CONNECTION?: number;
+
   @IsOptional() @IsString()
   PLINTH_FEATURE_GATES?: string;
 
@@ -188,10 +191,12 @@ export interface AppConfig {
   tenantValidationMsPerSecond: number;
   /** Worker threads that evaluate custom resources' CEL rules (each tenant may use half of them at once). */
   celWorkers: number;
-  /** Requests of one tenant executing at once on a replica, unless its Tenant's spec.limits.concurrentRequests says otherwise. */
+  /** Seats executing requests of one tenant occupy at once on a replica (1 to 10 per request, by estimated work), unless its Tenant's spec.limits.concurrentRequests says otherwise. */
   tenantConcurrentRequests: number;
-  /** Requests of all tenants executing at once on a replica (0: only the per-tenant bound); freed seats go to the waiting tenant with the fewest. */
+  /** Seats executing requests of all tenants occupy at once on a replica (0: only the per-tenant bound); freed seats go to the waiting tenant with the least virtual time. */
   maxRequestsInflight: number;
+  /** Concurrent HTTP/2 streams a client may open on one connection (kube-apiserver's --http2-max-streams-per-connection; 0: its default, 100). */
+  http2MaxStreamsPerConnection: number;
   /** Requests of one tenant that may wait for a seat on a replica (beyond: 429 at once). */
   tenantQueueLength: number;
   /** The longest a request waits for a seat before it gets 429. */
@@ -301,6 +306,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     tenantConcurrentRequests: parsed.PLINTH_TENANT_CONCURRENT_REQUESTS ?? 32,
     tenantQueueLength: parsed.PLINTH_TENANT_QUEUE_LENGTH ?? 128,
     maxRequestsInflight: parsed.PLINTH_MAX_REQUESTS_INFLIGHT ?? 64,
+    http2MaxStreamsPerConnection: parsed.PLINTH_HTTP2_MAX_STREAMS_PER_CONNECTION || 100,
     tenantQueueWaitMs: parsed.PLINTH_TENANT_QUEUE_WAIT_MS ?? 10000,
     featureGates,
     runtimeConfig,

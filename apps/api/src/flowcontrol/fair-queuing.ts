@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from '@plinth/apimachinery';
 
+/**
+ * One request occupies at most a quarter of its tenant's and of the
+ * replica's seats, so a wide request never waits for everything else to
+ * drain (and never holds everything while it runs).
+ */
+const MAX_SHARE_OF_SEATS = 4;
 /** Queues per tenant among which users are shuffle-sharded. */
 const QUEUES = 8;
 /** Queues each user is dealt (the shorter one is used). */
@@ -8,7 +14,7 @@ const HAND = 2;
 
 /** What one tenant may use on this replica. */
 export interface FlowLimits {
-  /** Requests executing at once. */
+  /** Seats its executing requests may occupy at once (a request occupies 1 to 10, see WorkEstimator). */
   concurrency: number;
   /** Requests waiting for a seat, at most (beyond: 429 at once). */
   queueLength: number;
@@ -20,23 +26,38 @@ export interface FlowLimits {
 export interface FlowObserver {
   admitted(tenant: string, waitedSeconds: number): void;
   rejected(tenant: string, reason: 'queue-full' | 'timeout' | 'rate'): void;
-  changed(tenant: string, inflight: number, queued: number): void;
+  changed(tenant: string, inflight: number, queued: number, seats: number): void;
 }
 
+/**
+ * Gives a request's seats back (idempotent), with the work it actually did
+ * in seats when known, which corrects its tenant's virtual time (as
+ * upstream corrects a request's virtual finish time by its actual
+ * execution) so that a tenant whose requests turn out expensive is served
+ * proportionally less while others wait.
+ */
+export type ReleaseSeats = (actualSeats?: number) => void;
+
 interface Waiter {
-  resolve: (release: () => void) => void;
+  resolve: (release: ReleaseSeats) => void;
   reject: (err: ApiError) => void;
   timer: NodeJS.Timeout;
   enqueuedAt: number;
+  seats: number;
 }
 
 interface TenantFlow {
+  /** Requests executing. */
   inflight: number;
+  /** Seats the executing requests occupy. */
+  seats: number;
   queued: number;
   queues: Waiter[][];
   next: number;
   tokens: number;
   refilledAt: number;
+  /** Virtual time: seats of work dispatched so far (corrected by the actual work when requests finish). */
+  vt: number;
 }
 
 /** Upstream's APF refusal: 429 TooManyRequests with Retry-After. */
@@ -64,20 +85,30 @@ export function handOf(user: string): number[] {
  * (so one user of a tenant cannot starve the tenant's other users), a
  * longest wait, and optionally a rate; what does not fit gets 429 with
  * Retry-After, which kubectl, client-go and client-node retry.
+ *
+ * A request occupies as many seats as its estimated work (its width, 1 by
+ * default). Replica-wide seats are shared between tenants by virtual time,
+ * as upstream's fair queuing: each tenant's virtual time advances by the
+ * seats it is given and is corrected by the work its requests actually did,
+ * and a freed seat goes to the waiting tenant that is furthest behind. A
+ * tenant that was idle starts at the virtual time of the busiest-served
+ * tenant's oldest unfinished work, so idleness earns no credit.
  */
 export class FairQueuing {
   /** One entry per tenant that sent an authorized request here (bounded by the tenants that exist). */
   private readonly flows = new Map<string, TenantFlow>();
   /** Tenants with requests waiting for a seat. */
   private readonly waiting = new Set<string>();
-  private inflightTotal = 0;
+  /** Tenants with requests executing or waiting. */
+  private readonly active = new Set<string>();
+  private seatsTotal = 0;
 
   /**
-   * `totalSeats` bounds the requests executing at once on the replica, all
-   * tenants together (0: only the per-tenant bounds): when they are taken,
-   * a freed seat goes to the waiting tenant with the fewest requests
-   * executing, so a flooding tenant cannot hold the replica's CPU while
-   * another waits.
+   * `totalSeats` bounds the seats executing requests occupy on the
+   * replica, all tenants together (0: only the per-tenant bounds): when
+   * they are taken, a freed seat goes to the waiting tenant with the least
+   * virtual time (ties: the fewest seats executing), so a tenant sending
+   * expensive requests cannot hold the replica's CPU while another waits.
    */
   constructor(
     private readonly limitsOf: (tenant: string) => FlowLimits,
@@ -87,11 +118,12 @@ export class FairQueuing {
   ) {}
 
   /**
-   * Resolves with the function that gives the seat back once `user`'s
-   * request in `tenant` may run; rejects with a 429 ApiError when the
-   * tenant's rate, queue or longest wait refuses it.
+   * Resolves with the function that gives the seats back once `user`'s
+   * request in `tenant`, occupying `width` seats (at most a quarter of the
+   * tenant's and of the replica's), may run; rejects with a 429 ApiError
+   * when the tenant's rate, queue or longest wait refuses it.
    */
-  admit(tenant: string, user: string): Promise<() => void> {
+  admit(tenant: string, user: string, width = 1): Promise<ReleaseSeats> {
     const limits = this.limitsOf(tenant);
     const flow = this.flow(tenant);
     const rateWait = this.takeToken(flow, limits);
@@ -99,9 +131,12 @@ export class FairQueuing {
       this.observer.rejected(tenant, 'rate');
       return Promise.reject(tooManyRequests(rateWait));
     }
-    if (flow.inflight < limits.concurrency && flow.queued === 0 && this.globalSeatFree()) return Promise.resolve(this.seat(tenant, flow, 0));
+    const seats = Math.max(1, Math.min(Math.ceil(width), Math.floor(Math.min(limits.concurrency, this.totalSeats || Infinity) / MAX_SHARE_OF_SEATS)));
+    this.activate(tenant, flow);
+    if (flow.queued === 0 && flow.seats + seats <= limits.concurrency && this.globalSeatsFree(seats) && !this.othersCanRun()) return Promise.resolve(this.seat(tenant, flow, seats, 0));
     if (flow.queued >= limits.queueLength) {
       this.observer.rejected(tenant, 'queue-full');
+      this.deactivateIfIdle(tenant, flow);
       return Promise.reject(tooManyRequests(1));
     }
     return new Promise((resolve, reject) => {
@@ -111,6 +146,7 @@ export class FairQueuing {
       const waiter: Waiter = {
         resolve,
         reject,
+        seats,
         enqueuedAt: performance.now(),
         timer: setTimeout(() => {
           const at = queue.indexOf(waiter);
@@ -118,15 +154,18 @@ export class FairQueuing {
           queue.splice(at, 1);
           flow.queued--;
           if (flow.queued === 0) this.waiting.delete(tenant);
+          this.deactivateIfIdle(tenant, flow);
           this.observer.rejected(tenant, 'timeout');
-          this.observer.changed(tenant, flow.inflight, flow.queued);
+          this.observer.changed(tenant, flow.inflight, flow.queued, flow.seats);
           reject(tooManyRequests(1));
+          // The head may have been the request that did not fit: others may now.
+          this.dispatch();
         }, this.waitMs),
       };
       queue.push(waiter);
       flow.queued++;
       this.waiting.add(tenant);
-      this.observer.changed(tenant, flow.inflight, flow.queued);
+      this.observer.changed(tenant, flow.inflight, flow.queued, flow.seats);
       this.dispatch();
     });
   }
@@ -137,13 +176,38 @@ export class FairQueuing {
     return { inflight: f?.inflight ?? 0, queued: f?.queued ?? 0 };
   }
 
+  /** Seats the executing requests of `tenant` occupy on this replica. */
+  seatsOf(tenant: string): number {
+    return this.flows.get(tenant)?.seats ?? 0;
+  }
+
   private flow(tenant: string): TenantFlow {
     let f = this.flows.get(tenant);
     if (!f) {
-      f = { inflight: 0, queued: 0, queues: Array.from({ length: QUEUES }, () => []), next: 0, tokens: Number.NaN, refilledAt: performance.now() };
+      f = { inflight: 0, seats: 0, queued: 0, queues: Array.from({ length: QUEUES }, () => []), next: 0, tokens: Number.NaN, refilledAt: performance.now(), vt: 0 };
       this.flows.set(tenant, f);
     }
     return f;
+  }
+
+  /**
+   * Marks `tenant` busy; if it was idle, moves its virtual time up to the
+   * system's (the least virtual start of the other busy tenants' unfinished
+   * work), so time spent idle is not saved up to crowd out others later.
+   */
+  private activate(tenant: string, f: TenantFlow): void {
+    if (this.active.has(tenant)) return;
+    let now = Infinity;
+    for (const t of this.active) {
+      const o = this.flows.get(t)!;
+      now = Math.min(now, o.vt - o.seats);
+    }
+    if (now !== Infinity) f.vt = Math.max(f.vt, now);
+    this.active.add(tenant);
+  }
+
+  private deactivateIfIdle(tenant: string, f: TenantFlow): void {
+    if (f.inflight === 0 && f.queued === 0) this.active.delete(tenant);
   }
 
   /** Takes one token of the tenant's rate; returns 0, or the seconds until one is due. */
@@ -160,47 +224,67 @@ export class FairQueuing {
     return (1 - f.tokens) / rate;
   }
 
-  /**
-   * Whether a replica-wide seat is free. A new arrival may take it: every
-   * release and every arrival hands free seats to waiting tenants that can
-   * use them first ({@link dispatch}), so any tenant still waiting is at its
-   * own bound.
-   */
-  private globalSeatFree(): boolean {
-    return this.totalSeats === 0 || this.inflightTotal < this.totalSeats;
+  /** Whether `seats` replica-wide seats are free. */
+  private globalSeatsFree(seats: number): boolean {
+    return this.totalSeats === 0 || this.seatsTotal + seats <= this.totalSeats;
   }
 
-  private seat(tenant: string, f: TenantFlow, waitedMs: number): () => void {
+  /** Whether a waiting tenant, under its own bound, is owed the free seats before a new arrival. */
+  private othersCanRun(): boolean {
+    for (const t of this.waiting) if (this.head(t) !== undefined) return true;
+    return false;
+  }
+
+  /** The seats of the request `tenant` would run next, if its own bound lets it run now. */
+  private head(tenant: string): number | undefined {
+    const f = this.flows.get(tenant)!;
+    for (let i = 0; i < QUEUES; i++) {
+      const q = f.queues[(f.next + i) % QUEUES];
+      if (q.length > 0) return f.seats + q[0].seats <= this.limitsOf(tenant).concurrency ? q[0].seats : undefined;
+    }
+    return undefined;
+  }
+
+  private seat(tenant: string, f: TenantFlow, seats: number, waitedMs: number): ReleaseSeats {
     f.inflight++;
-    this.inflightTotal++;
+    f.seats += seats;
+    f.vt += seats;
+    this.seatsTotal += seats;
     this.observer.admitted(tenant, waitedMs / 1000);
-    this.observer.changed(tenant, f.inflight, f.queued);
+    this.observer.changed(tenant, f.inflight, f.queued, f.seats);
     let released = false;
-    return () => {
+    return (actualSeats) => {
       if (released) return;
       released = true;
       f.inflight--;
-      this.inflightTotal--;
+      f.seats -= seats;
+      this.seatsTotal -= seats;
+      if (actualSeats !== undefined && Number.isFinite(actualSeats)) f.vt += Math.max(0, actualSeats) - seats;
+      this.deactivateIfIdle(tenant, f);
       this.dispatch();
-      this.observer.changed(tenant, f.inflight, f.queued);
+      this.observer.changed(tenant, f.inflight, f.queued, f.seats);
     };
   }
 
   /**
-   * Gives free seats to waiting requests: while a replica-wide seat is free,
-   * to the waiting tenant with the fewest requests executing (among those
-   * under their own bound), and inside it to its queues round-robin.
+   * Gives free seats to waiting requests: to the waiting tenant with the
+   * least virtual time among those under their own bound (ties: fewest
+   * seats executing), and inside it to its queues round-robin. When that
+   * tenant's next request needs more seats than are free, nothing else is
+   * dispatched until enough are (as upstream: a wide request is not
+   * overtaken forever by narrow ones).
    */
   private dispatch(): void {
-    while (this.waiting.size > 0 && (this.totalSeats === 0 || this.inflightTotal < this.totalSeats)) {
-      let best: [string, TenantFlow] | undefined;
+    while (this.waiting.size > 0) {
+      let best: [string, TenantFlow, number] | undefined;
       for (const t of this.waiting) {
+        const seats = this.head(t);
+        if (seats === undefined) continue;
         const f = this.flows.get(t)!;
-        if (f.inflight >= this.limitsOf(t).concurrency) continue;
-        if (!best || f.inflight < best[1].inflight) best = [t, f];
+        if (!best || f.vt < best[1].vt || (f.vt === best[1].vt && f.seats < best[1].seats)) best = [t, f, seats];
       }
-      if (!best) return;
-      const [tenant, f] = best;
+      if (!best || !this.globalSeatsFree(best[2])) return;
+      const [tenant, f, seats] = best;
       let queue = f.queues[f.next];
       for (let i = 0; queue.length === 0 && i < QUEUES; i++) {
         f.next = (f.next + 1) % QUEUES;
@@ -211,7 +295,7 @@ export class FairQueuing {
       f.queued--;
       if (f.queued === 0) this.waiting.delete(tenant);
       clearTimeout(waiter.timer);
-      waiter.resolve(this.seat(tenant, f, performance.now() - waiter.enqueuedAt));
+      waiter.resolve(this.seat(tenant, f, seats, performance.now() - waiter.enqueuedAt));
     }
   }
 }

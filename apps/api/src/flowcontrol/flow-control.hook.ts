@@ -2,17 +2,46 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '@plinth/apimachinery';
 import { parseRequestInfo } from '../http/request-info.js';
 import { sendPlain } from '../http/response-writer.js';
-import type { FairQueuing } from './fair-queuing.js';
+import type { FairQueuing, ReleaseSeats } from './fair-queuing.js';
+import type { WorkEstimator } from './work-estimator.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /**
-     * Gives the request's seat back (idempotent). Called when the response
-     * ends; a watch calls it as soon as its stream has started, since
-     * watches count while they start, not while they stay open.
+     * Gives the request's seats back (idempotent) and charges its tenant the
+     * work it did. Called when the response ends; a watch calls it as soon
+     * as its stream has started, since watches count while they start, not
+     * while they stay open.
      */
     releaseSeat?: () => void;
   }
+}
+
+type Writable = { write: (...args: unknown[]) => boolean; end: (...args: unknown[]) => unknown };
+
+function sizeOf(chunk: unknown): number {
+  if (typeof chunk === 'string') return Buffer.byteLength(chunk);
+  if (chunk instanceof Uint8Array) return chunk.byteLength;
+  return 0;
+}
+
+/**
+ * Counts the body bytes written to `res` from now on (HTTP/1.1 and HTTP/2
+ * responses alike: Fastify writes bodies, streamed ones too, through
+ * `write` and `end`).
+ */
+function countBytesOut(res: Writable): () => number {
+  let n = 0;
+  const { write, end } = res;
+  res.write = function (this: unknown, chunk: unknown, ...rest: unknown[]) {
+    n += sizeOf(chunk);
+    return write.call(this, chunk, ...rest);
+  };
+  res.end = function (this: unknown, chunk: unknown, ...rest: unknown[]) {
+    n += sizeOf(chunk);
+    return end.call(this, chunk, ...rest);
+  };
+  return () => n;
 }
 
 /** Paths no tenant's queue stands in front of: health, version, metrics (upstream's exempt and probe paths). */
@@ -26,27 +55,40 @@ function refuse(req: FastifyRequest, reply: FastifyReply, err: ApiError): Fastif
 
 /**
  * Installs per-tenant fair queuing after authentication and authorization
- * (so only requests a tenant may make wait in its queues): each request
- * takes a seat of its tenant or waits for one, or gets 429 with
- * Retry-After. `system:masters` (upstream's exempt level) and the health,
- * version and metrics paths never wait.
+ * (so only requests a tenant may make wait in its queues) and before the
+ * body is read (so a waiting request costs only its headers): each request
+ * takes the seats its estimated work needs ({@link WorkEstimator}: more for
+ * large bodies and for tenants whose recent answers were large) or waits
+ * for them, or gets 429 with Retry-After. It holds them until its answer is
+ * written, then its tenant is charged the work it actually did.
+ * `system:masters` (upstream's exempt level) and the health, version and
+ * metrics paths never wait.
  */
-export function installFlowControl(fastify: FastifyInstance, queuing: FairQueuing): void {
+export function installFlowControl(fastify: FastifyInstance, queuing: FairQueuing, estimator: WorkEstimator): void {
   fastify.addHook('onRequest', async (req, reply) => {
     const user = req.user;
     if (!user || user.groups.includes('system:masters')) return undefined;
     const { tenant, path } = parseRequestInfo(req.method, req.url.split('?')[0], false);
     if (EXEMPT_PATH.test(path)) return undefined;
-    let release: () => void;
+    const declared = Number(req.headers['content-length'] ?? 0) || 0;
+    let release: ReleaseSeats;
     try {
-      release = await queuing.admit(tenant, user.username);
+      release = await queuing.admit(tenant, user.username, estimator.estimate(tenant, req.method, declared));
     } catch (err) {
       if (err instanceof ApiError) return refuse(req, reply, err);
       throw err;
     }
-    req.releaseSeat = release;
-    // Whatever happens next (an answer, an error, a client that leaves), the seat comes back once.
-    reply.raw.once('close', release);
+    const bytesOut = countBytesOut(reply.raw as unknown as Writable);
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      const bytesIn = Buffer.isBuffer(req.body) ? req.body.length : declared;
+      release(estimator.observe(tenant, req.method, bytesIn, bytesOut()));
+    };
+    req.releaseSeat = finish;
+    // Whatever happens next (an answer, an error, a client that leaves), the seats come back once.
+    reply.raw.once('close', finish);
     return undefined;
   });
   fastify.addHook('onResponse', async (req) => req.releaseSeat?.());

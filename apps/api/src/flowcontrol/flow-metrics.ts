@@ -7,6 +7,7 @@ const MAX_LABELLED_TENANTS = 100;
 /** Fair-queuing metrics per tenant (in flight, queued, rejected, wait), as upstream's apiserver_flowcontrol_* per priority level. */
 export function flowMetrics(registry: Registry): FlowObserver {
   const inflight = new Gauge({ name: 'plinth_flowcontrol_current_inflight_requests', help: 'Requests executing, per tenant (first 100 tenants; the rest as _other).', labelNames: ['tenant'] as const, registers: [registry] });
+  const seats = new Gauge({ name: 'plinth_flowcontrol_current_executing_seats', help: 'Seats occupied by executing requests (1 to 10 each, by estimated work), per tenant.', labelNames: ['tenant'] as const, registers: [registry] });
   const queued = new Gauge({ name: 'plinth_flowcontrol_current_inqueue_requests', help: 'Requests waiting for a seat, per tenant.', labelNames: ['tenant'] as const, registers: [registry] });
   const rejected = new Counter({ name: 'plinth_flowcontrol_rejected_requests_total', help: 'Requests refused with 429, per tenant and reason (queue-full, timeout, rate).', labelNames: ['tenant', 'reason'] as const, registers: [registry] });
   const wait = new Histogram({
@@ -28,12 +29,13 @@ export function flowMetrics(registry: Registry): FlowObserver {
   return {
     admitted: (tenant, seconds) => wait.observe({ tenant: label(tenant) }, seconds),
     rejected: (tenant, reason) => rejected.inc({ tenant: label(tenant), reason }),
-    changed: (tenant, nIn, nQueued) => {
+    changed: (tenant, nIn, nQueued, nSeats) => {
       const t = label(tenant);
       // Tenants folded into _other would overwrite one another's gauges: only labelled tenants report them.
       if (t === '_other') return;
       inflight.set({ tenant: t }, nIn);
       queued.set({ tenant: t }, nQueued);
+      seats.set({ tenant: t }, nSeats);
     },
   };
 }

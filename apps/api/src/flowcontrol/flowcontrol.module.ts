@@ -8,11 +8,13 @@ import { OBSERVE_CHANGES } from '../watch/watch.module.js';
 import { FairQueuing } from './fair-queuing.js';
 import { flowMetrics } from './flow-metrics.js';
 import { TenantFlowLimits } from './tenant-flow-limits.js';
+import { WorkEstimator } from './work-estimator.js';
 
 /**
  * Per-tenant fair queuing of requests (after API Priority and Fairness):
  * each tenant's limits from its Tenant object (followed through the change
- * stream, loaded when the module starts), seats, queues and 429s.
+ * stream, loaded when the module starts), seats by estimated work, queues
+ * and 429s.
  */
 @Module({
   providers: [
@@ -28,8 +30,9 @@ import { TenantFlowLimits } from './tenant-flow-limits.js';
         new FairQueuing((t) => limits.limitsOf(t), config.tenantQueueWaitMs, flowMetrics(metrics.registry), config.maxRequestsInflight),
       inject: [APP_CONFIG, TenantFlowLimits, Metrics],
     },
+    { provide: WorkEstimator, useFactory: () => new WorkEstimator() },
   ],
-  exports: [FairQueuing, TenantFlowLimits],
+  exports: [FairQueuing, TenantFlowLimits, WorkEstimator],
 })
 export class FlowControlModule implements OnModuleInit {
   constructor(@Inject(TenantFlowLimits) private readonly limits: TenantFlowLimits) {}
