@@ -10,6 +10,7 @@ import * as batchedWrites from './0008-batched-writes.migration.js';
 import * as changesNamespaceIndex from './0009-changes-namespace-index.migration.js';
 import * as changesWithoutCopies from './0010-changes-without-copies.migration.js';
 import * as objectsWithoutCopies from './0011-objects-without-copies.migration.js';
+import * as changesScopeReader from './0012-changes-scope-reader.migration.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009-changes-namespace-index': changesNamespaceIndex,
   '0010-changes-without-copies': changesWithoutCopies,
   '0011-objects-without-copies': objectsWithoutCopies,
+  '0012-changes-scope-reader': changesScopeReader,
 };

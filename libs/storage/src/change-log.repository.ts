@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { ChangesTable, DB } from './db.js';
 import { type ObjectKey, withResourceVersion } from './object-key.js';
 import { DURABLE, flushWal } from './object-store.repository.js';
-import { type ChangeScope, changeScopeCondition } from './change-scope-sql.js';
+import type { ChangeScope } from './change-scope-sql.js';
 import { StorageError } from './storage-error.js';
 
 /** One committed change, as watchers receive it. */
@@ -83,7 +83,8 @@ export class ChangeLogRepository {
    * index range; and `scannedTo`: every change of that scope up to it is in
    * `events` (the newest committed revision when the batch is not full,
    * since revisions commit in order). Durable, and Expired as
-   * {@link changesAfter}.
+   * {@link changesAfter}. Reads through migration 0012's function, which
+   * keeps each batch an index range in revision order.
    */
   async changesInScope(after: number, limit: number, scope: ChangeScope): Promise<{ events: ChangeEvent[]; scannedTo: number }> {
     const { rows } = await sql<ChangeRow & { compacted: number; current: number; revision: number | null; durable: boolean }>`
@@ -91,8 +92,8 @@ export class ChangeLogRepository {
       FROM compaction_state cs CROSS JOIN revision_counter rc
       LEFT JOIN LATERAL (
         SELECT ${CHANGE_COLUMNS}
-        FROM changes c WHERE ${changeScopeCondition(scope)} AND c.revision > ${after}
-        ORDER BY c.revision LIMIT ${limit}
+        FROM plinth_changes_in_scope(${scope.tenant}::text, ${scope.resource}::text, ${scope.namespace ?? null}::text, ${scope.name ?? null}::text, ${after}::bigint, ${limit}::integer) c
+        ORDER BY c.revision
       ) c ON TRUE
     `.execute(this.db);
     const { compacted, current, durable } = rows[0];

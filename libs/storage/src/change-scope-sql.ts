@@ -14,6 +14,8 @@ export interface ChangeScope {
  * 0010's hashed indexes), followed by the exact comparison of the columns
  * (a hash collision costs a row read, never a wrong row). The change row is
  * `c`. A name without a namespace is filtered within the resource's range.
+ * Lists at a past revision use it; watch catch-up reads through migration
+ * 0012's plinth_changes_in_scope, which has the same conditions.
  */
 export function changeScopeCondition(scope: ChangeScope): RawBuilder<boolean> {
   const { tenant, resource, namespace, name } = scope;
