@@ -10,8 +10,9 @@ const FOREIGN_CHANGES = Number(process.env.BENCH_FOREIGN_CHANGES ?? 1_000_000);
 const OWN_CHANGES = Number(process.env.BENCH_OWN_CHANGES ?? 200_000);
 
 /**
- * Appends `n` ADDED changes of `tenant`/configmaps in `namespace` to the change log, with contiguous revisions after the
- * counter (and the counter moved past them), as n committed creates would; the object rows are not needed for watches.
+ * Writes `n` creates of `tenant`/configmaps in `namespace` as committed creates write them: an object row and a change
+ * row each (since migration 0010 the change row holds no copy of the body: readers take it from the object row), with
+ * contiguous revisions after the counter (and the counter moved past them).
  */
 async function appendChanges(pool: pg.Pool, tenant: string, namespace: string, n: number, labelEvery: number): Promise<number> {
   const c = await pool.connect();
@@ -19,12 +20,17 @@ async function appendChanges(pool: pg.Pool, tenant: string, namespace: string, n
     await c.query('BEGIN');
     const from = Number((await c.query('SELECT value FROM revision_counter WHERE id = 1 FOR UPDATE')).rows[0].value);
     await c.query(
-      `INSERT INTO changes (revision, tenant, resource, namespace, name, type, object)
-       SELECT $1 + i, $2, 'configmaps', $3, 'w-' || i, 'A',
-         jsonb_build_object('apiVersion', 'v1', 'kind', 'ConfigMap', 'metadata', jsonb_build_object('name', 'w-' || i, 'namespace', $3::text, 'resourceVersion', ($1 + i)::text,
+      `INSERT INTO objects (tenant, resource, namespace, name, revision, body)
+       SELECT $2, 'configmaps', $3, 'w-' || i, $1 + i,
+         jsonb_build_object('apiVersion', 'v1', 'kind', 'ConfigMap', 'metadata', jsonb_build_object('name', 'w-' || i, 'namespace', $3::text,
            'labels', jsonb_build_object('app', CASE WHEN $5 > 0 AND i % $5 = 0 THEN 'needle' ELSE 'hay' END)))
        FROM generate_series(1, $4) AS i`,
       [from, tenant, namespace, n, labelEvery],
+    );
+    await c.query(
+      `INSERT INTO changes (revision, tenant, resource, namespace, name, type)
+       SELECT $1 + i, $2, 'configmaps', $3, 'w-' || i, 'A' FROM generate_series(1, $4) AS i`,
+      [from, tenant, namespace, n],
     );
     await c.query('UPDATE revision_counter SET value = value + $1 WHERE id = 1', [n]);
     // As every committed write does: wake the replicas' change feeds.
@@ -170,7 +176,15 @@ async function main(): Promise<void> {
     const ownFrom = await appendChanges(pool, 'default', 'own', OWN_CHANGES, 0);
     await settle(base, agent, pool);
     const unselective = await watchFor(base, agent, `/api/v1/namespaces/own/configmaps?watch=1&resourceVersion=${ownFrom}`, OWN_CHANGES);
-    const rawCatchUp = await timed(() => pool.query("SELECT revision, object FROM changes WHERE tenant = 'default' AND resource = 'configmaps' AND revision > $1 ORDER BY revision", [ownFrom]));
+    // Each change's body from its object row, as the server reads it (migration 0010).
+    const rawCatchUp = await timed(() =>
+      pool.query(
+        `SELECT c.revision, o.body FROM changes c
+         JOIN objects o ON o.tenant = c.tenant AND o.resource = c.resource AND o.namespace = c.namespace AND o.name = c.name AND o.revision = c.revision
+         WHERE c.tenant = 'default' AND plinth_hash(c.resource) = plinth_hash('configmaps'::text) AND c.resource = 'configmaps' AND c.revision > $1 ORDER BY c.revision`,
+        [ownFrom],
+      ),
+    );
     const pg50 = percentiles(pageMs);
     const raw = percentiles(rawMs);
     const sel = percentiles(selMs);
