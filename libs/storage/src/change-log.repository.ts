@@ -60,6 +60,19 @@ export class ChangeLogRepository {
    * StorageError Expired when changes after `after` have been compacted away.
    */
   async changesAfter(after: number, limit: number): Promise<ChangeEvent[]> {
+    for (let from = after; ; ) {
+      const rows = await this.readAfter(from, limit);
+      const events = toEvents(rows);
+      // A page of nothing but rows whose state a tenant purge already removed must not read as "nothing after
+      // `from`", or a follower would stop there for good: read on past them.
+      const last = rows[rows.length - 1]?.revision;
+      if (events.length > 0 || last === null || last === undefined) return events;
+      from = last;
+    }
+  }
+
+  /** One page of change rows after `after` as {@link changesAfter} reads them (a single row of NULLs when there are none). */
+  private async readAfter(after: number, limit: number) {
     const { rows } = await sql<ChangeRow & { compacted: number; revision: number | null; durable: boolean }>`
       SELECT cs.compacted_revision AS compacted, ${DURABLE} AS durable, c.*
       FROM compaction_state cs
@@ -74,7 +87,7 @@ export class ChangeLogRepository {
     if (after < compacted) {
       throw new StorageError('Expired', `too old resource version: ${after} (${compacted})`, undefined, compacted);
     }
-    return toEvents(rows);
+    return rows;
   }
 
   /**
