@@ -131,6 +131,13 @@ describe('bad input never gets a 500', () => {
     assert.deepEqual([nulls.body.apiVersion, nulls.body.kind], ['v1', 'ConfigMap']);
   });
 
+  it('answers 400 for field selectors on __proto__, constructor or toString (found by the fuzzer: a 500 before)', async () => {
+    for (const field of ['__proto__', 'constructor', 'toString']) {
+      const body = assertStatus(await api.get(`${CM}?fieldSelector=${field}%3D`), 400, field);
+      assert.equal(body.message, `field label not supported: ${field}`);
+    }
+  });
+
   it('answers 4xx for merge and strategic merge patches nested 5,000 deep', async () => {
     for (const type of ['application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/json']) {
       const patch = type === 'application/json' ? `[{"op":"add","path":"/data/x","value":${nested(5000, '1')}}]` : `{"metadata":{"annotations":${nested(5000, '"x"')}}}`;

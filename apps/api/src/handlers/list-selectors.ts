@@ -26,11 +26,16 @@ export interface CompiledSelectors {
 
 const SQL_OPERATORS = new Set(['In', 'NotIn', 'Equals', 'DoubleEquals', 'NotEquals', 'Exists', 'DoesNotExist']);
 
+/** The accessor of a selectable field of `def`; only its own entries (a client's `__proto__` or `constructor` is no field). */
+function selectableField(def: ResourceDefinition, field: string): ResourceDefinition['selectableFields'][string] | undefined {
+  return Object.hasOwn(def.selectableFields, field) ? def.selectableFields[field] : undefined;
+}
+
 /** The value of a selectable field of `obj`, or undefined when `def` does not support the field. */
 function fieldValue(def: ResourceDefinition, obj: KubeObject, field: string): string | undefined {
   if (field === 'metadata.name') return obj.metadata.name ?? '';
   if (field === 'metadata.namespace') return def.namespaced ? (obj.metadata.namespace ?? '') : '';
-  const get = def.selectableFields[field];
+  const get = selectableField(def, field);
   return get ? get(obj) : undefined;
 }
 
@@ -49,7 +54,7 @@ export function compileSelectors(def: ResourceDefinition, labelSelector: string,
     throw err;
   }
   for (const f of fields) {
-    if (f.field !== 'metadata.name' && f.field !== 'metadata.namespace' && !def.selectableFields[f.field]) {
+    if (f.field !== 'metadata.name' && f.field !== 'metadata.namespace' && !selectableField(def, f.field)) {
       throw ApiError.badRequest(`field label not supported: ${f.field}`);
     }
   }
