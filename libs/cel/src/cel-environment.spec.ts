@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CelBudget, CelCompileError, CelCostLimitError, CelEvaluationError, compileCel } from './index.js';
+import { CelBudget, CelCompileError, CelCostLimitError, CelEvaluationError, compileCel, jsonToCel } from './index.js';
 
 const VARS = { self: 'dyn', oldSelf: 'dyn' };
 const run = (expr: string, self: unknown = {}, oldSelf: unknown = null) => compileCel(expr, VARS).evaluate({ self, oldSelf });
@@ -13,6 +13,15 @@ describe('shared CEL environment', () => {
     assert.equal(run('size(self.s) == 5 && self.m.all(k, self.m[k] == 1)', self), true);
     assert.equal(run('has(self.m.a) && !has(self.m.b)', self), true);
     assert.equal(run('self.?missing.orValue(7)', self), 7n);
+  });
+
+  it('reads JSON keys named constructor and __proto__ as map keys like any other', () => {
+    const self = jsonToCel(JSON.parse('{"constructor":5,"__proto__":"p","nested":{"constructor":{"a":1},"toString":"t"},"plain":{}}'));
+    assert.equal(run('self.constructor > 0 && self.nested.constructor.a == 1 && self.nested.toString == "t"', self), true);
+    assert.equal(run('self["__proto__"] == "p" && "__proto__" in self && has(self.constructor)', self), true);
+    assert.equal(run('!has(self.plain.constructor) && !("toString" in self.plain) && size(self) == 4', self), true);
+    assert.deepEqual(Object.keys(jsonToCel(JSON.parse('{"__proto__":{"polluted":true}}')) as object), ['__proto__']);
+    assert.equal(({} as { polluted?: boolean }).polluted, undefined);
   });
 
   it('supports has() on any operand, as CRDs use it', () => {

@@ -16,12 +16,25 @@ const INT64_MAX = 2 ** 63;
 export function jsonToCel(value: unknown): unknown {
   if (typeof value === 'number') return Number.isInteger(value) && Math.abs(value) < INT64_MAX ? BigInt(value) : value;
   if (Array.isArray(value)) return value.map(jsonToCel);
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = jsonToCel(v);
-    return out;
-  }
+  if (value !== null && typeof value === 'object') return celMap(Object.entries(value).map(([k, v]) => [k, jsonToCel(v)]));
   return value;
+}
+
+/**
+ * The CEL map of `entries`. A plain object as cel-js takes maps, each key an
+ * own property (so a `__proto__` key is a key, not the object's prototype);
+ * a Map when a key is `constructor`, which cel-js would read as the
+ * object's class and refuse ("Unsupported type"). Any JSON key is a map key
+ * in CEL, these included.
+ */
+export function celMap(entries: Array<[string, unknown]>): Record<string, unknown> | Map<string, unknown> {
+  if (entries.some(([k]) => k === 'constructor')) return new Map(entries);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of entries) {
+    if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[k] = v;
+  }
+  return out;
 }
 
 /** A CEL result as JSON (BigInt → number, Optional → value or null, Date → RFC 3339). Pure. */

@@ -17,7 +17,7 @@ export {
   compileCel,
 } from './cel-environment.js';
 export { CEL_MAX_REQUEST_BYTES, estimateCelCost, type SizeBound, UNBOUNDED } from './cel-cost-estimator.js';
-export { celToJson, jsonToCel } from './cel-values.js';
+export { celMap, celToJson, jsonToCel } from './cel-values.js';
 export { CelCidr, CelIp, CelUrl } from './cel-network.js';
 export { compileRe2, re2Test, Re2SyntaxError } from './re2-regex.js';
 export { Quantity } from '@plinth/apimachinery';

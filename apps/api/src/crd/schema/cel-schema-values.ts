@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { Duration } from '@marcbachmann/cel-js/evaluator';
-import { jsonToCel } from '@plinth/cel';
+import { celMap, jsonToCel } from '@plinth/cel';
 import { isPlainObject } from '@plinth/apimachinery';
 import type { StructuralSchema } from '@plinth/apimachinery';
 
@@ -93,34 +93,34 @@ export class CelValueConverter {
   }
 
   private object(v: Record<string, unknown>, s: StructuralSchema | undefined, resource: boolean): unknown {
-    const out: Record<string, unknown> = {};
+    const out = new Map<string, unknown>();
     if (!s || (!s.properties && s.additionalProperties === undefined && s['x-kubernetes-preserve-unknown-fields'])) {
-      for (const [k, x] of Object.entries(v)) out[k] = jsonToCel(x);
+      for (const [k, x] of Object.entries(v)) out.set(k, jsonToCel(x));
       if (resource) this.resourceMeta(v, out);
-      return out;
+      return celMap([...out]);
     }
     const additional = typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined;
     for (const [k, x] of Object.entries(v)) {
       if (s.properties && Object.hasOwn(s.properties, k)) {
         const name = escaped(k);
-        if (name !== undefined) out[name] = this.convert(x, s.properties[k], s.properties[k]['x-kubernetes-embedded-resource'] === true);
-      } else if (additional) out[k] = this.convert(x, additional, additional['x-kubernetes-embedded-resource'] === true);
-      else if (s.additionalProperties === true || s['x-kubernetes-preserve-unknown-fields']) out[k] = jsonToCel(x);
+        if (name !== undefined) out.set(name, this.convert(x, s.properties[k], s.properties[k]['x-kubernetes-embedded-resource'] === true));
+      } else if (additional) out.set(k, this.convert(x, additional, additional['x-kubernetes-embedded-resource'] === true));
+      else if (s.additionalProperties === true || s['x-kubernetes-preserve-unknown-fields']) out.set(k, jsonToCel(x));
     }
     if (resource) this.resourceMeta(v, out);
-    return out;
+    return celMap([...out]);
   }
 
-  private resourceMeta(v: Record<string, unknown>, out: Record<string, unknown>): void {
-    if (typeof v.apiVersion === 'string') out.apiVersion = v.apiVersion;
-    if (typeof v.kind === 'string') out.kind = v.kind;
+  private resourceMeta(v: Record<string, unknown>, out: Map<string, unknown>): void {
+    if (typeof v.apiVersion === 'string') out.set('apiVersion', v.apiVersion);
+    if (typeof v.kind === 'string') out.set('kind', v.kind);
     if (isPlainObject(v.metadata)) {
       const meta: Record<string, unknown> = {};
       if (typeof v.metadata.name === 'string') meta.name = v.metadata.name;
       if (typeof v.metadata.generateName === 'string') meta.generateName = v.metadata.generateName;
-      out.metadata = meta;
+      out.set('metadata', meta);
     } else {
-      delete out.metadata;
+      out.delete('metadata');
     }
   }
 }

@@ -79,6 +79,22 @@ describe('CRD schema machinery', () => {
     assert.equal(escapeCelName('a-b.c/d__e'), 'a__dash__b__dot__c__slash__d__underscores__e');
   });
 
+  it('evaluates rules over properties and map keys named constructor and __proto__ (found probing the server)', () => {
+    const s: StructuralSchema = {
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          'x-kubernetes-validations': [{ rule: 'self.constructor > 0 && self.__underscores__proto__underscores__ == "p" && self.m["__proto__"] == "q" && self.m.constructor == "c"', message: 'spec rule' }],
+          properties: { constructor: { type: 'integer' as const }, ['__proto__']: { type: 'string' }, m: { type: 'object', additionalProperties: { type: 'string' } } },
+        },
+      },
+    };
+    const spec = (n: number) => JSON.parse(`{"spec":{"constructor":${n},"__proto__":"p","m":{"__proto__":"q","constructor":"c"}}}`);
+    assert.deepEqual(validateRules(compileRules(s), spec(5)).map(fieldErrorMessage), []);
+    assert.deepEqual(validateRules(compileRules(s), spec(0)).map(fieldErrorMessage), ['spec: Invalid value: "object": spec rule']);
+  });
+
   it('evaluates printer-column JSONPath filters', () => {
     const obj = { status: { conditions: [{ type: 'Ready', status: 'True' }, { type: 'Synced', status: 'False' }] }, l: [1, 2, 3] };
     assert.deepEqual(evaluateJsonPath(parseJsonPath('.status.conditions[?(@.type=="Synced")].status'), obj), ['False']);
