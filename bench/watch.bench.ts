@@ -1,11 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
 import pg from 'pg';
 import { Agent, request } from 'undici';
-import { benchTls, percentiles, progress, startBenchPostgres, startServerProcess } from './bench-support.js';
+import { benchCredentials, benchTls, percentiles, progress, startBenchPostgres, startServerProcess } from './bench-support.js';
 import { openH2Watches } from './h2-watches.js';
 import { histogramQuantiles, scrapeHistogram } from './prom-histogram.js';
 import { WatcherPool } from './watch-pool.js';
@@ -146,6 +147,56 @@ async function latencyRun(label: string, writer: Api, readerBase: string, ns: st
     note: note + (missing ? `; ${missing} events missing` : ''),
     split: { write: r, toLast: percentiles(toLast), spread: sp, dispatch: server('plinth_watch_dispatch_seconds'), notify: server('plinth_watch_notify_to_written_seconds') },
   };
+}
+
+/**
+ * The fan-out ceiling: a bare Node TLS server (bench/raw-fanout-server.ts, its own process, as the API server
+ * is) writing one pre-framed event of `eventBytes` to `watchers` connections when told over IPC, read by the
+ * same watcher pool. The delay from the IPC send to each arrival is the least a one-thread Node server can
+ * take to write one event to that many TLS connections on this machine, under the same load.
+ */
+async function rawFanOut(watchers: number, writes: number, eventBytes: number): Promise<Row> {
+  const { pki } = await benchCredentials();
+  const init = { key: pki.serving.keyPem, cert: pki.serving.certPem, ca: pki.clientCaPem, eventBytes };
+  const child = fork(path.resolve('dist/bench/raw-fanout-server.js'), [], { env: { ...process.env, RAW_FANOUT_INIT: JSON.stringify(init) }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const pool = new WatcherPool();
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      child.once('message', (m) => resolve((m as { port: number }).port));
+      child.once('exit', (code) => reject(new Error(`the raw fan-out server exited (${code})`)));
+    });
+    await pool.open(`https://127.0.0.1:${port}`, '/watch', watchers);
+    const samples: number[] = [];
+    const spreads: number[] = [];
+    let missing = 0;
+    for (let i = 0; i < writes + 10; i++) {
+      const seq = ++seqCounter;
+      const t0 = performance.now();
+      child.send({ seq });
+      await pool.waitFor(seq, 2000);
+      const got = pool.arrivalsOf(seq);
+      missing += watchers - got.length;
+      if (i >= 10 && got.length) {
+        for (const t of got) samples.push(t - t0);
+        spreads.push(Math.max(...got) - Math.min(...got));
+      }
+      // As the API bench's writes, the next event follows a few milliseconds after the last arrival.
+      await new Promise((r) => setTimeout(r, 3));
+    }
+    const p = percentiles(samples);
+    const sp = percentiles(spreads);
+    const note = `IPC send → arrival, ${eventBytes} B events; first→last p50 ${sp.p50.toFixed(2)} p99 ${sp.p99.toFixed(2)} ms${missing ? `; ${missing} events missing` : ''}`;
+    return { name: `raw Node TLS fan-out, ${watchers} connections`, p50: p.p50, p99: p.p99, n: p.n, note };
+  } finally {
+    pool.close();
+    child.kill();
+  }
+}
+
+/** Bytes of the watch event line of configmap `name` in `ns` (what the API writes per watcher, before HTTP and TLS framing). */
+async function eventBytes(api: Api, ns: string, name: string): Promise<number> {
+  const r = await api.call('GET', `/api/v1/namespaces/${ns}/configmaps/${name}`);
+  return Buffer.byteLength(`{"type":"ADDED","object":${JSON.stringify(r.json)}}\n`);
 }
 
 /** Bursts `writes` creates from 16 concurrent writers at `watchers` watchers; delivered events per second. */
@@ -300,7 +351,7 @@ function serverNodeOptions(): Record<string, string> {
   return o ? { NODE_OPTIONS: o } : {};
 }
 
-/** BENCH_ONLY=latency,fanout,raw,memory,cluster runs a subset (all by default). */
+/** BENCH_ONLY=latency,fanout,rawfanout,raw,memory,cluster runs a subset (all by default). */
 const ONLY = process.env.BENCH_ONLY?.split(',');
 const want = (part: string) => !ONLY || ONLY.includes(part);
 
@@ -334,6 +385,12 @@ async function main(): Promise<void> {
       await api1.call('POST', '/api/v1/namespaces', { metadata: { name: 'fan' } });
       const fan = await fanOut(api1, base1, 'fan', 1000, 300);
       out.push(`fan-out: ${fan.events} events to 1,000 watchers in ${fan.seconds.toFixed(2)} s = ${Math.round(fan.eventsPerSec).toLocaleString('en')} events/s`);
+    }
+    if (want('rawfanout')) {
+      progress('raw Node TLS fan-out ceiling: 1,000 connections');
+      const created = await api1.call('POST', '/api/v1/namespaces/lat/configmaps', { metadata: { name: `w-${++seqCounter}` }, data: { v: 'x' } });
+      const name = (created.json.metadata as { name: string }).name;
+      rows.push(await rawFanOut(1000, WRITES, await eventBytes(api1, 'lat', name)));
     }
     if (want('raw')) {
       progress('raw PostgreSQL LISTEN/NOTIFY ceiling');
