@@ -152,7 +152,13 @@ export class WatchService implements WatchStreamOwner {
       'Cache-Control': 'no-cache, private',
     };
     // HTTP/2 streams are framed by the protocol (and forbid the header); HTTP/1.1 streams are chunked.
-    if (reply.request.raw.httpVersionMajor < 2) headers['Transfer-Encoding'] = 'chunked';
+    if (reply.request.raw.httpVersionMajor < 2) {
+      headers['Transfer-Encoding'] = 'chunked';
+      // No Nagle delay: an event must not wait for the client to acknowledge the one before it. HTTP/2
+      // sessions set this themselves, but the HTTP/1.1 fallback of Node's HTTP/2 server leaves it off
+      // (unlike Node's HTTP/1 server, and Go's, whose connections are all TCP_NODELAY).
+      res.socket?.setNoDelay(true);
+    }
     if (w.warnings.length > 0) headers.Warning = [...new Set(w.warnings)].map((t) => `299 - ${JSON.stringify(t.replace(/[\r\n]+/g, ' '))}`);
     res.writeHead(200, headers);
     res.flushHeaders();
