@@ -22,10 +22,13 @@ export interface FlowLimits {
   requestsPerSecond?: number;
 }
 
+/** Why a request got 429 from flow control: its tenant's queue was full, it waited too long, its tenant is over its rate, or its tenant's share of validation time is used up. */
+export type RejectReason = 'queue-full' | 'timeout' | 'rate' | 'validation-share';
+
 /** How long a request waited and why it was refused, for metrics. */
 export interface FlowObserver {
   admitted(tenant: string, waitedSeconds: number): void;
-  rejected(tenant: string, reason: 'queue-full' | 'timeout' | 'rate'): void;
+  rejected(tenant: string, reason: RejectReason): void;
   changed(tenant: string, inflight: number, queued: number, seats: number): void;
 }
 
@@ -174,6 +177,11 @@ export class FairQueuing {
   stats(tenant: string): { inflight: number; queued: number } {
     const f = this.flows.get(tenant);
     return { inflight: f?.inflight ?? 0, queued: f?.queued ?? 0 };
+  }
+
+  /** Counts a 429 given before admission for a reason of its own (metrics). */
+  noteRejected(tenant: string, reason: RejectReason): void {
+    this.observer.rejected(tenant, reason);
   }
 
   /** Seats the executing requests of `tenant` occupy on this replica. */

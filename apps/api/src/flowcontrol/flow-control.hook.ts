@@ -3,6 +3,7 @@ import { ApiError } from '@plinth/apimachinery';
 import { parseRequestInfo } from '../http/request-info.js';
 import { sendPlain } from '../http/response-writer.js';
 import type { FairQueuing, ReleaseSeats } from './fair-queuing.js';
+import type { ThrottledWrites } from './throttled-writes.js';
 import type { WorkEstimator } from './work-estimator.js';
 
 declare module 'fastify' {
@@ -60,16 +61,23 @@ function refuse(req: FastifyRequest, reply: FastifyReply, err: ApiError): Fastif
  * takes the seats its estimated work needs ({@link WorkEstimator}: more for
  * large bodies and for tenants whose recent answers were large) or waits
  * for them, or gets 429 with Retry-After. It holds them until its answer is
- * written, then its tenant is charged the work it actually did.
+ * written, then its tenant is charged the work it actually did. A write
+ * that its tenant's used-up share of validation time would refuse after
+ * reading it is refused before ({@link ThrottledWrites}).
  * `system:masters` (upstream's exempt level) and the health, version and
  * metrics paths never wait.
  */
-export function installFlowControl(fastify: FastifyInstance, queuing: FairQueuing, estimator: WorkEstimator): void {
+export function installFlowControl(fastify: FastifyInstance, queuing: FairQueuing, estimator: WorkEstimator, throttled: ThrottledWrites): void {
   fastify.addHook('onRequest', async (req, reply) => {
     const user = req.user;
     if (!user || user.groups.includes('system:masters')) return undefined;
-    const { tenant, path } = parseRequestInfo(req.method, req.url.split('?')[0], false);
+    const { tenant, path, group, resource } = parseRequestInfo(req.method, req.url.split('?')[0], false);
     if (EXEMPT_PATH.test(path)) return undefined;
+    const early = throttled.refusal(tenant, req.method, group, resource);
+    if (early) {
+      queuing.noteRejected(tenant, 'validation-share');
+      return refuse(req, reply, early);
+    }
     const declared = Number(req.headers['content-length'] ?? 0) || 0;
     let release: ReleaseSeats;
     try {
@@ -85,6 +93,7 @@ export function installFlowControl(fastify: FastifyInstance, queuing: FairQueuin
       done = true;
       const bytesIn = Buffer.isBuffer(req.body) ? req.body.length : declared;
       release(estimator.observe(tenant, req.method, bytesIn, bytesOut()));
+      throttled.answered(tenant, req.method, group, resource, reply.statusCode);
     };
     req.releaseSeat = finish;
     // Whatever happens next (an answer, an error, a client that leaves), the seats come back once.

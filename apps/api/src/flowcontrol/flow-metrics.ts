@@ -9,7 +9,7 @@ export function flowMetrics(registry: Registry): FlowObserver {
   const inflight = new Gauge({ name: 'plinth_flowcontrol_current_inflight_requests', help: 'Requests executing, per tenant (first 100 tenants; the rest as _other).', labelNames: ['tenant'] as const, registers: [registry] });
   const seats = new Gauge({ name: 'plinth_flowcontrol_current_executing_seats', help: 'Seats occupied by executing requests (1 to 10 each, by estimated work), per tenant.', labelNames: ['tenant'] as const, registers: [registry] });
   const queued = new Gauge({ name: 'plinth_flowcontrol_current_inqueue_requests', help: 'Requests waiting for a seat, per tenant.', labelNames: ['tenant'] as const, registers: [registry] });
-  const rejected = new Counter({ name: 'plinth_flowcontrol_rejected_requests_total', help: 'Requests refused with 429, per tenant and reason (queue-full, timeout, rate).', labelNames: ['tenant', 'reason'] as const, registers: [registry] });
+  const rejected = new Counter({ name: 'plinth_flowcontrol_rejected_requests_total', help: 'Requests refused with 429, per tenant and reason (queue-full, timeout, rate, validation-share).', labelNames: ['tenant', 'reason'] as const, registers: [registry] });
   const wait = new Histogram({
     name: 'plinth_flowcontrol_request_wait_duration_seconds',
     help: 'Time requests waited for a seat, per tenant.',

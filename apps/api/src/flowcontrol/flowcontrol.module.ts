@@ -1,5 +1,7 @@
 import { Inject, Module, type OnModuleInit } from '@nestjs/common';
 import { ObjectListRepository } from '@plinth/storage';
+import { AdmissionChainModule } from '../admission/admission-chain.module.js';
+import { TenantValidationBudget } from '../admission/validation-budget.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { Metrics } from '../observability/metrics.js';
@@ -8,15 +10,18 @@ import { OBSERVE_CHANGES } from '../watch/watch.module.js';
 import { FairQueuing } from './fair-queuing.js';
 import { flowMetrics } from './flow-metrics.js';
 import { TenantFlowLimits } from './tenant-flow-limits.js';
+import { ThrottledWrites } from './throttled-writes.js';
 import { WorkEstimator } from './work-estimator.js';
 
 /**
  * Per-tenant fair queuing of requests (after API Priority and Fairness):
  * each tenant's limits from its Tenant object (followed through the change
  * stream, loaded when the module starts), seats by estimated work, queues
- * and 429s.
+ * and 429s, and writes refused before their body while their tenant's
+ * share of validation time is used up.
  */
 @Module({
+  imports: [AdmissionChainModule],
   providers: [
     {
       provide: TenantFlowLimits,
@@ -31,8 +36,9 @@ import { WorkEstimator } from './work-estimator.js';
       inject: [APP_CONFIG, TenantFlowLimits, Metrics],
     },
     { provide: WorkEstimator, useFactory: () => new WorkEstimator() },
+    { provide: ThrottledWrites, useFactory: (budget: TenantValidationBudget) => new ThrottledWrites(budget), inject: [TenantValidationBudget] },
   ],
-  exports: [FairQueuing, TenantFlowLimits, WorkEstimator],
+  exports: [FairQueuing, TenantFlowLimits, WorkEstimator, ThrottledWrites],
 })
 export class FlowControlModule implements OnModuleInit {
   constructor(@Inject(TenantFlowLimits) private readonly limits: TenantFlowLimits) {}

@@ -9,6 +9,7 @@ import { installRequestAuthentication } from '../authn/request-authentication.ho
 import { RbacAuthorizer } from '../authz/rbac-authorizer.js';
 import { FairQueuing } from '../flowcontrol/fair-queuing.js';
 import { installFlowControl } from '../flowcontrol/flow-control.hook.js';
+import { ThrottledWrites } from '../flowcontrol/throttled-writes.js';
 import { WorkEstimator } from '../flowcontrol/work-estimator.js';
 import { GracefulShutdown } from '../lifecycle/graceful-shutdown.js';
 import { LOGGER } from '../observability/observability.module.js';
@@ -34,6 +35,7 @@ export class RequestPipeline implements OnModuleInit {
     @Inject(RbacAuthorizer) private readonly authorizer: RbacAuthorizer,
     @Inject(FairQueuing) private readonly flow: FairQueuing,
     @Inject(WorkEstimator) private readonly work: WorkEstimator,
+    @Inject(ThrottledWrites) private readonly throttled: ThrottledWrites,
     @Inject(Metrics) private readonly metrics: Metrics,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -49,7 +51,7 @@ export class RequestPipeline implements OnModuleInit {
     });
     if (this.audit) installAudit(fastify, this.audit.policy, this.audit.writer);
     installRequestAuthentication(fastify, this.authn, this.authorizer, this.logger, this.metrics);
-    installFlowControl(fastify, this.flow, this.work);
+    installFlowControl(fastify, this.flow, this.work, this.throttled);
     this.forceContentTypes(fastify);
     this.recordRequests(fastify);
   }
