@@ -110,6 +110,12 @@ async function main(): Promise<void> {
     const total = floodOk + flood429 + floodOther;
     console.log(`\nA: ${(floodOk / SECONDS).toFixed(0)} served/s, ${(flood429 / SECONDS).toFixed(0)} refused/s (429: ${((flood429 / Math.max(1, total)) * 100).toFixed(1)}% of its requests), ${floodOther} other errors`);
     console.log(`B's p99 under the flood / quiet = ${(l.p99 / q.p99).toFixed(2)}x (target <= 2x)`);
+    // Where B's slow requests waited: for a seat (flow control's wait histogram), or elsewhere.
+    const metrics = await (await request(`${base}/metrics`, { dispatcher: admin })).body.text();
+    const waits = (le: string) =>
+      Number(metrics.split('\n').find((line) => line.startsWith('plinth_flowcontrol_request_wait_duration_seconds_bucket{') && line.includes(`le="${le}"`) && line.includes('tenant="b"'))?.split(' ')[1] ?? NaN);
+    const admitted = waits('+Inf');
+    console.log(`B's requests that waited for a seat longer than 0.1 s: ${admitted - waits('0.1')}, longer than 1 s: ${admitted - waits('1')} (of ${admitted})`);
     console.log(`usage accounting: plinth_create ${acct.withAccounting.toFixed(0)}/s vs the same statements without it ${acct.without.toFixed(0)}/s = ${((1 - acct.withAccounting / acct.without) * 100).toFixed(1)}% cost (target <= 10%)`);
   } finally {
     await admin.close();
