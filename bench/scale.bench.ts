@@ -28,26 +28,17 @@ async function storesCopies(c: pg.PoolClient): Promise<boolean> {
 }
 
 /**
- * Commits `n` creates of ConfigMaps `w-<i>` of `tenant` in `namespace` as the write functions store them since
- * migration 0010 (the object row at its revision, a change row with no copy of the body), with contiguous revisions
- * after the counter, in one transaction; every `labelEvery`-th is labelled app=needle. Returns the revision before them.
+ * Commits `n` writes with contiguous revisions after the counter in one transaction, as n committed writes would:
+ * `write(c, from, copies)` stores them at revisions from+1 … from+n (`copies`: the schema keeps a copy of the new
+ * state in each change row), then the counter moves past them and the replicas' change feeds are woken. Returns
+ * `from`, the revision before them.
  */
-async function appendChanges(pool: pg.Pool, tenant: string, namespace: string, n: number, labelEvery: number): Promise<number> {
+async function commitRevisions(pool: pg.Pool, n: number, write: (c: pg.PoolClient, from: number, copies: boolean) => Promise<unknown>): Promise<number> {
   const c = await pool.connect();
   try {
     await c.query('BEGIN');
     const from = Number((await c.query('SELECT value FROM revision_counter WHERE id = 1 FOR UPDATE')).rows[0].value);
-    await c.query(
-      `INSERT INTO objects (tenant, resource, namespace, name, revision, body)
-       SELECT $2, 'configmaps', $3, 'w-' || i, $1 + i,
-         jsonb_build_object('apiVersion', 'v1', 'kind', 'ConfigMap', 'metadata', jsonb_build_object('name', 'w-' || i, 'namespace', $3::text,
-           'labels', jsonb_build_object('app', CASE WHEN $5 > 0 AND i % $5 = 0 THEN 'needle' ELSE 'hay' END)))
-       FROM generate_series(1, $4) AS i`,
-      [from, tenant, namespace, n, labelEvery],
-    );
-    // Before migration 0010 a change row held a copy of the new state (so this benchmark runs on either schema).
-    const copy = (await storesCopies(c)) ? sql.copyCreate : sql.noCopyCreate;
-    await c.query(copy, [from, tenant, namespace, n]);
+    await write(c, from, await storesCopies(c));
     await c.query('UPDATE revision_counter SET value = value + $1 WHERE id = 1', [n]);
     // As every committed write does: wake the replicas' change feeds.
     await c.query("SELECT pg_notify('plinth_changes', $1)", [String(from + n)]);
@@ -59,15 +50,31 @@ async function appendChanges(pool: pg.Pool, tenant: string, namespace: string, n
 }
 
 /**
+ * Commits `n` creates of ConfigMaps `w-<i>` of `tenant` in `namespace` as the write functions store them since
+ * migration 0010 (the object row at its revision, a change row with no copy of the body; with one before it, so this
+ * benchmark runs on either schema); every `labelEvery`-th is labelled app=needle. Returns the revision before them.
+ */
+function appendChanges(pool: pg.Pool, tenant: string, namespace: string, n: number, labelEvery: number): Promise<number> {
+  return commitRevisions(pool, n, async (c, from, copies) => {
+    await c.query(
+      `INSERT INTO objects (tenant, resource, namespace, name, revision, body)
+       SELECT $2, 'configmaps', $3, 'w-' || i, $1 + i,
+         jsonb_build_object('apiVersion', 'v1', 'kind', 'ConfigMap', 'metadata', jsonb_build_object('name', 'w-' || i, 'namespace', $3::text,
+           'labels', jsonb_build_object('app', CASE WHEN $5 > 0 AND i % $5 = 0 THEN 'needle' ELSE 'hay' END)))
+       FROM generate_series(1, $4) AS i`,
+      [from, tenant, namespace, n, labelEvery],
+    );
+    await c.query(copies ? sql.copyCreate : sql.noCopyCreate, [from, tenant, namespace, n]);
+  });
+}
+
+/**
  * Commits an update of each of the first `n` ConfigMaps of namespace `big` (by name) as plinth_update stores it:
  * the object row at its new revision, a change row holding the state before. Returns the revision before them.
  */
-async function updateBig(pool: pg.Pool, n: number): Promise<number> {
-  const c = await pool.connect();
-  try {
-    await c.query('BEGIN');
-    const from = Number((await c.query('SELECT value FROM revision_counter WHERE id = 1 FOR UPDATE')).rows[0].value);
-    await c.query(
+function updateBig(pool: pg.Pool, n: number): Promise<number> {
+  return commitRevisions(pool, n, (c, from, copies) =>
+    c.query(
       `WITH picked AS (
          SELECT name, revision, body, row_number() OVER (ORDER BY name) AS i FROM objects
          WHERE tenant = 'default' AND resource = 'configmaps' AND namespace = 'big' ORDER BY name LIMIT $2
@@ -77,15 +84,9 @@ async function updateBig(pool: pg.Pool, n: number): Promise<number> {
        )
        UPDATE objects o SET revision = $1 + p.i, body = jsonb_set(p.body, '{data,k}', '"updated"')
        FROM picked p WHERE o.tenant = 'default' AND o.resource = 'configmaps' AND o.namespace = 'big' AND o.name = p.name`,
-      [from, n, await storesCopies(c)],
-    );
-    await c.query('UPDATE revision_counter SET value = value + $1 WHERE id = 1', [n]);
-    await c.query("SELECT pg_notify('plinth_changes', $1)", [String(from + n)]);
-    await c.query('COMMIT');
-    return from;
-  } finally {
-    c.release();
-  }
+      [from, n, copies],
+    ),
+  );
 }
 
 /**

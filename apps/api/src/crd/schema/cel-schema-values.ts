@@ -69,6 +69,23 @@ function convertString(v: string, s: StructuralSchema | undefined): unknown {
   }
 }
 
+/**
+ * The entries of an embedded resource as CEL sees them: its apiVersion, kind and only name and generateName of its
+ * metadata (no metadata entry when it has none), in place of whatever the properties gave. Pure.
+ */
+function withResourceMeta(v: Record<string, unknown>, entries: Array<[string, unknown]>): Array<[string, unknown]> {
+  const out = entries.filter(([k]) => !(k === 'metadata' || (k === 'apiVersion' && typeof v.apiVersion === 'string') || (k === 'kind' && typeof v.kind === 'string')));
+  if (typeof v.apiVersion === 'string') out.push(['apiVersion', v.apiVersion]);
+  if (typeof v.kind === 'string') out.push(['kind', v.kind]);
+  if (isPlainObject(v.metadata)) {
+    const meta: Record<string, unknown> = {};
+    if (typeof v.metadata.name === 'string') meta.name = v.metadata.name;
+    if (typeof v.metadata.generateName === 'string') meta.generateName = v.metadata.generateName;
+    out.push(['metadata', meta]);
+  }
+  return out;
+}
+
 /** Converts values under one validation; memoizes objects and arrays by identity. */
 export class CelValueConverter {
   private readonly memo = new WeakMap<object, unknown>();
@@ -93,34 +110,20 @@ export class CelValueConverter {
   }
 
   private object(v: Record<string, unknown>, s: StructuralSchema | undefined, resource: boolean): unknown {
-    const out = new Map<string, unknown>();
+    const out: Array<[string, unknown]> = [];
     if (!s || (!s.properties && s.additionalProperties === undefined && s['x-kubernetes-preserve-unknown-fields'])) {
-      for (const [k, x] of Object.entries(v)) out.set(k, jsonToCel(x));
-      if (resource) this.resourceMeta(v, out);
-      return celMap([...out]);
+      for (const [k, x] of Object.entries(v)) out.push([k, jsonToCel(x)]);
+      return celMap(resource ? withResourceMeta(v, out) : out);
     }
     const additional = typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined;
     for (const [k, x] of Object.entries(v)) {
       if (s.properties && Object.hasOwn(s.properties, k)) {
         const name = escaped(k);
-        if (name !== undefined) out.set(name, this.convert(x, s.properties[k], s.properties[k]['x-kubernetes-embedded-resource'] === true));
-      } else if (additional) out.set(k, this.convert(x, additional, additional['x-kubernetes-embedded-resource'] === true));
-      else if (s.additionalProperties === true || s['x-kubernetes-preserve-unknown-fields']) out.set(k, jsonToCel(x));
+        if (name !== undefined) out.push([name, this.convert(x, s.properties[k], s.properties[k]['x-kubernetes-embedded-resource'] === true)]);
+      } else if (additional) out.push([k, this.convert(x, additional, additional['x-kubernetes-embedded-resource'] === true)]);
+      else if (s.additionalProperties === true || s['x-kubernetes-preserve-unknown-fields']) out.push([k, jsonToCel(x)]);
     }
-    if (resource) this.resourceMeta(v, out);
-    return celMap([...out]);
+    return celMap(resource ? withResourceMeta(v, out) : out);
   }
 
-  private resourceMeta(v: Record<string, unknown>, out: Map<string, unknown>): void {
-    if (typeof v.apiVersion === 'string') out.set('apiVersion', v.apiVersion);
-    if (typeof v.kind === 'string') out.set('kind', v.kind);
-    if (isPlainObject(v.metadata)) {
-      const meta: Record<string, unknown> = {};
-      if (typeof v.metadata.name === 'string') meta.name = v.metadata.name;
-      if (typeof v.metadata.generateName === 'string') meta.generateName = v.metadata.generateName;
-      out.set('metadata', meta);
-    } else {
-      out.delete('metadata');
-    }
-  }
 }
