@@ -43,6 +43,12 @@ export class TenantValidationBudget {
     );
   }
 
+  /** Milliseconds until `tenant` has validation time left (0: it has some now). */
+  msUntilAvailable(tenant: string, now = performance.now()): number {
+    const b = this.refill(tenant, now);
+    return b.balance > 0 ? 0 : (-b.balance * 1000) / this.opts.msPerSecond + 1;
+  }
+
   /** Charges `ms` of validation time to `tenant` (the balance may go negative: the next check waits it out). */
   charge(tenant: string, ms: number, now = performance.now()): void {
     const b = this.refill(tenant, now);

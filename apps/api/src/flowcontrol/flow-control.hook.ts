@@ -3,7 +3,7 @@ import { ApiError } from '@plinth/apimachinery';
 import { parseRequestInfo } from '../http/request-info.js';
 import { sendPlain } from '../http/response-writer.js';
 import type { FairQueuing, ReleaseSeats } from './fair-queuing.js';
-import type { ThrottledWrites } from './throttled-writes.js';
+import type { HoldDone, ThrottledWrites } from './throttled-writes.js';
 import type { WorkEstimator } from './work-estimator.js';
 
 declare module 'fastify' {
@@ -63,7 +63,10 @@ function refuse(req: FastifyRequest, reply: FastifyReply, err: ApiError): Fastif
  * for them, or gets 429 with Retry-After. It holds them until its answer is
  * written, then its tenant is charged the work it actually did. A write
  * that its tenant's used-up share of validation time would refuse after
- * reading it is refused before ({@link ThrottledWrites}).
+ * reading it is first held, body unread and without a seat, until the
+ * share has refilled, or refused when the hold's queue is full or its wait
+ * runs out ({@link ThrottledWrites}). A client that leaves while its
+ * request waits gives its place up (held) or its seats back (admitted).
  * `system:masters` (upstream's exempt level) and the health, version and
  * metrics paths never wait.
  */
@@ -73,19 +76,36 @@ export function installFlowControl(fastify: FastifyInstance, queuing: FairQueuin
     if (!user || user.groups.includes('system:masters')) return undefined;
     const { tenant, path, group, resource } = parseRequestInfo(req.method, req.url.split('?')[0], false);
     if (EXEMPT_PATH.test(path)) return undefined;
-    const early = throttled.refusal(tenant, req.method, group, resource);
-    if (early) {
-      queuing.noteRejected(tenant, 'validation-share');
-      return refuse(req, reply, early);
+    // Whether the client has left while the request waited (its seats, if it gets any, come back at once).
+    let left = false;
+    let leaving: AbortController | undefined;
+    const onClose = () => {
+      left = true;
+      leaving?.abort();
+    };
+    reply.raw.once('close', onClose);
+    let held: HoldDone | undefined;
+    if (throttled.mustHold(tenant, req.method, group, resource)) {
+      leaving = new AbortController();
+      const outcome = await throttled.hold(tenant, leaving.signal);
+      if (typeof outcome !== 'function') {
+        reply.raw.off('close', onClose);
+        queuing.noteRejected(tenant, 'validation-share');
+        return refuse(req, reply, outcome.error);
+      }
+      held = outcome;
     }
     const declared = Number(req.headers['content-length'] ?? 0) || 0;
     let release: ReleaseSeats;
     try {
       release = await queuing.admit(tenant, user.username, estimator.estimate(tenant, req.method, declared));
     } catch (err) {
+      reply.raw.off('close', onClose);
+      held?.();
       if (err instanceof ApiError) return refuse(req, reply, err);
       throw err;
     }
+    reply.raw.off('close', onClose);
     const bytesOut = countBytesOut(reply.raw as unknown as Writable);
     let done = false;
     const finish = () => {
@@ -94,10 +114,12 @@ export function installFlowControl(fastify: FastifyInstance, queuing: FairQueuin
       const bytesIn = Buffer.isBuffer(req.body) ? req.body.length : declared;
       release(estimator.observe(tenant, req.method, bytesIn, bytesOut()));
       throttled.answered(tenant, req.method, group, resource, reply.statusCode);
+      held?.();
     };
     req.releaseSeat = finish;
     // Whatever happens next (an answer, an error, a client that leaves), the seats come back once.
-    reply.raw.once('close', finish);
+    if (left) finish();
+    else reply.raw.once('close', finish);
     return undefined;
   });
   fastify.addHook('onResponse', async (req) => req.releaseSeat?.());

@@ -17,8 +17,8 @@ import { WorkEstimator } from './work-estimator.js';
  * Per-tenant fair queuing of requests (after API Priority and Fairness):
  * each tenant's limits from its Tenant object (followed through the change
  * stream, loaded when the module starts), seats by estimated work, queues
- * and 429s, and writes refused before their body while their tenant's
- * share of validation time is used up.
+ * and 429s, and writes held before their body (or refused) while their
+ * tenant's share of validation time is used up.
  */
 @Module({
   imports: [AdmissionChainModule],
@@ -36,7 +36,11 @@ import { WorkEstimator } from './work-estimator.js';
       inject: [APP_CONFIG, TenantFlowLimits, Metrics],
     },
     { provide: WorkEstimator, useFactory: () => new WorkEstimator() },
-    { provide: ThrottledWrites, useFactory: (budget: TenantValidationBudget) => new ThrottledWrites(budget), inject: [TenantValidationBudget] },
+    {
+      provide: ThrottledWrites,
+      useFactory: (config: AppConfig, budget: TenantValidationBudget) => new ThrottledWrites(budget, { queueLength: config.tenantQueueLength, waitMs: config.tenantQueueWaitMs }),
+      inject: [APP_CONFIG, TenantValidationBudget],
+    },
   ],
   exports: [FairQueuing, TenantFlowLimits, WorkEstimator, ThrottledWrites],
 })
