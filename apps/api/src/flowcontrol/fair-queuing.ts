@@ -30,6 +30,8 @@ export interface FlowObserver {
   admitted(tenant: string, waitedSeconds: number): void;
   rejected(tenant: string, reason: RejectReason): void;
   changed(tenant: string, inflight: number, queued: number, seats: number): void;
+  /** Writes of `tenant` held until its share of validation time refills (ThrottledWrites). */
+  held?(tenant: string, held: number): void;
 }
 
 /**

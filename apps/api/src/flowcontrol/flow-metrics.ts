@@ -9,6 +9,7 @@ export function flowMetrics(registry: Registry): FlowObserver {
   const inflight = new Gauge({ name: 'plinth_flowcontrol_current_inflight_requests', help: 'Requests executing, per tenant (first 100 tenants; the rest as _other).', labelNames: ['tenant'] as const, registers: [registry] });
   const seats = new Gauge({ name: 'plinth_flowcontrol_current_executing_seats', help: 'Seats occupied by executing requests (1 to 10 each, by estimated work), per tenant.', labelNames: ['tenant'] as const, registers: [registry] });
   const queued = new Gauge({ name: 'plinth_flowcontrol_current_inqueue_requests', help: 'Requests waiting for a seat, per tenant.', labelNames: ['tenant'] as const, registers: [registry] });
+  const held = new Gauge({ name: 'plinth_flowcontrol_current_held_writes', help: 'Writes held, body unread, until their tenant\'s share of validation time refills, per tenant.', labelNames: ['tenant'] as const, registers: [registry] });
   const rejected = new Counter({ name: 'plinth_flowcontrol_rejected_requests_total', help: 'Requests refused with 429, per tenant and reason (queue-full, timeout, rate, validation-share).', labelNames: ['tenant', 'reason'] as const, registers: [registry] });
   const wait = new Histogram({
     name: 'plinth_flowcontrol_request_wait_duration_seconds',
@@ -29,6 +30,10 @@ export function flowMetrics(registry: Registry): FlowObserver {
   return {
     admitted: (tenant, seconds) => wait.observe({ tenant: label(tenant) }, seconds),
     rejected: (tenant, reason) => rejected.inc({ tenant: label(tenant), reason }),
+    held: (tenant, n) => {
+      const t = label(tenant);
+      if (t !== '_other') held.set({ tenant: t }, n);
+    },
     changed: (tenant, nIn, nQueued, nSeats) => {
       const t = label(tenant);
       // Tenants folded into _other would overwrite one another's gauges: only labelled tenants report them.

@@ -7,11 +7,14 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { Metrics } from '../observability/metrics.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 import { OBSERVE_CHANGES } from '../watch/watch.module.js';
-import { FairQueuing } from './fair-queuing.js';
+import { FairQueuing, type FlowObserver } from './fair-queuing.js';
 import { flowMetrics } from './flow-metrics.js';
 import { TenantFlowLimits } from './tenant-flow-limits.js';
 import { ThrottledWrites } from './throttled-writes.js';
 import { WorkEstimator } from './work-estimator.js';
+
+/** The fair-queuing metrics, shared by the seat queues and the validation-share hold. */
+const FLOW_OBSERVER = Symbol('FLOW_OBSERVER');
 
 /**
  * Per-tenant fair queuing of requests (after API Priority and Fairness):
@@ -29,17 +32,19 @@ import { WorkEstimator } from './work-estimator.js';
         new TenantFlowLimits({ concurrency: config.tenantConcurrentRequests, queueLength: config.tenantQueueLength }, lists, observe),
       inject: [APP_CONFIG, ObjectListRepository, OBSERVE_CHANGES],
     },
+    { provide: FLOW_OBSERVER, useFactory: (metrics: Metrics) => flowMetrics(metrics.registry), inject: [Metrics] },
     {
       provide: FairQueuing,
-      useFactory: (config: AppConfig, limits: TenantFlowLimits, metrics: Metrics) =>
-        new FairQueuing((t) => limits.limitsOf(t), config.tenantQueueWaitMs, flowMetrics(metrics.registry), config.maxRequestsInflight),
-      inject: [APP_CONFIG, TenantFlowLimits, Metrics],
+      useFactory: (config: AppConfig, limits: TenantFlowLimits, observer: FlowObserver) =>
+        new FairQueuing((t) => limits.limitsOf(t), config.tenantQueueWaitMs, observer, config.maxRequestsInflight),
+      inject: [APP_CONFIG, TenantFlowLimits, FLOW_OBSERVER],
     },
     { provide: WorkEstimator, useFactory: () => new WorkEstimator() },
     {
       provide: ThrottledWrites,
-      useFactory: (config: AppConfig, budget: TenantValidationBudget) => new ThrottledWrites(budget, { queueLength: config.tenantQueueLength, waitMs: config.tenantQueueWaitMs }),
-      inject: [APP_CONFIG, TenantValidationBudget],
+      useFactory: (config: AppConfig, budget: TenantValidationBudget, observer: FlowObserver) =>
+        new ThrottledWrites(budget, { queueLength: config.tenantQueueLength, waitMs: config.tenantQueueWaitMs }, (t, n) => observer.held?.(t, n)),
+      inject: [APP_CONFIG, TenantValidationBudget, FLOW_OBSERVER],
     },
   ],
   exports: [FairQueuing, TenantFlowLimits, WorkEstimator, ThrottledWrites],

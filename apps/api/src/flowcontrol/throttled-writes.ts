@@ -22,6 +22,8 @@ export type HoldRefusal = { reason: 'queue-full' | 'timeout'; error: ApiError };
 export type HoldDone = () => void;
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH']);
+/** The longest a tenant's hold sleeps before it looks at the share again. */
+const MAX_WAKE_MS = 1000;
 
 interface Held {
   settle: (outcome: HoldDone | HoldRefusal) => void;
@@ -62,6 +64,7 @@ export class ThrottledWrites {
   constructor(
     private readonly share: ValidationShare,
     private readonly limits: HoldLimits = { queueLength: 128, waitMs: 10_000 },
+    private readonly onHeld: (tenant: string, held: number) => void = () => undefined,
   ) {}
 
   /**
@@ -100,12 +103,14 @@ export class ThrottledWrites {
         const at = hold.queue.indexOf(held);
         if (at < 0) return;
         hold.queue.splice(at, 1);
+        this.onHeld(tenant, hold.queue.length);
         held.settle({ reason: 'timeout', error: this.refusal(tenant) });
         this.pump(tenant, hold);
       };
       const timer = setTimeout(leave, this.limits.waitMs);
       signal?.addEventListener('abort', leave, { once: true });
       hold.queue.push(held);
+      this.onHeld(tenant, hold.queue.length);
       this.pump(tenant, hold);
     });
   }
@@ -162,10 +167,11 @@ export class ThrottledWrites {
       hold.wake = setTimeout(() => {
         hold.wake = undefined;
         this.pump(tenant, hold);
-      }, ms);
+      }, Math.min(ms, MAX_WAKE_MS));
       return;
     }
     const next = hold.queue.shift()!;
+    this.onHeld(tenant, hold.queue.length);
     hold.running++;
     let finished = false;
     next.settle(() => {
