@@ -11,6 +11,7 @@ import * as changesNamespaceIndex from './0009-changes-namespace-index.migration
 import * as changesWithoutCopies from './0010-changes-without-copies.migration.js';
 import * as objectsWithoutCopies from './0011-objects-without-copies.migration.js';
 import * as changesScopeReader from './0012-changes-scope-reader.migration.js';
+import * as changesNameOrderIndex from './0013-changes-name-order-index.migration.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '0010-changes-without-copies': changesWithoutCopies,
   '0011-objects-without-copies': objectsWithoutCopies,
   '0012-changes-scope-reader': changesScopeReader,
+  '0013-changes-name-order-index': changesNameOrderIndex,
 };
