@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { type TLSSocket, createServer } from 'node:tls';
 
 // The fan-out ceiling of the watch benchmark (bench/watch.bench.ts), run as a child process: a bare Node TLS
@@ -37,10 +38,16 @@ function eventChunk(seq: number): Buffer {
 
 process.on('message', (m: { seq: number }) => {
   const chunk = eventChunk(m.seq);
+  const t0 = performance.now();
   for (const s of watchers) s.write(chunk);
+  // The write loop's own time, as the API server's plinth_watch_dispatch_seconds times its dispatch.
+  process.send?.({ loopMs: performance.now() - t0 });
 });
 
 server.listen(0, '127.0.0.1', () => {
   const addr = server.address();
   process.send?.({ port: typeof addr === 'object' && addr ? addr.port : 0 });
 });
+
+// Exit normally when the benchmark ends this child, so a --cpu-prof given to it is written.
+process.on('SIGTERM', () => process.exit(0));

@@ -1,3 +1,4 @@
+import http2 from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
 import { benchTls, progress } from './bench-support.js';
@@ -16,6 +17,7 @@ const READ_BUFFER = Buffer.allocUnsafe(256 * 1024);
  */
 export class WatcherPool {
   readonly sockets: tls.TLSSocket[] = [];
+  private readonly sessions: http2.ClientHttp2Session[] = [];
   private arrivals = new Map<number, number[]>();
   private expected = 0;
   private waiting: { seq: number; resolve: () => void } | undefined;
@@ -26,7 +28,36 @@ export class WatcherPool {
       await Promise.all(Array.from({ length: k }, () => this.openOne(base, path)));
       if (n >= 2000 && (i / batch) % 8 === 0) progress(`  ${Math.min(i + k, n)}/${n} watchers open`);
     }
-    this.expected = this.sockets.length;
+    this.expected += n;
+  }
+
+  /**
+   * Opens `n` watches as HTTP/2 streams, `perSession` per TLS connection, as
+   * client-go multiplexes a process's watches over one connection; each
+   * stream's data is stamped as a raw watcher's.
+   */
+  async openH2(base: string, path: string, n: number, perSession: number): Promise<void> {
+    const creds = await benchTls();
+    for (let opened = 0; opened < n; opened += perSession) {
+      const session = http2.connect(base, { ...creds, peerMaxConcurrentStreams: perSession });
+      session.on('error', () => undefined);
+      this.sessions.push(session);
+      const k = Math.min(perSession, n - opened);
+      await Promise.all(
+        Array.from(
+          { length: k },
+          () =>
+            new Promise<void>((resolve, reject) => {
+              const stream = session.request({ ':method': 'GET', ':path': path, accept: 'application/json' });
+              stream.on('response', (headers) => (headers[':status'] === 200 ? resolve() : reject(new Error(`watch answered ${headers[':status']}`))));
+              stream.on('data', (chunk: Buffer) => this.onData(chunk));
+              stream.on('error', reject);
+              stream.end();
+            }),
+        ),
+      );
+    }
+    this.expected += n;
   }
 
   private async openOne(base: string, path: string): Promise<void> {
@@ -104,7 +135,9 @@ export class WatcherPool {
 
   close(): void {
     for (const s of this.sockets) s.destroy();
+    for (const s of this.sessions) s.destroy();
     this.sockets.length = 0;
+    this.sessions.length = 0;
     this.arrivals.clear();
   }
 }

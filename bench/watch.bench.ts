@@ -48,6 +48,15 @@ function freePort(): Promise<number> {
   });
 }
 
+/** CPU time (user + system, all threads) the process `pid` has used so far, in ms. */
+function cpuMs(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 function rssKiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) : NaN;
@@ -94,12 +103,23 @@ let seqCounter = 0;
  * histograms: change into the watch cache → written to the last watcher's
  * connection, and the commit's NOTIFY → the same).
  */
-async function latencyRun(label: string, writer: Api, readerBase: string, ns: string, watchers: number, writes: number): Promise<Row> {
+async function latencyRun(
+  label: string,
+  writer: Api,
+  readerBase: string,
+  ns: string,
+  watchers: number,
+  writes: number,
+  opts: { readerPid?: number; h2PerSession?: number } = {},
+): Promise<Row> {
+  const { readerPid, h2PerSession } = opts;
   const pool = new WatcherPool();
   const reader = new Api(readerBase);
   const rv = await writer.revision(ns);
   progress(`${label}: opening ${watchers} watchers`);
-  await pool.open(readerBase, `/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${rv}`, watchers);
+  const watchPath = `/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${rv}`;
+  if (h2PerSession) await pool.openH2(readerBase, watchPath, watchers, h2PerSession);
+  else await pool.open(readerBase, watchPath, watchers);
   const samples: number[] = [];
   const rtts: number[] = [];
   const firsts: number[] = [];
@@ -107,8 +127,12 @@ async function latencyRun(label: string, writer: Api, readerBase: string, ns: st
   const toLast: number[] = [];
   let missing = 0;
   let metricsBefore = '';
+  let cpuBefore = NaN;
   for (let i = 0; i < writes + 10; i++) {
-    if (i === 10) metricsBefore = await reader.text('/metrics');
+    if (i === 10) {
+      metricsBefore = await reader.text('/metrics');
+      cpuBefore = cpuMs(readerPid);
+    }
     const seq = ++seqCounter;
     const t0 = performance.now();
     const res = await writer.call('POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: `w-${seq}` }, data: { v: 'x' } });
@@ -130,6 +154,7 @@ async function latencyRun(label: string, writer: Api, readerBase: string, ns: st
     }
     if (i % 50 === 0) progress(`  ${label}: ${i}/${writes + 10} writes`);
   }
+  const cpu = cpuMs(readerPid) - cpuBefore;
   const metricsAfter = await reader.text('/metrics');
   await reader.close();
   pool.close();
@@ -138,7 +163,8 @@ async function latencyRun(label: string, writer: Api, readerBase: string, ns: st
   const r = percentiles(rtts);
   const f = percentiles(firsts);
   const sp = percentiles(spreads);
-  const note = `write RTT p50 ${r.p50.toFixed(2)} ms; first watcher p50 ${f.p50.toFixed(2)} ms; first→last p50 ${sp.p50.toFixed(2)} p99 ${sp.p99.toFixed(2)} ms`;
+  const perEvent = Number.isNaN(cpu) ? '' : `; server CPU ${(cpu / writes).toFixed(2)} ms per event (${((cpu / writes / watchers) * 1000).toFixed(1)} µs per watcher)`;
+  const note = `write RTT p50 ${r.p50.toFixed(2)} ms; first watcher p50 ${f.p50.toFixed(2)} ms; first→last p50 ${sp.p50.toFixed(2)} p99 ${sp.p99.toFixed(2)} ms${perEvent}`;
   return {
     name: label,
     p50: p.p50,
@@ -166,11 +192,20 @@ async function rawFanOut(watchers: number, writes: number, eventBytes: number): 
       child.once('exit', (code) => reject(new Error(`the raw fan-out server exited (${code})`)));
     });
     await pool.open(`https://127.0.0.1:${port}`, '/watch', watchers);
+    const loops: number[] = [];
+    let measuring = false;
+    child.on('message', (m) => {
+      const ms = (m as { loopMs?: number }).loopMs;
+      if (measuring && ms !== undefined) loops.push(ms);
+    });
     const samples: number[] = [];
     const spreads: number[] = [];
     let missing = 0;
+    let cpuBefore = NaN;
     for (let i = 0; i < writes + 10; i++) {
+      if (i === 10) cpuBefore = cpuMs(child.pid);
       const seq = ++seqCounter;
+      measuring = i >= 10;
       const t0 = performance.now();
       child.send({ seq });
       await pool.waitFor(seq, 2000);
@@ -185,7 +220,9 @@ async function rawFanOut(watchers: number, writes: number, eventBytes: number): 
     }
     const p = percentiles(samples);
     const sp = percentiles(spreads);
-    const note = `IPC send → arrival, ${eventBytes} B events; first→last p50 ${sp.p50.toFixed(2)} p99 ${sp.p99.toFixed(2)} ms${missing ? `; ${missing} events missing` : ''}`;
+    const cpu = cpuMs(child.pid) - cpuBefore;
+    const lp = percentiles(loops);
+    const note = `IPC send → arrival, ${eventBytes} B events; first→last p50 ${sp.p50.toFixed(2)} p99 ${sp.p99.toFixed(2)} ms; write loop p50 ${lp.p50.toFixed(2)} p99 ${lp.p99.toFixed(2)} ms; server CPU ${(cpu / writes).toFixed(2)} ms per event (${((cpu / writes / watchers) * 1000).toFixed(1)} µs per connection)${missing ? `; ${missing} events missing` : ''}`;
     return { name: `raw Node TLS fan-out, ${watchers} connections`, p50: p.p50, p99: p.p99, n: p.n, note };
   } finally {
     pool.close();
@@ -351,7 +388,7 @@ function serverNodeOptions(): Record<string, string> {
   return o ? { NODE_OPTIONS: o } : {};
 }
 
-/** BENCH_ONLY=latency,fanout,rawfanout,raw,memory,cluster runs a subset (all by default). */
+/** BENCH_ONLY=latency,h2latency,fanout,rawfanout,raw,memory,cluster runs a subset (all by default). */
 const ONLY = process.env.BENCH_ONLY?.split(',');
 const want = (part: string) => !ONLY || ONLY.includes(part);
 
@@ -378,7 +415,17 @@ async function main(): Promise<void> {
     apis.push(api1);
     await api1.call('POST', '/api/v1/namespaces', { metadata: { name: 'lat' } });
     if (want('latency')) {
-      for (const n of LATENCY_WATCHERS) rows.push(await latencyRun(`1 replica, ${n} watcher${n > 1 ? 's' : ''}`, api1, base1, 'lat', n, WRITES));
+      for (const n of LATENCY_WATCHERS) rows.push(await latencyRun(`1 replica, ${n} watcher${n > 1 ? 's' : ''}`, api1, base1, 'lat', n, WRITES, { readerPid: single.pid }));
+    }
+    if (want('h2latency')) {
+      // As client-go opens watches: streams multiplexed over HTTP/2 connections rather than a connection each.
+      const n = Math.max(...LATENCY_WATCHERS);
+      rows.push(
+        await latencyRun(`1 replica, ${n} HTTP/2 (${H2_STREAMS_PER_SESSION}/conn)`, api1, base1, 'lat', n, WRITES, {
+          readerPid: single.pid,
+          h2PerSession: H2_STREAMS_PER_SESSION,
+        }),
+      );
     }
     if (want('fanout')) {
       progress('fan-out: 1,000 watchers, 300 creates from 16 writers');
