@@ -73,9 +73,20 @@ function httpChunk(payload: string): Buffer {
   return buf;
 }
 
-/** The event bytes inside an HTTP chunk made by the encoder (for connections that are not chunked). */
+/** The unframed view of each chunk already asked for: one per event bytes, shared by all its watchers. */
+const payloads = new WeakMap<Buffer, Buffer>();
+
+/**
+ * The event bytes inside an HTTP chunk made by the encoder, for streams
+ * that are not chunked (HTTP/2 streams, which the protocol frames, and
+ * HTTP/1.0). The view is made once per chunk and kept as long as the chunk
+ * is, so a memoized event written to a thousand HTTP/2 watchers makes one
+ * view, not one per watcher.
+ */
 export function chunkPayload(chunk: Buffer): Buffer {
-  return chunk.subarray(chunk.indexOf(10) + 1, chunk.length - 2);
+  let payload = payloads.get(chunk);
+  if (!payload) payloads.set(chunk, (payload = chunk.subarray(chunk.indexOf(10) + 1, chunk.length - 2)));
+  return payload;
 }
 
 /** Frames one event as an HTTP chunk holding a JSON line, or a YAML document. */
