@@ -12,6 +12,8 @@ export interface NoiseOptions {
   tls: { ca: string; cert: string; key: string };
   ms: number;
   concurrency: number;
+  /** Connections at most (64 by default). */
+  maxSockets?: number;
 }
 
 /** One request as the noisy tenant's owner; resolves with the status. */
@@ -44,7 +46,7 @@ export function noisyWorker(agent: https.Agent, base: string, codes: Record<numb
 
 if (parentPort && workerData) {
   const o = workerData as NoiseOptions;
-  const agent = new https.Agent({ keepAlive: true, maxSockets: 64, ...o.tls });
+  const agent = new https.Agent({ keepAlive: true, maxSockets: o.maxSockets ?? 64, ...o.tls });
   const codes: Record<number, number> = {};
   const result = await runLoad(o.concurrency, o.ms, noisyWorker(agent, o.base, codes));
   agent.destroy();

@@ -5,6 +5,9 @@
 //    tenant's requests come from its owner (a tenant user, not the platform
 //    administrator, whom flow control exempts as upstream exempts
 //    system:masters);
+//    then the noisy tenant's flood on BENCH_FLOOD_CONNECTIONS connections
+//    (256), more than its queues hold: the refusals per second and the
+//    server's CPU per refused request;
 // 2. resident memory per idle watch (goal: at most 16 KiB), each watch on its
 //    own TLS connection and multiplexed as HTTP/2 streams (as client-go does);
 // 3. how long a replica takes to serve writes again after its PostgreSQL is
@@ -34,6 +37,8 @@ const LIST_OBJECTS = Number(process.env.BENCH_LIST_OBJECTS ?? 200);
 const CAPPED_HEAP_MIB = Number(process.env.BENCH_CAPPED_HEAP_MIB ?? 512);
 const LIST_OBJECT_KIB = Number(process.env.BENCH_LIST_OBJECT_KIB ?? 512);
 const PARALLEL_LISTS = 5;
+const FLOOD_CONNECTIONS = Number(process.env.BENCH_FLOOD_CONNECTIONS ?? 256);
+const FLOOD_MS = Number(process.env.BENCH_FLOOD_MS ?? 5000);
 /** BENCH_ONLY=quiet runs the quiet-tenant phases alone (all phases by default). */
 const ONLY = process.env.BENCH_ONLY?.split(',');
 // The platform administrator's client certificate, over HTTPS as every client.
@@ -73,6 +78,47 @@ async function serverLoopDelay(base: string): Promise<{ p99: number; max: number
   });
   const value = (name: string) => Number(new RegExp(`^${name} ([0-9.e+-]+)`, 'm').exec(text)?.[1] ?? NaN) * 1000;
   return { p99: value('plinth_nodejs_eventloop_lag_p99_seconds'), max: value('plinth_nodejs_eventloop_lag_max_seconds') };
+}
+
+/** The server's /metrics text. */
+function metricsText(base: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    https.get(`${base}/metrics`, { agent }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => resolve(body));
+    }).on('error', reject);
+  });
+}
+
+/** 429s flow control has answered `tenant` so far, all reasons. */
+async function refusedSoFar(base: string, tenant: string): Promise<number> {
+  const text = await metricsText(base);
+  let n = 0;
+  for (const m of text.matchAll(new RegExp(`^plinth_flowcontrol_rejected_requests_total\\{tenant="${tenant}",[^}]*\\} ([0-9.e+]+)$`, 'gm'))) n += Number(m[1]);
+  return n;
+}
+
+/**
+ * The noisy tenant's writes on FLOOD_CONNECTIONS connections at once (more
+ * than its hold and queues take, so most are refused at once, as an
+ * open-loop flood would be): refusals per second and the server's CPU per
+ * refusal, measured from 1 s in (after the TLS handshakes) to 0.5 s before
+ * the end.
+ */
+async function flood(base: string, pid: number): Promise<{ refusedPerSec: number; cpuPerRefusedUs: number; cpuPerSecond: number; codes: Record<number, number> }> {
+  const options: NoiseOptions = { base, tls: noisyTls, ms: FLOOD_MS, concurrency: FLOOD_CONNECTIONS, maxSockets: FLOOD_CONNECTIONS };
+  const worker = new Worker(new URL('./hardening-noise.worker.js', import.meta.url), { workerData: options });
+  const result = once(worker, 'message') as Promise<[{ codes: Record<number, number> }]>;
+  await new Promise((r) => setTimeout(r, 1000));
+  const [c0, r0, t0] = [cpuSeconds(pid), await refusedSoFar(base, 'noisy'), performance.now()];
+  await new Promise((r) => setTimeout(r, FLOOD_MS - 1500));
+  const [c1, r1, t1] = [cpuSeconds(pid), await refusedSoFar(base, 'noisy'), performance.now()];
+  const [{ codes }] = await result;
+  await worker.terminate();
+  const seconds = (t1 - t0) / 1000;
+  return { refusedPerSec: (r1 - r0) / seconds, cpuPerRefusedUs: ((c1 - c0) / Math.max(1, r1 - r0)) * 1e6, cpuPerSecond: (c1 - c0) / seconds, codes };
 }
 
 /** One HTTP request as `as` (the administrator by default); resolves with the status (never rejects on HTTP errors). */
@@ -327,6 +373,8 @@ runBenchmark(async () => {
       const alone = await quietLatency(base, false, server.pid!);
       progress('quiet tenant while the noisy tenant submits catastrophic patterns and cost-limit rules');
       const noisy = await quietLatency(base, true, server.pid!);
+      progress(`the noisy tenant floods on ${FLOOD_CONNECTIONS} connections for ${FLOOD_MS} ms`);
+      const fl = await flood(base, server.pid!);
       lines.push(
         'case (each tenant as its owner)              p50 ms   p99 ms   samples',
         `quiet GET, alone                            ${alone.p50.toFixed(2).padStart(7)}  ${alone.p99.toFixed(2).padStart(7)}  ${String(alone.n).padStart(7)}`,
@@ -335,6 +383,7 @@ runBenchmark(async () => {
         `server's event-loop delay p99 / max: alone ${alone.serverLoop.p99.toFixed(1)} / ${alone.serverLoop.max.toFixed(1)} ms, with the noisy tenant ${noisy.serverLoop.p99.toFixed(1)} / ${noisy.serverLoop.max.toFixed(1)} ms`,
         `server CPU (all threads): alone ${alone.cpuPerSecond.toFixed(2)} s/s (${((alone.cpuPerSecond * 1000) / (alone.n / (LOAD_MS / 1000))).toFixed(2)} ms per quiet GET); with the noisy tenant ${noisy.cpuPerSecond.toFixed(2)} s/s`,
         `p99 ratio noisy/alone: ${(noisy.p99 / alone.p99).toFixed(2)}x (goal: within 2x); load after it ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+        `noisy flood on ${FLOOD_CONNECTIONS} connections: ${fl.refusedPerSec.toFixed(0)} refused/s, server CPU ${fl.cpuPerSecond.toFixed(2)} s/s = ${fl.cpuPerRefusedUs.toFixed(0)} us per refused request (answers ${Object.entries(fl.codes).map(([c, n]) => `${c}: ${n}`).join(', ')})`,
       );
     }
     if (runs('memory')) {

@@ -1,5 +1,20 @@
-import { ApiError } from '@plinth/apimachinery';
+import { ApiError, withoutStack } from '@plinth/apimachinery';
 import { LRUCache } from 'lru-cache';
+
+/** The 429 of a tenant whose share of validation time is used up; `Retry-After` the seconds until it has refilled (at least 1). Built without a stack trace (a flood gets thousands a second). */
+export function validationShareUsedUp(secondsToRefill: number): ApiError {
+  const seconds = Math.max(1, Math.ceil(secondsToRefill));
+  return withoutStack(
+    () =>
+      new ApiError(
+        429,
+        'TooManyRequests',
+        'Too many requests, please try again later: the tenant has used its share of validation time (expensive validation rules)',
+        { retryAfterSeconds: seconds },
+        { 'Retry-After': String(seconds) },
+      ),
+  );
+}
 
 /** Options of {@link TenantValidationBudget}. */
 export interface ValidationBudgetOptions {
@@ -33,14 +48,7 @@ export class TenantValidationBudget {
   check(tenant: string, now = performance.now()): void {
     const b = this.refill(tenant, now);
     if (b.balance > 0) return;
-    const seconds = Math.max(1, Math.ceil(-b.balance / this.opts.msPerSecond));
-    throw new ApiError(
-      429,
-      'TooManyRequests',
-      'Too many requests, please try again later: the tenant has used its share of validation time (expensive validation rules)',
-      { retryAfterSeconds: seconds },
-      { 'Retry-After': String(seconds) },
-    );
+    throw validationShareUsedUp(-b.balance / this.opts.msPerSecond);
   }
 
   /** Milliseconds until `tenant` has validation time left (0: it has some now). */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ApiError } from '@plinth/apimachinery';
+import { ApiError, withoutStack } from '@plinth/apimachinery';
 
 /**
  * One request occupies at most a quarter of its tenant's and of the
@@ -65,10 +65,10 @@ interface TenantFlow {
   vt: number;
 }
 
-/** Upstream's APF refusal: 429 TooManyRequests with Retry-After. */
+/** Upstream's APF refusal: 429 TooManyRequests with Retry-After (built without a stack trace: a flood gets thousands a second). */
 export function tooManyRequests(retryAfterSeconds: number): ApiError {
   const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
-  return new ApiError(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds: seconds }, { 'Retry-After': String(seconds) });
+  return withoutStack(() => new ApiError(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds: seconds }, { 'Retry-After': String(seconds) }));
 }
 
 /** The HAND queue indexes of `user`, from a hash of the name (shuffle sharding: two users rarely share both). */

@@ -48,6 +48,12 @@ function countBytesOut(res: Writable): () => number {
 /** Paths no tenant's queue stands in front of: health, version, metrics (upstream's exempt and probe paths). */
 const EXEMPT_PATH = /^\/(healthz|livez|readyz|version|metrics)(\/|$)/;
 
+/** Whether the client of `req` has gone (its HTTP/2 stream or HTTP/1.1 socket is destroyed). */
+function clientGone(req: FastifyRequest): boolean {
+  const raw = req.raw as unknown as { stream?: { destroyed?: boolean }; socket?: { destroyed?: boolean } | null };
+  return Boolean(raw.stream ? raw.stream.destroyed : raw.socket?.destroyed);
+}
+
 function refuse(req: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
   sendPlain(req, reply, err.code, err.status);
@@ -76,20 +82,17 @@ export function installFlowControl(fastify: FastifyInstance, queuing: FairQueuin
     if (!user || user.groups.includes('system:masters')) return undefined;
     const { tenant, path, group, resource } = parseRequestInfo(req.method, req.url.split('?')[0], false);
     if (EXEMPT_PATH.test(path)) return undefined;
-    // Whether the client has left while the request waited (its seats, if it gets any, come back at once).
-    let left = false;
-    let leaving: AbortController | undefined;
-    const onClose = () => {
-      left = true;
-      leaving?.abort();
-    };
-    reply.raw.once('close', onClose);
     let held: HoldDone | undefined;
     if (throttled.mustHold(tenant, req.method, group, resource)) {
-      leaving = new AbortController();
-      const outcome = await throttled.hold(tenant, leaving.signal);
+      let leave: (() => void) | undefined;
+      const onClose = () => leave?.();
+      const holding = throttled.hold(tenant, (fn) => {
+        leave = fn;
+        reply.raw.once('close', onClose);
+      });
+      const outcome = holding instanceof Promise ? await holding : holding;
+      reply.raw.off('close', onClose);
       if (typeof outcome !== 'function') {
-        reply.raw.off('close', onClose);
         queuing.noteRejected(tenant, 'validation-share');
         return refuse(req, reply, outcome.error);
       }
@@ -100,12 +103,10 @@ export function installFlowControl(fastify: FastifyInstance, queuing: FairQueuin
     try {
       release = await queuing.admit(tenant, user.username, estimator.estimate(tenant, req.method, declared));
     } catch (err) {
-      reply.raw.off('close', onClose);
       held?.();
       if (err instanceof ApiError) return refuse(req, reply, err);
       throw err;
     }
-    reply.raw.off('close', onClose);
     const bytesOut = countBytesOut(reply.raw as unknown as Writable);
     let done = false;
     const finish = () => {
@@ -117,8 +118,9 @@ export function installFlowControl(fastify: FastifyInstance, queuing: FairQueuin
       held?.();
     };
     req.releaseSeat = finish;
-    // Whatever happens next (an answer, an error, a client that leaves), the seats come back once.
-    if (left) finish();
+    // Whatever happens next (an answer, an error, a client that leaves), the seats come back once;
+    // a client that left while the request waited for them gives them back now.
+    if (clientGone(req)) finish();
     else reply.raw.once('close', finish);
     return undefined;
   });

@@ -12,6 +12,17 @@ function throttled(opts: { msPerSecond: number; debtMs: number; queueLength?: nu
   return { tw, budget };
 }
 
+/** A held write's client, which may leave. */
+function client(): { watch: (leave: () => void) => void; leave: () => void } {
+  let leave: (() => void) | undefined;
+  return { watch: (fn) => (leave = fn), leave: () => leave?.() };
+}
+
+/** Holds a write of `t`, as a promise whether it was refused at once or not. */
+function hold(tw: ThrottledWrites, c?: ReturnType<typeof client>): Promise<HoldDone | HoldRefusal> {
+  return Promise.resolve(tw.hold('t', c?.watch));
+}
+
 function refusal(outcome: HoldDone | HoldRefusal): HoldRefusal {
   assert.equal(typeof outcome, 'object', 'the write was let through');
   return outcome as HoldRefusal;
@@ -22,8 +33,8 @@ describe('ThrottledWrites', () => {
     const { tw, budget } = throttled({ msPerSecond: 1000, debtMs: 30 });
     assert.ok(tw.mustHold('t', 'POST', 'g', 'r'));
     const order: string[] = [];
-    const a = tw.hold('t').then((o) => (order.push('a'), o));
-    const b = tw.hold('t').then((o) => (order.push('b'), o));
+    const a = hold(tw).then((o) => (order.push('a'), o));
+    const b = hold(tw).then((o) => (order.push('b'), o));
     assert.equal(tw.heldOf('t'), 2);
     const doneA = await a;
     assert.equal(typeof doneA, 'function');
@@ -45,7 +56,7 @@ describe('ThrottledWrites', () => {
 
   it('answers a write held longer than the wait limit 429 with Retry-After until the share refills', async () => {
     const { tw } = throttled({ msPerSecond: 1, debtMs: 5000, waitMs: 20 });
-    const out = refusal(await tw.hold('t'));
+    const out = refusal(await hold(tw));
     assert.equal(out.reason, 'timeout');
     assert.equal(out.error.code, 429);
     assert.equal(out.error.status.reason, 'TooManyRequests');
@@ -56,31 +67,31 @@ describe('ThrottledWrites', () => {
 
   it('answers 429 at once when the tenant\'s hold queue is full; a client that leaves gives its place up', async () => {
     const { tw } = throttled({ msPerSecond: 1, debtMs: 60_000, queueLength: 2 });
-    const first = new AbortController();
-    const second = new AbortController();
-    const held = [tw.hold('t', first.signal), tw.hold('t', second.signal)];
-    const full = refusal(await tw.hold('t'));
+    const first = client();
+    const second = client();
+    const held = [hold(tw, first), hold(tw, second)];
+    const full = refusal(tw.hold('t') as HoldRefusal);
     assert.equal(full.reason, 'queue-full');
     assert.equal(full.error.code, 429);
     assert.ok(Number(full.error.headers['Retry-After']) >= 1);
     assert.equal(tw.heldOf('t'), 2);
     // The first client leaves: its place is free, so a new write is held (not refused).
-    first.abort();
+    first.leave();
     assert.equal(refusal(await held[0]).reason, 'timeout');
     assert.equal(tw.heldOf('t'), 1);
-    const third = new AbortController();
-    const again = tw.hold('t', third.signal);
+    const third = client();
+    const again = hold(tw, third);
     assert.equal(tw.heldOf('t'), 2);
-    second.abort();
-    third.abort();
+    second.leave();
+    third.leave();
     await Promise.all([held[1], again]);
     assert.equal(tw.heldOf('t'), 0);
   });
 
   it('never holds reads, writes of other resources, or other tenants', async () => {
     const { tw, budget } = throttled({ msPerSecond: 1, debtMs: 60_000 });
-    const ac = new AbortController();
-    const held = tw.hold('t', ac.signal);
+    const c = client();
+    const held = hold(tw, c);
     assert.equal(tw.mustHold('t', 'GET', 'g', 'r'), false);
     assert.equal(tw.mustHold('t', 'DELETE', 'g', 'r'), false);
     assert.equal(tw.mustHold('t', 'POST', 'g', 'other'), false);
@@ -91,7 +102,7 @@ describe('ThrottledWrites', () => {
     assert.ok(tw.mustHold('u', 'PUT', 'g', 'r'));
     assert.equal(tw.heldOf('u'), 0);
     assert.equal(tw.heldOf('t'), 1);
-    ac.abort();
+    c.leave();
     await held;
   });
 });

@@ -1,10 +1,10 @@
 import { LRUCache } from 'lru-cache';
-import { ApiError } from '@plinth/apimachinery';
+import type { ApiError } from '@plinth/apimachinery';
+import { validationShareUsedUp } from '../admission/validation-budget.js';
+import { tooManyRequests } from './fair-queuing.js';
 
 /** What refuses a tenant's writes while its share of validation time is used up (TenantValidationBudget). */
 export interface ValidationShare {
-  /** Throws ApiError 429 when `tenant` has no validation time left right now. */
-  check(tenant: string): void;
   /** Milliseconds until `tenant` has validation time left (0: it has some now). */
   msUntilAvailable(tenant: string): number;
 }
@@ -80,22 +80,23 @@ export class ThrottledWrites {
   }
 
   /**
-   * Holds a write of `tenant` (one {@link mustHold} said must be held);
+   * Holds a write of `tenant` (one {@link mustHold} said must be held):
+   * answers its refusal at once when the tenant's hold is full; else
    * resolves, once the hold is over, with the function to call when the
-   * write has finished (it was let through), or with its refusal. `signal`
-   * aborting (the client left) ends the hold with a `timeout` refusal.
+   * write has finished (it was let through), or with its refusal.
+   * `watchLeave` is given the function to call if the client leaves while
+   * held (the hold then ends with a `timeout` refusal).
    */
-  hold(tenant: string, signal?: AbortSignal): Promise<HoldDone | HoldRefusal> {
+  hold(tenant: string, watchLeave?: (leave: () => void) => void): HoldRefusal | Promise<HoldDone | HoldRefusal> {
     const hold = this.holds.get(tenant) ?? this.open(tenant);
     if (hold.queue.length >= this.limits.queueLength) {
       this.closeIfIdle(tenant, hold);
-      return Promise.resolve({ reason: 'queue-full', error: this.refusal(tenant) });
+      return { reason: 'queue-full', error: this.refusal(tenant) };
     }
     return new Promise((resolve) => {
       const held: Held = {
         settle: (outcome) => {
           clearTimeout(timer);
-          signal?.removeEventListener('abort', leave);
           resolve(outcome);
         },
       };
@@ -108,7 +109,7 @@ export class ThrottledWrites {
         this.pump(tenant, hold);
       };
       const timer = setTimeout(leave, this.limits.waitMs);
-      signal?.addEventListener('abort', leave, { once: true });
+      watchLeave?.(leave);
       hold.queue.push(held);
       this.onHeld(tenant, hold.queue.length);
       this.pump(tenant, hold);
@@ -140,14 +141,9 @@ export class ThrottledWrites {
 
   /** The share's 429 (its Retry-After: seconds until the share has refilled, at least 1). */
   private refusal(tenant: string): ApiError {
-    try {
-      this.share.check(tenant);
-    } catch (err) {
-      if (err instanceof ApiError) return err;
-      throw err;
-    }
-    // The share refilled meanwhile: the write was refused for the queue's bounds alone.
-    return new ApiError(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds: 1 }, { 'Retry-After': '1' });
+    const ms = this.share.msUntilAvailable(tenant);
+    // When the share refilled meanwhile, the write was refused for the hold's bounds alone.
+    return ms > 0 ? validationShareUsedUp(ms / 1000) : tooManyRequests(1);
   }
 
   /**

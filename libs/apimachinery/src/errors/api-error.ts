@@ -41,6 +41,21 @@ export interface ErrorTarget {
  * The one error type handlers throw. It carries a complete Status; the HTTP
  * layer writes it unchanged with `code` as the HTTP status.
  */
+/**
+ * Builds an error without capturing a stack trace, for refusals given many
+ * times a second (a flooding client's 429s), where capturing it is most of
+ * the cost of the refusal and nobody reads the stack.
+ */
+export function withoutStack<T>(make: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return make();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
 export class ApiError extends Error {
   readonly status: StatusBody;
   /** Extra response headers, e.g. Retry-After. */
