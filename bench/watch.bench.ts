@@ -181,16 +181,46 @@ async function latencyRun(
  * same watcher pool. The delay from the IPC send to each arrival is the least a one-thread Node server can
  * take to write one event to that many TLS connections on this machine, under the same load.
  */
-async function rawFanOut(watchers: number, writes: number, eventBytes: number): Promise<Row> {
+/** Starts the bare TLS server of bench/raw-fanout-server.ts (events of `eventBytes`); resolves with the child and its port. */
+async function startRawServer(eventBytes: number): Promise<{ child: ChildProcess; port: number }> {
   const { pki } = await benchCredentials();
   const init = { key: pki.serving.keyPem, cert: pki.serving.certPem, ca: pki.clientCaPem, eventBytes };
   const child = fork(path.resolve('dist/bench/raw-fanout-server.js'), [], { env: { ...process.env, RAW_FANOUT_INIT: JSON.stringify(init) }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (m) => resolve((m as { port: number }).port));
+    child.once('exit', (code) => reject(new Error(`the raw fan-out server exited (${code})`)));
+  });
+  return { child, port };
+}
+
+/**
+ * The memory ceiling: resident memory per idle connection of the bare Node TLS server (same certificates,
+ * client certificates requested, the same client), measured as memoryRun measures the API: what a
+ * connection costs before any watch state.
+ */
+async function rawMemory(connections: number): Promise<{ perConnKiB: number; baseMiB: number; withMiB: number }> {
+  const { child, port } = await startRawServer(0);
+  const warm = new WatcherPool();
   const pool = new WatcherPool();
   try {
-    const port = await new Promise<number>((resolve, reject) => {
-      child.once('message', (m) => resolve((m as { port: number }).port));
-      child.once('exit', (code) => reject(new Error(`the raw fan-out server exited (${code})`)));
-    });
+    await warm.open(`https://127.0.0.1:${port}`, '/watch', 100);
+    await new Promise((r) => setTimeout(r, 2000));
+    const before = rssKiB(child.pid!);
+    await pool.open(`https://127.0.0.1:${port}`, '/watch', connections - 100, 500);
+    await new Promise((r) => setTimeout(r, 3000));
+    const after = rssKiB(child.pid!);
+    return { perConnKiB: (after - before) / (connections - 100), baseMiB: before / 1024, withMiB: after / 1024 };
+  } finally {
+    pool.close();
+    warm.close();
+    child.kill();
+  }
+}
+
+async function rawFanOut(watchers: number, writes: number, eventBytes: number): Promise<Row> {
+  const { child, port } = await startRawServer(eventBytes);
+  const pool = new WatcherPool();
+  try {
     await pool.open(`https://127.0.0.1:${port}`, '/watch', watchers);
     const loops: number[] = [];
     let measuring = false;
@@ -449,6 +479,11 @@ async function main(): Promise<void> {
       const mem = await memoryRun(base1, single.pid!, api1);
       out.push(
         `memory: ${IDLE_WATCHERS.toLocaleString('en')} idle watchers, one TLS connection each: server RSS ${mem.baseMiB.toFixed(1)} → ${mem.withMiB.toFixed(1)} MiB = ${mem.perWatcherKiB.toFixed(1)} KiB per watcher (target <= 16 KiB)`,
+      );
+      progress(`memory: ${IDLE_WATCHERS} idle connections to the bare Node TLS server`);
+      const raw = await rawMemory(IDLE_WATCHERS);
+      out.push(
+        `memory: ${IDLE_WATCHERS.toLocaleString('en')} idle connections to a bare Node TLS server (the ceiling, no watch state): RSS ${raw.baseMiB.toFixed(1)} → ${raw.withMiB.toFixed(1)} MiB = ${raw.perConnKiB.toFixed(1)} KiB per connection`,
       );
       progress(`memory: ${IDLE_WATCHERS} idle watchers as HTTP/2 streams on a fresh replica`);
       const port2 = await freePort();
