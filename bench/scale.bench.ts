@@ -193,6 +193,7 @@ async function main(): Promise<void> {
       cont = page.metadata.continue;
       if (!cont) break;
     }
+    progress(`newest-state pages, ms in order: ${pageMs.map((m) => m.toFixed(1)).join(' ')}`);
     progress('pages from 20 cursors spread over the whole namespace (newest state)');
     const deepMs = await pagesFrom('/api/v1/namespaces/big/configmaps', -1);
     progress('label-selected lists (app=needle, 10 of them; app in (needle,nothing); app=needle,shard notin (1,2))');
