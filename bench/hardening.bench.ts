@@ -68,14 +68,7 @@ function cpuSeconds(pid: number): number {
 
 /** The server's event-loop delay p99 and maximum in ms since the previous scrape (prom-client resets its histogram on every scrape). */
 async function serverLoopDelay(base: string): Promise<{ p99: number; max: number }> {
-  const text = await new Promise<string>((resolve, reject) => {
-    https.get(`${base}/metrics`, { agent }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve(body));
-    }).on('error', reject);
-  });
+  const text = await metricsText(base);
   const value = (name: string) => Number(new RegExp(`^${name} ([0-9.e+-]+)`, 'm').exec(text)?.[1] ?? NaN) * 1000;
   return { p99: value('plinth_nodejs_eventloop_lag_p99_seconds'), max: value('plinth_nodejs_eventloop_lag_max_seconds') };
 }
