@@ -31,3 +31,26 @@ export function withoutResourceVersion(body: Record<string, unknown>): Record<st
   const { resourceVersion: _drop, ...rest } = meta;
   return { ...body, metadata: rest };
 }
+
+/**
+ * Compares two strings in the order of their UTF-8 bytes (code point order),
+ * which is how the "C" collation of PostgreSQL sorts keys, without encoding
+ * them. UTF-16 code units order the same except that a surrogate (part of a
+ * character above U+FFFF) sorts below U+E000–U+FFFF; those are remapped.
+ */
+export function compareByteOrder(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return codePointRank(x) - codePointRank(y);
+  }
+  return a.length - b.length;
+}
+
+/** A UTF-16 code unit's rank in code point order: surrogates above the rest of the BMP. */
+function codePointRank(unit: number): number {
+  if (unit < 0xd800) return unit;
+  return unit >= 0xe000 ? unit - 0x800 : unit + 0x2000;
+}

@@ -1,7 +1,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DB } from './db.js';
 import { changeScopeCondition } from './change-scope-sql.js';
-import { type StoredObject, withResourceVersion } from './object-key.js';
+import { type StoredObject, compareByteOrder, withResourceVersion } from './object-key.js';
 import { DURABLE, flushWal } from './object-store.repository.js';
 import { type KeyFieldRequirement, type LabelRequirementLike, selectorSql } from './selector-sql.js';
 import { StorageError } from './storage-error.js';
@@ -468,7 +468,6 @@ export class ObjectListRepository {
   }
 }
 
-
 /** Two key-ordered lists with no key in common, merged in key order (byte order, as the "C" collation sorts). */
 function mergeByKey(a: StateRow[], b: StateRow[]): StateRow[] {
   const out: StateRow[] = [];
@@ -481,7 +480,7 @@ function mergeByKey(a: StateRow[], b: StateRow[]): StateRow[] {
 }
 
 function compareKeys(x: { namespace: string; name: string }, y: { namespace: string; name: string }): number {
-  return Buffer.compare(Buffer.from(x.namespace), Buffer.from(y.namespace)) || Buffer.compare(Buffer.from(x.name), Buffer.from(y.name));
+  return compareByteOrder(x.namespace, y.namespace) || compareByteOrder(x.name, y.name);
 }
 
 /**

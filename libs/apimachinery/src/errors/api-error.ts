@@ -38,10 +38,6 @@ export interface ErrorTarget {
 }
 
 /**
- * The one error type handlers throw. It carries a complete Status; the HTTP
- * layer writes it unchanged with `code` as the HTTP status.
- */
-/**
  * Builds an error without capturing a stack trace, for refusals given many
  * times a second (a flooding client's 429s), where capturing it is most of
  * the cost of the refusal and nobody reads the stack.
@@ -56,6 +52,10 @@ export function withoutStack<T>(make: () => T): T {
   }
 }
 
+/**
+ * The one error type handlers throw. It carries a complete Status; the HTTP
+ * layer writes it unchanged with `code` as the HTTP status.
+ */
 export class ApiError extends Error {
   readonly status: StatusBody;
   /** Extra response headers, e.g. Retry-After. */
