@@ -12,6 +12,7 @@ import * as changesWithoutCopies from './0010-changes-without-copies.migration.j
 import * as objectsWithoutCopies from './0011-objects-without-copies.migration.js';
 import * as changesScopeReader from './0012-changes-scope-reader.migration.js';
 import * as changesNameOrderIndex from './0013-changes-name-order-index.migration.js';
+import * as tenantPlacement from './0014-tenant-placement.migration.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '0011-objects-without-copies': objectsWithoutCopies,
   '0012-changes-scope-reader': changesScopeReader,
   '0013-changes-name-order-index': changesNameOrderIndex,
+  '0014-tenant-placement': tenantPlacement,
 };

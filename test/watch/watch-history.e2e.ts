@@ -50,7 +50,7 @@ describe('watch: resuming from history, expiry and compaction', { timeout: 120_0
 
   it('serves a watch from before the cache window from the change log, then joins the live stream without gap or repeat', async () => {
     const rvs = await churn('h1', 250);
-    assert.ok(s.app.get(WatchService).cache.oldestResumable > rvs[20], 'the start is outside the window');
+    assert.ok(s.app.get(WatchService).pipeline.cache.oldestResumable > rvs[20], 'the start is outside the window');
     const from = rvs[20];
     const w = await watch(`/api/v1/namespaces/h1/configmaps?resourceVersion=${from}`);
     // Writes keep coming while the watch catches up.

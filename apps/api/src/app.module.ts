@@ -25,6 +25,8 @@ import { ObservabilityModule } from './observability/observability.module.js';
 import type { ServingPki } from './pki/pki-store.js';
 import { QuotaModule } from './quota/quota.module.js';
 import { RbacModule } from './rbac/rbac.module.js';
+import { ShardingModule } from './shards/sharding.module.js';
+import { ShardsModule } from './shards/shards.module.js';
 import { StorageModule } from './storage/storage.module.js';
 import { StoreModule } from './store/store.module.js';
 import { TenancyModule } from './tenancy/tenancy.module.js';
@@ -50,9 +52,11 @@ export class AppModule implements BeforeApplicationShutdown {
         ConfigModule.forRoot(config, pki),
         ObservabilityModule.forRoot(logger),
         DatabaseModule,
+        ShardsModule,
         StorageModule,
         JobsModule.forRoot(config),
         WatchModule,
+        ShardingModule,
         LifecycleModule,
         ControllersModule,
         KindsModule,

@@ -3,6 +3,7 @@ import type { ChangesTable, DB } from './db.js';
 import { type ObjectKey, withResourceVersion } from './object-key.js';
 import { DURABLE, flushWal } from './object-store.repository.js';
 import type { ChangeScope } from './change-scope-sql.js';
+import { type DatabaseSource, routerOf, type ShardRouter } from './shard-router.js';
 import { StorageError } from './storage-error.js';
 
 /** One committed change, as watchers receive it. */
@@ -47,12 +48,35 @@ function changeObject() {
 }
 
 /**
+ * True for a change row that is a copy of a moved tenant's history (below
+ * the revision from which its shard holds its changes as they happen,
+ * migration 0014): history to resume from, not a new change to publish.
+ * One primary-key lookup in the small tenants table per row read.
+ */
+const COPIED = sql<boolean>`c.revision < coalesce((SELECT t.arrived_revision FROM tenants t WHERE t.name = c.tenant), 0)`;
+
+/**
  * Reads the append-only change log in revision order, and compacts it.
  * Revisions are contiguous (see the initial migration), so a reader that
  * asks for the changes after R gets R+1, R+2, … with no holes.
  */
 export class ChangeLogRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  private readonly router: ShardRouter;
+
+  /**
+   * Over one database, or a router: {@link changesInScope} (one tenant) then
+   * reads the tenant's shard, and the sweeps of the whole log (changesAfter,
+   * compaction) read the first shard: the watch pipeline of each shard builds
+   * its own repository over that shard's database.
+   */
+  constructor(source: DatabaseSource) {
+    this.router = routerOf(source);
+  }
+
+  /** The database of the whole-log reads: the only one, or the router's first shard. */
+  private get db(): Kysely<DB> {
+    return this.router.shards()[0].db;
+  }
 
   /**
    * Up to `limit` changes with revision > `after`, oldest first, all of them
@@ -78,7 +102,7 @@ export class ChangeLogRepository {
       FROM compaction_state cs
       LEFT JOIN LATERAL (
         SELECT ${CHANGE_COLUMNS}
-        FROM changes c WHERE c.revision > ${after} ORDER BY c.revision LIMIT ${limit}
+        FROM changes c WHERE c.revision > ${after} AND NOT ${COPIED} ORDER BY c.revision LIMIT ${limit}
       ) c ON TRUE
     `.execute(this.db);
     const { compacted, durable } = rows[0];
@@ -100,6 +124,7 @@ export class ChangeLogRepository {
    * keeps each batch an index range in revision order.
    */
   async changesInScope(after: number, limit: number, scope: ChangeScope): Promise<{ events: ChangeEvent[]; scannedTo: number }> {
+    const db = await this.router.dbFor(scope.tenant);
     const { rows } = await sql<ChangeRow & { compacted: number; current: number; revision: number | null; durable: boolean }>`
       SELECT cs.compacted_revision AS compacted, rc.value AS current, ${DURABLE} AS durable, c.*
       FROM compaction_state cs CROSS JOIN revision_counter rc
@@ -108,9 +133,9 @@ export class ChangeLogRepository {
         FROM plinth_changes_in_scope(${scope.tenant}::text, ${scope.resource}::text, ${scope.namespace ?? null}::text, ${scope.name ?? null}::text, ${after}::bigint, ${limit}::integer) c
         ORDER BY c.revision
       ) c ON TRUE
-    `.execute(this.db);
+    `.execute(db);
     const { compacted, current, durable } = rows[0];
-    if (!durable) await flushWal(this.db);
+    if (!durable) await flushWal(db);
     if (after < compacted) {
       throw new StorageError('Expired', `too old resource version: ${after} (${compacted})`, undefined, compacted);
     }

@@ -10,6 +10,12 @@ export interface TenantsTable {
   phase: 'Active' | 'Terminating';
   /** The newest revision when the tenant was created. */
   created_revision: number;
+  /** A move is switching the tenant to another shard: its writes here are refused (migration 0014). */
+  fenced: Generated<boolean>;
+  /** From this revision on, this shard holds the tenant's changes as they happen; below it, copies (migration 0014). */
+  arrived_revision: Generated<number>;
+  /** The oldest revision of the tenant's history this shard holds: older watches and lists are Expired. */
+  history_floor: Generated<number>;
 }
 
 /** The single row of `revision_counter`: the newest committed revision. */
@@ -124,5 +130,20 @@ export function createDatabase(opts: DatabaseOptions): Kysely<DB> {
   pool.on('connect', (client) => {
     client.on('error', report);
   });
-  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  pools.set(db, pool);
+  return db;
+}
+
+const pools = new WeakMap<Kysely<DB>, pg.Pool>();
+
+/**
+ * Changes how many connections `db`'s pool may open (pg-pool reads its
+ * `max` on every checkout, so this takes effect at once; connections above
+ * the new bound close as they are released and idle out). No-op for a
+ * handle not made by {@link createDatabase}.
+ */
+export function setPoolSize(db: Kysely<DB>, max: number): void {
+  const pool = pools.get(db);
+  if (pool) (pool.options as { max: number }).max = max;
 }

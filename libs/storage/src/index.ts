@@ -4,6 +4,7 @@
  * migrations/, that imports kysely or pg or writes SQL.
  */
 export * from './db.js';
+export * from './shard-router.js';
 export * from './storage-error.js';
 export * from './database-errors.js';
 export * from './migrator.js';

@@ -4,6 +4,7 @@ import { keyFilters, nameLookup, OBJECT_LABELS, REMAINING_COUNT_CAP, type StateR
 import { type StoredObject, withResourceVersion } from './object-key.js';
 import { DURABLE, flushWal } from './object-store.repository.js';
 import { BY_NAME_THRESHOLD, PastStateReader } from './past-state-reader.js';
+import { type DatabaseSource, routerOf, type ShardRouter } from './shard-router.js';
 import type { KeyFieldRequirement, LabelRequirementLike } from './selector-sql.js';
 
 export { REMAINING_COUNT_CAP } from './list-sql.js';
@@ -110,18 +111,21 @@ const CHUNK = 500;
  */
 export class ObjectListRepository {
   private readonly past: PastStateReader;
+  private readonly router: ShardRouter;
 
   /** `options.byNameThreshold`: see {@link BY_NAME_THRESHOLD} (tests lower it to exercise both reads of a past page). */
   constructor(
-    private readonly db: Kysely<DB>,
+    source: DatabaseSource,
     options: { byNameThreshold?: number } = {},
   ) {
-    this.past = new PastStateReader(db, options.byNameThreshold ?? BY_NAME_THRESHOLD);
+    this.router = routerOf(source);
+    this.past = new PastStateReader(this.router, options.byNameThreshold ?? BY_NAME_THRESHOLD);
   }
 
-  /** The newest committed revision. */
-  async currentRevision(): Promise<number> {
-    const row = await this.db.selectFrom('revision_counter').select('value').executeTakeFirstOrThrow();
+  /** The newest committed revision of `tenant`'s shard (the default shard when omitted). */
+  async currentRevision(tenant?: string): Promise<number> {
+    const db = tenant === undefined ? this.router.shards()[0].db : await this.router.dbFor(tenant);
+    const row = await db.selectFrom('revision_counter').select('value').executeTakeFirstOrThrow();
     return row.value;
   }
 
@@ -219,6 +223,7 @@ export class ObjectListRepository {
    * (at least one); `scanned` says how many were read before that cap.
    */
   private async readLatest(q: ListQuery, after: ListCursor | undefined, n: number | null, maxBytes?: number): Promise<{ rows: StateRow[]; revision: number; scanned: number }> {
+    const db = await this.router.dbFor(q.tenant);
     const limited = sql`
         SELECT namespace, name, revision, body
         FROM objects
@@ -238,9 +243,9 @@ export class ObjectListRepository {
         ${this.totalSql(q, sql`objects`, sql<boolean>`tenant = ${q.tenant} AND resource = ${q.resource} ${nameLookup(q)}`, OBJECT_LABELS, after, n)} AS total
       FROM revision_counter rc
       LEFT JOIN LATERAL (${source}) o ON TRUE
-    `.execute(this.db);
+    `.execute(db);
     const revision = rows[0].list_revision;
-    if (!rows[0].durable) await flushWal(this.db);
+    if (!rows[0].durable) await flushWal(db);
     const found = rows.filter((r) => r.name !== null);
     return { rows: found, revision, scanned: found.length > 0 && found[0].scanned != null ? Number(found[0].scanned) : found.length };
   }

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from './db.js';
 import { type ObjectKey, type StoredObject, withResourceVersion, withoutResourceVersion } from './object-key.js';
+import { type DatabaseSource, routerOf, type ShardRouter } from './shard-router.js';
 import { StorageError } from './storage-error.js';
 import { type BatchedWrite, WriteBatcher, type WriteBatcherOptions, type WriteOutcome, writeInTransaction } from './write-batcher.js';
 
@@ -66,13 +67,15 @@ export async function flushWal(db: Kysely<DB>): Promise<void> {
  * caller owns durability.
  */
 export class ObjectStoreRepository {
-  private readonly batcher: WriteBatcher;
+  private readonly router: ShardRouter;
+  /** One batcher per shard: a batch is one transaction, and no transaction spans two shards. */
+  private readonly batchers = new Map<Kysely<DB>, WriteBatcher>();
 
   constructor(
-    private readonly db: Kysely<DB>,
-    batching: WriteBatcherOptions = {},
+    source: DatabaseSource,
+    private readonly batching: WriteBatcherOptions = {},
   ) {
-    this.batcher = new WriteBatcher(db, batching);
+    this.router = routerOf(source);
   }
 
   /**
@@ -80,8 +83,10 @@ export class ObjectStoreRepository {
    * from a commit that is not yet durable unless `internal` is set: internal
    * reads (admission lookups, the read of a read-modify-write) are not shown
    * to clients as such, and the write that follows them has its own barrier.
+   * `tx`: a caller's transaction on the tenant's shard (it owns durability).
    */
-  async get(key: ObjectKey, db: Kysely<DB> = this.db, internal = false): Promise<StoredObject | undefined> {
+  async get(key: ObjectKey, tx?: Kysely<DB>, internal = false): Promise<StoredObject | undefined> {
+    const db = tx ?? (await this.router.dbFor(key.tenant));
     const { rows } = await sql<{ revision: number | null; body: Record<string, unknown> | null; durable: boolean }>`
       SELECT o.revision, o.body, ${DURABLE} AS durable
       FROM (SELECT 1) AS one
@@ -89,14 +94,14 @@ export class ObjectStoreRepository {
         AND o.namespace = ${key.namespace} AND o.name = ${key.name}
     `.execute(db);
     const row = rows[0];
-    if (!row.durable && !internal && db === this.db) await flushWal(db);
+    if (!row.durable && !internal && !tx) await flushWal(db);
     return row.body && row.revision !== null ? { key, revision: row.revision, body: withResourceVersion(row.body, row.revision) } : undefined;
   }
 
   /** Inserts a new object. Throws StorageError AlreadyExists. Does not mutate `body`. */
-  async create(key: ObjectKey, body: Record<string, unknown>, db: Kysely<DB> = this.db): Promise<StoredObject> {
+  async create(key: ObjectKey, body: Record<string, unknown>, tx?: Kysely<DB>): Promise<StoredObject> {
     const stored = withoutResourceVersion(body);
-    const { r } = await this.write({ op: 'c', key, body: stored }, db);
+    const { r } = await this.write({ op: 'c', key, body: stored }, tx);
     return { key, revision: r, body: withResourceVersion(stored, r) };
   }
 
@@ -104,14 +109,9 @@ export class ObjectStoreRepository {
    * Replaces the object if its revision is still `expectedRevision` (null:
    * whatever it is). Throws StorageError NotFound or Conflict.
    */
-  async update(
-    key: ObjectKey,
-    body: Record<string, unknown>,
-    expectedRevision: number | null,
-    db: Kysely<DB> = this.db,
-  ): Promise<StoredObject> {
+  async update(key: ObjectKey, body: Record<string, unknown>, expectedRevision: number | null, tx?: Kysely<DB>): Promise<StoredObject> {
     const stored = withoutResourceVersion(body);
-    const { r } = await this.write({ op: 'u', key, body: stored, expected: expectedRevision }, db);
+    const { r } = await this.write({ op: 'u', key, body: stored, expected: expectedRevision }, tx);
     return { key, revision: r, body: withResourceVersion(stored, r) };
   }
 
@@ -120,34 +120,45 @@ export class ObjectStoreRepository {
    * whatever it is). Returns its last state stamped with the deletion's
    * revision. Throws StorageError NotFound or Conflict.
    */
-  async delete(key: ObjectKey, expectedRevision: number | null, db: Kysely<DB> = this.db): Promise<StoredObject> {
-    const { r, b } = await this.write({ op: 'd', key, expected: expectedRevision }, db);
+  async delete(key: ObjectKey, expectedRevision: number | null, tx?: Kysely<DB>): Promise<StoredObject> {
+    const { r, b } = await this.write({ op: 'd', key, expected: expectedRevision }, tx);
     return { key, revision: r, body: withResourceVersion(b ?? {}, r) };
   }
 
-  /** Runs one write: batched and durable on the default handle, alone inside a caller's transaction otherwise. */
-  private async write(w: BatchedWrite, db: Kysely<DB>): Promise<WriteOutcome> {
+  /** Runs one write: batched and durable on the tenant's shard, alone inside a caller's transaction otherwise. */
+  private async write(w: BatchedWrite, tx: Kysely<DB> | undefined): Promise<WriteOutcome> {
     try {
-      return db === this.db ? await this.batcher.submit(w) : await writeInTransaction(w, db);
+      return tx ? await writeInTransaction(w, tx) : await this.batcherFor(await this.router.dbFor(w.key.tenant)).submit(w);
     } catch (err) {
       mapWriteError(err, w.key);
     }
   }
 
-  /** Returns once every commit made so far is durable (the barrier, see {@link flushWal}). */
-  async ensureDurable(): Promise<void> {
-    await flushWal(this.db);
+  private batcherFor(db: Kysely<DB>): WriteBatcher {
+    let b = this.batchers.get(db);
+    if (!b) {
+      b = new WriteBatcher(db, this.batching);
+      this.batchers.set(db, b);
+    }
+    return b;
   }
 
-  /** The newest committed revision. */
-  async currentRevision(db: Kysely<DB> = this.db): Promise<number> {
+  /** Returns once every commit made so far on `tenant`'s shard (every shard when omitted) is durable (see {@link flushWal}). */
+  async ensureDurable(tenant?: string): Promise<void> {
+    if (tenant !== undefined) return flushWal(await this.router.dbFor(tenant));
+    for (const s of this.router.shards()) await flushWal(s.db);
+  }
+
+  /** The newest committed revision of `tenant`'s shard (the default shard when omitted). */
+  async currentRevision(tenant?: string): Promise<number> {
+    const db = tenant === undefined ? this.router.shards()[0].db : await this.router.dbFor(tenant);
     const row = await db.selectFrom('revision_counter').select('value').executeTakeFirstOrThrow();
     return row.value;
   }
 
   /** Counts the objects of a resource in a namespace ('' counts cluster-wide for namespaced kinds is not meant). */
   async countInNamespace(tenant: string, namespace: string): Promise<number> {
-    const row = await this.db
+    const row = await (await this.router.dbFor(tenant))
       .selectFrom('objects')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('tenant', '=', tenant)
@@ -156,17 +167,23 @@ export class ObjectStoreRepository {
     return Number(row.n);
   }
 
-  /** Up to `limit` namespaces (any tenant) being deleted: what a namespace controller that was not running still has to empty. */
+  /**
+   * Up to `limit` namespaces (any tenant) being deleted, on every shard: what
+   * a namespace controller that was not running still has to empty. A shard
+   * that cannot be read is skipped (its tenants wait for the next pass).
+   */
   async terminatingNamespaces(limit = 100): Promise<Array<{ tenant: string; name: string }>> {
-    const { rows } = await sql<{ tenant: string; name: string }>`
-      SELECT tenant, name FROM objects WHERE resource = 'namespaces' AND body -> 'metadata' ? 'deletionTimestamp' LIMIT ${limit}
-    `.execute(this.db);
-    return rows;
+    return sweepShards(this.router, limit, async (db, n) => {
+      const { rows } = await sql<{ tenant: string; name: string }>`
+        SELECT tenant, name FROM objects WHERE resource = 'namespaces' AND body -> 'metadata' ? 'deletionTimestamp' LIMIT ${n}
+      `.execute(db);
+      return rows;
+    });
   }
 
   /** The distinct resources that have objects in a namespace, for namespace deletion. */
   async resourcesInNamespace(tenant: string, namespace: string): Promise<string[]> {
-    const rows = await this.db
+    const rows = await (await this.router.dbFor(tenant))
       .selectFrom('objects')
       .select('resource')
       .distinct()
@@ -175,4 +192,34 @@ export class ObjectStoreRepository {
       .execute();
     return rows.map((r) => r.resource);
   }
+}
+
+/**
+ * Runs `read` on each shard in turn until `limit` rows are gathered, and
+ * returns those of tenants living on the shard read. A shard whose read fails is skipped: a sweep over every
+ * tenant must not stop for one unreachable shard. Throws only when every
+ * shard failed.
+ */
+export async function sweepShards<T extends { tenant: string } | { key: { tenant: string } }>(
+  router: ShardRouter,
+  limit: number,
+  read: (db: Kysely<DB>, limit: number) => Promise<T[]>,
+): Promise<T[]> {
+  const out: T[] = [];
+  const shards = router.shards();
+  let failed: unknown;
+  let failures = 0;
+  for (const s of shards) {
+    if (out.length >= limit) break;
+    try {
+      for (const row of await read(s.db, limit - out.length)) {
+        if (router.owns(s.name, 'key' in row ? row.key.tenant : row.tenant)) out.push(row);
+      }
+    } catch (err) {
+      failed = err;
+      failures++;
+    }
+  }
+  if (failures > 0 && failures === shards.length) throw failed;
+  return out;
 }

@@ -2,6 +2,8 @@ import { type Kysely, sql } from 'kysely';
 import type { DB } from './db.js';
 import type { StoredObject } from './object-key.js';
 import { withResourceVersion } from './object-key.js';
+import { sweepShards } from './object-store.repository.js';
+import { type DatabaseSource, routerOf, type ShardRouter } from './shard-router.js';
 
 /**
  * The condition on migration 0011's hashed uid index for objects whose uid is
@@ -13,7 +15,11 @@ function byUid(uids: string[]) {
 
 /** Reads for garbage collection: objects by uid (migration 0011's index), dependents by the owner uid they name (migration 0007's). */
 export class OwnerRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  private readonly router: ShardRouter;
+
+  constructor(source: DatabaseSource) {
+    this.router = routerOf(source);
+  }
 
   /** Which of `uids` belong to an object of `tenant` now. */
   async existingUids(tenant: string, uids: string[]): Promise<Set<string>> {
@@ -21,7 +27,7 @@ export class OwnerRepository {
     const { rows } = await sql<{ uid: string }>`
       SELECT body -> 'metadata' ->> 'uid' AS uid FROM objects
       WHERE ${byUid(uids)} AND tenant = ${tenant} AND body -> 'metadata' ->> 'uid' = ANY (${uids}::text[])
-    `.execute(this.db);
+    `.execute(await this.router.dbFor(tenant));
     return new Set(rows.map((r) => r.uid));
   }
 
@@ -31,7 +37,7 @@ export class OwnerRepository {
     const { rows } = await sql<{ resource: string; namespace: string; name: string; revision: number; body: Record<string, unknown> }>`
       SELECT resource, namespace, name, revision, body FROM objects
       WHERE ${byUid(uids)} AND tenant = ${tenant} AND body -> 'metadata' ->> 'uid' = ANY (${uids}::text[])
-    `.execute(this.db);
+    `.execute(await this.router.dbFor(tenant));
     return rows.map((r) => ({ key: { tenant, resource: r.resource, namespace: r.namespace, name: r.name }, revision: r.revision, body: withResourceVersion(r.body, r.revision) }));
   }
 
@@ -42,7 +48,7 @@ export class OwnerRepository {
       WHERE tenant = ${tenant} AND body -> 'metadata' ? 'ownerReferences'
         AND body -> 'metadata' -> 'ownerReferences' @> ${JSON.stringify([{ uid: ownerUid }])}::jsonb
       ORDER BY resource, namespace, name LIMIT ${limit}
-    `.execute(this.db);
+    `.execute(await this.router.dbFor(tenant));
     return rows.map((r) => ({ key: { tenant, resource: r.resource, namespace: r.namespace, name: r.name }, revision: r.revision, body: withResourceVersion(r.body, r.revision) }));
   }
 
@@ -52,7 +58,7 @@ export class OwnerRepository {
    * (a restart, a replica that died) still has to collect.
    */
   async withDanglingOwners(limit = 200): Promise<StoredObject[]> {
-    const { rows } = await sql<{ tenant: string; resource: string; namespace: string; name: string; revision: number; body: Record<string, unknown> }>`
+    return sweepShards(this.router, limit, async (db, n) => toStored((await sql<ObjectRow>`
       SELECT o.tenant, o.resource, o.namespace, o.name, o.revision, o.body FROM objects o
       WHERE o.body -> 'metadata' ? 'ownerReferences'
         AND EXISTS (
@@ -62,9 +68,8 @@ export class OwnerRepository {
             WHERE plinth_hash(p.body -> 'metadata' ->> 'uid') = plinth_hash(r ->> 'uid') AND p.tenant = o.tenant AND p.body -> 'metadata' ->> 'uid' = r ->> 'uid'
           )
         )
-      LIMIT ${limit}
-    `.execute(this.db);
-    return rows.map((r) => ({ key: { tenant: r.tenant, resource: r.resource, namespace: r.namespace, name: r.name }, revision: r.revision, body: withResourceVersion(r.body, r.revision) }));
+      LIMIT ${n}
+    `.execute(db)).rows));
   }
 
   /**
@@ -73,11 +78,23 @@ export class OwnerRepository {
    * replica that died) left in Orphan or Foreground deletion.
    */
   async deletingWithFinalizers(finalizers: string[], limit = 10_000): Promise<StoredObject[]> {
-    const { rows } = await sql<{ tenant: string; resource: string; namespace: string; name: string; revision: number; body: Record<string, unknown> }>`
+    return sweepShards(this.router, limit, async (db, n) => toStored((await sql<ObjectRow>`
       SELECT tenant, resource, namespace, name, revision, body FROM objects
       WHERE body -> 'metadata' ? 'deletionTimestamp' AND body -> 'metadata' -> 'finalizers' ?| ${finalizers}::text[]
-      LIMIT ${limit}
-    `.execute(this.db);
-    return rows.map((r) => ({ key: { tenant: r.tenant, resource: r.resource, namespace: r.namespace, name: r.name }, revision: r.revision, body: withResourceVersion(r.body, r.revision) }));
+      LIMIT ${n}
+    `.execute(db)).rows));
   }
+}
+
+interface ObjectRow {
+  tenant: string;
+  resource: string;
+  namespace: string;
+  name: string;
+  revision: number;
+  body: Record<string, unknown>;
+}
+
+function toStored(rows: ObjectRow[]): StoredObject[] {
+  return rows.map((r) => ({ key: { tenant: r.tenant, resource: r.resource, namespace: r.namespace, name: r.name }, revision: r.revision, body: withResourceVersion(r.body, r.revision) }));
 }

@@ -5,6 +5,7 @@ import { afterCursor, keyFilters, nameLookup, OBJECT_LABELS, REMAINING_COUNT_CAP
 import { compareByteOrder } from './object-key.js';
 import type { ListCursor, ListQuery } from './object-list.repository.js';
 import { DURABLE, flushWal } from './object-store.repository.js';
+import type { ShardRouter } from './shard-router.js';
 import { StorageError } from './storage-error.js';
 
 /**
@@ -24,7 +25,7 @@ export const BY_NAME_THRESHOLD = 4000;
  */
 export class PastStateReader {
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly router: ShardRouter,
     private readonly byNameThreshold: number = BY_NAME_THRESHOLD,
   ) {}
 
@@ -54,7 +55,8 @@ export class PastStateReader {
    */
   async read(q: ListQuery, after: ListCursor | undefined, n: number | null, at: number): Promise<{ rows: StateRow[]; revision: number }> {
     let durable = true;
-    const rows = await this.db
+    const db = await this.router.dbFor(q.tenant);
+    const rows = await db
       .transaction()
       .setIsolationLevel('repeatable read')
       .setAccessMode('read only')
@@ -94,7 +96,7 @@ export class PastStateReader {
         const total = q.countRemaining && n !== null && !byName ? await this.stateCount(trx, q, after, n, at) : null;
         return page.map((r) => ({ ...r, total }));
       });
-    if (!durable) await flushWal(this.db);
+    if (!durable) await flushWal(db);
     return { rows, revision: at };
   }
 

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from './db.js';
-import { mapWriteError } from './object-store.repository.js';
+import { mapWriteError, sweepShards } from './object-store.repository.js';
+import { type DatabaseSource, routerOf, type ShardRouter } from './shard-router.js';
 
 /** One counted resource of a ResourceQuota: its storage resource, its name in `spec.hard`, its hard limit. */
 export interface QuotaItem {
@@ -18,7 +19,11 @@ export type QuotaUsed = Record<string, number>;
  * created or changed.
  */
 export class QuotaRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  private readonly router: ShardRouter;
+
+  constructor(source: DatabaseSource) {
+    this.router = routerOf(source);
+  }
 
   /**
    * Makes the quota `name` in `namespace` count `items` from now on, with
@@ -28,17 +33,19 @@ export class QuotaRepository {
    */
   async set(tenant: string, namespace: string, name: string, items: QuotaItem[]): Promise<void> {
     try {
-      await sql`SELECT plinth_set_quota(${tenant}, ${namespace}, ${name}, ${items.map((i) => i.resource)}::text[], ${items.map((i) => i.hardName)}::text[], ${items.map((i) => i.max)}::bigint[])`.execute(this.db);
+      await sql`SELECT plinth_set_quota(${tenant}, ${namespace}, ${name}, ${items.map((i) => i.resource)}::text[], ${items.map((i) => i.hardName)}::text[], ${items.map((i) => i.max)}::bigint[])`.execute(await this.router.dbFor(tenant));
     } catch (err) {
       mapWriteError(err, { tenant, resource: 'resourcequotas', namespace, name });
     }
   }
 
-  /** The counts of every quota (of `tenant`, or of all tenants), keyed `tenant/namespace/quota`. */
+  /** The counts of every quota (of `tenant`, or of all tenants on every readable shard), keyed `tenant/namespace/quota`. */
   async used(tenant?: string): Promise<Map<string, QuotaUsed>> {
-    let q = this.db.selectFrom('quota_usage').select(['tenant', 'namespace', 'quota', 'hard_name', 'objects']);
-    if (tenant !== undefined) q = q.where('tenant', '=', tenant);
-    const rows = await q.execute();
+    const read = (db: Kysely<DB>) => {
+      const q = db.selectFrom('quota_usage').select(['tenant', 'namespace', 'quota', 'hard_name', 'objects']);
+      return (tenant === undefined ? q : q.where('tenant', '=', tenant)).execute();
+    };
+    const rows = tenant !== undefined ? await read(await this.router.dbFor(tenant)) : await sweepShards(this.router, Number.MAX_SAFE_INTEGER, read);
     const out = new Map<string, QuotaUsed>();
     for (const r of rows) {
       const key = `${r.tenant}/${r.namespace}/${r.quota}`;

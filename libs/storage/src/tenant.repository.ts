@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
+import { sweepShards } from './object-store.repository.js';
 import type { DB } from './db.js';
+import { type DatabaseSource, routerOf, type ShardRouter } from './shard-router.js';
 import { StorageError } from './storage-error.js';
 
 /** The lifecycle phase of a tenant's logical cluster. */
@@ -13,6 +15,10 @@ export interface TenantRecord {
   phase: TenantPhase;
   /** The newest revision when the tenant was created: nothing of it is older. */
   createdRevision: number;
+  /** The revision from which its shard holds its changes as they happen (0 unless it moved here; see migration 0014). */
+  arrivedRevision: number;
+  /** The oldest revision of its history its shard holds (0 unless it moved here). */
+  historyFloor: number;
 }
 
 /** One limit of a tenant: at most `maxObjects` objects and `maxBytes` stored bytes under a usage key (undefined: unlimited). */
@@ -43,7 +49,16 @@ export interface TenantUsage {
 export class TenantRepository {
   private tenantTables: Promise<string[]> | undefined;
 
-  constructor(private readonly db: Kysely<DB>) {}
+  private readonly router: ShardRouter;
+
+  constructor(source: DatabaseSource) {
+    this.router = routerOf(source);
+  }
+
+  /** The database of `name`'s shard. */
+  private db(name: string): Kysely<DB> | Promise<Kysely<DB>> {
+    return this.router.dbFor(name);
+  }
 
   /**
    * Replaces the limits of an Active tenant (enforced by every write from
@@ -51,7 +66,7 @@ export class TenantRepository {
    * missing or Terminating.
    */
   async setLimits(name: string, limits: TenantLimit[]): Promise<boolean> {
-    return this.db.transaction().execute(async (tx) => {
+    return (await this.db(name)).transaction().execute(async (tx) => {
       const row = await tx.selectFrom('tenants').select('phase').where('name', '=', name).forShare().executeTakeFirst();
       if (row?.phase !== 'Active') return false;
       await tx.updateTable('tenant_usage').set({ max_objects: null, max_bytes: null }).where('tenant', '=', name).execute();
@@ -70,7 +85,7 @@ export class TenantRepository {
 
   /** The tenant's usage per usage key (keys never written to are absent). */
   async usage(name: string): Promise<TenantUsage[]> {
-    const rows = await this.db.selectFrom('tenant_usage').select(['usage_key', 'objects', 'bytes']).where('tenant', '=', name).orderBy('usage_key').execute();
+    const rows = await (await this.db(name)).selectFrom('tenant_usage').select(['usage_key', 'objects', 'bytes']).where('tenant', '=', name).orderBy('usage_key').execute();
     return rows.map((r) => ({ usageKey: r.usage_key, objects: Number(r.objects), bytes: Number(r.bytes) }));
   }
 
@@ -81,12 +96,12 @@ export class TenantRepository {
 
   /** The tenant's row, or undefined when there is none. */
   async get(name: string): Promise<TenantRecord | undefined> {
-    const row = await this.db
+    const row = await (await this.db(name))
       .selectFrom('tenants')
-      .select(['name', 'uid', 'phase', 'created_revision'])
+      .select(['name', 'uid', 'phase', 'created_revision', 'arrived_revision', 'history_floor'])
       .where('name', '=', name)
       .executeTakeFirst();
-    return row && { name: row.name, uid: row.uid, phase: row.phase, createdRevision: row.created_revision };
+    return row && { name: row.name, uid: row.uid, phase: row.phase, createdRevision: row.created_revision, arrivedRevision: row.arrived_revision, historyFloor: row.history_floor };
   }
 
   /**
@@ -95,7 +110,7 @@ export class TenantRepository {
    * (its name is free again only once its deletion has finished).
    */
   async ensure(name: string): Promise<boolean> {
-    const res = await this.db
+    const res = await (await this.db(name))
       .insertInto('tenants')
       .values({
         name,
@@ -108,10 +123,10 @@ export class TenantRepository {
     return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
   }
 
-  /** All tenant names, sorted. */
+  /** All tenant names (of the tenants living on each shard that can be read), sorted. */
   async list(): Promise<string[]> {
-    const rows = await this.db.selectFrom('tenants').select('name').orderBy('name').execute();
-    return rows.map((r) => r.name);
+    const rows = await sweepShards(this.router, Number.MAX_SAFE_INTEGER, (db) => db.selectFrom('tenants').select('name as tenant').execute());
+    return [...new Set(rows.map((r) => r.tenant))].sort();
   }
 
   /**
@@ -121,7 +136,7 @@ export class TenantRepository {
    * does not exist.
    */
   async markTerminating(name: string): Promise<boolean> {
-    const { rows } = await sql<{ found: boolean }>`SELECT plinth_mark_tenant_terminating(${name}) AS found`.execute(this.db);
+    const { rows } = await sql<{ found: boolean }>`SELECT plinth_mark_tenant_terminating(${name}) AS found`.execute(await this.db(name));
     return rows[0].found;
   }
 
@@ -141,7 +156,7 @@ export class TenantRepository {
         DELETE FROM ${sql.table(table)} WHERE ctid = ANY (ARRAY(
           SELECT ctid FROM ${sql.table(table)} WHERE tenant = ${name} LIMIT ${batch}
         ))
-      `.execute(this.db);
+      `.execute(await this.db(name));
       deleted += Number(res.numAffectedRows ?? 0);
     }
     return deleted;
@@ -155,7 +170,7 @@ export class TenantRepository {
   async remove(name: string): Promise<boolean> {
     const counts = await this.countRows(name);
     if (Object.entries(counts).some(([table, n]) => table !== 'tenants' && n > 0)) return false;
-    const res = await this.db.deleteFrom('tenants').where('name', '=', name).where('phase', '=', 'Terminating').executeTakeFirst();
+    const res = await (await this.db(name)).deleteFrom('tenants').where('name', '=', name).where('phase', '=', 'Terminating').executeTakeFirst();
     return Number(res.numDeletedRows) > 0;
   }
 
@@ -166,10 +181,10 @@ export class TenantRepository {
   async countRows(name: string): Promise<Record<string, number>> {
     const counts: Record<string, number> = {};
     for (const table of await this.perTenantTables()) {
-      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.table(table)} WHERE tenant = ${name}`.execute(this.db);
+      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.table(table)} WHERE tenant = ${name}`.execute(await this.db(name));
       counts[table] = rows[0].n;
     }
-    const own = await this.db.selectFrom('tenants').select((eb) => eb.fn.countAll<number>().as('n')).where('name', '=', name).executeTakeFirstOrThrow();
+    const own = await (await this.db(name)).selectFrom('tenants').select((eb) => eb.fn.countAll<number>().as('n')).where('name', '=', name).executeTakeFirstOrThrow();
     counts.tenants = Number(own.n);
     return counts;
   }
@@ -188,7 +203,7 @@ export class TenantRepository {
         AND c.table_name <> 'tenants'
       ORDER BY c.table_name
     `
-      .execute(this.db)
+      .execute(this.router.shards()[0].db)
       .then((r) => r.rows.map((row) => row.table_name))
       .catch((err) => {
         this.tenantTables = undefined;

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { type CacheSubscriber, type ChangeEvent, WatchCache } from '@plinth/storage';
+import { type CacheSubscriber, type ChangeEvent, type ChangeSource, WatchCache } from '@plinth/storage';
 
 /** Reads a namespace from storage; undefined when it does not exist. */
 export type NamespaceReader = (tenant: string, name: string) => Promise<Record<string, unknown> | undefined>;
@@ -28,12 +28,12 @@ export class NamespaceCache {
   private readonly epochs = new Map<string, number>();
   /** Namespaces whose deletion this replica admitted, until when their lookups go to storage. */
   private readonly liveUntil = new LRUCache<string, number>({ max: MAX_NAMESPACES });
-  private changes: WatchCache | undefined;
+  private changes: ChangeSource | undefined;
 
   constructor(private readonly read: NamespaceReader) {}
 
   /** Follows namespace changes through `changes` from now on. */
-  attach(changes: WatchCache): void {
+  attach(changes: ChangeSource): void {
     for (const sub of this.subscribed.values()) this.changes?.unsubscribe(sub);
     this.subscribed.clear();
     this.entries.clear();

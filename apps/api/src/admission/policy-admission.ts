@@ -12,7 +12,7 @@ import {
   ValidatingPolicyModule,
 } from '@plinth/admission';
 import { type KubeObject, matchesLabels } from '@plinth/apimachinery';
-import { type CacheSubscriber, type ObjectListRepository, type ObjectStoreRepository, WatchCache } from '@plinth/storage';
+import { type CacheSubscriber, type ChangeSource, type ObjectListRepository, type ObjectStoreRepository, WatchCache } from '@plinth/storage';
 import { objectKey, presentObject, type ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { mergeApplyConfiguration } from './apply-configuration.js';
@@ -44,7 +44,7 @@ export interface PolicyAdmission {
   validating: ValidatingPolicyModule;
   cache: PolicyCache;
   /** Follows policy changes through `cache` from now on (call once the watch pipeline exists). */
-  attach(changes: WatchCache): void;
+  attach(changes: ChangeSource): void;
 }
 
 const GROUP = 'admissionregistration.k8s.io';
@@ -69,7 +69,7 @@ function loader(lists: ObjectListRepository) {
 }
 
 /** Subscribes to the four policy buckets of a tenant in the replica's watch cache. */
-function changeSubscriber(cache: () => WatchCache | undefined): PolicyChangeSubscriber {
+function changeSubscriber(cache: () => ChangeSource | undefined): PolicyChangeSubscriber {
   return (tenant, onChange, onEnd) => {
     const c = cache();
     if (!c) {
@@ -138,7 +138,7 @@ function paramStore(registry: ResourceRegistry, objects: ObjectStoreRepository, 
  * from the replica's NamespaceCache, and per-policy metrics.
  */
 export function createPolicyAdmission(o: PolicyAdmissionOptions): PolicyAdmission {
-  let changes: WatchCache | undefined;
+  let changes: ChangeSource | undefined;
   const cache = new PolicyCache(policyCel, loader(o.lists), changeSubscriber(() => changes));
   const namespaceObject = (tenant: string, name: string) => o.namespaces.get(tenant, name);
   const deps: PolicyModuleDependencies = {

@@ -46,4 +46,25 @@ describe('impersonation', () => {
     const anon = await impersonate(admin, 'default', { user: 'system:anonymous', groups: [], extra: {} }, mastersOnlyAuthorizer);
     assert.deepEqual(anon.groups, ['system:unauthenticated']);
   });
+
+  it('refuses platform groups and the tenant binding to a requester who does not hold them, whatever RBAC allows', async () => {
+    const owner = { username: 'system:serviceaccount:default:ci', groups: ['system:serviceaccounts', 'system:authenticated'] };
+    const allowAll = { authorize: () => ({ allowed: true }) };
+    await assert.rejects(
+      impersonate(owner, 'acme', { user: 'mallory', groups: ['system:masters'], extra: {} }, allowAll),
+      (e: unknown) =>
+        e instanceof ApiError &&
+        e.code === 403 &&
+        e.message ===
+          'groups "system:masters" is forbidden: User "system:serviceaccount:default:ci" cannot impersonate resource "groups" in API group "" at the cluster scope: group "system:masters" belongs to the platform and may be impersonated only by its members',
+    );
+    await assert.rejects(
+      impersonate(owner, 'acme', { user: 'mallory', groups: [], extra: { 'tenancy.plinth.dev/tenant': ['globex'] } }, allowAll),
+      (e: unknown) => e instanceof ApiError && e.code === 403 && /userextras\/tenancy\.plinth\.dev\/tenant/.test(e.message),
+    );
+    const asAdmin = await impersonate(admin, 'acme', { user: 'ops', groups: ['system:masters'], extra: { 'tenancy.plinth.dev/tenant': ['acme'] } }, allowAll);
+    assert.deepEqual(asAdmin.groups, ['system:masters', 'system:authenticated']);
+    const ordinary = await impersonate(owner, 'acme', { user: 'mallory', groups: ['devs'], extra: {} }, allowAll);
+    assert.deepEqual(ordinary.groups, ['devs', 'system:authenticated']);
+  });
 });

@@ -1,7 +1,7 @@
 import type { UserInfo } from '@plinth/apimachinery';
 import type { AuthorizationAttributes, Authorizer } from '@plinth/apimachinery';
 import { ApiError } from '@plinth/apimachinery';
-import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from '@plinth/apimachinery';
+import { ANONYMOUS_USER, AUTHENTICATED_GROUP, TENANT_EXTRA_KEY, UNAUTHENTICATED_GROUP } from '@plinth/apimachinery';
 import { forbiddenMessage } from './forbidden-message.js';
 
 /** The impersonation headers of one request, as sent. */
@@ -54,6 +54,18 @@ export const mastersOnlyAuthorizer: Authorizer = {
   authorize: (attrs) => ({ allowed: attrs.user.groups.includes('system:masters') }),
 };
 
+/**
+ * Groups that mean something beyond one tenant: `system:masters` is allowed
+ * everything in every tenant and exempt from fair queuing, rate limits and
+ * the validation-share hold. Owners are cluster-admin inside their tenant,
+ * which upstream's RBAC lets impersonate any group; these must be held to be
+ * impersonated, whatever RBAC says.
+ */
+export const PLATFORM_GROUPS: ReadonlySet<string> = new Set(['system:masters']);
+
+/** Extra keys the platform sets itself (the tenant a credential is bound to): impersonated only by platform administrators. */
+export const PLATFORM_EXTRA_KEYS: ReadonlySet<string> = new Set([TENANT_EXTRA_KEY]);
+
 function attrs(user: UserInfo, tenant: string, apiGroup: string, resource: string, name: string, namespace = '', subresource = ''): AuthorizationAttributes {
   return { user, tenant, verb: 'impersonate', resourceRequest: true, apiGroup, apiVersion: '', resource, subresource, namespace, name, path: '' };
 }
@@ -82,9 +94,10 @@ export async function impersonate(requester: UserInfo, tenant: string, req: Impe
   for (const [key, values] of Object.entries(req.extra)) {
     for (const v of values) checks.push(attrs(requester, tenant, 'authentication.k8s.io', 'userextras', v, '', key));
   }
+  refusePlatformIdentities(requester, tenant, req);
   for (const a of checks) {
     const d = await authorizer.authorize(a);
-    if (!d.allowed) throw new ApiError(403, 'Forbidden', forbiddenMessage(a, d.reason), { name: a.name, group: a.apiGroup || undefined, kind: a.resource });
+    if (!d.allowed) throw refusal(a, d.reason);
   }
   if (!groups.includes(AUTHENTICATED_GROUP) && !groups.includes(UNAUTHENTICATED_GROUP)) {
     groups.push(username === ANONYMOUS_USER ? UNAUTHENTICATED_GROUP : AUTHENTICATED_GROUP);
@@ -93,4 +106,26 @@ export async function impersonate(requester: UserInfo, tenant: string, req: Impe
   if (req.uid !== undefined) user.uid = req.uid;
   if (Object.keys(req.extra).length > 0) user.extra = req.extra;
   return user;
+}
+
+/**
+ * Throws upstream's 403 when `req` asks for a platform group the requester
+ * does not hold, or a platform extra key without holding `system:masters`:
+ * inside a tenant, RBAC's `impersonate` must not reach beyond the tenant.
+ */
+function refusePlatformIdentities(requester: UserInfo, tenant: string, req: ImpersonationRequest): void {
+  const admin = requester.groups.some((g) => PLATFORM_GROUPS.has(g));
+  for (const g of req.groups) {
+    if (PLATFORM_GROUPS.has(g) && !requester.groups.includes(g)) {
+      throw refusal(attrs(requester, tenant, '', 'groups', g), `group ${JSON.stringify(g)} belongs to the platform and may be impersonated only by its members`);
+    }
+  }
+  for (const [key, values] of Object.entries(req.extra)) {
+    if (!PLATFORM_EXTRA_KEYS.has(key) || admin) continue;
+    throw refusal(attrs(requester, tenant, 'authentication.k8s.io', 'userextras', values[0] ?? '', '', key), `extra ${JSON.stringify(key)} is set by the platform and may be impersonated only by platform administrators`);
+  }
+}
+
+function refusal(a: AuthorizationAttributes, reason: string | undefined): ApiError {
+  return new ApiError(403, 'Forbidden', forbiddenMessage(a, reason), { name: a.name, group: a.apiGroup || undefined, kind: a.resource });
 }

@@ -1,13 +1,13 @@
 import { LRUCache } from 'lru-cache';
 import type { ObjectListRepository } from '@plinth/storage';
-import { type CacheSubscriber, type CachedChange, WatchCache } from '@plinth/storage';
+import { type CacheSubscriber, type CachedChange, type ChangeSource, WatchCache } from '@plinth/storage';
 import type { RbacIndexSource } from './rbac-authorizer.js';
 import { RBAC_STORAGE_RESOURCES, TenantRbacIndex } from './rbac-index.js';
 
 /** What the index service reads from. */
 export interface RbacIndexDeps {
   /** The replica's watch cache (fed by the change stream every replica runs); read lazily since it is replaced on restart of the pipeline. */
-  cache: () => WatchCache;
+  cache: () => ChangeSource;
   lists: ObjectListRepository;
   /** Whether a tenant exists (a missing tenant gets an empty index, not a load). */
   tenantExists: (tenant: string) => Promise<boolean>;

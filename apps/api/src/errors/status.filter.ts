@@ -2,7 +2,7 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException } from '
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { AdmissionError } from '@plinth/admission';
-import { isDatabaseError, isDatabaseUnavailable } from '@plinth/storage';
+import { isDatabaseError, isDatabaseUnavailable, isStorageError } from '@plinth/storage';
 import { sendPlain, setWarnings } from '../http/response-writer.js';
 import { ApiError } from '@plinth/apimachinery';
 
@@ -20,6 +20,8 @@ interface FastifyLikeError {
 export function toApiError(err: unknown): { error: ApiError; unexpected: boolean } {
   if (err instanceof ApiError) return { error: err, unexpected: false };
   if (isDatabaseUnavailable(err)) return { error: ApiError.storageUnavailable(), unexpected: false };
+  // A tenant's shard that is down or not connected: only its tenants get this.
+  if (isStorageError(err, 'Unavailable')) return { error: ApiError.unavailable(err.message), unexpected: false };
   if (err instanceof AdmissionError) {
     const s = err.status;
     return { error: new ApiError(s.code, s.reason, s.message, s.details), unexpected: false };

@@ -13,7 +13,7 @@ import { waitForRevision } from './revision-wait.js';
  */
 export async function handleGet(ctx: HandlerContext, store: ResourceStoreService, lists: ObjectListRepository): Promise<void> {
   const rv = ctx.query.resourceVersion;
-  await waitForRevision(lists, rv, ctx.def);
+  await waitForRevision(lists, rv, ctx.info.tenant);
   const found = await store.get(ctx.info.tenant, ctx.def, requestNamespace(ctx), ctx.info.name);
   sendObject(ctx.req, ctx.reply, ctx.def, 200, await servedForm(ctx.def, found.body as KubeObject));
 }

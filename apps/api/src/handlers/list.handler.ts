@@ -59,8 +59,11 @@ async function listQuery(ctx: HandlerContext, lists: ObjectListRepository, opts:
     const rv = parseRevision(opts.resourceVersion);
     const exact = rv !== undefined && (opts.resourceVersionMatch === 'Exact' || (opts.limit > 0 && opts.resourceVersionMatch === ''));
     if (exact) atRevision = rv;
-    else await waitForRevision(lists, opts.resourceVersion, def);
+    else await waitForRevision(lists, opts.resourceVersion, ctx.info.tenant);
   }
+  // A moved tenant's shard holds its history only from its copy's floor on.
+  const floor = ctx.tenantHistoryFloor ?? 0;
+  if (atRevision !== undefined && atRevision < floor) throw ApiError.gone(`too old resource version: ${atRevision} (${floor})`);
   return {
     tenant: ctx.info.tenant,
     resource: def.storageResource,

@@ -1,6 +1,5 @@
 import type { ObjectListRepository } from '@plinth/storage';
 import { ApiError } from '@plinth/apimachinery';
-import type { ResourceDefinition } from '../registry/resource-definition.js';
 
 const WAIT_MS = 3000;
 const POLL_MS = 50;
@@ -16,15 +15,16 @@ export function parseRevision(rv: string | undefined): number | undefined {
 }
 
 /**
- * Waits up to 3 s until revision `rv` exists; then throws 504 Timeout with
+ * Waits up to 3 s until revision `rv` exists on `tenant`'s shard (revisions
+ * are its shard's); then throws 504 Timeout with
  * `Too large resource version` and Retry-After, as upstream does.
  */
-export async function waitForRevision(lists: ObjectListRepository, rv: string | undefined, _def: ResourceDefinition): Promise<void> {
+export async function waitForRevision(lists: ObjectListRepository, rv: string | undefined, tenant: string): Promise<void> {
   const want = parseRevision(rv);
   if (want === undefined) return;
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
-    const current = await lists.currentRevision();
+    const current = await lists.currentRevision(tenant);
     if (current >= want) return;
     if (Date.now() >= deadline) {
       throw ApiError.timeout(`Timeout: Too large resource version: ${want}, current: ${current}`, 1, [

@@ -9,6 +9,7 @@ import type { WatchService } from '../watch/watch.service.js';
 import { type HandlerContext, requestNamespace } from '../http/handler-context.js';
 import { compileSelectors } from './list-selectors.js';
 import { parseRevision, waitForRevision } from './revision-wait.js';
+import { ApiError } from '@plinth/apimachinery';
 
 function includeObjectOf(query: Record<string, string>): IncludeObject {
   const v = query.includeObject;
@@ -28,13 +29,13 @@ function includeObjectOf(query: Record<string, string>): IncludeObject {
  */
 async function planWatch(opts: ListOptions, lists: ObjectListRepository, cacheRevision: number, ctx: HandlerContext): Promise<WatchPlan> {
   const rv = parseRevision(opts.resourceVersion);
-  if (rv !== undefined) await waitForRevision(lists, opts.resourceVersion, ctx.def);
+  if (rv !== undefined) await waitForRevision(lists, opts.resourceVersion, ctx.info.tenant);
   if (opts.sendInitialEvents === true) {
     return { initial: true, from: 0, initialEventsEnd: opts.allowWatchBookmarks };
   }
   if (opts.sendInitialEvents === false) {
     if (rv !== undefined) return { initial: false, from: rv, initialEventsEnd: false };
-    const from = opts.resourceVersion === '0' ? cacheRevision : await lists.currentRevision();
+    const from = opts.resourceVersion === '0' ? cacheRevision : await lists.currentRevision(ctx.info.tenant);
     return { initial: false, from, initialEventsEnd: false };
   }
   if (rv !== undefined) return { initial: false, from: rv, initialEventsEnd: false };
@@ -51,7 +52,10 @@ export async function handleWatch(ctx: HandlerContext, watch: WatchService, list
   const { def, info } = ctx;
   const sel = compileSelectors(def, opts.labelSelector, opts.fieldSelector);
   const format = watchFormat(def, negotiate(ctx.req.headers.accept as string | undefined), includeObjectOf(ctx.query));
-  const plan = await planWatch(opts, lists, watch.cache.revision, ctx);
+  const shard = watch.shardOf(info.tenant);
+  const plan = await planWatch(opts, lists, watch.cacheOf(info.tenant)?.revision ?? 0, ctx);
+  // A moved tenant's shard holds its history only from its copy's floor on.
+  if (!plan.initial && plan.from < (ctx.tenantHistoryFloor ?? 0)) throw ApiError.gone(`too old resource version: ${plan.from} (${ctx.tenantHistoryFloor})`);
   // Changes older than the tenant belong to a deleted tenant of the same name: never replay them.
   if (!plan.initial && ctx.tenantSince !== undefined) plan.from = Math.max(plan.from, ctx.tenantSince);
   const namespace = def.namespaced && info.namespace ? requestNamespace(ctx) : undefined;
@@ -61,6 +65,8 @@ export async function handleWatch(ctx: HandlerContext, watch: WatchService, list
   watch.serve(ctx.reply, {
     def,
     tenant: info.tenant,
+    shard,
+    arrivedRevision: ctx.tenantArrived,
     user: ctx.user.username,
     filter: { tenant: info.tenant, resource: def.storageResource, namespace, name, matches: sel.any ? sel.matches : undefined },
     format,

@@ -53,7 +53,7 @@ export class HealthService {
       ok = false;
       lines.push(`[-]watch-pipeline failed: ${watchProblems.join('; ')}`);
     } else lines.push('[+]watch-pipeline ok');
-    const degraded = this.watch.degradations();
+    const degraded = await this.watch.degradations();
     lines.push(degraded.length > 0 ? `[+]watch-fanout ok (degraded: ${degraded.join('; ')})` : '[+]watch-fanout ok');
     const body = ok ? (verbose ? `${lines.join('\n')}\nreadyz check passed` : 'ok') : `${lines.filter((l) => l.startsWith('[-]') || verbose).join('\n')}\nreadyz check failed`;
     return { code: ok ? 200 : 503, contentType: TEXT, body };

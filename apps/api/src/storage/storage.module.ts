@@ -1,26 +1,26 @@
 import { Global, Module, type Provider } from '@nestjs/common';
 import {
   ChangeLogRepository,
-  type Database,
   ObjectListRepository,
   ObjectStoreRepository,
   OwnerRepository,
   QuotaRepository,
   TenantRepository,
 } from '@plinth/storage';
-import { DATABASE } from '../database/database.module.js';
 import { Metrics } from '../observability/metrics.js';
+import { ShardPool } from '../shards/shard-pool.js';
 import { TenantCache } from './tenant-cache.js';
 
 const REPOSITORIES = [ObjectListRepository, ChangeLogRepository, TenantRepository, QuotaRepository, OwnerRepository];
 
 function repository(type: (typeof REPOSITORIES)[number]): Provider {
-  return { provide: type, useFactory: (db: Database) => new type(db), inject: [DATABASE] };
+  return { provide: type, useFactory: (shards: ShardPool) => new type(shards), inject: [ShardPool] };
 }
 
 /**
- * The repositories of @plinth/storage over the server's database (the only
- * SQL there is), and the short-lived cache of tenant rows every request
+ * The repositories of @plinth/storage over every shard (the only SQL there
+ * is: each statement goes to the shard of the tenant it addresses, see
+ * ShardPool), and the short-lived cache of tenant rows every request
  * reads: global, as every concern reads or writes storage.
  */
 @Global()
@@ -30,8 +30,8 @@ function repository(type: (typeof REPOSITORIES)[number]): Provider {
     {
       // Writes are grouped into batches (group commit); each batch's size is observed on /metrics.
       provide: ObjectStoreRepository,
-      useFactory: (db: Database, metrics: Metrics) => new ObjectStoreRepository(db, { onBatch: (size) => metrics.writeBatchSize.observe(size) }),
-      inject: [DATABASE, Metrics],
+      useFactory: (shards: ShardPool, metrics: Metrics) => new ObjectStoreRepository(shards, { onBatch: (size) => metrics.writeBatchSize.observe(size) }),
+      inject: [ShardPool, Metrics],
     },
     { provide: TenantCache, useFactory: (tenants: TenantRepository) => new TenantCache(tenants), inject: [TenantRepository] },
   ],

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { TenantCache } from './tenant-cache.js';
 
-const acme = { name: 'acme', uid: 'u', phase: 'Active' as const, createdRevision: 1 };
+const acme = { name: 'acme', uid: 'u', phase: 'Active' as const, createdRevision: 1, arrivedRevision: 0, historyFloor: 0 };
 const lookup = (asked: string[]) => ({ get: async (n: string) => (asked.push(n), n === 'acme' ? acme : undefined) });
 
 describe('TenantCache', () => {

@@ -31,6 +31,8 @@ export function mapStorageError(err: unknown, def: ResourceDefinition, name: str
       throw ApiError.timeout(`Timeout: ${err.message}`, 1, [
         { reason: 'ResourceVersionTooLarge', message: 'Too large resource version' },
       ]);
+    case 'Unavailable':
+      throw ApiError.unavailable(err.message);
     default:
       throw ApiError.serviceUnavailable(err.message);
   }

@@ -25,7 +25,7 @@ import { TenantValidationBudget } from '../admission/validation-budget.js';
  */
 function commitBarrier(watch: WatchService, hooks: StoreHooks): CommitBarrier {
   return async (def, key, revision) => {
-    await watch.pipeline.waitApplied(revision);
+    await watch.waitApplied(key.tenant, revision);
     await hooks.settledHook(def.storageResource)?.(key);
   };
 }

@@ -24,9 +24,26 @@ export class HistoryCompactionJob implements OnApplicationBootstrap {
     await this.jobs.every(JobName.CompactHistory, this.config.compactionIntervalSeconds * 1000, {});
   }
 
-  /** One run: returns how many change-log entries were deleted. */
+  /**
+   * One run over every shard's change log: returns how many entries were
+   * deleted. A shard that cannot be compacted now is skipped (the next run
+   * tries again); the run fails only when every shard failed.
+   */
   @OnJob(JobName.CompactHistory)
   async compact(): Promise<{ deleted: number }> {
-    return { deleted: await this.watch.pipeline.compaction.runOnce() };
+    let deleted = 0;
+    let failed: unknown;
+    let failures = 0;
+    const pipelines = [...this.watch.shardPipelines().values()];
+    for (const p of pipelines) {
+      try {
+        deleted += await p.compaction.runOnce();
+      } catch (err) {
+        failed = err;
+        failures++;
+      }
+    }
+    if (failures > 0 && failures === pipelines.length) throw failed;
+    return { deleted };
   }
 }

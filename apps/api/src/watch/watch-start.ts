@@ -35,6 +35,12 @@ export interface WatchStartDeps {
   lists: ObjectListRepository;
   changes: ChangeLogRepository;
   cache: WatchCache;
+  /**
+   * Starts below this revision read the change log, not the cache: a moved
+   * tenant's shard holds its earlier changes only in the log (copies the
+   * relay never publishes), so the cache window says nothing about them.
+   */
+  logFrom?: number;
 }
 
 const PAGE = 500;
@@ -71,7 +77,7 @@ async function sendInitialState(stream: WatchStream, q: InitialStateQuery, lists
 async function join(stream: WatchStream, deps: WatchStartDeps, subscribe: () => void): Promise<void> {
   for (;;) {
     if (stream.closed) return;
-    const cached = deps.cache.since(stream.from);
+    const cached = stream.from >= (deps.logFrom ?? 0) ? deps.cache.since(stream.from) : undefined;
     if (cached && cached.length <= SYNC_JOIN_MAX) {
       for (const c of cached) stream.offer(c, true);
       subscribe();

@@ -1,10 +1,12 @@
 import { Global, Inject, Module, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ChangeLogRepository, ObjectListRepository } from '@plinth/storage';
+import { ChangeLogRepository, DEFAULT_SHARD, ObjectListRepository } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { DatabaseConnection } from '../database/database.module.js';
 import { LOGGER } from '../observability/observability.module.js';
+import { ShardPool } from '../shards/shard-pool.js';
+import { TenantDirectory } from '../shards/tenant-directory.js';
 import { Metrics } from '../observability/metrics.js';
 import type { ObserveChanges } from './observe-changes.js';
 import { HistoryCompactionJob } from './history-compaction.job.js';
@@ -26,9 +28,16 @@ export const OBSERVE_CHANGES = Symbol('OBSERVE_CHANGES');
   providers: [
     {
       provide: WatchService,
-      useFactory: (config: AppConfig, logger: Logger, metrics: Metrics, conn: DatabaseConnection, changes: ChangeLogRepository, lists: ObjectListRepository) =>
-        new WatchService({ config, logger, registry: metrics.registry, db: conn.db, changes, lists, databaseUrl: conn.url }),
-      inject: [APP_CONFIG, LOGGER, Metrics, DatabaseConnection, ChangeLogRepository, ObjectListRepository],
+      useFactory: (config: AppConfig, logger: Logger, metrics: Metrics, conn: DatabaseConnection, changes: ChangeLogRepository, lists: ObjectListRepository, pool: ShardPool, directory: TenantDirectory) =>
+        new WatchService({
+          config,
+          logger,
+          registry: metrics.registry,
+          changes,
+          lists,
+          shards: { platform: { db: conn.db, url: conn.url }, shardOf: (t) => directory.peek(t) ?? DEFAULT_SHARD, listen: (l) => pool.listen(l) },
+        }),
+      inject: [APP_CONFIG, LOGGER, Metrics, DatabaseConnection, ChangeLogRepository, ObjectListRepository, ShardPool, TenantDirectory],
     },
     {
       provide: OBSERVE_CHANGES,

@@ -1,8 +1,8 @@
 import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { ChangeLogRepository, Database, ObjectListRepository } from '@plinth/storage';
-import { WatchCache, WatchPipeline } from '@plinth/storage';
+import type { ChangeLogRepository, Database, ObjectListRepository, ShardHandle } from '@plinth/storage';
+import { ChangeLogRepository as ShardChangeLog, DEFAULT_SHARD, ObjectListRepository as ShardLists, WatchCache, WatchPipeline } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { ApiError } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
@@ -11,11 +11,14 @@ import { effectiveReplicaLimit, WatchLimiter } from './watch-limits.js';
 import { WatchMetrics } from './watch-metrics.js';
 import { type InitialStateQuery, runWatch, type WatchPlan } from './watch-start.js';
 import { type WatchFilter, WatchStream, type WatchStreamOwner } from './watch-stream.js';
+import { ShardedChangeSource } from './sharded-change-source.js';
 
 /** Everything the watch handler resolved for one watch request. */
 export interface WatchRequest {
   def: ResourceDefinition;
   tenant: string;
+  /** The shard the tenant lives on (its changes come from that shard's cache). */
+  shard: string;
   /** The requesting user's name, for the per-user watch limit. */
   user: string;
   filter: WatchFilter;
@@ -25,7 +28,23 @@ export interface WatchRequest {
   allowBookmarks: boolean;
   /** The client's timeoutSeconds; undefined or 0 means the server's maximum (with jitter). */
   timeoutSeconds: number | undefined;
+  /** The revision from which the shard's cache holds the tenant's changes (a moved tenant's); older starts read the change log. */
+  arrivedRevision?: number;
   warnings: string[];
+}
+
+/** The shards whose change feeds the watch service follows (the ShardPool). */
+export interface WatchShards {
+  /** The platform's own database, the default shard. */
+  platform: { db: Database; url: string };
+  /** The shard `tenant` lives on, without a read when known. */
+  shardOf(tenant: string): string;
+  /** Calls back when a shard is added or removed, or starts or stops answering; returns the unsubscribe function. */
+  listen(l: {
+    added?(shard: ShardHandle & { url: string }): void | Promise<void>;
+    removed?(name: string): void | Promise<void>;
+    readinessChanged?(name: string, ready: boolean): void;
+  }): () => void;
 }
 
 /** What the watch service is built from. */
@@ -33,25 +52,31 @@ export interface WatchServiceDeps {
   config: AppConfig;
   logger: Logger;
   registry: Registry;
-  db: Database;
+  /** Routed by tenant: a watch's catch-up reads its tenant's shard. */
   changes: ChangeLogRepository;
   lists: ObjectListRepository;
-  databaseUrl: string;
+  shards: WatchShards;
 }
 
 const TICK_MS = 250;
 
 /**
- * Serves watches on one replica: owns the watch pipeline (relay, cache,
- * Redis fan-out, compaction), the open streams, and one ticker for every
- * stream's periodic BOOKMARK and timeout (no timer per watcher).
+ * Serves watches on one replica: owns a watch pipeline per shard (relay,
+ * cache, Redis fan-out, compaction: each shard's changes carry that
+ * shard's revisions), the open streams, and one ticker for every stream's
+ * periodic BOOKMARK and timeout (no timer per watcher).
  */
 export class WatchService implements WatchStreamOwner {
+  /** The default shard's pipeline (the platform's own database). */
   readonly pipeline: WatchPipeline;
   readonly maxBufferBytes: number;
+  /** Every shard's change stream, for the caches of other concerns. */
+  readonly changeSource: ShardedChangeSource;
+  private readonly pipelines = new Map<string, WatchPipeline>();
   private readonly streams = new Set<WatchStream>();
-  /** Tenant and user of each open stream, for the limiter. */
-  private readonly owners = new Map<WatchStream, [string, string]>();
+  /** Tenant, user and shard of each open stream, for the limiter and the stream's cache. */
+  private readonly owners = new Map<WatchStream, [string, string, string]>();
+  private stopListening: (() => void) | undefined;
   private readonly limiter: WatchLimiter;
   private readonly metrics: WatchMetrics;
   private readonly logger: Logger;
@@ -69,18 +94,9 @@ export class WatchService implements WatchStreamOwner {
       perTenant: config.maxWatchesPerTenant,
       perUser: config.maxWatchesPerUser,
     });
-    this.pipeline = new WatchPipeline({
-      databaseUrl: deps.databaseUrl,
-      db: deps.db,
-      changes: deps.changes,
-      currentRevision: () => deps.lists.currentRevision(),
-      cacheSize: config.watchCacheSize,
-      pollIntervalMs: config.watchPollIntervalMs,
-      retentionSeconds: config.historyRetentionSeconds,
-      redisUrl: config.redisUrl,
-      logger: deps.logger,
-      onFanOut: (t) => this.metrics.fannedOut(t),
-    });
+    this.changeSource = new ShardedChangeSource((tenant) => deps.shards.shardOf(tenant));
+    this.pipeline = this.newPipeline(deps.shards.platform.db, deps.shards.platform.url);
+    this.pipelines.set(DEFAULT_SHARD, this.pipeline);
     const p = this.pipeline;
     this.metrics = new WatchMetrics(deps.registry, {
       watchers: () => this.streams.size,
@@ -99,9 +115,86 @@ export class WatchService implements WatchStreamOwner {
     });
   }
 
-  /** The replica's watch cache. */
-  get cache(): WatchCache {
-    return this.pipeline.cache;
+  /** One shard's pipeline over its own database: its relay, cache and compaction. */
+  private newPipeline(db: Database, url: string): WatchPipeline {
+    const { config } = this.deps;
+    const lists = new ShardLists(db);
+    return new WatchPipeline({
+      databaseUrl: url,
+      db,
+      changes: new ShardChangeLog(db),
+      currentRevision: () => lists.currentRevision(),
+      cacheSize: config.watchCacheSize,
+      pollIntervalMs: config.watchPollIntervalMs,
+      retentionSeconds: config.historyRetentionSeconds,
+      redisUrl: config.redisUrl,
+      logger: this.deps.logger,
+      onFanOut: (t) => this.metrics.fannedOut(t),
+    });
+  }
+
+  /** The change stream of every shard, for the caches of other concerns (observers and per-tenant subscribers). */
+  get cache(): ShardedChangeSource {
+    return this.changeSource;
+  }
+
+  /** The shard `tenant` lives on (as this replica's directory knows it). */
+  shardOf(tenant: string): string {
+    return this.deps.shards.shardOf(tenant);
+  }
+
+  /** The watch cache of `tenant`'s shard, or undefined when this replica does not follow it (the shard is not connected). */
+  cacheOf(tenant: string): WatchCache | undefined {
+    return this.pipelines.get(this.deps.shards.shardOf(tenant))?.cache;
+  }
+
+  /** Every shard's pipeline, by shard name. */
+  shardPipelines(): ReadonlyMap<string, WatchPipeline> {
+    return this.pipelines;
+  }
+
+  /** Resolves once `tenant`'s shard's cache has applied `revision` (false after the pipeline's timeout). */
+  waitApplied(tenant: string, revision: number): Promise<boolean> {
+    const p = this.pipelines.get(this.deps.shards.shardOf(tenant));
+    return p ? p.waitApplied(revision) : Promise.resolve(false);
+  }
+
+  /** Follows a shard that got connected: its own pipeline and cache. */
+  private async addShard(shard: ShardHandle & { url: string }): Promise<void> {
+    if (this.pipelines.has(shard.name)) return;
+    const p = this.newPipeline(shard.db, shard.url);
+    this.pipelines.set(shard.name, p);
+    try {
+      await p.start();
+    } catch (err) {
+      this.logger.warn({ shard: shard.name, err: (err as Error).message }, 'watch pipeline of a shard did not start; retried when it answers');
+      this.pipelines.delete(shard.name);
+      return;
+    }
+    this.changeSource.add(shard.name, p.cache);
+    this.logger.info({ shard: shard.name, revision: p.cache.revision }, 'watch pipeline of a shard started');
+  }
+
+  /** Stops following a shard: its watches end (clients re-watch, and get 503 until it is back). */
+  private async removeShard(name: string): Promise<void> {
+    const p = this.pipelines.get(name);
+    if (!p || name === DEFAULT_SHARD) return;
+    this.pipelines.delete(name);
+    this.changeSource.remove(name);
+    this.endShard(name, `shard ${name} is gone`);
+    await p.stop();
+  }
+
+  /** Ends every watch served from shard `name` (it stopped answering): clients re-watch later from where they were. */
+  endShard(name: string, reason: string): void {
+    for (const [stream, owner] of this.owners) if (owner[2] === name) stream.close(reason);
+  }
+
+  /** Ends every watch of `tenant` served from a shard it no longer lives on (a move switched it): clients re-watch there. */
+  endMovedTenant(tenant: string, reason: string): void {
+    const home = this.deps.shards.shardOf(tenant);
+    for (const [stream, owner] of this.owners) if (owner[0] === tenant && owner[2] !== home) stream.close(reason);
+    this.changeSource.endTenant(tenant, reason);
   }
 
   /** Open watches on this replica. */
@@ -112,29 +205,48 @@ export class WatchService implements WatchStreamOwner {
   /** Starts the pipeline and the ticker; watches are served from then on. */
   async start(): Promise<void> {
     await this.pipeline.start();
+    this.changeSource.add(DEFAULT_SHARD, this.pipeline.cache);
+    this.stopListening = this.deps.shards.listen({
+      added: (shard) => this.addShard(shard),
+      removed: (name) => this.removeShard(name),
+      readinessChanged: (name, ready) => {
+        if (!ready) this.endShard(name, `shard ${name} is unavailable`);
+      },
+    });
     this.ticker = setInterval(() => this.tick(), TICK_MS);
     this.ticker.unref();
     this.accepting = true;
-    this.logger.info({ mode: this.pipeline.mode, cacheSize: this.cache.capacity, revision: this.cache.revision }, 'watch pipeline started');
+    this.logger.info({ mode: this.pipeline.mode, cacheSize: this.pipeline.cache.capacity, revision: this.pipeline.cache.revision }, 'watch pipeline started');
   }
 
   /** Ends every watch cleanly (clients re-watch elsewhere), then stops the pipeline. */
   async stop(): Promise<void> {
     this.accepting = false;
     clearInterval(this.ticker);
+    this.stopListening?.();
     for (const s of [...this.streams]) s.close('server shutting down');
-    await this.pipeline.stop();
+    for (const p of this.pipelines.values()) await p.stop();
   }
 
-  /** Problems of the watch path for /readyz; empty when healthy. */
+  /** Problems of the watch path of the platform's own shard, for /readyz; empty when healthy. Other shards' are {@link degradations}. */
   async readiness(): Promise<string[]> {
     if (!this.accepting) return ['the watch pipeline is not running'];
     return this.pipeline.problems();
   }
 
-  /** What is impaired while watches are still served correctly (Redis down): for /readyz?verbose, never fatal. */
-  degradations(): string[] {
-    return this.accepting ? this.pipeline.degradations() : [];
+  /**
+   * What is impaired while the replica still serves (Redis down, a shard's
+   * feed failing): for /readyz?verbose, never fatal. Other shards' problems
+   * name the shard.
+   */
+  async degradations(): Promise<string[]> {
+    if (!this.accepting) return [];
+    const out = [...this.pipeline.degradations()];
+    for (const [name, p] of this.pipelines) {
+      if (name === DEFAULT_SHARD) continue;
+      for (const d of [...p.degradations(), ...(await p.problems())]) out.push(`shard ${name}: ${d}`);
+    }
+    return out;
   }
 
   /**
@@ -144,6 +256,8 @@ export class WatchService implements WatchStreamOwner {
    */
   serve(reply: FastifyReply, w: WatchRequest): void {
     if (!this.accepting) throw ApiError.serviceUnavailable('the server is shutting down');
+    const cache = this.pipelines.get(w.shard)?.cache;
+    if (!cache) throw new ApiError(503, 'ServiceUnavailable', `shard "${w.shard}" of tenant "${w.tenant}" is not connected; retry the request`, { retryAfterSeconds: 1 }, { 'Retry-After': '1' });
     this.limiter.acquire(w.tenant, w.user);
     reply.hijack();
     const res = reply.raw;
@@ -172,15 +286,15 @@ export class WatchService implements WatchStreamOwner {
     const nextBookmark = w.allowBookmarks ? now + bookmarkMs * (0.75 + 0.25 * Math.random()) : 0;
     const stream = new WatchStream(this, res, WatchCache.bucketKey(w.tenant, w.def.storageResource), w.filter, w.format, deadline, nextBookmark);
     this.streams.add(stream);
-    this.owners.set(stream, [w.tenant, w.user]);
+    this.owners.set(stream, [w.tenant, w.user, w.shard]);
     this.metrics.opened.inc();
     res.on('close', () => stream.close('client closed'));
     const subscribe = () => {
       if (stream.closed) return;
       stream.live = true;
-      this.cache.subscribe(stream);
+      cache.subscribe(stream);
     };
-    void runWatch(stream, w.plan, w.query, { lists: this.deps.lists, changes: this.deps.changes, cache: this.cache }, subscribe, (err) =>
+    void runWatch(stream, w.plan, w.query, { lists: this.deps.lists, changes: this.deps.changes, cache, logFrom: w.arrivedRevision }, subscribe, (err) =>
       this.logger.error({ err: (err as Error)?.message ?? String(err) }, 'watch failed'),
     );
   }
@@ -206,7 +320,8 @@ export class WatchService implements WatchStreamOwner {
 
   /** WatchStreamOwner: stop the live feed of a stream. */
   unsubscribe(stream: WatchStream): void {
-    this.cache.unsubscribe(stream);
+    const shard = this.owners.get(stream)?.[2];
+    if (shard !== undefined) this.pipelines.get(shard)?.cache.unsubscribe(stream);
   }
 
   /** Ends streams past their deadline and sends due BOOKMARKs (bytes shared per format and revision). */
@@ -220,7 +335,7 @@ export class WatchService implements WatchStreamOwner {
         continue;
       }
       if (s.nextBookmark === 0 || !s.live || now < s.nextBookmark) continue;
-      const rv = Math.max(s.from, this.cache.revision);
+      const rv = Math.max(s.from, this.pipelines.get(this.owners.get(s)?.[2] ?? DEFAULT_SHARD)?.cache.revision ?? 0);
       s.nextBookmark = now + bookmarkMs;
       s.sendBookmark(rv, false, (cols) => {
         const key = `${s.format.key}|${s.format.def.kind}|${rv}|${cols ? 1 : 0}`;

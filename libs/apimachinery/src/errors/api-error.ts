@@ -169,6 +169,11 @@ export class ApiError extends Error {
     return new ApiError(503, 'ServiceUnavailable', message);
   }
 
+  /** 503 with `message` and Retry-After (seconds): something this request depends on cannot serve it now. */
+  static unavailable(message: string, retryAfterSeconds = 1): ApiError {
+    return new ApiError(503, 'ServiceUnavailable', message, { retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+  }
+
   /** 503 while the database cannot be reached: the client should retry after a second. */
   static storageUnavailable(): ApiError {
     return new ApiError(

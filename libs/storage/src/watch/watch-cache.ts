@@ -230,3 +230,11 @@ export class WatchCache {
     return this.ring[(this.head + i) % this.capacity]!;
   }
 }
+
+/**
+ * What the caches of other concerns follow (RBAC, namespaces, policies,
+ * CRDs): observers of a resource across tenants, and subscribers of one
+ * tenant's resource. A WatchCache is one; with several shards, a view over
+ * every shard's cache is another.
+ */
+export type ChangeSource = Pick<WatchCache, 'observe' | 'subscribe' | 'unsubscribe'>;

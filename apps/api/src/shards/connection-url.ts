@@ -1,0 +1,30 @@
+/**
+ * Connection URLs of shards, as they may be shown: a libpq URL
+ * (`postgres://user:password@host:port/db?…`) carries its password, which
+ * must never reach a Shard's status, an event, a log line or an error.
+ */
+
+/** `text` with the password of every URL in it replaced by `xxxxx` (and `password=` parameters). Pure. */
+export function redactUrl(text: string): string {
+  return text
+    .replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:)[^@\s/]*@/gi, '$1xxxxx@')
+    .replace(/(\bpassword=)[^&\s]*/gi, '$1xxxxx');
+}
+
+/**
+ * `host:port/database` of a libpq URL (the socket folder for a Unix
+ * socket URL), without user or password; `(invalid URL)` when it does not
+ * parse. Pure.
+ */
+export function urlHost(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return '(invalid URL)';
+  }
+  const socket = u.searchParams.get('host');
+  const host = socket ?? (u.host || 'localhost');
+  const port = socket && u.searchParams.get('port') ? `:${u.searchParams.get('port')}` : '';
+  return `${decodeURIComponent(host)}${port}${u.pathname || ''}`;
+}

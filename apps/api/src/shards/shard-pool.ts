@@ -1,0 +1,218 @@
+import type { Logger } from 'pino';
+import { createDatabase, type Database, DEFAULT_SHARD, migrateToLatest, probeDatabase, setPoolSize, type ShardHandle, type ShardRouter, StorageError } from '@plinth/storage';
+import { redactUrl, urlHost } from './connection-url.js';
+import type { TenantDirectory } from './tenant-directory.js';
+
+/** How often each shard is probed, and how long a probe may take before the shard counts as down. */
+export const SHARD_PROBE_INTERVAL_MS = 1000;
+const PROBE_TIMEOUT_MS = 1000;
+/** The fewest connections a shard's pool keeps, however many shards share the replica's bound. */
+const MIN_POOL = 2;
+
+/** One shard as this replica sees it. */
+export interface ShardState {
+  name: string;
+  /** `host:port/database` of its URL, never the credentials. */
+  host: string;
+  /** Connected, migrated and answering its probe. */
+  ready: boolean;
+  /** Why it is not ready (names the host, never the password). */
+  error?: string;
+}
+
+interface Entry extends ShardState {
+  /** Its pool; undefined when it cannot even be connected (no Secret, no URL). */
+  db?: Database;
+  url: string;
+  /** Owned by the pool (closed when the shard goes); false for the platform's own database. */
+  owned: boolean;
+  /** Its migrations have run. */
+  migrated: boolean;
+  /** The listeners were told it was added (its change feed runs). */
+  announced: boolean;
+}
+
+/** What the pool tells the rest of the replica about. */
+export interface ShardPoolListener {
+  /** A shard got its pool (migrated and ready to serve). */
+  added?(shard: ShardHandle & { url: string }): void | Promise<void>;
+  /** A shard's pool is closing. */
+  removed?(name: string): void | Promise<void>;
+  /** A shard stopped or started answering. */
+  readinessChanged?(name: string, ready: boolean): void;
+}
+
+/**
+ * The replica's connections to every shard, and the router the
+ * repositories use ({@link ShardRouter}): a tenant's statements go to the
+ * pool of the shard the directory names. Each shard is probed every
+ * second; while one does not answer, its tenants are refused at once with
+ * a StorageError `Unavailable` (503 with Retry-After) instead of waiting
+ * for connection timeouts, and tenants of other shards are unaffected.
+ * The pools share one replica-wide bound of connections (`totalConnections`):
+ * each gets an equal part, at least MIN_POOL.
+ */
+export class ShardPool implements ShardRouter {
+  private readonly entries = new Map<string, Entry>();
+  private readonly listeners = new Set<ShardPoolListener>();
+  private timer: NodeJS.Timeout | undefined;
+  private probing = false;
+
+  constructor(
+    private readonly directory: TenantDirectory,
+    platform: { db: Database; url: string },
+    private readonly totalConnections: number,
+    private readonly logger: Logger,
+  ) {
+    this.entries.set(DEFAULT_SHARD, { name: DEFAULT_SHARD, host: urlHost(platform.url), ready: true, db: platform.db, url: platform.url, owned: false, migrated: true, announced: true });
+  }
+
+  /** Starts probing every shard. */
+  start(): void {
+    this.timer ??= setInterval(() => void this.probeAll(), SHARD_PROBE_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  /** Stops probing and closes the pools of every shard but the platform's own. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    for (const name of [...this.entries.keys()]) if (name !== DEFAULT_SHARD) await this.remove(name);
+  }
+
+  /** Adds a listener; returns the function that removes it. */
+  listen(l: ShardPoolListener): () => void {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  }
+
+  async dbFor(tenant: string): Promise<Database> {
+    const shard = this.directory.peek(tenant) ?? (await this.directory.shardOf(tenant));
+    return this.dbOfShard(shard, tenant);
+  }
+
+  /** The pool of `shard`, or a StorageError Unavailable naming the shard (and `tenant`) when it cannot serve. */
+  dbOfShard(shard: string, tenant?: string): Database {
+    const e = this.entries.get(shard);
+    const whose = tenant ? ` of tenant "${tenant}"` : '';
+    if (!e?.db) throw new StorageError('Unavailable', `shard "${shard}"${whose} is not connected; retry the request`);
+    if (!e.ready) throw new StorageError('Unavailable', `shard "${shard}"${whose} is unavailable; retry the request`);
+    return e.db;
+  }
+
+  shards(): ShardHandle[] {
+    return [...this.entries.values()].filter((e) => e.ready && e.db).map((e) => ({ name: e.name, db: e.db! }));
+  }
+
+  owns(shard: string, tenant: string): boolean {
+    return (this.directory.peek(tenant) ?? DEFAULT_SHARD) === shard;
+  }
+
+  /** Every shard this replica knows, ready or not. */
+  states(): ShardState[] {
+    return [...this.entries.values()].map(({ name, host, ready, error }) => ({ name, host, ready, ...(error ? { error } : {}) }));
+  }
+
+  /** The state of one shard, or undefined when it is not registered here. */
+  state(name: string): ShardState | undefined {
+    const e = this.entries.get(name);
+    return e && { name: e.name, host: e.host, ready: e.ready, ...(e.error ? { error: e.error } : {}) };
+  }
+
+  /** The URL a shard was connected with (for its own change feed's LISTEN); undefined when unknown. */
+  urlOf(name: string): string | undefined {
+    return this.entries.get(name)?.url;
+  }
+
+  /**
+   * Connects to `url` as shard `name` (replacing an earlier URL), runs the
+   * migrations there and probes it. Never throws: a shard that cannot be
+   * reached or migrated is kept not ready, with the error (credentials
+   * removed), and retried by {@link retry}. Returns its state.
+   */
+  async connect(name: string, url: string): Promise<ShardState> {
+    if (name === DEFAULT_SHARD) return this.state(name)!;
+    const current = this.entries.get(name);
+    if (current && current.url === url) {
+      if (!current.ready) await this.bringUp(current);
+      return this.state(name)!;
+    }
+    if (current) await this.remove(name);
+    const db = createDatabase({ connectionString: url, maxConnections: MIN_POOL, connectionTimeoutMs: 2000, onPoolError: (err) => this.logger.debug({ shard: name, err: redactUrl(err.message) }, 'shard connection error') });
+    const entry: Entry = { name, host: urlHost(url), ready: false, db, url, owned: true, migrated: false, announced: false };
+    this.entries.set(name, entry);
+    this.rebalance();
+    await this.bringUp(entry);
+    return this.state(name)!;
+  }
+
+  /** Records that shard `name` cannot be connected at all (e.g. its Secret is missing); closes a pool it had. */
+  async unavailable(name: string, error: string): Promise<void> {
+    if (name === DEFAULT_SHARD) return;
+    const had = this.entries.get(name);
+    if (had) await this.remove(name);
+    this.entries.set(name, { name, host: had?.host ?? '', ready: false, error, url: '', owned: false, migrated: false, announced: false });
+  }
+
+  /** Closes shard `name`'s pool and forgets it. */
+  async remove(name: string): Promise<void> {
+    const e = this.entries.get(name);
+    if (!e || name === DEFAULT_SHARD) return;
+    this.entries.delete(name);
+    for (const l of this.listeners) await l.removed?.(name);
+    if (e.owned) await e.db?.destroy().catch(() => undefined);
+    this.rebalance();
+  }
+
+  /** Migrates `e` (once), probes it and, the first time it answers, tells the listeners. Never throws. */
+  private async bringUp(e: Entry): Promise<void> {
+    if (!e.db) return;
+    try {
+      if (!e.migrated) {
+        await migrateToLatest(e.db);
+        e.migrated = true;
+      }
+      if (!(await probeDatabase(e.db, PROBE_TIMEOUT_MS))) throw new Error(`${e.host} does not answer within ${PROBE_TIMEOUT_MS} ms`);
+    } catch (err) {
+      this.setReady(e, false, describe(err, e.host));
+      return;
+    }
+    if (this.entries.get(e.name) !== e) return;
+    this.setReady(e, true);
+    if (e.announced) return;
+    e.announced = true;
+    for (const l of this.listeners) await l.added?.({ name: e.name, db: e.db, url: e.url });
+  }
+
+  private async probeAll(): Promise<void> {
+    if (this.probing) return;
+    this.probing = true;
+    try {
+      await Promise.all([...this.entries.values()].map((e) => this.bringUp(e)));
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  private setReady(e: Entry, ready: boolean, error?: string): void {
+    const changed = e.ready !== ready;
+    e.ready = ready;
+    e.error = ready ? undefined : error;
+    if (!changed) return;
+    this.logger[ready ? 'info' : 'warn']({ shard: e.name, host: e.host, error: e.error }, ready ? 'shard is ready' : 'shard is unavailable');
+    for (const l of this.listeners) l.readinessChanged?.(e.name, ready);
+  }
+
+  /** Splits the replica's connection bound evenly over the shards' pools. */
+  private rebalance(): void {
+    const n = this.entries.size;
+    const each = Math.max(MIN_POOL, Math.floor(this.totalConnections / Math.max(1, n)));
+    for (const e of this.entries.values()) if (e.db) setPoolSize(e.db, each);
+  }
+}
+
+/** The message of a failed connection or migration, with credentials removed and the host named. */
+function describe(err: unknown, host: string): string {
+  const message = redactUrl(err instanceof Error ? err.message : String(err));
+  return message.includes(host) ? message : `${host}: ${message}`;
+}

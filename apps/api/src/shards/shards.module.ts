@@ -1,0 +1,49 @@
+import { Global, Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { ObjectStoreRepository } from '@plinth/storage';
+import type { KubeObject } from '@plinth/apimachinery';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { DatabaseConnection } from '../database/database.module.js';
+import { PLATFORM_TENANT, TENANT_STORAGE_RESOURCE } from '../kinds/tenant/tenant-api.js';
+import { LOGGER } from '../observability/observability.module.js';
+import { ShardPool } from './shard-pool.js';
+import { TenantDirectory } from './tenant-directory.js';
+
+/** The directory's read of one Tenant object, straight from the platform's database (internal: no durability wait). */
+function tenantReader(conn: DatabaseConnection) {
+  const objects = new ObjectStoreRepository(conn.db);
+  return async (name: string): Promise<KubeObject | undefined> =>
+    (await objects.get({ tenant: PLATFORM_TENANT, resource: TENANT_STORAGE_RESOURCE, namespace: '', name }, undefined, true))?.body as KubeObject | undefined;
+}
+
+/**
+ * Shards, below storage: the tenant directory (which shard each tenant
+ * lives on) and the replica's pools to every shard, which route the
+ * repositories' statements by tenant. Global: the repositories, the watch
+ * pipelines and health read them. Shard objects connect shards through
+ * the sharding controllers (ShardingModule).
+ */
+@Global()
+@Module({
+  providers: [
+    { provide: TenantDirectory, useFactory: (conn: DatabaseConnection) => new TenantDirectory(tenantReader(conn)), inject: [DatabaseConnection] },
+    {
+      provide: ShardPool,
+      useFactory: (directory: TenantDirectory, conn: DatabaseConnection, config: AppConfig, logger: Logger) => new ShardPool(directory, { db: conn.db, url: conn.url }, config.dbPoolSize, logger),
+      inject: [TenantDirectory, DatabaseConnection, APP_CONFIG, LOGGER],
+    },
+  ],
+  exports: [TenantDirectory, ShardPool],
+})
+export class ShardsModule implements OnModuleInit, OnApplicationShutdown {
+  constructor(@Inject(ShardPool) private readonly pool: ShardPool) {}
+
+  onModuleInit(): void {
+    this.pool.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.pool.stop();
+  }
+}
