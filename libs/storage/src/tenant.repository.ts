@@ -123,6 +123,23 @@ export class TenantRepository {
     return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
   }
 
+  /**
+   * How many tenants live on shard `shard` (as the router says), and their
+   * objects and stored bytes (the usage every write keeps). Not on the
+   * request path: one statement over the shard's tenants. Throws a
+   * StorageError Unavailable when the shard is not connected, or the
+   * driver's error when it does not answer.
+   */
+  async shardTotals(shard: string): Promise<{ tenants: number; objects: number; bytes: number }> {
+    const handle = this.router.shards().find((s) => s.name === shard);
+    if (!handle) throw new StorageError('Unavailable', `shard "${shard}" is not connected`);
+    const { rows } = await sql<{ tenant: string; objects: number | null; bytes: number | null }>`
+      SELECT t.name AS tenant, u.objects, u.bytes FROM tenants t LEFT JOIN tenant_usage u ON u.tenant = t.name AND u.usage_key = ''
+    `.execute(handle.db);
+    const own = rows.filter((r) => this.router.owns(shard, r.tenant));
+    return { tenants: own.length, objects: own.reduce((n, r) => n + Number(r.objects ?? 0), 0), bytes: own.reduce((n, r) => n + Number(r.bytes ?? 0), 0) };
+  }
+
   /** All tenant names (of the tenants living on each shard that can be read), sorted. */
   async list(): Promise<string[]> {
     const rows = await sweepShards(this.router, Number.MAX_SAFE_INTEGER, (db) => db.selectFrom('tenants').select('name as tenant').execute());

@@ -21,6 +21,10 @@ import { OBSERVE_CHANGES } from '../watch/watch.module.js';
 import { WatchService } from '../watch/watch.service.js';
 import { objectKey } from '../registry/resource-definition.js';
 import { orderedPlugins } from './admission-order.js';
+import { ShardCatalog } from '../shards/shard-catalog.js';
+import { ShardPool } from '../shards/shard-pool.js';
+import { TenantDirectory } from '../shards/tenant-directory.js';
+import { TenantPlacementModule } from '../shards/tenant-placement.admission.js';
 import { createPolicyAdmission, type PolicyAdmission } from './policy-admission.js';
 import { policyAuthorizer } from './policy-authorizer.js';
 import { createWebhookAdmission, equivalents, normalizer, type WebhookAdmission } from './webhook-admission.js';
@@ -121,10 +125,14 @@ function namespacePhase(namespaces: NamespaceCache) {
         authorizer: RbacAuthorizer,
         policies: PolicyAdmission,
         webhooks: WebhookAdmission,
+        catalog: ShardCatalog,
+        pool: ShardPool,
+        directory: TenantDirectory,
       ) => {
         const plugins: AdmissionModule[] = [
           escalation,
           new TenantLifecycleModule(async (tenant) => (await tenants.get(tenant))?.phase),
+          new TenantPlacementModule({ catalog, ready: (s) => pool.state(s)?.ready === true, tenantsOn: (s) => directory.tenantsOn(s) }),
           new NamespaceLifecycleModule(namespacePhase(namespaces), (tenant, name) => namespaces.deleting(tenant, name)),
           new WebhookEgressModule(egress),
           new OwnerReferencesPermissionModule(authorizer, registry),
@@ -135,7 +143,7 @@ function namespacePhase(namespaces: NamespaceCache) {
         ];
         return new AdmissionChain(orderedPlugins(plugins));
       },
-      inject: [APP_CONFIG, RbacEscalationModule, TenantCache, NamespaceCache, ResourceRegistry, WebhookEgressPolicy, RbacAuthorizer, POLICY_ADMISSION, WEBHOOK_ADMISSION],
+      inject: [APP_CONFIG, RbacEscalationModule, TenantCache, NamespaceCache, ResourceRegistry, WebhookEgressPolicy, RbacAuthorizer, POLICY_ADMISSION, WEBHOOK_ADMISSION, ShardCatalog, ShardPool, TenantDirectory],
     },
   ],
   exports: [AdmissionChain, TenantValidationBudget, WEBHOOK_ADMISSION, POLICY_ADMISSION],

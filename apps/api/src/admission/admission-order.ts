@@ -10,6 +10,7 @@ import type { AdmissionModule } from '@plinth/admission';
 export const ADMISSION_ORDER = [
   'RBACEscalation',
   'TenantLifecycle',
+  'TenantPlacement',
   'NamespaceLifecycle',
   'WebhookEgress',
   'OwnerReferencesPermissionEnforcement',

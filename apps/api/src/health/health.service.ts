@@ -1,9 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { type Database, probeDatabase } from '@plinth/storage';
+import { type Database, DEFAULT_SHARD, probeDatabase } from '@plinth/storage';
 import { DATABASE } from '../database/database.module.js';
 import { GracefulShutdown } from '../lifecycle/graceful-shutdown.js';
 import { Metrics } from '../observability/metrics.js';
 import { WatchService } from '../watch/watch.service.js';
+import { ShardPool } from '../shards/shard-pool.js';
 
 /** A plain-text health answer. */
 export interface HealthAnswer {
@@ -22,6 +23,7 @@ export class HealthService {
     @Inject(WatchService) private readonly watch: WatchService,
     @Inject(GracefulShutdown) private readonly shutdown: GracefulShutdown,
     @Inject(Metrics) private readonly metrics: Metrics,
+    @Inject(ShardPool) private readonly shards: ShardPool,
   ) {}
 
   /** /healthz and /livez: the process answers. */
@@ -34,7 +36,8 @@ export class HealthService {
    * down, PostgreSQL unreachable or the watch pipeline broken). A degraded
    * dependency (Redis down while the PostgreSQL fallback serves watches)
    * keeps it ready and shows as a `[+]… ok (degraded: …)` line under
-   * `?verbose`, as kube-apiserver lists its checks.
+   * `?verbose`, as kube-apiserver lists its checks; so does a shard other
+ * than the platform's own that is down (`[+]shard-<name> ok (degraded: …)`).
    */
   async readiness(verbose = false): Promise<HealthAnswer> {
     const lines: string[] = [];
@@ -55,6 +58,11 @@ export class HealthService {
     } else lines.push('[+]watch-pipeline ok');
     const degraded = await this.watch.degradations();
     lines.push(degraded.length > 0 ? `[+]watch-fanout ok (degraded: ${degraded.join('; ')})` : '[+]watch-fanout ok');
+    // Other shards do not make the replica unready: only their own tenants are refused while one is down.
+    for (const s of this.shards.states()) {
+      if (s.name === DEFAULT_SHARD) continue;
+      lines.push(s.ready ? `[+]shard-${s.name} ok` : `[+]shard-${s.name} ok (degraded: ${s.error ?? 'not connected'}; its tenants get 503)`);
+    }
     const body = ok ? (verbose ? `${lines.join('\n')}\nreadyz check passed` : 'ok') : `${lines.filter((l) => l.startsWith('[-]') || verbose).join('\n')}\nreadyz check failed`;
     return { code: ok ? 200 : 503, contentType: TEXT, body };
   }

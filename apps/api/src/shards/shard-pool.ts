@@ -95,9 +95,16 @@ export class ShardPool implements ShardRouter {
   dbOfShard(shard: string, tenant?: string): Database {
     const e = this.entries.get(shard);
     const whose = tenant ? ` of tenant "${tenant}"` : '';
-    if (!e?.db) throw new StorageError('Unavailable', `shard "${shard}"${whose} is not connected; retry the request`);
-    if (!e.ready) throw new StorageError('Unavailable', `shard "${shard}"${whose} is unavailable; retry the request`);
-    return e.db;
+    if (e?.db && e.ready) return e.db;
+    this.refusedHook?.(shard);
+    throw new StorageError('Unavailable', `shard "${shard}"${whose} is ${e?.db ? 'unavailable' : 'not connected'}; retry the request`);
+  }
+
+  private refusedHook: ((shard: string) => void) | undefined;
+
+  /** Calls `hook(shard)` for every statement refused because its shard cannot serve (for a metric). */
+  onRefused(hook: (shard: string) => void): void {
+    this.refusedHook = hook;
   }
 
   shards(): ShardHandle[] {

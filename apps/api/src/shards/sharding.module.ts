@@ -1,19 +1,55 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ObjectListRepository } from '@plinth/storage';
+import { ObjectListRepository, ObjectStoreRepository, TenantRepository } from '@plinth/storage';
 import type { KubeObject } from '@plinth/apimachinery';
+import { ControllerManager } from '../controllers/controller-manager.js';
+import { platformShardResource } from '../kinds/shard/shard.resource.js';
 import { PLATFORM_TENANT, TENANT_STORAGE_RESOURCE } from '../kinds/tenant/tenant-api.js';
 import { LOGGER } from '../observability/observability.module.js';
+import { ResourceStoreService } from '../store/resource-store.service.js';
+import { StoreModule } from '../store/store.module.js';
 import { WatchService } from '../watch/watch.service.js';
 import { followTenantObjects } from './directory-feed.js';
+import { SHARD_STORAGE_RESOURCE, ShardCatalog } from './shard-catalog.js';
+import { ShardPool } from './shard-pool.js';
+import { ShardRegistry } from './shard-registry.js';
+import { ShardStatusController } from './shard-status.controller.js';
 import { TenantDirectory } from './tenant-directory.js';
 
 /**
- * Shards as the platform runs them: the directory fed by the Tenant
- * objects' change stream on every replica, and the watches of a tenant
- * that moved ended on the shard it left.
+ * Shards as the platform runs them: on every replica, the directory fed by
+ * the Tenant objects' change stream (and the watches of a tenant that moved
+ * ended on the shard it left) and the registry that connects every Shard
+ * object's database; once per cluster, the controller that writes the
+ * Shards' status and the `default` Shard object.
  */
-@Module({})
+@Module({
+  imports: [StoreModule],
+  providers: [
+    {
+      provide: ShardRegistry,
+      useFactory: (catalog: ShardCatalog, pool: ShardPool, objects: ObjectStoreRepository, lists: ObjectListRepository, watch: WatchService, logger: Logger) =>
+        new ShardRegistry({
+          catalog,
+          pool,
+          objects,
+          listShards: async () => (await lists.list({ tenant: PLATFORM_TENANT, resource: SHARD_STORAGE_RESOURCE })).items.map((i) => i.body as KubeObject),
+          changes: watch.cache,
+          logger,
+        }),
+      inject: [ShardCatalog, ShardPool, ObjectStoreRepository, ObjectListRepository, WatchService, LOGGER],
+    },
+    {
+      provide: ShardStatusController,
+      useFactory: (catalog: ShardCatalog, pool: ShardPool, tenants: TenantRepository, store: ResourceStoreService, objects: ObjectStoreRepository, manager: ControllerManager, logger: Logger) => {
+        const controller = new ShardStatusController({ catalog, pool, tenants, store, objects, shardResource: platformShardResource, logger });
+        manager.register(controller);
+        return controller;
+      },
+      inject: [ShardCatalog, ShardPool, TenantRepository, ResourceStoreService, ObjectStoreRepository, ControllerManager, LOGGER],
+    },
+  ],
+})
 export class ShardingModule implements OnModuleInit, OnApplicationShutdown {
   private stops: Array<() => void> = [];
 
@@ -21,6 +57,8 @@ export class ShardingModule implements OnModuleInit, OnApplicationShutdown {
     @Inject(TenantDirectory) private readonly directory: TenantDirectory,
     @Inject(WatchService) private readonly watch: WatchService,
     @Inject(ObjectListRepository) private readonly lists: ObjectListRepository,
+    @Inject(ShardRegistry) private readonly registry: ShardRegistry,
+    @Inject(ShardStatusController) _status: ShardStatusController,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -34,10 +72,12 @@ export class ShardingModule implements OnModuleInit, OnApplicationShutdown {
         onError: (err) => this.logger.warn({ err: (err as Error).message }, 'tenant directory: reload failed'),
       }),
     );
+    await this.registry.start();
   }
 
-  onApplicationShutdown(): void {
+  async onApplicationShutdown(): Promise<void> {
     for (const stop of this.stops) stop();
     this.stops = [];
+    await this.registry.stop();
   }
 }

@@ -7,7 +7,10 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { DatabaseConnection } from '../database/database.module.js';
 import { PLATFORM_TENANT, TENANT_STORAGE_RESOURCE } from '../kinds/tenant/tenant-api.js';
 import { LOGGER } from '../observability/observability.module.js';
+import { ShardCatalog } from './shard-catalog.js';
 import { ShardPool } from './shard-pool.js';
+import { registerShardMetrics } from './shard-metrics.js';
+import { Metrics } from '../observability/metrics.js';
 import { TenantDirectory } from './tenant-directory.js';
 
 /** The directory's read of one Tenant object, straight from the platform's database (internal: no durability wait). */
@@ -27,14 +30,19 @@ function tenantReader(conn: DatabaseConnection) {
 @Global()
 @Module({
   providers: [
+    { provide: ShardCatalog, useFactory: () => new ShardCatalog() },
     { provide: TenantDirectory, useFactory: (conn: DatabaseConnection) => new TenantDirectory(tenantReader(conn)), inject: [DatabaseConnection] },
     {
       provide: ShardPool,
-      useFactory: (directory: TenantDirectory, conn: DatabaseConnection, config: AppConfig, logger: Logger) => new ShardPool(directory, { db: conn.db, url: conn.url }, config.dbPoolSize, logger),
-      inject: [TenantDirectory, DatabaseConnection, APP_CONFIG, LOGGER],
+      useFactory: (directory: TenantDirectory, conn: DatabaseConnection, config: AppConfig, logger: Logger, metrics: Metrics) => {
+        const pool = new ShardPool(directory, { db: conn.db, url: conn.url }, config.dbPoolSize, logger);
+        registerShardMetrics(metrics.registry, pool);
+        return pool;
+      },
+      inject: [TenantDirectory, DatabaseConnection, APP_CONFIG, LOGGER, Metrics],
     },
   ],
-  exports: [TenantDirectory, ShardPool],
+  exports: [TenantDirectory, ShardPool, ShardCatalog],
 })
 export class ShardsModule implements OnModuleInit, OnApplicationShutdown {
   constructor(@Inject(ShardPool) private readonly pool: ShardPool) {}

@@ -14,6 +14,7 @@ import { ResourceStoreService } from '../store/resource-store.service.js';
 import { StoreHooks } from '../store/store-hooks.js';
 import { StoreModule } from '../store/store.module.js';
 import { TenantCache } from '../storage/tenant-cache.js';
+import { TenantDirectory } from '../shards/tenant-directory.js';
 import { TenantDeletionRunner } from './tenant-deletion.runner.js';
 import { TenantLifecycleService } from './tenant-lifecycle.service.js';
 import { TenantProvisioner } from './tenant-provisioner.js';
@@ -56,15 +57,16 @@ import { OBSERVE_CHANGES } from '../watch/watch.module.js';
         hooks: StoreHooks,
         observe: ObserveChanges,
         manager: ControllerManager,
+        directory: TenantDirectory,
       ) => {
-        const lifecycle = new TenantLifecycleService({ tenants, objects, lists, store, provisioner, deletion, observe, logger, queues: manager });
+        const lifecycle = new TenantLifecycleService({ tenants, objects, lists, store, provisioner, deletion, observe, logger, queues: manager, directory });
         manager.register(lifecycle);
         hooks.afterCreate(tenantResource.storageResource, lifecycle.afterCreate);
         hooks.afterUpdate(tenantResource.storageResource, lifecycle.afterUpdate);
         hooks.onDeletionRequested(tenantResource.storageResource, lifecycle.deletionRequested);
         return lifecycle;
       },
-      inject: [TenantRepository, ObjectStoreRepository, ObjectListRepository, ResourceStoreService, TenantProvisioner, TenantDeletionRunner, LOGGER, StoreHooks, OBSERVE_CHANGES, ControllerManager],
+      inject: [TenantRepository, ObjectStoreRepository, ObjectListRepository, ResourceStoreService, TenantProvisioner, TenantDeletionRunner, LOGGER, StoreHooks, OBSERVE_CHANGES, ControllerManager, TenantDirectory],
     },
   ],
   exports: [TenantLifecycleService, TenantProvisioner, TenantDeletionRunner],

@@ -15,6 +15,7 @@ import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
 import type { WorkQueue } from '../controllers/work-queue.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
+import type { TenantDirectory } from '../shards/tenant-directory.js';
 
 /** How often the tenant controller looks for tenants to finish provisioning or deleting. */
 export const TENANT_RECONCILE_INTERVAL_MS = 5000;
@@ -31,6 +32,8 @@ export interface TenantLifecycleDeps {
   logger: Logger;
   /** Gives the controller its work queue. */
   queues: Pick<ControllerManager, 'queue'>;
+  /** Where tenants live: told of a new Tenant before it is provisioned, so its rows go to its shard. */
+  directory: Pick<TenantDirectory, 'apply'>;
 }
 
 /** The queue key of the reconcile pass (other keys are `delete\u0000<tenant>`). */
@@ -132,6 +135,7 @@ export class TenantLifecycleService implements Controller {
 
   /** Hook after a Tenant is created: provisions it and answers with its new status. Never throws. */
   readonly afterCreate = async (_ctx: WriteContext, created: KubeObject): Promise<KubeObject> => {
+    this.deps.directory.apply('ADDED', created);
     try {
       return await this.provision(created as TenantObject);
     } catch (err) {

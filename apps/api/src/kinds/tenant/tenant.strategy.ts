@@ -1,4 +1,4 @@
-import type { KubeObject } from '@plinth/apimachinery';
+import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import type { ResourceStrategy } from '../../registry/resource-definition.js';
 import { TENANT_FINALIZER } from './tenant-api.js';
 import { validateTenant } from './tenant.validation.js';
@@ -16,7 +16,9 @@ function withFinalizer(obj: KubeObject): void {
  */
 export const tenantStrategy: ResourceStrategy = {
   prepareForCreate: (obj: KubeObject) => {
-    obj.status = { phase: 'Initializing' };
+    // Placement (the TenantPlacement admission) has set spec.shard: the tenant is created there.
+    const shard = isPlainObject(obj.spec) && typeof obj.spec.shard === 'string' && obj.spec.shard !== '' ? obj.spec.shard : undefined;
+    obj.status = shard ? { phase: 'Initializing', shard } : { phase: 'Initializing' };
     withFinalizer(obj);
   },
   prepareForUpdate: (obj: KubeObject, old: KubeObject) => {

@@ -1,0 +1,132 @@
+import type { Logger } from 'pino';
+import { isDeepStrictEqual } from 'node:util';
+import { DEFAULT_SHARD, type ObjectStoreRepository, type TenantRepository } from '@plinth/storage';
+import { ApiError, type KubeObject } from '@plinth/apimachinery';
+import type { Controller } from '../controllers/controller.js';
+import { PLATFORM_TENANT } from '../kinds/tenant/tenant-api.js';
+import type { ResourceDefinition } from '../registry/resource-definition.js';
+import type { ResourceStoreService } from '../store/resource-store.service.js';
+import { systemWriteContext } from '../tenancy/tenant-provisioner.js';
+import type { ShardCatalog } from './shard-catalog.js';
+import type { ShardPool } from './shard-pool.js';
+
+/** How often the Shard objects' status is brought up to date. */
+export const SHARD_STATUS_INTERVAL_MS = 3000;
+
+/** What the status controller is built from. */
+export interface ShardStatusDeps {
+  catalog: ShardCatalog;
+  pool: Pick<ShardPool, 'state'>;
+  tenants: Pick<TenantRepository, 'shardTotals'>;
+  store: Pick<ResourceStoreService, 'create' | 'systemUpdate'>;
+  objects: Pick<ObjectStoreRepository, 'get'>;
+  /** The Shard kind as stored. */
+  shardResource: ResourceDefinition;
+  logger: Logger;
+}
+
+function now(): string {
+  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+interface ReadyCondition {
+  type: 'Ready';
+  status: 'True' | 'False';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+}
+
+/**
+ * Once per cluster (an elected controller): makes sure the `default` Shard
+ * object exists (the platform's own database), and every few seconds
+ * writes each Shard's status: `Ready` (connected, migrated and answering,
+ * as this replica sees it, or the error naming the host), and the tenants,
+ * objects and stored bytes living there. A status is written only when it
+ * changed. Errors are logged and retried on the next pass.
+ */
+export class ShardStatusController implements Controller {
+  readonly name = 'shard-status-controller';
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly deps: ShardStatusDeps) {}
+
+  start(): void {
+    const pass = () => {
+      this.running ??= this.reconcile()
+        .catch((err) => this.deps.logger.warn({ err: (err as Error).message }, 'shard status: pass failed'))
+        .finally(() => {
+          this.running = undefined;
+        });
+    };
+    pass();
+    this.timer = setInterval(pass, SHARD_STATUS_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** One pass: the default Shard object, then every Shard's status. */
+  async reconcile(): Promise<void> {
+    await this.ensureDefault();
+    for (const shard of this.deps.catalog.all()) await this.refresh(shard.name);
+  }
+
+  private async ensureDefault(): Promise<void> {
+    if (this.defaultWritten) return;
+    try {
+      await this.deps.store.create(systemWriteContext(PLATFORM_TENANT, this.deps.shardResource), {
+        apiVersion: `${this.deps.shardResource.group}/${this.deps.shardResource.version}`,
+        kind: 'Shard',
+        metadata: { name: DEFAULT_SHARD },
+        spec: {},
+      });
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 409)) throw err;
+    }
+    this.defaultWritten = true;
+  }
+
+  private defaultWritten = false;
+
+  /** Writes one Shard's status when it differs from what is stored. */
+  private async refresh(name: string): Promise<void> {
+    const key = { tenant: PLATFORM_TENANT, resource: this.deps.shardResource.storageResource, namespace: '', name };
+    const current = (await this.deps.objects.get(key, undefined, true))?.body as KubeObject | undefined;
+    if (!current) return;
+    const next = await this.statusOf(name, current);
+    if (isDeepStrictEqual(next, current.status)) return;
+    try {
+      await this.deps.store.systemUpdate(systemWriteContext(PLATFORM_TENANT, this.deps.shardResource), name, (o: KubeObject) => {
+        o.status = next;
+      });
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) return;
+      throw err;
+    }
+  }
+
+  /** The status shard `name` should show, given its stored object. */
+  private async statusOf(name: string, o: KubeObject): Promise<Record<string, unknown>> {
+    const state = this.deps.pool.state(name);
+    const totals = state?.ready ? await this.deps.tenants.shardTotals(name).catch(() => undefined) : undefined;
+    const ready = state?.ready === true && totals !== undefined;
+    const old = (o.status ?? {}) as Record<string, unknown> & { conditions?: ReadyCondition[] };
+    const before = old.conditions?.find((c) => c.type === 'Ready');
+    const status = ready ? 'True' : 'False';
+    const condition: ReadyCondition = {
+      type: 'Ready',
+      status,
+      reason: ready ? 'Connected' : 'Unavailable',
+      message: ready ? 'connected, migrated and answering' : (state?.error ?? 'not connected yet'),
+      lastTransitionTime: before && before.status === status ? before.lastTransitionTime : now(),
+    };
+    const counts = totals ?? { tenants: old.tenants ?? 0, objects: old.objects ?? 0, bytes: old.bytes ?? 0 };
+    return { host: state?.host ?? old.host ?? '', ...counts, observedGeneration: o.metadata.generation, conditions: [condition] };
+  }
+}
