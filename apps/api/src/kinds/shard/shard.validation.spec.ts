@@ -45,7 +45,7 @@ describe('validateShard', () => {
 
 describe('validateShardCreate', () => {
   it('refuses the name default, which the platform registers itself', () => {
-    const errs = validateShardCreate(shard('default'));
+    const errs = validateShardCreate(shard('default', { secretRef: ref }));
     assert.deepEqual(causes(errs), ['FieldValueInvalid metadata.name']);
     assert.match(errs[0].detail ?? '', /reserved/);
     assert.deepEqual(validateShardCreate(shard('default-2', { secretRef: ref })), []);

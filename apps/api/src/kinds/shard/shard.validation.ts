@@ -44,13 +44,14 @@ export function validateShard(obj: KubeObject): FieldError[] {
 }
 
 /**
- * The checks of a client's create: {@link validateShard}, and the name
- * `default` refused (it is the platform's own database, which the
- * platform registers itself). Pure; [] when valid.
+ * The checks of a client's create: {@link validateShard}, except that the
+ * name `default` is refused (it is the platform's own database, which the
+ * platform registers itself) with that one error, since rules of the
+ * default shard's spec would only mislead. Pure; [] when valid.
  */
 export function validateShardCreate(obj: KubeObject): FieldError[] {
-  const reserved = obj.metadata.name === DEFAULT_SHARD ? [fieldErrors.invalid('metadata.name', DEFAULT_SHARD, 'is reserved for the platform\'s own database')] : [];
-  return [...reserved, ...validateShard(obj)];
+  if (obj.metadata.name === DEFAULT_SHARD) return [fieldErrors.invalid('metadata.name', DEFAULT_SHARD, 'is reserved for the platform\'s own database')];
+  return validateShard(obj);
 }
 
 function countErrors(status: Record<string, unknown>, key: string): FieldError[] {
