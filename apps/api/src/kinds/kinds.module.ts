@@ -12,6 +12,7 @@ import { Metrics } from '../observability/metrics.js';
 import { LOGGER } from '../observability/observability.module.js';
 import { PLATFORM_TENANT } from './tenant/tenant-api.js';
 import { tenantResource, tenantResourceV1beta1 } from './tenant/tenant.resource.js';
+import { shardResource } from './shard/shard.resource.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 import { OBSERVE_CHANGES } from '../watch/watch.module.js';
 import { builtinResources } from './builtin-kinds.js';
@@ -24,7 +25,7 @@ import { TenantFeatureGates } from './feature-gate/tenant-feature-gates.js';
  * The served resources of every tenant (global: every concern reads the
  * registry): the built-in kinds of the group versions the runtime
  * configuration enables (one folder per kind under kinds/), the platform
- * scope's Tenant kind, and each tenant's CRDs from the CRD cache, which
+ * scope's Tenant and Shard kinds, and each tenant's CRDs from the CRD cache, which
  * follows the change stream from module start (with the caller of CRD
  * conversion webhooks its compiled versions use); and the tenants' own
  * feature gates (FeatureGate objects).
@@ -58,7 +59,7 @@ import { TenantFeatureGates } from './feature-gate/tenant-feature-gates.js';
         new ResourceRegistry(
           // Gated group versions (alpha APIs) are served only when the runtime configuration enables them.
           builtinResources.filter((d) => config.runtimeConfig.serves(d.group ? `${d.group}/${d.version}` : d.version)),
-          { scoped: { [PLATFORM_TENANT]: [tenantResourceV1beta1, tenantResource].filter((d) => config.runtimeConfig.serves(`${d.group}/${d.version}`)) }, dynamic: crds },
+          { scoped: { [PLATFORM_TENANT]: [tenantResourceV1beta1, tenantResource, shardResource].filter((d) => config.runtimeConfig.serves(`${d.group}/${d.version}`)) }, dynamic: crds },
         ),
       inject: [APP_CONFIG, CrdRegistry],
     },

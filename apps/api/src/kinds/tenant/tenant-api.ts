@@ -53,11 +53,14 @@ export interface TenantStatus {
   /** What the tenant holds: all objects and stored bytes, and objects per resource (`<resource>.<group>`). */
   usage?: { objects: number; bytes: number; objectsPerResource: Record<string, number> };
   url?: string;
+  /** The Shard the tenant lives on (server-owned). */
+  shard?: string;
   conditions?: TenantCondition[];
 }
 
 /** A Tenant object as stored. */
 export interface TenantObject extends KubeObject {
-  spec?: { owners?: TenantOwner[]; limits?: TenantLimits };
+  /** `shard`: the Shard the tenant should live on (a change means a move); absent: the platform places it. */
+  spec?: { owners?: TenantOwner[]; limits?: TenantLimits; shard?: string };
   status?: TenantStatus;
 }

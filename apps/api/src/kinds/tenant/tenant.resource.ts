@@ -6,7 +6,7 @@ import { TENANCY_BETA_VERSION, TENANCY_GROUP, TENANCY_VERSION, TENANT_STORAGE_RE
 import { tenantSchema } from './tenant.schema.js';
 import { tenantStatusStrategy, tenantStrategy } from './tenant.strategy.js';
 
-function statusField(o: KubeObject, key: 'phase' | 'url'): string {
+function statusField(o: KubeObject, key: 'phase' | 'url' | 'shard'): string {
   return isPlainObject(o.status) && typeof o.status[key] === 'string' ? (o.status[key] as string) : '';
 }
 
@@ -59,8 +59,9 @@ function tenantResourceAt(version: string): ResourceDefinition {
         { name: 'Owners', type: 'string', format: '', description: 'Owners administer the tenant (groups prefixed "group:").', priority: 0 },
         ageColumn,
         { name: 'URL', type: 'string', format: '', description: 'URL of the tenant\'s logical cluster.', priority: 1 },
+        { name: 'Shard', type: 'string', format: '', description: 'Shard the tenant lives on.', priority: 1 },
       ],
-      cells: (o: KubeObject, now: Date) => [o.metadata.name, statusField(o, 'phase'), ownersCell(o), ageCell(o.metadata.creationTimestamp, now), statusField(o, 'url')],
+      cells: (o: KubeObject, now: Date) => [o.metadata.name, statusField(o, 'phase'), ownersCell(o), ageCell(o.metadata.creationTimestamp, now), statusField(o, 'url'), statusField(o, 'shard')],
     },
     selectableFields: { 'status.phase': (o: KubeObject) => statusField(o, 'phase') },
     storageResource: TENANT_STORAGE_RESOURCE,
@@ -74,7 +75,7 @@ function tenantResourceAt(version: string): ResourceDefinition {
 /**
  * tenancy.plinth.dev/v1alpha1 Tenant: cluster-scoped, served only in the
  * platform scope (see PLATFORM_TENANT), with a status subresource and the
- * columns NAME, PHASE, OWNERS, AGE (URL with -o wide). An alpha version:
+ * columns NAME, PHASE, OWNERS, AGE (URL and SHARD with -o wide). An alpha version:
  * served only when the runtime configuration enables it
  * (`PLINTH_RUNTIME_CONFIG=tenancy.plinth.dev/v1alpha1=true`); the
  * platform's own lifecycle writes through it either way. Objects are stored

@@ -65,6 +65,11 @@ export const tenantSpecSchema: StructuralSchema = {
       'x-kubernetes-list-map-keys': ['kind', 'name'],
     },
     limits: tenantLimitsSchema,
+    shard: {
+      type: 'string',
+      description:
+        'Shard names the Shard (the PostgreSQL database) the tenant should live on. Absent: the platform places a new tenant. Changing it moves the tenant to the named shard.',
+    },
   },
 };
 
@@ -80,6 +85,7 @@ export const tenantStatusSchema: StructuralSchema = {
       enum: ['Initializing', 'Active', 'Terminating'],
     },
     url: { type: 'string', description: 'URL is the address of the tenant\'s logical cluster: <server>/clusters/<name>.' },
+    shard: { type: 'string', description: 'Shard is the Shard the tenant lives on: the database its objects are stored in.' },
     usage: {
       type: 'object',
       description: 'Usage is what the tenant holds, counted exactly by every write and reported here within seconds; spec.limits are enforced on these counts.',

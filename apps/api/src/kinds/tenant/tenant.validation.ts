@@ -1,7 +1,7 @@
 import { Quantity } from '@plinth/apimachinery';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
-import { isDNS1123Subdomain } from '@plinth/apimachinery';
+import { isDNS1123Label, isDNS1123Subdomain } from '@plinth/apimachinery';
 
 /** Names no Tenant may take: `root` is kcp's name of the platform scope, kept free for that alias. */
 export const RESERVED_TENANT_NAMES = new Set(['root']);
@@ -95,11 +95,20 @@ function validateLimits(limits: unknown): FieldError[] {
   ];
 }
 
+function validateShardName(shard: unknown): FieldError[] {
+  // Empty is unset, as for an omitempty string.
+  if (shard === undefined || shard === null || shard === '') return [];
+  if (typeof shard !== 'string') return [fieldErrors.typeInvalid('spec.shard', shard, 'must be a string')];
+  return isDNS1123Label(shard).map((d) => fieldErrors.invalid('spec.shard', shard, d));
+}
+
 /**
  * Kind-specific checks of a Tenant (the generic ObjectMeta checks, with its
  * name a DNS-1123 label, are the caller's): a name that is not reserved,
  * owners that are users or groups with a name and no duplicates, and limits
- * that are whole, non-negative numbers within range. Pure; [] when valid.
+ * that are whole, non-negative numbers within range, and a shard (when
+ * set) that is a DNS-1123 label, as Shard names are. Whether that Shard
+ * exists is not checked here. Pure; [] when valid.
  */
 export function validateTenant(obj: KubeObject): FieldError[] {
   const errs: FieldError[] = [];
@@ -108,5 +117,5 @@ export function validateTenant(obj: KubeObject): FieldError[] {
   const spec = obj.spec;
   if (spec === undefined || spec === null) return errs;
   if (!isPlainObject(spec)) return [...errs, fieldErrors.typeInvalid('spec', spec, 'must be an object')];
-  return [...errs, ...validateOwners(spec.owners), ...validateLimits(spec.limits)];
+  return [...errs, ...validateOwners(spec.owners), ...validateLimits(spec.limits), ...validateShardName(spec.shard)];
 }
