@@ -48,6 +48,14 @@ describe('Shard objects (tenancy.plinth.dev/v1beta1)', () => {
     assert.ok(!raw.includes('s3cret-pw'));
   });
 
+  it('kubectl patch cordons a shard: spec.unschedulable, a new generation', async () => {
+    assert.equal(ok(await k(['patch', 'shard', 'east', '-p', '{"spec":{"unschedulable":true}}'])).trim(), 'shard.tenancy.plinth.dev/east patched');
+    const east = JSON.parse(ok(await k(['get', 'shard', 'east', '-o', 'json'])));
+    assert.equal(east.spec.unschedulable, true);
+    assert.equal(east.metadata.generation, 2);
+    assert.equal(east.spec.secretRef.name, 'east-db');
+  });
+
   it('kubectl get shards shows NAME, READY, TENANTS, OBJECTS, SIZE, AGE (and HOST with -o wide)', async () => {
     const out = ok(await k(['get', 'shards']));
     assert.match(out, /^NAME\s+READY\s+TENANTS\s+OBJECTS\s+SIZE\s+AGE$/m);
