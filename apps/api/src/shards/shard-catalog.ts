@@ -1,8 +1,7 @@
 import { DEFAULT_SHARD } from '@plinth/storage';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 
-/** The group/resource under which Shard objects are stored (platform scope only). */
-export const SHARD_STORAGE_RESOURCE = 'tenancy.plinth.dev/shards';
+export { SHARD_STORAGE_RESOURCE } from '../kinds/shard/shard-api.js';
 
 /** What the platform knows of one Shard object. */
 export interface ShardSpecView {

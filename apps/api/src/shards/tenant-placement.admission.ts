@@ -55,7 +55,9 @@ export class TenantPlacementModule implements AdmissionModule {
       if (current) attrs.object.spec = { ...spec, shard: current };
       return;
     }
-    const chosen = pickShard(this.view.catalog.all(), this.view.ready);
+    // Tenants counted from the directory (current on every replica), bytes from the Shards' status (a few seconds old).
+    const shards = this.view.catalog.all().map((s) => ({ ...s, tenants: this.view.tenantsOn(s.name).length }));
+    const chosen = pickShard(shards, this.view.ready);
     if (!chosen) throw ApiError.conflict(this.target(attrs), 'no shard can take a new tenant: every shard is cordoned or not ready');
     attrs.object.spec = { ...spec, shard: chosen };
   }

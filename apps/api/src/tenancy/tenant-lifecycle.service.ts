@@ -213,7 +213,12 @@ export class TenantLifecycleService implements Controller {
   }
 
   /** Writes `status` of the Tenant when it differs; returns the stored object, or undefined when the Tenant is gone. */
-  private async setStatus(name: string, status: (t: TenantObject) => TenantObject['status']): Promise<TenantObject | undefined> {
+  private async setStatus(name: string, build: (t: TenantObject) => TenantObject['status']): Promise<TenantObject | undefined> {
+    // Where the tenant lives is the shards' business (placement, moves): every status written here keeps it.
+    const status = (t: TenantObject): TenantObject['status'] => {
+      const next = build(t);
+      return next && t.status?.shard && next.shard === undefined ? { ...next, shard: t.status.shard } : next;
+    };
     // An unchanged status is not written again (a reconcile meeting a tenant its create request is provisioning must not
     // bump its resourceVersion under a client that just read it).
     const current = await this.deps.objects.get(ResourceStoreService.key(PLATFORM_TENANT, tenantResource, '', name), undefined, true);

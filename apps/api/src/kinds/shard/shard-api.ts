@@ -11,7 +11,7 @@ export const SHARD_STORAGE_RESOURCE = `${TENANCY_GROUP}/shards`;
  * {@link platformShardResource} and its connection comes from the server's
  * configuration, never from a Secret.
  */
-export const DEFAULT_SHARD = 'default';
+export { DEFAULT_SHARD } from '@plinth/storage';
 /** The key of the referenced Secret read when `spec.secretRef.key` is not set. */
 export const DEFAULT_SHARD_SECRET_KEY = 'url';
 /** The type of the condition that says whether a shard can be used (reachable, migrations applied). */

@@ -25,6 +25,8 @@ function shardResourceWith(strategy: ResourceStrategy): ResourceDefinition {
     selectableFields: {},
     storageResource: SHARD_STORAGE_RESOURCE,
     tracksGeneration: true,
+    // Every replica keeps the Shards (placement, connections): a write returns once this replica has applied it.
+    cachedOnEveryReplica: true,
     returnDeletedObject: true,
     nameValidation: 'label',
   };

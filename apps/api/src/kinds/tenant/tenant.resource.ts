@@ -67,6 +67,8 @@ function tenantResourceAt(version: string): ResourceDefinition {
     storageResource: TENANT_STORAGE_RESOURCE,
     conversion: storedAsAlpha(version),
     tracksGeneration: true,
+    // Every replica keeps the tenant directory from these objects: a write returns once this replica has applied it.
+    cachedOnEveryReplica: true,
     returnDeletedObject: true,
     nameValidation: 'label',
   };

@@ -1,0 +1,210 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import request from 'supertest';
+import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
+import { TestPostgres } from '../support/test-postgres.js';
+import { startTestServer, startTestServerOn, type TestServer } from '../support/test-server.js';
+
+const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
+const SHARDS = '/apis/tenancy.plinth.dev/v1beta1/shards';
+const SECRETS = '/api/v1/namespaces/default/secrets';
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function registerShard(url: string, name: string, connection: string): Promise<void> {
+  await request(url).post(SECRETS).send({ metadata: { name: `shard-${name}` }, data: { url: Buffer.from(connection).toString('base64') } }).expect(201);
+  await request(url).post(SHARDS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Shard', metadata: { name }, spec: { secretRef: { name: `shard-${name}`, namespace: 'default' } } }).expect(201);
+}
+
+function readyOf(shard: { status?: { conditions?: Array<{ type: string; status: string; message: string }> } }) {
+  return shard.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+async function waitReady(url: string, name: string, status = 'True') {
+  return waitFor(`shard ${name} Ready=${status}`, async () => {
+    const res = await request(url).get(`${SHARDS}/${name}`);
+    return res.status === 200 && readyOf(res.body)?.status === status ? res.body : undefined;
+  });
+}
+
+/** The tenants that have a row in `url`'s tenants table (other than the platform tenant every shard has). */
+async function tenantRowsOn(url: string): Promise<string[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const { rows } = await c.query("SELECT name FROM tenants WHERE name <> 'default' ORDER BY name");
+    return rows.map((r) => r.name as string);
+  } finally {
+    await c.end();
+  }
+}
+
+// Three PostgreSQL servers: the platform's own (the runner's, shard "default") and two more registered as Shards.
+describe('shards: tenants spread over several PostgreSQL servers', { timeout: 240_000 }, () => {
+  let s: TestServer;
+  let second: TestServer;
+  let b: TestPostgres;
+  let c: TestPostgres;
+  const home = new Map<string, string>();
+
+  before(async () => {
+    [b, c] = await Promise.all([TestPostgres.start('shard_b'), TestPostgres.start('shard_c')]);
+    const redis = process.env.PLINTH_TEST_REDIS_URL;
+    assert.ok(redis, 'the shard suite runs two replicas in cluster mode: redis-server must be installed');
+    s = await startTestServer('shards', { REDIS_URL: redis });
+    second = await startTestServerOn(s.database, { REDIS_URL: redis });
+    await registerShard(s.url, 'b', b.url);
+    await registerShard(s.url, 'c', c.url);
+    await Promise.all([waitReady(s.url, 'b'), waitReady(s.url, 'c'), waitReady(s.url, 'default')]);
+  });
+  after(async () => {
+    await second?.close();
+    await s?.close();
+    await b?.close();
+    await c?.close();
+  });
+
+  it('registers shards from Secrets (the password never shown), and kubectl get shards shows them', async () => {
+    const shard = (await request(s.url).get(`${SHARDS}/b`).expect(200)).body;
+    assert.equal(readyOf(shard)?.status, 'True');
+    assert.doesNotMatch(JSON.stringify(shard), /plinth@|:plinth/);
+    const out = await kubectl(writeTestKubeconfig(s.url), ['get', 'shards']);
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(out.stdout, /^NAME\s+READY\s+TENANTS\s+OBJECTS\s+SIZE\s+AGE/m);
+    for (const name of ['b', 'c', 'default']) assert.match(out.stdout, new RegExp(`^${name}\\s+True\\s+\\d+`, 'm'));
+  });
+
+  it('places new tenants on the ready shards with the fewest bytes and tenants, and stores their rows only there', async () => {
+    for (const name of ['t1', 't2', 't3', 't4', 't5', 't6']) {
+      const created = (await request(s.url).post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name }, spec: { owners: [{ kind: 'User', name: 'alice' }] } }).expect(201)).body;
+      assert.equal(created.spec.shard, created.status.shard);
+      home.set(name, created.status.shard);
+    }
+    // The platform's shard holds the platform's own objects; b and c are empty: new tenants go to them, alternately
+    // (equal bytes, then fewer tenants), until their stored bytes say otherwise.
+    const counts = new Map<string, number>();
+    for (const shard of home.values()) counts.set(shard, (counts.get(shard) ?? 0) + 1);
+    assert.deepEqual(Object.fromEntries([...counts].sort()), { b: 3, c: 3 }, `spread: ${JSON.stringify([...home])}`);
+    const onB = [...home].filter(([, sh]) => sh === 'b').map(([t]) => t);
+    const onC = [...home].filter(([, sh]) => sh === 'c').map(([t]) => t);
+    assert.deepEqual(await tenantRowsOn(b.url), onB.sort());
+    assert.deepEqual(await tenantRowsOn(c.url), onC.sort());
+  });
+
+  it('serves every tenant from every replica, with resourceVersions from its own shard', async () => {
+    for (const [tenant] of home) {
+      const P = `/clusters/${tenant}/api/v1/namespaces/default/configmaps`;
+      const made = (await request(s.url).post(P).send({ metadata: { name: 'cm' }, data: { t: tenant } }).expect(201)).body;
+      const seen = (await request(second.url).get(`${P}/cm`).expect(200)).body;
+      assert.equal(seen.data.t, tenant);
+      assert.equal(seen.metadata.resourceVersion, made.metadata.resourceVersion);
+    }
+    // A tenant's revision is its shard's counter: shard b's counter has seen it.
+    const tB = [...home].find(([, sh]) => sh === 'b')![0];
+    const rv = Number((await request(s.url).get(`/clusters/${tB}/api/v1/namespaces/default/configmaps/cm`).expect(200)).body.metadata.resourceVersion);
+    const client = new pg.Client({ connectionString: b.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query('SELECT revision FROM objects WHERE tenant = $1 AND name = $2', [tB, 'cm']);
+      assert.equal(Number(rows[0].revision), rv);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('delivers watch events of tenants on other shards on both replicas', async () => {
+    const tC = [...home].find(([, sh]) => sh === 'c')![0];
+    const P = `/clusters/${tC}/api/v1/namespaces/default/configmaps`;
+    const list = (await request(second.url).get(P).expect(200)).body;
+    const events: string[] = [];
+    const req = request(second.url)
+      .get(`${P}?watch=1&resourceVersion=${list.metadata.resourceVersion}`)
+      .buffer(false)
+      .parse((res, cb) => {
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => events.push(...d.split('\n').filter(Boolean)));
+        res.on('end', () => cb(null, null));
+      });
+    const done = req.then(() => undefined, () => undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    const made = (await request(s.url).post(P).send({ metadata: { name: 'watched' } }).expect(201)).body;
+    const line = await waitFor('the ADDED event on the other replica', async () => events.find((e) => e.includes('"watched"')));
+    const ev = JSON.parse(line);
+    assert.equal(ev.type, 'ADDED');
+    assert.equal(ev.object.metadata.resourceVersion, made.metadata.resourceVersion);
+    req.abort();
+    await done;
+  });
+
+  it('refuses to delete a shard that tenants live on (409 naming them), and bad placements', async () => {
+    const del = await request(s.url).delete(`${SHARDS}/b`).expect(409);
+    const onB = [...home].filter(([, sh]) => sh === 'b').map(([t]) => t);
+    for (const t of onB) assert.match(del.body.message, new RegExp(`\\b${t}\\b`));
+    const unknown = await request(s.url).post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'lost' }, spec: { shard: 'nowhere' } }).expect(422);
+    assert.deepEqual(unknown.body.details.causes.map((x: { field: string }) => x.field), ['spec.shard']);
+    await request(s.url).patch(`${SHARDS}/c`).set('Content-Type', 'application/merge-patch+json').send({ spec: { unschedulable: true } }).expect(200);
+    const cordoned = await request(s.url).post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'cordoned' }, spec: { shard: 'c' } }).expect(409);
+    assert.match(cordoned.body.message, /cordoned/);
+    const placed = (await request(s.url).post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'avoids-c' }, spec: {} }).expect(201)).body;
+    assert.notEqual(placed.status.shard, 'c');
+    await request(s.url).patch(`${SHARDS}/c`).set('Content-Type', 'application/merge-patch+json').send({ spec: { unschedulable: false } }).expect(200);
+  });
+
+  it('reports a shard whose password is wrong as not ready, naming the host and never the password', async () => {
+    const wrong = new URL(b.url);
+    wrong.password = 'not-the-password';
+    await registerShard(s.url, 'badpass', wrong.toString());
+    const shard = await waitFor('badpass Ready=False with a message', async () => {
+      const res = await request(s.url).get(`${SHARDS}/badpass`);
+      const ready = readyOf(res.body);
+      return ready?.status === 'False' && ready.message !== 'not connected yet' ? res.body : undefined;
+    });
+    assert.doesNotMatch(JSON.stringify(shard), /not-the-password/);
+    assert.match(readyOf(shard)!.message, new RegExp(decodeURIComponent(new URL(b.url).searchParams.get('host') ?? 'localhost').replace(/[/.]/g, '.')));
+    await request(s.url).delete(`/api/v1/namespaces/default/secrets/shard-badpass`).expect(200);
+    await waitFor('the missing Secret in the condition', async () => {
+      const ready = readyOf((await request(s.url).get(`${SHARDS}/badpass`)).body);
+      return ready?.message.includes('Secret default/shard-badpass not found') ? true : undefined;
+    });
+    await request(s.url).delete(`${SHARDS}/badpass`).expect(200);
+  });
+
+  it('when one shard is down, only its tenants get 503 with Retry-After; the others and readyz carry on; it recovers without a restart', async () => {
+    const tB = [...home].find(([, sh]) => sh === 'b')![0];
+    const tC = [...home].find(([, sh]) => sh === 'c')![0];
+    await c.kill();
+    // The first requests may meet the dead connections themselves (503, "storage backend unavailable"); within a probe
+    // interval the shard is known down and its tenants are refused at once, naming it. Never anything but 200 or 503.
+    const refused = await waitFor('503 naming the dead shard', async () => {
+      const res = await request(s.url).get(`/clusters/${tC}/api/v1/namespaces/default/configmaps`);
+      assert.ok(res.status === 200 || res.status === 503, `${res.status} ${res.text}`);
+      return res.status === 503 && /shard "c"/.test(res.body.message) ? res : undefined;
+    });
+    assert.equal(refused.body.reason, 'ServiceUnavailable');
+    assert.equal(refused.headers['retry-after'], '1');
+    assert.match(refused.body.message, /shard "c"/);
+    for (const url of [s.url, second.url]) {
+      await request(url).get(`/clusters/${tB}/api/v1/namespaces/default/configmaps/cm`).expect(200);
+      await request(url).post(`/clusters/${tB}/api/v1/namespaces/default/configmaps`).send({ metadata: { generateName: 'while-c-down-' } }).expect(201);
+      await request(url).get('/api/v1/namespaces').expect(200);
+    }
+    const ready = await request(s.url).get('/readyz?verbose').expect(200);
+    assert.match(ready.text, /\[\+\]shard-c ok \(degraded: .*its tenants get 503\)/);
+    assert.match(ready.text, /\[\+\]shard-b ok/);
+    await c.restart();
+    await waitFor('the tenant of the restarted shard served again', async () => {
+      const res = await request(second.url).get(`/clusters/${tC}/api/v1/namespaces/default/configmaps/cm`);
+      return res.status === 200 ? true : undefined;
+    });
+    await request(s.url).post(`/clusters/${tC}/api/v1/namespaces/default/configmaps`).send({ metadata: { name: 'after-restart' } }).expect(201);
+  });
+});
