@@ -13,6 +13,7 @@ import * as objectsWithoutCopies from './0011-objects-without-copies.migration.j
 import * as changesScopeReader from './0012-changes-scope-reader.migration.js';
 import * as changesNameOrderIndex from './0013-changes-name-order-index.migration.js';
 import * as tenantPlacement from './0014-tenant-placement.migration.js';
+import * as changesKeyedByTenant from './0015-changes-keyed-by-tenant.migration.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '0012-changes-scope-reader': changesScopeReader,
   '0013-changes-name-order-index': changesNameOrderIndex,
   '0014-tenant-placement': tenantPlacement,
+  '0015-changes-keyed-by-tenant': changesKeyedByTenant,
 };

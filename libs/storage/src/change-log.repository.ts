@@ -53,12 +53,23 @@ function changeObject() {
  * migration 0014): history to resume from, not a new change to publish.
  * One primary-key lookup in the small tenants table per row read.
  */
+/**
+ * The oldest revision of `tenant`'s history this shard holds (migration
+ * 0014's `history_floor`: 0 unless the tenant moved here). Reads and
+ * watches below it are Expired for that tenant, whatever the shard's own
+ * compaction reached.
+ */
+export function tenantFloor(tenant: string) {
+  return sql<number>`coalesce((SELECT t.history_floor FROM tenants t WHERE t.name = ${tenant}), 0)`;
+}
+
 const COPIED = sql<boolean>`c.revision < coalesce((SELECT t.arrived_revision FROM tenants t WHERE t.name = c.tenant), 0)`;
 
 /**
  * Reads the append-only change log in revision order, and compacts it.
- * Revisions are contiguous (see the initial migration), so a reader that
- * asks for the changes after R gets R+1, R+2, … with no holes.
+ * A shard's own revisions are contiguous (see the initial migration); a
+ * tenant moving in raises the counter past the revisions it brings
+ * (migration 0014), so readers must not take a hole for a missing change.
  */
 export class ChangeLogRepository {
   private readonly router: ShardRouter;
@@ -126,7 +137,7 @@ export class ChangeLogRepository {
   async changesInScope(after: number, limit: number, scope: ChangeScope): Promise<{ events: ChangeEvent[]; scannedTo: number }> {
     const db = await this.router.dbFor(scope.tenant);
     const { rows } = await sql<ChangeRow & { compacted: number; current: number; revision: number | null; durable: boolean }>`
-      SELECT cs.compacted_revision AS compacted, rc.value AS current, ${DURABLE} AS durable, c.*
+      SELECT greatest(cs.compacted_revision, ${tenantFloor(scope.tenant)}) AS compacted, rc.value AS current, ${DURABLE} AS durable, c.*
       FROM compaction_state cs CROSS JOIN revision_counter rc
       LEFT JOIN LATERAL (
         SELECT ${CHANGE_COLUMNS}
@@ -159,9 +170,9 @@ export class ChangeLogRepository {
     return this.db.transaction().execute(async (tx) => {
       const { rows } = await sql<{ n: number; top: number | null }>`
         WITH doomed AS (
-          SELECT revision FROM changes WHERE created_at < ${olderThan} ORDER BY revision LIMIT ${batch}
+          SELECT tenant, revision FROM changes WHERE created_at < ${olderThan} ORDER BY revision LIMIT ${batch}
         ), gone AS (
-          DELETE FROM changes c USING doomed d WHERE c.revision = d.revision
+          DELETE FROM changes c USING doomed d WHERE c.tenant = d.tenant AND c.revision = d.revision
           AND c.revision < (SELECT value FROM revision_counter)
           RETURNING c.revision
         )

@@ -1,6 +1,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DB } from './db.js';
 import { changeScopeCondition } from './change-scope-sql.js';
+import { tenantFloor } from './change-log.repository.js';
 import { afterCursor, keyFilters, nameLookup, OBJECT_LABELS, REMAINING_COUNT_CAP, type StateRow } from './list-sql.js';
 import { compareByteOrder } from './object-key.js';
 import type { ListCursor, ListQuery } from './object-list.repository.js';
@@ -66,7 +67,7 @@ export class PastStateReader {
         // statistics cannot turn a bounded range into a read of every change since `at`.
         const planned = n === null ? sql`` : sql`, set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)`;
         const { rows: marks } = await sql<{ compacted: number; current: number; durable: boolean }>`
-          SELECT cs.compacted_revision AS compacted, rc.value AS current, ${DURABLE} AS durable ${planned} FROM compaction_state cs CROSS JOIN revision_counter rc
+          SELECT greatest(cs.compacted_revision, ${tenantFloor(q.tenant)}) AS compacted, rc.value AS current, ${DURABLE} AS durable ${planned} FROM compaction_state cs CROSS JOIN revision_counter rc
         `.execute(trx);
         const { compacted, current } = marks[0];
         durable = marks[0].durable;

@@ -100,8 +100,6 @@ export class ResourceController {
       user: req.user ?? { username: 'system:anonymous', groups: ['system:unauthenticated'] },
       warnings: [],
       tenantSince: tenant.createdRevision,
-      tenantArrived: tenant.arrivedRevision,
-      tenantHistoryFloor: tenant.historyFloor,
     };
     req.plinthWarnings = ctx.warnings;
     if (def.custom?.deprecationWarning) ctx.warnings.push(def.custom.deprecationWarning);

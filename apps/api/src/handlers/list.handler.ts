@@ -61,9 +61,6 @@ async function listQuery(ctx: HandlerContext, lists: ObjectListRepository, opts:
     if (exact) atRevision = rv;
     else await waitForRevision(lists, opts.resourceVersion, ctx.info.tenant);
   }
-  // A moved tenant's shard holds its history only from its copy's floor on.
-  const floor = ctx.tenantHistoryFloor ?? 0;
-  if (atRevision !== undefined && atRevision < floor) throw ApiError.gone(`too old resource version: ${atRevision} (${floor})`);
   return {
     tenant: ctx.info.tenant,
     resource: def.storageResource,

@@ -9,7 +9,6 @@ import type { WatchService } from '../watch/watch.service.js';
 import { type HandlerContext, requestNamespace } from '../http/handler-context.js';
 import { compileSelectors } from './list-selectors.js';
 import { parseRevision, waitForRevision } from './revision-wait.js';
-import { ApiError } from '@plinth/apimachinery';
 
 function includeObjectOf(query: Record<string, string>): IncludeObject {
   const v = query.includeObject;
@@ -52,10 +51,8 @@ export async function handleWatch(ctx: HandlerContext, watch: WatchService, list
   const { def, info } = ctx;
   const sel = compileSelectors(def, opts.labelSelector, opts.fieldSelector);
   const format = watchFormat(def, negotiate(ctx.req.headers.accept as string | undefined), includeObjectOf(ctx.query));
-  const shard = watch.shardOf(info.tenant);
+  const placement = watch.placementOf(info.tenant);
   const plan = await planWatch(opts, lists, watch.cacheOf(info.tenant)?.revision ?? 0, ctx);
-  // A moved tenant's shard holds its history only from its copy's floor on.
-  if (!plan.initial && plan.from < (ctx.tenantHistoryFloor ?? 0)) throw ApiError.gone(`too old resource version: ${plan.from} (${ctx.tenantHistoryFloor})`);
   // Changes older than the tenant belong to a deleted tenant of the same name: never replay them.
   if (!plan.initial && ctx.tenantSince !== undefined) plan.from = Math.max(plan.from, ctx.tenantSince);
   const namespace = def.namespaced && info.namespace ? requestNamespace(ctx) : undefined;
@@ -65,8 +62,8 @@ export async function handleWatch(ctx: HandlerContext, watch: WatchService, list
   watch.serve(ctx.reply, {
     def,
     tenant: info.tenant,
-    shard,
-    arrivedRevision: ctx.tenantArrived,
+    shard: placement.shard,
+    arrivedRevision: placement.since,
     user: ctx.user.username,
     filter: { tenant: info.tenant, resource: def.storageResource, namespace, name, matches: sel.any ? sel.matches : undefined },
     format,

@@ -23,10 +23,6 @@ export interface HandlerContext {
    * replay anything older (a deleted tenant of the same name).
    */
   tenantSince?: number;
-  /** The revision from which the tenant's shard holds its changes as they happen (a moved tenant's; 0 otherwise). */
-  tenantArrived?: number;
-  /** The oldest revision of the tenant's history its shard holds: reads and watches from below are Expired (a moved tenant's). */
-  tenantHistoryFloor?: number;
 }
 
 /** The namespace a request addresses for `def` ('' for cluster-scoped kinds). */

@@ -10,11 +10,25 @@ const MAX_ABSENT = 10_000;
 /** Reads one Tenant object from the platform's database (the default shard); undefined when there is none. */
 export type TenantObjectReader = (name: string) => Promise<KubeObject | undefined>;
 
-/** The shard a Tenant object says its tenant lives on: `status.shard`, else the default shard. Pure. */
-export function shardOfTenantObject(t: KubeObject | undefined): string {
-  const shard = t && isPlainObject(t.status) ? t.status.shard : undefined;
-  return typeof shard === 'string' && shard !== '' ? shard : DEFAULT_SHARD;
+/** Where a tenant lives: its shard, and the revision from which its changes are live there (0: always were). */
+export interface Placement {
+  shard: string;
+  since: number;
 }
+
+/**
+ * Where a Tenant object says its tenant lives: `status.shard` (else the
+ * default shard), and `status.shardResourceVersion`, the revision a move
+ * switched it there at (below it, the shard holds only copies). Pure.
+ */
+export function placementOfTenantObject(t: KubeObject | undefined): Placement {
+  const status = t && isPlainObject(t.status) ? t.status : {};
+  const shard = typeof status.shard === 'string' && status.shard !== '' ? status.shard : DEFAULT_SHARD;
+  const since = typeof status.shardResourceVersion === 'string' && /^\d+$/.test(status.shardResourceVersion) ? Number(status.shardResourceVersion) : 0;
+  return { shard, since };
+}
+
+const HOME: Placement = { shard: DEFAULT_SHARD, since: 0 };
 
 /**
  * Where each tenant lives: the Tenant objects (in the platform scope, on
@@ -27,7 +41,7 @@ export function shardOfTenantObject(t: KubeObject | undefined): string {
  * 404 as before).
  */
 export class TenantDirectory {
-  private readonly homes = new Map<string, string>();
+  private readonly homes = new Map<string, Placement>();
   private readonly absent = new LRUCache<string, true>({ max: MAX_ABSENT, ttl: ABSENT_TTL_MS });
   private readonly listeners = new Set<(tenant: string, from: string, to: string) => void>();
 
@@ -36,7 +50,12 @@ export class TenantDirectory {
   /** The shard of `tenant` when known without a read (the platform tenant, a cached answer); undefined otherwise. */
   peek(tenant: string): string | undefined {
     if (tenant === PLATFORM_TENANT) return DEFAULT_SHARD;
-    return this.homes.get(tenant) ?? (this.absent.get(tenant) ? DEFAULT_SHARD : undefined);
+    return this.homes.get(tenant)?.shard ?? (this.absent.get(tenant) ? DEFAULT_SHARD : undefined);
+  }
+
+  /** Where `tenant` lives as far as this replica knows now (the default shard when unknown). */
+  placement(tenant: string): Placement {
+    return this.homes.get(tenant) ?? HOME;
   }
 
   /** The shard of `tenant`, reading its Tenant object on a miss. Rejects when the platform's database cannot be read. */
@@ -55,9 +74,9 @@ export class TenantDirectory {
       this.absent.set(tenant, true);
       return DEFAULT_SHARD;
     }
-    const shard = shardOfTenantObject(object);
-    this.set(tenant, shard);
-    return shard;
+    const placement = placementOfTenantObject(object);
+    this.set(tenant, placement);
+    return placement.shard;
   }
 
   /** Records a change of a Tenant object (from the change stream, or this replica's own write). */
@@ -65,15 +84,15 @@ export class TenantDirectory {
     const name = object.metadata?.name;
     if (!name || name === PLATFORM_TENANT) return;
     if (type === 'DELETED') this.forget(name);
-    else this.set(name, shardOfTenantObject(object));
+    else this.set(name, placementOfTenantObject(object));
   }
 
-  /** Records that `tenant` lives on `shard` now; tells the listeners when that changed. */
-  set(tenant: string, shard: string): void {
+  /** Records where `tenant` lives now; tells the listeners when its shard changed. */
+  set(tenant: string, placement: Placement): void {
     this.absent.delete(tenant);
     const before = this.homes.get(tenant);
-    this.homes.set(tenant, shard);
-    if (before !== undefined && before !== shard) for (const l of this.listeners) l(tenant, before, shard);
+    this.homes.set(tenant, placement);
+    if (before !== undefined && before.shard !== placement.shard) for (const l of this.listeners) l(tenant, before.shard, placement.shard);
   }
 
   /** Forgets `tenant` (its Tenant object is gone). */
@@ -83,7 +102,7 @@ export class TenantDirectory {
 
   /** The tenants known to live on `shard` (from the loaded directory). */
   tenantsOn(shard: string): string[] {
-    return [...this.homes].filter(([, s]) => s === shard).map(([t]) => t);
+    return [...this.homes].filter(([, p]) => p.shard === shard).map(([t]) => t);
   }
 
   /** Calls `listener(tenant, from, to)` whenever a tenant's shard changes (a move switched); returns the unsubscribe function. */

@@ -214,10 +214,20 @@ export class TenantLifecycleService implements Controller {
 
   /** Writes `status` of the Tenant when it differs; returns the stored object, or undefined when the Tenant is gone. */
   private async setStatus(name: string, build: (t: TenantObject) => TenantObject['status']): Promise<TenantObject | undefined> {
-    // Where the tenant lives is the shards' business (placement, moves): every status written here keeps it.
+    // Where the tenant lives is the shards' business (placement, moves): every status written here keeps it,
+    // and the conditions moves report.
     const status = (t: TenantObject): TenantObject['status'] => {
       const next = build(t);
-      return next && t.status?.shard && next.shard === undefined ? { ...next, shard: t.status.shard } : next;
+      if (!next) return next;
+      const { shard, shardResourceVersion } = t.status ?? {};
+      const own = new Set((next.conditions ?? []).map((c) => c.type));
+      const kept = (t.status?.conditions ?? []).filter((c) => !own.has(c.type) && (c.type === 'Moving' || c.type === 'Moved'));
+      return {
+        ...next,
+        ...(shard !== undefined && next.shard === undefined ? { shard } : {}),
+        ...(shardResourceVersion !== undefined && next.shardResourceVersion === undefined ? { shardResourceVersion } : {}),
+        ...(kept.length > 0 ? { conditions: [...(next.conditions ?? []), ...kept] } : {}),
+      };
     };
     // An unchanged status is not written again (a reconcile meeting a tenant its create request is provisioning must not
     // bump its resourceVersion under a client that just read it).

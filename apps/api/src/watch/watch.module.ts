@@ -35,7 +35,7 @@ export const OBSERVE_CHANGES = Symbol('OBSERVE_CHANGES');
           registry: metrics.registry,
           changes,
           lists,
-          shards: { platform: { db: conn.db, url: conn.url }, shardOf: (t) => directory.peek(t) ?? DEFAULT_SHARD, listen: (l) => pool.listen(l) },
+          shards: { platform: { db: conn.db, url: conn.url }, shardOf: (t) => directory.peek(t) ?? DEFAULT_SHARD, placementOf: (t) => directory.placement(t), listen: (l) => pool.listen(l) },
         }),
       inject: [APP_CONFIG, LOGGER, Metrics, DatabaseConnection, ChangeLogRepository, ObjectListRepository, ShardPool, TenantDirectory],
     },

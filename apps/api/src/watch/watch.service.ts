@@ -39,6 +39,8 @@ export interface WatchShards {
   platform: { db: Database; url: string };
   /** The shard `tenant` lives on, without a read when known. */
   shardOf(tenant: string): string;
+  /** The shard, and the revision from which its changes are live there (0 unless it moved there). */
+  placementOf(tenant: string): { shard: string; since: number };
   /** Calls back when a shard is added or removed, or starts or stops answering; returns the unsubscribe function. */
   listen(l: {
     added?(shard: ShardHandle & { url: string }): void | Promise<void>;
@@ -138,9 +140,9 @@ export class WatchService implements WatchStreamOwner {
     return this.changeSource;
   }
 
-  /** The shard `tenant` lives on (as this replica's directory knows it). */
-  shardOf(tenant: string): string {
-    return this.deps.shards.shardOf(tenant);
+  /** Where `tenant` lives (as this replica's directory knows it): its shard, and the revision its changes are live there from. */
+  placementOf(tenant: string): { shard: string; since: number } {
+    return this.deps.shards.placementOf(tenant);
   }
 
   /** The watch cache of `tenant`'s shard, or undefined when this replica does not follow it (the shard is not connected). */

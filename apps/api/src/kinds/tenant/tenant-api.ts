@@ -55,6 +55,8 @@ export interface TenantStatus {
   url?: string;
   /** The Shard the tenant lives on (server-owned). */
   shard?: string;
+  /** The resourceVersion from which its current shard makes its changes (set when a move switches it there). */
+  shardResourceVersion?: string;
   conditions?: TenantCondition[];
 }
 

@@ -86,6 +86,10 @@ export const tenantStatusSchema: StructuralSchema = {
     },
     url: { type: 'string', description: 'URL is the address of the tenant\'s logical cluster: <server>/clusters/<name>.' },
     shard: { type: 'string', description: 'Shard is the Shard the tenant lives on: the database its objects are stored in.' },
+    shardResourceVersion: {
+      type: 'string',
+      description: 'ShardResourceVersion is the resourceVersion from which the tenant\'s changes are made on its current shard (set by a move; earlier resourceVersions are the history it brought along).',
+    },
     usage: {
       type: 'object',
       description: 'Usage is what the tenant holds, counted exactly by every write and reported here within seconds; spec.limits are enforced on these counts.',
