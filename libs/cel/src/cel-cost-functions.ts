@@ -100,6 +100,12 @@ function equalsEstimate(lhs: Operand, rhs: Operand): CallEstimate | undefined {
   return undefined;
 }
 
+/** A selector's parse: a traversal, plus a list and a struct per requirement (at most one per two characters). */
+function selectorEstimate(len: Range): CallEstimate {
+  const requirements = factor(len, 0.5);
+  return { cost: add(add(fixed(COST.listCreate), factor(len, ST)), factor(requirements, COST.listCreate + COST.structCreate)) };
+}
+
 function cidrEstimate(overload: string, args: Operand[], containsCidr: boolean): CallEstimate {
   const sz = { min: 4, max: 16 };
   let cost = factor(add(sz, sz), ST);
@@ -108,58 +114,23 @@ function cidrEstimate(overload: string, args: Operand[], containsCidr: boolean):
   return { cost };
 }
 
+/** Kubernetes library functions of nominal cost: authorizer builders and accessors, IP/CIDR, Quantity, Semver and URL accessors. */
+const NOMINAL = new Set([
+  'serviceAccount', 'path', 'group', 'resource', 'subresource', 'namespace', 'name', 'allowed', 'reason', 'error', 'errored',
+  'masked', 'prefixLength', 'family', 'isUnspecified', 'isLoopback', 'isLinkLocalMulticast', 'isLinkLocalUnicast', 'isGlobalUnicast',
+  'format.named', 'sign', 'asInteger', 'isInteger', 'asApproximateFloat', 'isGreaterThan', 'isLessThan', 'compareTo', 'add', 'sub',
+  'major', 'minor', 'patch', 'getScheme', 'getHostname', 'getHost', 'getPort', 'getEscapedPath', 'getQuery',
+]);
+
 /** The Kubernetes libraries' estimate (apiserver CostEstimator.EstimateCallCost), or undefined. */
 function kubernetesEstimate(fn: string, overload: string, target: Operand | undefined, args: Operand[], pathSize: PathSize): CallEstimate | undefined {
+  if (NOMINAL.has(fn)) return { cost: ONE };
   switch (fn) {
     case 'check':
       return { cost: fixed(350000) };
-    case 'serviceAccount':
-    case 'path':
-    case 'group':
-    case 'resource':
-    case 'subresource':
-    case 'namespace':
-    case 'name':
-    case 'allowed':
-    case 'reason':
-    case 'error':
-    case 'errored':
-    case 'masked':
-    case 'prefixLength':
-    case 'family':
-    case 'isUnspecified':
-    case 'isLoopback':
-    case 'isLinkLocalMulticast':
-    case 'isLinkLocalUnicast':
-    case 'isGlobalUnicast':
-    case 'format.named':
-    case 'sign':
-    case 'asInteger':
-    case 'isInteger':
-    case 'asApproximateFloat':
-    case 'isGreaterThan':
-    case 'isLessThan':
-    case 'compareTo':
-    case 'add':
-    case 'sub':
-    case 'major':
-    case 'minor':
-    case 'patch':
-    case 'getScheme':
-    case 'getHostname':
-    case 'getHost':
-    case 'getPort':
-    case 'getEscapedPath':
-    case 'getQuery':
-      return { cost: ONE };
     case 'fieldSelector':
     case 'labelSelector':
-      if (args.length === 1) {
-        const len = args[0].size;
-        const requirements = factor(len, 0.5);
-        return { cost: add(add(fixed(COST.listCreate), factor(len, ST)), factor(requirements, COST.listCreate + COST.structCreate)) };
-      }
-      return undefined;
+      return args.length === 1 ? selectorEstimate(args[0].size) : undefined;
     case 'isSorted':
     case 'sum':
     case 'max':
