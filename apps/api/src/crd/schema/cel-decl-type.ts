@@ -112,6 +112,20 @@ function objectDecl(s: StructuralSchema, depth: number): DeclType | undefined {
  */
 export function schemaDeclType(s: StructuralSchema | undefined, resourceRoot: boolean, depth = 0): DeclType | undefined {
   if (!s || depth > 64) return undefined;
+  // A schema with rules at many levels asks for the same subtrees again (as upstream reuses its parents' types).
+  const cache = resourceRoot ? rootCache : nodeCache;
+  const hit = cache.get(s);
+  if (hit !== undefined) return hit ?? undefined;
+  const t = computeDeclType(s, resourceRoot, depth);
+  cache.set(s, t ?? null);
+  return t;
+}
+
+/** Declared types by schema node (schemas are immutable once parsed; entries go with their schema). */
+const nodeCache = new WeakMap<StructuralSchema, DeclType | null>();
+const rootCache = new WeakMap<StructuralSchema, DeclType | null>();
+
+function computeDeclType(s: StructuralSchema, resourceRoot: boolean, depth: number): DeclType | undefined {
   if (s['x-kubernetes-int-or-string']) return decl('dyn', 1, s.maxLength !== undefined ? nonNegative(s.maxLength) * 4 : maxStringLength(s));
   const node = resourceRoot ? withTypeAndObjectMeta(s) : s;
   switch (node.type) {
