@@ -162,8 +162,9 @@ function walk(s: Node | undefined, p: string, ctx: Ctx, isRoot: boolean, errs: F
     const sub = below(ctx.insideMeta ? { ...ctx, allowDefaults: false, defaultsReason: 'inside additionalProperties applying to object metadata' } : ctx, s);
     walk(s.additionalProperties as Node, `${p}.additionalProperties`, sub, false, errs, celErrs);
   }
+  const propertyCtx = s.properties ? below(ctx, s) : ctx;
   for (const [k, v] of Object.entries(s.properties ?? {})) {
-    let sub: Ctx = below(ctx, s);
+    let sub: Ctx = propertyCtx;
     if (s['x-kubernetes-map-type'] === 'atomic' && sub.uncorrelatable === undefined) sub = { ...sub, uncorrelatable: p };
     if ((isRoot || s['x-kubernetes-embedded-resource']) && META_FIELDS.has(k)) {
       sub = { ...sub, insideMeta: true };
