@@ -114,6 +114,16 @@ describe('CRD rule cost: schemas upstream accepts and refuses', () => {
     }
   });
 
+  it('holds the rules of a schema an update leaves unchanged to the CRD total only, not to the per-rule limit', () => {
+    const rule = `${ROOT}.properties[value].x-kubernetes-validations[0].rule`;
+    const errs = validateOpenApiSchema(nested({ type: 'string' }), ROOT, true, { suppressPerExpressionCost: true }).map((e) => `${e.field} ${e.detail}`);
+    assert.deepEqual(errs.map((e) => e.split(' ')[0]).sort(), [ROOT, rule].sort());
+    assert.ok(errs.some((e) => e === `${rule} ${CONTRIBUTED}`));
+    // A rule within the total passes untouched.
+    const oneRule = root({ f: { type: 'array', items: { type: 'string' }, ...rules({ rule: 'true', messageExpression: 'self[0] + self[1] + self[2] + self[3] + self[4] + self[5] + self[6] + self[7]' }) } });
+    assert.deepEqual(validateOpenApiSchema(oneRule, ROOT, true, { suppressPerExpressionCost: true }), []);
+  });
+
   it('allows the double-nested rule with three limits set, or one on the outermost array of numbers', () => {
     assert.deepEqual(errorsOf(nested({ type: 'string', maxLength: 10 }, { maxItems: 10 }, { maxProperties: 10 })), []);
     assert.deepEqual(errorsOf(nested({ type: 'number' }, { maxItems: 4 })), []);

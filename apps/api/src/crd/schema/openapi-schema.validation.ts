@@ -33,6 +33,8 @@ interface Ctx {
   cardinality: number | undefined;
   /** The estimated cost of every rule so far. */
   costs: CelCostTotal;
+  /** True for a schema an update leaves unchanged: no per-rule cost limit (the total still applies). */
+  suppressPerExpressionCost: boolean;
 }
 
 function keywordChecks(s: Node, p: string, ctx: Ctx, errs: FieldError[]): void {
@@ -146,7 +148,9 @@ function ruleChecks(s: Node, p: string, ctx: Ctx, isRoot: boolean, errs: FieldEr
       celErrs.push(fieldErrors.invalid(`${rp}.optionalOldSelf`, rules[e.index].optionalOldSelf, 'may not be set if oldSelf is not used in rule'));
     }
   }
-  if (compiled) celErrs.push(...ruleCostErrors(rules, s, p, ctx.cardinality, ctx.costs, isRoot || s['x-kubernetes-embedded-resource'] === true));
+  if (!compiled) return;
+  const costErrs = ruleCostErrors(rules, s, p, ctx.cardinality, ctx.costs, isRoot || s['x-kubernetes-embedded-resource'] === true);
+  if (!ctx.suppressPerExpressionCost) celErrs.push(...costErrs);
 }
 
 /** The context of a child of `s`: its cardinality multiplied by what `s` multiplies it by (upstream childContext). */
@@ -182,12 +186,16 @@ function walk(s: Node | undefined, p: string, ctx: Ctx, isRoot: boolean, errs: F
   ruleChecks(s, p, ctx, isRoot, errs, celErrs);
 }
 
-/** Schema errors, then CEL errors, of a whole openAPIV3Schema at `path`. */
-export function validateOpenApiSchema(schema: StructuralSchema, path: string, allowDefaults = true): FieldError[] {
+/**
+ * Schema errors, then CEL errors, of a whole openAPIV3Schema at `path`.
+ * `suppressPerExpressionCost` for a schema an update leaves unchanged.
+ */
+export function validateOpenApiSchema(schema: StructuralSchema, path: string, allowDefaults = true, opts: { suppressPerExpressionCost?: boolean } = {}): FieldError[] {
   const errs: FieldError[] = [];
   const celErrs: FieldError[] = [];
   const costs = new CelCostTotal();
-  walk(schema as Node, path, { allowDefaults, defaultsReason: '', insideMeta: false, cardinality: 1, costs }, true, errs, celErrs);
+  const ctx: Ctx = { allowDefaults, defaultsReason: '', insideMeta: false, cardinality: 1, costs, suppressPerExpressionCost: opts.suppressPerExpressionCost === true };
+  walk(schema as Node, path, ctx, true, errs, celErrs);
   return [...errs, ...celErrs, ...costs.errors(path)];
 }
 
