@@ -54,7 +54,7 @@ const crd = {
                   { rule: 'self.name.startsWith(self.prefix)', message: 'name must start with prefix' },
                   { rule: 'self.ports.all(p, p > 0 && p < 65536)', message: 'ports must be valid' },
                   { rule: '!has(self.owner) || self.owner.matches("^[a-z]+@example\\\\.com$")', message: 'owner must be an example.com address' },
-                  { rule: 'self.mode != "off" || self.maxReplicas == 0', messageExpression: '"mode off needs 0 replicas, got " + string(self.maxReplicas)' },
+                  { rule: 'self.mode != "off" || self.maxReplicas == 0', messageExpression: "'mode off needs 0 replicas, got %d'.format([self.maxReplicas])" },
                 ],
               },
             },

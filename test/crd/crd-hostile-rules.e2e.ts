@@ -99,20 +99,35 @@ describe('custom resources: hostile patterns and rules', () => {
     await api.get('/healthz').expect(200);
   });
 
-  it('refuses at creation rules that together exceed the per-CRD budget, naming the costliest', async () => {
-    // Cheap once, but it runs for every item of an unbounded list of unbounded strings.
-    const items = { type: 'string', 'x-kubernetes-validations': [{ rule: "self.matches('^[a-z]+$')" }] };
-    const crd = widgetCrd({ plural: 'totals', kind: 'Total', schema: specSchema({ l: { type: 'array', items } }) });
-    const res = await api.post(CRDS).send(crd).expect(422);
+  it('refuses at creation rules that together exceed the per-CRD budget, naming the four costliest', async () => {
+    // Each rule runs for up to 10,000 strings of up to 4,000 bytes: 803 units each time, 8,030,000 in all, within
+    // the per-rule budget of 10,000,000; thirteen of them are 104,390,000, over the CRD's 100,000,000.
+    const list = { type: 'array', maxItems: 10000, items: { type: 'string', maxLength: 1000, 'x-kubernetes-validations': [{ rule: "self.matches('^[a-z]+$')" }] } };
+    const properties = Object.fromEntries(Array.from({ length: 13 }, (_, i) => [`l${i}`, list]));
+    const res = await api.post(CRDS).send(widgetCrd({ plural: 'totals', kind: 'Total', schema: specSchema(properties) })).expect(422);
     const causes = res.body.details.causes as Array<{ field: string; message: string }>;
     assert.ok(
-      causes.some((c) => c.field === 'spec.validation.openAPIV3Schema' && /^Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x/.test(c.message)),
+      causes.some((c) => c.field === 'spec.validation.openAPIV3Schema' && /^Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of 1\.043900x/.test(c.message)),
       res.text,
     );
+    const contributors = causes.filter((c) => c.message === 'Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema');
+    assert.equal(contributors.length, 4, res.text);
+    assert.ok(contributors.every((c) => /^spec\.validation\.openAPIV3Schema\.properties\[spec\]\.properties\[l\d+\]\.items\.x-kubernetes-validations\[0\]\.rule$/.test(c.field)), res.text);
+    assert.ok(!causes.some((c) => /estimated rule cost exceeds/.test(c.message)), 'each rule alone is within its own budget');
+  });
+
+  it('refuses matches() on an unbounded string in every item of an unbounded list, as upstream does', async () => {
+    // 629,148 units per run, times the 1,048,576 items a 3 MiB request can hold.
+    const items = { type: 'object', properties: { s: { type: 'string' } }, 'x-kubernetes-validations': [{ rule: 'self.s.matches("^(a+)+$")' }] };
+    const res = await api.post(CRDS).send(widgetCrd({ plural: 'regexes', kind: 'Regex', schema: specSchema({ l: { type: 'array', items } }) })).expect(422);
+    const field = 'spec.validation.openAPIV3Schema.properties[spec].properties[l].items.x-kubernetes-validations[0].rule';
+    const causes = res.body.details.causes as Array<{ field: string; message: string }>;
     assert.ok(
-      causes.some((c) => c.field === 'spec.validation.openAPIV3Schema.properties[spec].properties[l].items.x-kubernetes-validations[0].rule' && c.message === 'Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema'),
+      causes.some((c) => c.field === field && c.message === 'Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)'),
       res.text,
     );
-    assert.ok(!causes.some((c) => /estimated rule cost exceeds/.test(c.message)), 'the rule alone is within its own budget');
+    // Bounded, the same rule is within budget: 64 items of at most 256 characters.
+    const bounded = { ...items, properties: { s: { type: 'string', maxLength: 64 } } };
+    await api.post(CRDS).send(widgetCrd({ plural: 'regexes', kind: 'Regex', schema: specSchema({ l: { type: 'array', maxItems: 64, items: bounded } }) })).expect(201);
   });
 });

@@ -14,7 +14,7 @@ const ruleSchema = {
       type: 'object',
       'x-kubernetes-validations': [
         { rule: 'self.minReplicas <= self.maxReplicas', message: 'minReplicas must not exceed maxReplicas' },
-        { rule: 'self.mode != "locked" || self.maxReplicas == 1', messageExpression: '"locked mode allows 1 replica, got " + string(self.maxReplicas)' },
+        { rule: 'self.mode != "locked" || self.maxReplicas == 1', messageExpression: "'locked mode allows 1 replica, got %d'.format([self.maxReplicas])" },
         { rule: '!has(self.owner) || self.owner.matches("^[a-z]+@example\\\\.com$")', fieldPath: '.owner', reason: 'FieldValueForbidden', message: 'owner must be an example.com address' },
         { rule: 'self.tags.all(t, t.size() <= 5) && self.tags.exists_one(t, t == "main") ', message: 'exactly one main tag and short tags' },
         { rule: 'quantity(self.memory).compareTo(quantity("1Gi")) <= 0', message: 'memory at most 1Gi' },
@@ -25,7 +25,8 @@ const ruleSchema = {
         maxReplicas: { type: 'integer' },
         mode: { type: 'string' },
         owner: { type: 'string' },
-        tags: { type: 'array', items: { type: 'string' }, default: ['main'] },
+        // Bounded as upstream's cost estimate needs them to be (an unbounded list of unbounded strings runs out of budget).
+        tags: { type: 'array', maxItems: 16, items: { type: 'string', maxLength: 64 }, default: ['main'] },
         memory: { type: 'string', default: '512Mi' },
         homepage: { type: 'string', default: 'https://example.com' },
         immutableName: { type: 'string', 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'Value is immutable' }] },

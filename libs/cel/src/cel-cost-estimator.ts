@@ -1,219 +1,286 @@
+import { functionCost, type Operand, type PathSize } from './cel-cost-functions.js';
+import { ACCUMULATOR, type Expr, lowerCelAst } from './cel-cost-lowering.js';
+import { add, COST, type DeclType, fixed, isScalar, mul, type Range, union, UNKNOWN } from './cel-cost-size.js';
+
 /**
- * Static worst-case cost of a CEL expression, after cel-go's cost
- * estimator (checker/cost.go) and the Kubernetes library costs: the cost
- * an expression may reach given the largest values its variables can
- * hold. Size bounds come from the caller (for CRD rules: maxItems,
- * maxLength, maxProperties, or what the 3 MiB request limit allows).
- * Comprehensions multiply their body by the size of their range, so
- * nested quantifiers over unbounded lists come out huge, as upstream.
- * Pure; an upper bound, never exact.
+ * Static worst-case cost of a CEL expression, computed as cel-go's
+ * checker (checker/cost.go) computes it with the Kubernetes cost
+ * estimator and size estimator (apiextensions-apiserver's
+ * schema/cel/compilation.go): every identifier and field selection costs
+ * 1, a comprehension its range's size times the cost of one step, string
+ * functions a tenth of the length they traverse, `matches` the length
+ * times a quarter of the pattern's; the sizes of strings, lists and maps
+ * are the bounds their declared types carry (maxLength, maxItems,
+ * maxProperties, or what a 3 MiB request can hold). `has()` is free, as
+ * Kubernetes configures it. Pure; the figures are upstream's, unit by unit.
  */
 
-/** The largest shape a value may have. */
-export interface SizeBound {
-  kind: 'string' | 'bytes' | 'list' | 'map' | 'scalar' | 'dyn';
-  /** Length (strings, bytes) or number of entries (lists, maps). */
-  max: number;
-  /** Elements of a list, values of a map with arbitrary keys. */
-  elem?: SizeBound;
-  /** Known fields of an object. */
-  fields?: Map<string, SizeBound>;
+interface EntrySize {
+  container: 'list' | 'map';
+  key: Range;
+  val: Range;
 }
 
-/** Upstream's maxRequestSizeBytes: what an unbounded string or list can hold at most. */
-export const CEL_MAX_REQUEST_BYTES = 3 * 1024 * 1024;
-/** A value of unknown shape: as large as a request. */
-export const UNBOUNDED: SizeBound = { kind: 'dyn', max: CEL_MAX_REQUEST_BYTES };
-
-const STRING_TRAVERSAL = 0.1;
-const REGEX_LENGTH_FACTOR = 0.25;
-const LIST_CREATE = 10;
-const MAP_CREATE = 30;
-const COMPREHENSIONS = new Set(['all', 'exists', 'exists_one', 'existsOne', 'map', 'filter', 'transformList', 'transformMap', 'transformMapEntry']);
-const TRAVERSING = new Set(['contains', 'startsWith', 'endsWith', 'lowerAscii', 'upperAscii', 'trim', 'replace', 'split', 'substring', 'charAt', 'indexOf', 'lastIndexOf', 'reverse', 'quote', 'format', 'join', 'string', 'bytes', 'url', 'isURL', 'quantity', 'isQuantity', 'ip', 'isIP', 'cidr', 'isCIDR', 'base64']);
-const LIST_SCANS = new Set(['isSorted', 'sum', 'min', 'max', 'indexOf', 'lastIndexOf', 'flatten', 'distinct', 'sort', 'slice']);
-const REGEXES = new Set(['matches', '__re2__', 'find', 'findAll']);
-
-const MAX = Number.MAX_SAFE_INTEGER;
-const mul = (a: number, b: number): number => Math.min(MAX, a * b);
-const add = (...xs: number[]): number => Math.min(MAX, xs.reduce((s, x) => s + x, 0));
-
-interface Node {
-  op: string;
-  args: unknown;
+interface LocalVar {
+  path?: readonly string[];
+  size?: Range;
+  entry?: EntrySize;
 }
 
-interface Estimate {
-  cost: number;
-  size: SizeBound;
+const ZERO = fixed(0);
+
+function unionEntries(a: EntrySize | undefined, b: EntrySize | undefined): EntrySize | undefined {
+  if (!a || !b) return undefined;
+  return { container: a.container, key: union(a.key, b.key), val: union(a.val, b.val) };
 }
 
-const SCALAR: SizeBound = { kind: 'scalar', max: 1 };
-
-function isNode(x: unknown): x is Node {
-  return typeof x === 'object' && x !== null && typeof (x as Node).op === 'string';
+/** Literal sizes (cel-go computeExprSize): characters, bytes, entries, or 1 for scalars. */
+function exprSize(e: Expr): Range | undefined {
+  if (e.k === 'list') return fixed(e.elems.length);
+  if (e.k === 'map') return fixed(e.entries.length);
+  if (e.k !== 'lit') return undefined;
+  if (typeof e.v === 'string') return fixed([...e.v].length);
+  if (e.v instanceof Uint8Array) return fixed(e.v.length);
+  return fixed(1);
 }
 
-function traversal(size: SizeBound): number {
-  return Math.ceil(size.max * STRING_TRAVERSAL);
-}
+class Coster {
+  private readonly paths = new Map<Expr, readonly string[]>();
+  private readonly sizes = new Map<Expr, Range>();
+  private readonly entries = new Map<Expr, EntrySize>();
+  private readonly locals = new Map<string, LocalVar[]>();
 
-class Estimator {
-  constructor(private readonly scopes: Array<Map<string, SizeBound>>) {}
+  constructor(private readonly pathSize: PathSize) {}
 
-  estimate(n: unknown): Estimate {
-    if (!isNode(n)) return { cost: 0, size: UNBOUNDED };
-    switch (n.op) {
-      case 'value':
-        return { cost: 0, size: literalSize(n.args) };
-      case 'id':
-        return { cost: 1, size: this.lookup(String(n.args)) };
-      case '.':
-      case '.?': {
-        const [target, field] = n.args as [unknown, string];
-        const t = this.estimate(target);
-        return { cost: add(t.cost, 1), size: fieldOf(t.size, field) };
+  cost(e: Expr): Range {
+    switch (e.k) {
+      case 'lit':
+        return fixed(COST.constant);
+      case 'ident': {
+        const v = this.local(e.name);
+        const path = v ? v.path : [e.name];
+        if (path) this.paths.set(e, path);
+        return fixed(COST.selectAndIdent);
       }
-      case '[]':
-      case '[?]': {
-        const [target, index] = n.args as [unknown, unknown];
-        const t = this.estimate(target);
-        const i = this.estimate(index);
-        return { cost: add(t.cost, i.cost, 1), size: t.size.elem ?? (isNode(index) && index.op === 'value' ? fieldOf(t.size, String(index.args)) : UNBOUNDED) };
-      }
-      case 'list': {
-        const items = (n.args as unknown[]).map((x) => this.estimate(x));
-        return { cost: add(LIST_CREATE, ...items.map((x) => x.cost)), size: { kind: 'list', max: items.length, elem: widest(items.map((x) => x.size)) } };
-      }
-      case 'map': {
-        const entries = (n.args as unknown[][]).flat().map((x) => this.estimate(x));
-        return { cost: add(MAP_CREATE, ...entries.map((x) => x.cost)), size: { kind: 'map', max: entries.length / 2, elem: widest(entries.map((x) => x.size)) } };
-      }
+      case 'select':
+        return this.select(e);
       case 'call':
-        return this.call(String((n.args as unknown[])[0]), undefined, (n.args as unknown[])[1] as unknown[]);
-      case 'rcall': {
-        const [name, target, args] = n.args as [string, unknown, unknown[]];
-        if (COMPREHENSIONS.has(name)) return this.comprehension(name, target, args);
-        return this.call(name, target, args);
+        return this.call(e);
+      case 'list':
+        return this.createList(e);
+      case 'map':
+        return this.createMap(e);
+      case 'comp':
+        return this.isBind(e) ? this.bind(e) : this.comprehension(e);
+    }
+  }
+
+  private local(name: string): LocalVar | undefined {
+    const stack = this.locals.get(name);
+    return stack && stack.length > 0 ? stack[stack.length - 1] : undefined;
+  }
+
+  private push(name: string, v: LocalVar): void {
+    const stack = this.locals.get(name) ?? [];
+    stack.push(v);
+    this.locals.set(name, stack);
+  }
+
+  private pop(name: string): void {
+    this.locals.get(name)?.pop();
+  }
+
+  private path(e: Expr): readonly string[] | undefined {
+    if (e.k === 'ident') {
+      const v = this.local(e.name);
+      if (v) return v.path;
+    }
+    return this.paths.get(e);
+  }
+
+  /** cel-go computeSize: recorded, literal, declared at its path, scalar, or a local's. */
+  private size(e: Expr): Range | undefined {
+    const recorded = this.sizes.get(e);
+    if (recorded) return recorded;
+    const literal = exprSize(e);
+    if (literal) return literal;
+    const declared = this.pathSize(this.path(e));
+    if (declared) {
+      this.sizes.set(e, declared);
+      return declared;
+    }
+    if (isScalar(e.t)) return fixed(1);
+    if (e.k === 'ident') return this.local(e.name)?.size;
+    return undefined;
+  }
+
+  private entry(e: Expr): EntrySize | undefined {
+    return this.entries.get(e) ?? (e.k === 'ident' ? this.local(e.name)?.entry : undefined);
+  }
+
+  private operand(e: Expr): Operand {
+    let path = this.path(e);
+    if (path && path[0] === ACCUMULATOR) path = undefined;
+    const computed = this.size(e);
+    return { t: e.t, path, computed, size: computed ?? UNKNOWN, literal: e.k === 'lit' ? e.v : undefined };
+  }
+
+  private select(e: Extract<Expr, { k: 'select' }>): Range {
+    if (e.testOnly) return add(ZERO, this.cost(e.operand));
+    let sum = this.cost(e.operand);
+    const kind = e.operand.t.kind;
+    if (kind === 'map' || kind === 'object') sum = add(sum, fixed(COST.selectAndIdent));
+    this.paths.set(e, [...(this.path(e.operand) ?? []), e.field]);
+    return sum;
+  }
+
+  private call(e: Extract<Expr, { k: 'call' }>): Range {
+    if (e.fn === 'dyn' && e.args.length === 1) {
+      const argCost = this.cost(e.args[0]);
+      this.copySizes(e, e.args[0]);
+      return add(fixed(1), argCost);
+    }
+    const argCosts: Range[] = [];
+    const args: Operand[] = [];
+    for (const a of e.args) {
+      argCosts.push(this.cost(a));
+      args.push(this.operand(a));
+    }
+    let sum = ZERO;
+    let target: Operand | undefined;
+    if (e.target) {
+      sum = this.cost(e.target);
+      target = this.operand(e.target);
+    }
+    let fnCost: Range = { min: Number.MAX_VALUE, max: 0 };
+    let resultSize: Range | undefined;
+    for (const overload of e.overloads) {
+      const est = overload === 'conditional' ? this.conditional(e, argCosts) : functionCost(e.fn, overload, target, args, argCosts, this.pathSize);
+      fnCost = union(fnCost, est.cost);
+      if (est.resultSize) resultSize = resultSize ? union(resultSize, est.resultSize) : est.resultSize;
+      if (overload === 'index_list' || overload === 'index_map') {
+        resultSize = this.entry(e.args[0])?.val;
+        this.paths.set(e, [...(this.path(e.args[0]) ?? []), overload === 'index_list' ? '@items' : '@values']);
       }
-      case '?:': {
-        const [c, a, b] = (n.args as unknown[]).map((x) => this.estimate(x));
-        return { cost: add(c.cost, Math.max(a.cost, b.cost)), size: widest([a.size, b.size]) ?? UNBOUNDED };
-      }
-      default:
-        return this.operator(n);
+      resultSize ??= this.size(e);
     }
+    if (resultSize) this.sizes.set(e, resultSize);
+    return add(sum, fnCost);
   }
 
-  private lookup(name: string): SizeBound {
-    for (let i = this.scopes.length - 1; i >= 0; i--) {
-      const hit = this.scopes[i].get(name);
-      if (hit) return hit;
-    }
-    return UNBOUNDED;
+  private conditional(e: Extract<Expr, { k: 'call' }>, argCosts: Range[]): { cost: Range; resultSize: Range } {
+    const [, t, f] = e.args;
+    const size = union(this.size(t) ?? UNKNOWN, this.size(f) ?? UNKNOWN);
+    const entry = unionEntries(this.entry(t), this.entry(f));
+    if (entry) this.entries.set(e, entry);
+    return { cost: add(argCosts[0], union(argCosts[1], argCosts[2])), resultSize: size };
   }
 
-  private operator(n: Node): Estimate {
-    const operands = (Array.isArray(n.args) ? n.args : [n.args]).map((x) => this.estimate(x));
-    const base = add(...operands.map((x) => x.cost));
-    const [a, b] = operands;
-    switch (n.op) {
-      case '==':
-      case '!=':
-      case '<':
-      case '<=':
-      case '>':
-      case '>=':
-        return { cost: add(base, 1, compareCost(a.size, b?.size)), size: SCALAR };
-      case 'in':
-        return { cost: add(base, 1, b && b.size.kind !== 'scalar' ? b.size.max : 1), size: SCALAR };
-      case '+':
-        if (a && b && (a.size.kind === 'string' || a.size.kind === 'bytes' || a.size.kind === 'list')) {
-          const size: SizeBound = { ...a.size, max: Math.min(MAX, a.size.max + b.size.max), elem: a.size.elem };
-          return { cost: add(base, 1, Math.ceil(size.max * STRING_TRAVERSAL)), size };
-        }
-        return { cost: add(base, 1), size: a?.size ?? SCALAR };
-      default:
-        return { cost: add(base, 1), size: SCALAR };
+  private createList(e: Extract<Expr, { k: 'list' }>): Range {
+    let sum = ZERO;
+    let item: Range = { min: e.elems.length === 0 ? 0 : Number.MAX_VALUE, max: 0 };
+    for (const x of e.elems) {
+      sum = add(sum, this.cost(x));
+      item = union(item, this.size(x) ?? UNKNOWN);
     }
+    this.entries.set(e, { container: 'list', key: fixed(1), val: item });
+    return add(sum, fixed(COST.listCreate));
   }
 
-  private call(name: string, target: unknown, args: unknown[] = []): Estimate {
-    const t = target === undefined ? undefined : this.estimate(target);
-    const as = args.map((x) => this.estimate(x));
-    const base = add(t?.cost ?? 0, ...as.map((x) => x.cost));
-    const subject = t?.size ?? as[0]?.size ?? SCALAR;
-    if (REGEXES.has(name)) {
-      const str = t ? t.size : as[0]?.size ?? UNBOUNDED;
-      const re = t ? as[0]?.size : as[1]?.size;
-      const cost = mul(Math.max(1, traversal(str)), Math.max(1, Math.ceil((re?.max ?? CEL_MAX_REQUEST_BYTES) * REGEX_LENGTH_FACTOR)));
-      const size = name === 'findAll' ? { kind: 'list' as const, max: str.max, elem: str } : name === 'find' ? str : SCALAR;
-      return { cost: add(base, cost), size };
+  private createMap(e: Extract<Expr, { k: 'map' }>): Range {
+    let sum = ZERO;
+    const empty = e.entries.length === 0;
+    let key: Range = { min: empty ? 0 : Number.MAX_VALUE, max: 0 };
+    let val: Range = { min: empty ? 0 : Number.MAX_VALUE, max: 0 };
+    for (const [k, v] of e.entries) {
+      sum = add(add(sum, this.cost(k)), this.cost(v));
+      key = union(key, this.size(k) ?? UNKNOWN);
+      val = union(val, this.size(v) ?? UNKNOWN);
     }
-    if (name === 'size' || name === 'h_s' || name === 'has') return { cost: add(base, 1), size: SCALAR };
-    if (LIST_SCANS.has(name) && subject.kind === 'list') {
-      return { cost: add(base, 1, mul(subject.max, Math.max(1, traversal(subject.elem ?? SCALAR)))), size: name === 'sort' || name === 'distinct' || name === 'slice' ? subject : (subject.elem ?? SCALAR) };
-    }
-    if (TRAVERSING.has(name)) {
-      const size = name === 'split' ? { kind: 'list' as const, max: subject.max, elem: subject } : subject.kind === 'scalar' ? UNBOUNDED : subject;
-      return { cost: add(base, 1, traversal(subject), ...as.map((x) => traversal(x.size))), size };
-    }
-    return { cost: add(base, 1), size: t?.size.kind === 'dyn' ? UNBOUNDED : SCALAR };
+    this.entries.set(e, { container: 'map', key, val });
+    return add(sum, fixed(COST.mapCreate));
   }
 
-  /** all/exists/map/filter…: the range once, then the body (and predicate) once per element. */
-  private comprehension(name: string, target: unknown, args: unknown[]): Estimate {
-    const range = this.estimate(target);
-    const vars = args.filter((x, i) => i < args.length - 1 && isNode(x) && x.op === 'id').map((x) => String((x as Node).args));
-    const bodies = args.slice(vars.length);
-    const scope = new Map<string, SizeBound>();
-    const elem = range.size.elem ?? (range.size.kind === 'dyn' ? UNBOUNDED : SCALAR);
-    if (vars.length === 2) {
-      scope.set(vars[0], range.size.kind === 'list' ? SCALAR : { kind: 'string', max: CEL_MAX_REQUEST_BYTES });
-      scope.set(vars[1], elem);
-    } else if (vars.length === 1) scope.set(vars[0], range.size.kind === 'map' && !range.size.elem ? { kind: 'string', max: CEL_MAX_REQUEST_BYTES } : elem);
-    this.scopes.push(scope);
-    const per = bodies.map((b) => this.estimate(b));
-    this.scopes.pop();
-    const step = add(1, ...per.map((x) => x.cost));
-    const cost = add(range.cost, 1, mul(range.size.max, step));
-    let size: SizeBound = SCALAR;
-    if (name === 'map' || name === 'transformList') size = { kind: 'list', max: range.size.max, elem: per[per.length - 1]?.size ?? UNBOUNDED };
-    else if (name === 'filter') size = range.size;
-    else if (name.startsWith('transformMap')) size = { kind: 'map', max: range.size.max, elem: per[per.length - 1]?.size ?? UNBOUNDED };
-    return { cost, size };
+  private pushLocal(name: string, init: Expr): void {
+    this.push(name, { path: this.path(init), size: this.size(init), entry: this.entry(init) });
   }
-}
 
-function literalSize(v: unknown): SizeBound {
-  if (typeof v === 'string') return { kind: 'string', max: v.length };
-  if (v instanceof Uint8Array) return { kind: 'bytes', max: v.length };
-  return SCALAR;
-}
+  /** The iteration variable: a list's items, or a map's keys (cel-go pushIterSingle). */
+  private pushIter(name: string, range: Expr): void {
+    const entry = this.entry(range);
+    const container = entry?.container ?? (range.t.kind === 'list' ? 'list' : 'map');
+    const path = [...(this.path(range) ?? []), container === 'list' ? '@items' : '@keys'];
+    this.push(name, { path, size: container === 'list' ? entry?.val : entry?.key });
+  }
 
-function fieldOf(s: SizeBound, field: string): SizeBound {
-  if (s.fields?.has(field)) return s.fields.get(field)!;
-  if (s.elem && s.kind === 'map') return s.elem;
-  return s.kind === 'dyn' ? UNBOUNDED : s.fields ? SCALAR : UNBOUNDED;
-}
+  private comprehension(e: Extract<Expr, { k: 'comp' }>): Range {
+    let sum = add(this.cost(e.range), this.cost(e.init));
+    this.pushLocal(e.accuVar, e.init);
+    this.pushIter(e.iterVar, e.range);
+    const loopCost = this.cost(e.cond);
+    const stepCost = this.cost(e.step);
+    this.pop(e.iterVar);
+    sum = add(sum, this.cost(e.result));
+    this.pop(e.accuVar);
+    const rangeCount = this.size(e.range) ?? UNKNOWN;
+    sum = add(sum, mul(rangeCount, add(stepCost, loopCost)));
+    if (e.init.k === 'lit') {
+      const s = this.size(e.init);
+      if (s) this.sizes.set(e, s);
+    } else if (e.init.k === 'list' || e.init.k === 'map') {
+      this.sizes.set(e, rangeCount);
+      const stepEntry = this.entry(e.step);
+      if (stepEntry) this.entries.set(e, stepEntry);
+    }
+    return sum;
+  }
 
-function widest(sizes: SizeBound[]): SizeBound | undefined {
-  return sizes.reduce<SizeBound | undefined>((w, s) => (!w || s.max > w.max ? s : w), undefined);
-}
+  private isBind(e: Extract<Expr, { k: 'comp' }>): boolean {
+    return e.range.k === 'list' && e.range.elems.length === 0 && e.cond.k === 'lit' && e.cond.v === false && e.accuVar !== ACCUMULATOR;
+  }
 
-function compareCost(a: SizeBound | undefined, b: SizeBound | undefined): number {
-  const sizes = [a, b].filter((x): x is SizeBound => x !== undefined && x.kind !== 'scalar');
-  if (sizes.length === 0) return 0;
-  const smallest = sizes.reduce((m, s) => (s.max < m.max ? s : m));
-  if (smallest.kind === 'string' || smallest.kind === 'bytes') return traversal(smallest);
-  return mul(smallest.max, Math.max(1, traversal(smallest.elem ?? SCALAR)));
+  private bind(e: Extract<Expr, { k: 'comp' }>): Range {
+    let sum = add(this.cost(e.range), this.cost(e.init));
+    this.pushLocal(e.accuVar, e.init);
+    sum = add(sum, this.cost(e.result));
+    this.pop(e.accuVar);
+    this.copySizes(e, e.result);
+    return sum;
+  }
+
+  private copySizes(dst: Expr, src: Expr): void {
+    const s = this.size(src);
+    if (s) this.sizes.set(dst, s);
+    const en = this.entry(src);
+    if (en) this.entries.set(dst, en);
+  }
 }
 
 /**
- * The worst-case cost of evaluating `ast` (a cel-js AST) once, with each
- * variable bounded by `vars` (unknown variables are unbounded). Saturates
- * at Number.MAX_SAFE_INTEGER.
+ * The declared size bound at `path` (`['self', 'spec', 'items', '@items']`)
+ * under `root`, as apiextensions' sizeEstimator finds it: the first
+ * element (the variable) is skipped, `@items` and `@values` step into
+ * elements, `@keys` into keys, anything else into a field. Undefined when
+ * the path leaves the declared types.
  */
-export function estimateCelCost(ast: unknown, vars: Record<string, SizeBound>): number {
-  return new Estimator([new Map(Object.entries(vars))]).estimate(ast).cost;
+export function declaredSize(root: DeclType, path: readonly string[] | undefined): Range | undefined {
+  if (!path || path.length === 0) return undefined;
+  let node: DeclType | undefined = root;
+  for (const name of path.slice(1)) {
+    if (name === '@items' || name === '@values') node = node.elem;
+    else if (name === '@keys') node = node.key;
+    else node = node.fields?.get(name);
+    if (!node) return undefined;
+  }
+  return { min: 0, max: node.maxElements };
+}
+
+/**
+ * The worst-case cost (the estimate's maximum) of evaluating `ast` (a
+ * cel-js AST from compileCel) once, where `self` and `oldSelf` have the
+ * declared type `self`. Saturates at 2^64 (uint64's largest). Pure.
+ */
+export function estimateCelCost(ast: unknown, self: DeclType): number {
+  const expr = lowerCelAst(ast, { self, oldSelf: self });
+  return new Coster((path) => declaredSize(self, path)).cost(expr).max;
 }

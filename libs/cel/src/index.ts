@@ -16,7 +16,8 @@ export {
   checkCelTyped,
   compileCel,
 } from './cel-environment.js';
-export { CEL_MAX_REQUEST_BYTES, estimateCelCost, type SizeBound, UNBOUNDED } from './cel-cost-estimator.js';
+export { declaredSize, estimateCelCost } from './cel-cost-estimator.js';
+export { addSaturating, CEL_MAX_REQUEST_BYTES, type CelType, type DeclType, MAX_UINT64, multiplySaturating } from './cel-cost-size.js';
 export { celMap, celToJson, jsonToCel } from './cel-values.js';
 export { CelCidr, CelIp, CelUrl } from './cel-network.js';
 export { compileRe2, re2Test, Re2SyntaxError } from './re2-regex.js';

@@ -83,7 +83,7 @@ function validateSubresources(s: CrdSubresources | null | undefined, p: string):
   return errs;
 }
 
-function validateSchema(schema: StructuralSchema | null | undefined, statusEnabled: boolean, p: string): FieldError[] {
+function validateSchema(schema: StructuralSchema | null | undefined, statusEnabled: boolean, p: string, unchanged: boolean): FieldError[] {
   if (!schema) return [];
   const errs: FieldError[] = [];
   const sp = `${p}.openAPIV3Schema`;
@@ -98,7 +98,7 @@ function validateSchema(schema: StructuralSchema | null | undefined, statusEnabl
   const structural = validateStructural(schema, sp);
   errs.push(...structural);
   if (structural.length === 0) errs.push(...validateDefaults(schema, sp));
-  errs.push(...validateOpenApiSchema(schema, sp));
+  errs.push(...validateOpenApiSchema(schema, sp, true, { suppressPerExpressionCost: unchanged }));
   return errs;
 }
 
@@ -111,7 +111,7 @@ function allIdentical<T>(versions: CrdVersion[], get: (v: CrdVersion) => T | nul
   });
 }
 
-function validateVersions(crd: CrdObject, errs: FieldError[]): void {
+function validateVersions(crd: CrdObject, errs: FieldError[], unchangedSchemas: ReadonlySet<string>): void {
   const versions = crd.spec.versions ?? [];
   const hoistSchema = allIdentical(versions, (v) => v.schema);
   const hoistSub = allIdentical(versions, (v) => v.subresources);
@@ -131,7 +131,7 @@ function validateVersions(crd: CrdObject, errs: FieldError[]): void {
       if (v.deprecationWarning.length > 256) errs.push(fieldErrors.invalid(`${vp}.deprecationWarning`, v.deprecationWarning, 'must be <= 256 characters long'));
       if (v.deprecationWarning.length === 0) errs.push(fieldErrors.invalid(`${vp}.deprecationWarning`, v.deprecationWarning, 'must not be an empty string'));
     }
-    if (!hoistSchema) errs.push(...validateSchema(v.schema?.openAPIV3Schema, !!v.subresources?.status, `${vp}.schema`));
+    if (!hoistSchema) errs.push(...validateSchema(v.schema?.openAPIV3Schema, !!v.subresources?.status, `${vp}.schema`, unchangedSchemas.has(v.name ?? '')));
     if (!hoistSub) errs.push(...validateSubresources(v.subresources, `${vp}.subresources`));
     if (!hoistCols) (v.additionalPrinterColumns ?? []).forEach((c, j) => errs.push(...validateColumn(c, `${vp}.additionalPrinterColumns[${j}]`)));
     if ((v.selectableFields ?? []).length > 0) {
@@ -144,7 +144,7 @@ function validateVersions(crd: CrdObject, errs: FieldError[]): void {
   if (!unique) errs.push(fieldErrors.invalid('spec.versions', versions, 'must contain unique version names'));
   if (storage !== 1) errs.push(fieldErrors.invalid('spec.versions', versions, 'must have exactly one version marked as storage version'));
   if (versions.length === 0) errs.push(fieldErrors.required('spec.versions'));
-  if (hoistSchema) errs.push(...validateSchema(versions[0].schema?.openAPIV3Schema, versions.some((v) => !!v.subresources?.status), 'spec.validation'));
+  if (hoistSchema) errs.push(...validateSchema(versions[0].schema?.openAPIV3Schema, versions.some((v) => !!v.subresources?.status), 'spec.validation', unchangedSchemas.has(versions[0].name ?? '')));
   if (hoistSub) errs.push(...validateSubresources(versions[0].subresources, 'spec.subresources'));
   if (hoistCols) (versions[0].additionalPrinterColumns ?? []).forEach((c, j) => errs.push(...validateColumn(c, `spec.additionalPrinterColumns[${j}]`)));
 }
@@ -208,9 +208,11 @@ function validateConversion(crd: CrdObject, requireRecognizedReviewVersion: bool
 /**
  * Upstream validateCustomResourceDefinitionSpec plus metadata.name and
  * status checks. `requireRecognizedReviewVersion` is false on updates of a
- * CRD whose webhook already named no known ConversionReview version.
+ * CRD whose webhook already named no known ConversionReview version;
+ * `unchangedSchemas` names the versions an update leaves their schema
+ * (their rules are not held to the per-rule cost limit again, as upstream).
  */
-export function validateCrd(crd: CrdObject, requireRecognizedReviewVersion = true): FieldError[] {
+export function validateCrd(crd: CrdObject, requireRecognizedReviewVersion = true, unchangedSchemas: ReadonlySet<string> = new Set()): FieldError[] {
   const errs: FieldError[] = [];
   const { spec } = crd;
   const plural = spec.names?.plural ?? '';
@@ -226,7 +228,7 @@ export function validateCrd(crd: CrdObject, requireRecognizedReviewVersion = tru
   if (!spec.scope) errs.push(fieldErrors.required('spec.scope'));
   else if (spec.scope !== 'Cluster' && spec.scope !== 'Namespaced') errs.push(fieldErrors.notSupported('spec.scope', spec.scope, ['Cluster', 'Namespaced']));
   if (spec.preserveUnknownFields) errs.push(fieldErrors.invalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'));
-  validateVersions(crd, errs);
+  validateVersions(crd, errs, unchangedSchemas);
   for (const f of ['plural', 'singular', 'kind', 'listKind'] as const) if (!spec.names?.[f]) errs.push(fieldErrors.required(`spec.names.${f}`));
   errs.push(...validateNames(spec.names, 'spec.names'));
   errs.push(...validateConversion(crd, requireRecognizedReviewVersion));
@@ -248,10 +250,21 @@ function validateStoredVersions(crd: CrdObject): FieldError[] {
   return errs;
 }
 
+/** The versions of `crd` whose schema is the same as in `old` (upstream findVersionsWithUnchangedSchemas). */
+function versionsWithUnchangedSchemas(crd: CrdObject, old: CrdObject): Set<string> {
+  const out = new Set<string>();
+  const oldSchemas = new Map((old.spec.versions ?? []).map((v) => [v.name ?? '', v.schema?.openAPIV3Schema]));
+  for (const v of crd.spec.versions ?? []) {
+    const name = v.name ?? '';
+    if (oldSchemas.has(name) && isDeepStrictEqual(v.schema?.openAPIV3Schema, oldSchemas.get(name))) out.add(name);
+  }
+  return out;
+}
+
 /** Update rules on top of {@link validateCrd}: group and plural never change; scope and kind not once established. */
 export function validateCrdUpdate(crd: CrdObject, old: CrdObject): FieldError[] {
   const oldWebhook = old.spec.conversion?.strategy === 'Webhook';
-  const errs = validateCrd(crd, !oldWebhook || hasRecognizedReviewVersion(old));
+  const errs = validateCrd(crd, !oldWebhook || hasRecognizedReviewVersion(old), versionsWithUnchangedSchemas(crd, old));
   const immutable = (p: string, a: unknown, b: unknown) => {
     if (a !== b) errs.push(fieldErrors.invalid(p, a, 'field is immutable'));
   };

@@ -1,9 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import { pruneUnknownFields } from '@plinth/apimachinery';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
+import { multiplySaturating } from '@plinth/cel';
 import type { StructuralSchema } from '@plinth/apimachinery';
 import { objectMetaSchema } from '../../schema/object-meta.schema.js';
-import { CelCostTotal, maxEntries, ruleCostErrors } from './cel-cost.js';
+import { CelCostTotal, childCardinality, ruleCostErrors } from './cel-cost.js';
 import { ruleCompileErrors, type ValidationRule } from './cel-rules.js';
 import { validateEmbeddedMeta } from './embedded-meta.validation.js';
 import { validateSchemaValue } from './value-validation.js';
@@ -28,10 +29,12 @@ interface Ctx {
   insideMeta: boolean;
   /** The first ancestor path where old/new values cannot be correlated, if any. */
   uncorrelatable?: string;
-  /** How many times a rule at this node may run per object (product of list and map sizes above). */
-  cardinality: number;
+  /** How many times a rule at this node may run per object (product of maxItems/maxProperties above); undefined when unbounded. */
+  cardinality: number | undefined;
   /** The estimated cost of every rule so far. */
   costs: CelCostTotal;
+  /** True for a schema an update leaves unchanged: no per-rule cost limit (the total still applies). */
+  suppressPerExpressionCost: boolean;
 }
 
 function keywordChecks(s: Node, p: string, ctx: Ctx, errs: FieldError[]): void {
@@ -117,7 +120,7 @@ function mapListChecks(s: Node, items: Node | undefined, keys: string[], p: stri
   }
 }
 
-function ruleChecks(s: Node, p: string, ctx: Ctx, errs: FieldError[], celErrs: FieldError[]): void {
+function ruleChecks(s: Node, p: string, ctx: Ctx, isRoot: boolean, errs: FieldError[], celErrs: FieldError[]): void {
   const rules = (s['x-kubernetes-validations'] ?? []) as ValidationRule[];
   if (!Array.isArray(rules) || rules.length === 0) return;
   const before = errs.length;
@@ -145,22 +148,27 @@ function ruleChecks(s: Node, p: string, ctx: Ctx, errs: FieldError[], celErrs: F
       celErrs.push(fieldErrors.invalid(`${rp}.optionalOldSelf`, rules[e.index].optionalOldSelf, 'may not be set if oldSelf is not used in rule'));
     }
   }
-  if (compiled) celErrs.push(...ruleCostErrors(rules, s, p, ctx.cardinality, ctx.costs));
+  if (!compiled) return;
+  const costErrs = ruleCostErrors(rules, s, p, ctx.cardinality, ctx.costs, isRoot || s['x-kubernetes-embedded-resource'] === true);
+  if (!ctx.suppressPerExpressionCost) celErrs.push(...costErrs);
 }
 
-function times(ctx: Ctx, n: number): Ctx {
-  return { ...ctx, cardinality: Math.min(Number.MAX_SAFE_INTEGER, ctx.cardinality * n) };
+/** The context of a child of `s`: its cardinality multiplied by what `s` multiplies it by (upstream childContext). */
+function below(ctx: Ctx, s: Node): Ctx {
+  const n = childCardinality(s);
+  return { ...ctx, cardinality: ctx.cardinality === undefined || n === undefined ? undefined : multiplySaturating(ctx.cardinality, n) };
 }
 
 function walk(s: Node | undefined, p: string, ctx: Ctx, isRoot: boolean, errs: FieldError[], celErrs: FieldError[]): void {
   if (!isObj(s)) return;
   keywordChecks(s, p, ctx, errs);
   if (isObj(s.additionalProperties)) {
-    const sub = times(ctx.insideMeta ? { ...ctx, allowDefaults: false, defaultsReason: 'inside additionalProperties applying to object metadata' } : ctx, maxEntries(s));
+    const sub = below(ctx.insideMeta ? { ...ctx, allowDefaults: false, defaultsReason: 'inside additionalProperties applying to object metadata' } : ctx, s);
     walk(s.additionalProperties as Node, `${p}.additionalProperties`, sub, false, errs, celErrs);
   }
+  const propertyCtx = s.properties ? below(ctx, s) : ctx;
   for (const [k, v] of Object.entries(s.properties ?? {})) {
-    let sub: Ctx = ctx;
+    let sub: Ctx = propertyCtx;
     if (s['x-kubernetes-map-type'] === 'atomic' && sub.uncorrelatable === undefined) sub = { ...sub, uncorrelatable: p };
     if ((isRoot || s['x-kubernetes-embedded-resource']) && META_FIELDS.has(k)) {
       sub = { ...sub, insideMeta: true };
@@ -172,18 +180,22 @@ function walk(s: Node | undefined, p: string, ctx: Ctx, isRoot: boolean, errs: F
   if (isObj(s.not)) walk(s.not as Node, `${p}.not`, ctx, false, errs, celErrs);
   if (isObj(s.items)) {
     const sub = s['x-kubernetes-list-type'] !== 'map' && ctx.uncorrelatable === undefined ? { ...ctx, uncorrelatable: p } : ctx;
-    walk(s.items as Node, `${p}.items`, times(sub, maxEntries(s)), false, errs, celErrs);
+    walk(s.items as Node, `${p}.items`, below(sub, s), false, errs, celErrs);
   }
   listAndMapChecks(s, p, errs);
-  ruleChecks(s, p, ctx, errs, celErrs);
+  ruleChecks(s, p, ctx, isRoot, errs, celErrs);
 }
 
-/** Schema errors, then CEL errors, of a whole openAPIV3Schema at `path`. */
-export function validateOpenApiSchema(schema: StructuralSchema, path: string, allowDefaults = true): FieldError[] {
+/**
+ * Schema errors, then CEL errors, of a whole openAPIV3Schema at `path`.
+ * `suppressPerExpressionCost` for a schema an update leaves unchanged.
+ */
+export function validateOpenApiSchema(schema: StructuralSchema, path: string, allowDefaults = true, opts: { suppressPerExpressionCost?: boolean } = {}): FieldError[] {
   const errs: FieldError[] = [];
   const celErrs: FieldError[] = [];
   const costs = new CelCostTotal();
-  walk(schema as Node, path, { allowDefaults, defaultsReason: '', insideMeta: false, cardinality: 1, costs }, true, errs, celErrs);
+  const ctx: Ctx = { allowDefaults, defaultsReason: '', insideMeta: false, cardinality: 1, costs, suppressPerExpressionCost: opts.suppressPerExpressionCost === true };
+  walk(schema as Node, path, ctx, true, errs, celErrs);
   return [...errs, ...celErrs, ...costs.errors(path)];
 }
 
