@@ -14,6 +14,7 @@ export * from './write-batcher.js';
 export * from './object-list.repository.js';
 export * from './change-log.repository.js';
 export * from './tenant.repository.js';
+export * from './tenant-move.repository.js';
 export * from './quota.repository.js';
 export * from './owner.repository.js';
 export * from './advisory-lock-elector.js';

@@ -16,6 +16,7 @@ export function mapWriteError(err: unknown, key: ObjectKey): never {
   if (code === 'P0404') throw new StorageError('NotFound', `${key.resource} "${key.name}" not found`);
   if (code === 'P0412') throw new StorageError('Conflict', `${key.resource} "${key.name}" has been modified`);
   if (code === 'P0403') throw new StorageError('TenantTerminating', tenantTerminatingMessage(key.tenant));
+  if (code === 'P0423') throw new StorageError('Unavailable', `tenant ${key.tenant} is moving to another shard; retry the request`);
   if (code === 'P0429') throw limitError(key, String((err as { message?: string }).message ?? ''));
   if (code === 'P0430') throw quotaError(String((err as { message?: string }).message ?? ''));
   throw err;
@@ -38,6 +39,9 @@ function limitError(key: ObjectKey, message: string): StorageError {
 export function tenantTerminatingMessage(tenant: string): string {
   return `unable to create new content in tenant ${tenant} because it is being terminated`;
 }
+
+/** How long a write waits for its tenant's move to switch before it is answered 503 (the fence of a move lasts far less). */
+export const MOVE_WAIT_MS = 10_000;
 
 /**
  * A SQL expression that is true when every WAL record inserted so far is
@@ -125,12 +129,33 @@ export class ObjectStoreRepository {
     return { key, revision: r, body: withResourceVersion(b ?? {}, r) };
   }
 
-  /** Runs one write: batched and durable on the tenant's shard, alone inside a caller's transaction otherwise. */
+  /**
+   * Runs one write: batched and durable on the tenant's shard, alone inside
+   * a caller's transaction otherwise. A batched write refused because its
+   * tenant is moving (fenced) or has moved (no row on the shard this
+   * replica still routes to) waits for the move's switch and is retried on
+   * the tenant's new shard, for at most MOVE_WAIT_MS: a refused write was
+   * not committed, so retrying it never applies it twice.
+   */
   private async write(w: BatchedWrite, tx: Kysely<DB> | undefined): Promise<WriteOutcome> {
-    try {
-      return tx ? await writeInTransaction(w, tx) : await this.batcherFor(await this.router.dbFor(w.key.tenant)).submit(w);
-    } catch (err) {
-      mapWriteError(err, w.key);
+    if (tx) {
+      try {
+        return await writeInTransaction(w, tx);
+      } catch (err) {
+        mapWriteError(err, w.key);
+      }
+    }
+    let db = await this.router.dbFor(w.key.tenant);
+    const deadline = Date.now() + MOVE_WAIT_MS;
+    for (;;) {
+      try {
+        return await this.batcherFor(db).submit(w);
+      } catch (err) {
+        const code = (err as PgError)?.code;
+        const retry = (code === 'P0423' || code === 'P0403') && Date.now() < deadline ? await this.router.relocated?.(w.key.tenant, db, code === 'P0423') : undefined;
+        if (!retry) mapWriteError(err, w.key);
+        db = retry;
+      }
     }
   }
 

@@ -32,6 +32,16 @@ export interface ShardRouter {
    * rows there that are not its state.
    */
   owns(shard: string, tenant: string): boolean;
+  /**
+   * A write of `tenant` was refused on `refusedBy` because the tenant is
+   * fenced there (`fenced`: a move is switching it) or has no row there
+   * (it may have moved away). Resolves the database to try the write on
+   * again, after waiting a little for the move to switch (at most about a
+   * quarter of a second per call), or undefined when the refusal stands
+   * (the tenant really is gone or terminating). Optional: without it,
+   * refusals stand.
+   */
+  relocated?(tenant: string, refusedBy: Kysely<DB>, fenced: boolean): Promise<Kysely<DB> | undefined>;
 }
 
 /** A router over one database: every tenant lives on it (single-shard setups, tests). */

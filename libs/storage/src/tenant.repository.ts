@@ -63,12 +63,13 @@ export class TenantRepository {
   /**
    * Replaces the limits of an Active tenant (enforced by every write from
    * the next one on). Returns false, writing nothing, when the tenant is
-   * missing or Terminating.
+   * missing, Terminating, or fenced by a move.
    */
   async setLimits(name: string, limits: TenantLimit[]): Promise<boolean> {
     return (await this.db(name)).transaction().execute(async (tx) => {
-      const row = await tx.selectFrom('tenants').select('phase').where('name', '=', name).forShare().executeTakeFirst();
-      if (row?.phase !== 'Active') return false;
+      const row = await tx.selectFrom('tenants').select(['phase', 'fenced']).where('name', '=', name).forShare().executeTakeFirst();
+      // A tenant being moved (fenced) keeps its limits until it lives on its new shard (the caller retries).
+      if (row?.phase !== 'Active' || row.fenced) return false;
       await tx.updateTable('tenant_usage').set({ max_objects: null, max_bytes: null }).where('tenant', '=', name).execute();
       for (const l of limits) {
         if (l.maxObjects === undefined && l.maxBytes === undefined) continue;

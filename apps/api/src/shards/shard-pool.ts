@@ -107,6 +107,25 @@ export class ShardPool implements ShardRouter {
     this.refusedHook = hook;
   }
 
+  /**
+   * ShardRouter.relocated: re-reads where the tenant lives (its Tenant
+   * object) a few times over about 250 ms; resolves its shard's pool as
+   * soon as that is not `refusedBy` (the move switched), `refusedBy` again
+   * when the tenant is fenced there (the move may still switch or roll
+   * back: try again), undefined when an unfenced tenant is missing where it
+   * still lives (a real refusal).
+   */
+  async relocated(tenant: string, refusedBy: Database, fenced: boolean): Promise<Database | undefined> {
+    for (let i = 0; i < 5; i++) {
+      const shard = await this.directory.refresh(tenant);
+      const db = this.entries.get(shard)?.db;
+      if (db && db !== refusedBy) return this.dbOfShard(shard, tenant);
+      if (!fenced && i >= 1) return undefined;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return fenced ? refusedBy : undefined;
+  }
+
   shards(): ShardHandle[] {
     return [...this.entries.values()].filter((e) => e.ready && e.db).map((e) => ({ name: e.name, db: e.db! }));
   }

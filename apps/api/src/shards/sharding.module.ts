@@ -1,6 +1,6 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ObjectListRepository, ObjectStoreRepository, TenantRepository } from '@plinth/storage';
+import { ObjectListRepository, ObjectStoreRepository, TenantMoveRepository, TenantRepository } from '@plinth/storage';
 import type { KubeObject } from '@plinth/apimachinery';
 import { ControllerManager } from '../controllers/controller-manager.js';
 import { platformShardResource } from '../kinds/shard/shard.resource.js';
@@ -15,6 +15,10 @@ import { ShardPool } from './shard-pool.js';
 import { ShardRegistry } from './shard-registry.js';
 import { ShardStatusController } from './shard-status.controller.js';
 import { TenantDirectory } from './tenant-directory.js';
+import { TenantMover } from './tenant-mover.js';
+import { Metrics } from '../observability/metrics.js';
+import type { ObserveChanges } from '../watch/observe-changes.js';
+import { OBSERVE_CHANGES } from '../watch/watch.module.js';
 
 /**
  * Shards as the platform runs them: on every replica, the directory fed by
@@ -40,6 +44,15 @@ import { TenantDirectory } from './tenant-directory.js';
       inject: [ShardCatalog, ShardPool, ObjectStoreRepository, ObjectListRepository, WatchService, LOGGER],
     },
     {
+      provide: TenantMover,
+      useFactory: (pool: ShardPool, objects: ObjectStoreRepository, store: ResourceStoreService, observe: ObserveChanges, manager: ControllerManager, metrics: Metrics, logger: Logger) => {
+        const mover = new TenantMover({ pool, moves: new TenantMoveRepository(), objects, store, observe, queues: manager, registry: metrics.registry, logger });
+        manager.register(mover);
+        return mover;
+      },
+      inject: [ShardPool, ObjectStoreRepository, ResourceStoreService, OBSERVE_CHANGES, ControllerManager, Metrics, LOGGER],
+    },
+    {
       provide: ShardStatusController,
       useFactory: (catalog: ShardCatalog, pool: ShardPool, tenants: TenantRepository, store: ResourceStoreService, objects: ObjectStoreRepository, manager: ControllerManager, logger: Logger) => {
         const controller = new ShardStatusController({ catalog, pool, tenants, store, objects, shardResource: platformShardResource, logger });
@@ -59,6 +72,7 @@ export class ShardingModule implements OnModuleInit, OnApplicationShutdown {
     @Inject(ObjectListRepository) private readonly lists: ObjectListRepository,
     @Inject(ShardRegistry) private readonly registry: ShardRegistry,
     @Inject(ShardStatusController) _status: ShardStatusController,
+    @Inject(TenantMover) _mover: TenantMover,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
