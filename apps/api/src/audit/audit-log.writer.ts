@@ -44,6 +44,8 @@ export class AuditLogWriter {
   private stream: WriteStream | NodeJS.WriteStream;
   private size = 0;
   private readonly backupName: RegExp;
+  /** The time named by the newest backup this writer made (ms). */
+  private lastRotation = 0;
   /** Rotated-away streams still writing what they buffered. */
   private readonly ending = new Set<Promise<void>>();
 
@@ -82,9 +84,11 @@ export class AuditLogWriter {
   private rotate(): void {
     const old = this.stream as WriteStream;
     const { dir, name, ext } = path.parse(this.opts.path);
-    // Two rotations within a millisecond would give one name: the later takes the next free millisecond.
-    let at = Date.now();
+    // Two rotations within a millisecond would give one name: the later takes the next millisecond, after
+    // the last one used (a pruned name must not be reused: it would sort as older than the newer backups).
+    let at = Math.max(Date.now(), this.lastRotation + 1);
     while (existsSync(path.join(dir, `${name}-${backupStamp(at)}${ext}`))) at++;
+    this.lastRotation = at;
     // The old stream keeps writing to its file descriptor after the rename, so nothing buffered is lost.
     renameSync(this.opts.path, path.join(dir, `${name}-${backupStamp(at)}${ext}`));
     const ended: Promise<void> = new Promise<void>((resolve) => old.end(resolve)).then(() => void this.ending.delete(ended));
