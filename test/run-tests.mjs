@@ -58,7 +58,7 @@ async function waitForRedis(port, ms) {
 }
 
 const pgPort = await freePort();
-console.log(`[test] starting PostgreSQL on 127.0.0.1:${pgPort} (data in ${tmp})`);
+console.log(`[test] starting PostgreSQL on a Unix socket, port ${pgPort} (data in ${tmp})`);
 const pg = await startEmbeddedPostgres({
   dataDir: tmp,
   port: pgPort,

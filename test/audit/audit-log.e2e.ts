@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import http2 from 'node:http2';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { stringify } from 'yaml';
-import { anonymousIdentity, requestAs } from '../support/credentials.js';
+import { adminIdentity, anonymousIdentity, requestAs } from '../support/credentials.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 interface AuditEvent {
@@ -21,6 +22,21 @@ interface AuditEvent {
   requestObject?: { data?: Record<string, string> };
   responseObject?: { metadata?: { name?: string } };
   annotations: Record<string, string>;
+  sourceIPs?: string[];
+}
+
+/** GETs `path` over HTTP/2 as the administrator; resolves with the answer's Audit-Id. */
+function http2Get(url: string, path: string, headers: Record<string, string> = {}): Promise<string> {
+  const id = adminIdentity();
+  const session = http2.connect(url, { ca: id.caPem, cert: id.certPem, key: id.keyPem });
+  return new Promise((resolve, reject) => {
+    session.once('error', reject);
+    const req = session.request({ ':path': path, ...headers });
+    req.once('response', (h) => resolve(String(h['audit-id'])));
+    req.once('error', reject);
+    req.resume();
+    req.once('end', () => session.close());
+  });
 }
 
 // Audit events in audit.k8s.io/v1 format, selected by an upstream Policy file, with the tenant and both identities.
@@ -74,6 +90,22 @@ describe('audit log', { timeout: 120_000 }, () => {
     assert.equal(complete.responseObject?.metadata?.name, 'c1');
     assert.equal((complete.responseObject?.metadata as { managedFields?: unknown }).managedFields, undefined, 'omitManagedFields');
     assert.deepEqual(complete.annotations, { 'tenancy.plinth.dev/tenant': 'default', 'authorization.k8s.io/decision': 'allow' });
+    assert.deepEqual(received.sourceIPs, ['127.0.0.1']);
+    assert.deepEqual(complete.sourceIPs, ['127.0.0.1']);
+  });
+
+  it('records the client\'s address, after the X-Forwarded-For chain and X-Real-Ip, as upstream does (HTTP/1.1 and HTTP/2)', async () => {
+    const proxied = await request(s.url)
+      .get('/api/v1/namespaces/audited/configmaps')
+      .set('X-Forwarded-For', '203.0.113.7, bogus, 2001:DB8::1')
+      .set('X-Real-Ip', '198.51.100.2')
+      .expect(200);
+    const [viaProxy] = await eventsFor(proxied.headers['audit-id'], 2);
+    assert.deepEqual(viaProxy.sourceIPs, ['203.0.113.7', '2001:db8::1', '198.51.100.2', '127.0.0.1']);
+    const h2 = await http2Get(s.url, '/api/v1/namespaces/audited/configmaps', { 'x-forwarded-for': '192.0.2.9' });
+    const events2 = await eventsFor(h2, 2);
+    assert.equal(events2.length, 2);
+    for (const e of events2) assert.deepEqual(e.sourceIPs, ['192.0.2.9', '127.0.0.1'], `${e.stage} over HTTP/2`);
   });
 
   it('records refusals and impersonation at Metadata level, without bodies or the omitted stage, naming the tenant', async () => {

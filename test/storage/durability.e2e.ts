@@ -9,13 +9,31 @@ describe('durability barrier', () => {
   let tdb: TestDatabase;
   let db: Kysely<DB>;
 
-  before(async () => {
-    tdb = await createTestDatabase('durability');
-    // The shared test cluster runs with synchronous_commit=off for speed; this
-    // database gets the production setting before any session connects.
+  /** The session setting a plain connection to the test database gets (the server's, the database's). */
+  const plainSetting = async (): Promise<string> => {
+    const c = new pg.Client({ connectionString: tdb.url });
+    await c.connect();
+    try {
+      return (await c.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0].synchronous_commit;
+    } finally {
+      await c.end();
+    }
+  };
+  const alterDatabase = async (setting: string): Promise<void> => {
     const admin = new pg.Client({ connectionString: tdb.url });
     await admin.connect();
-    await admin.query(`ALTER DATABASE "${tdb.name}" SET synchronous_commit = on`);
+    await admin.query(`ALTER DATABASE "${tdb.name}" SET synchronous_commit = ${setting}`);
+    await admin.end();
+  };
+
+  before(async () => {
+    tdb = await createTestDatabase('durability');
+    // An external PostgreSQL may turn synchronous_commit off for the server, a role or the
+    // database (the shared test cluster does for the server, for speed); this database also does,
+    // so the guarantee is tested where it does not come from the server's settings.
+    await alterDatabase('off');
+    const admin = new pg.Client({ connectionString: tdb.url });
+    await admin.connect();
     await admin.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
     await admin.end();
     db = createDatabase({ connectionString: tdb.url });
@@ -23,6 +41,21 @@ describe('durability barrier', () => {
   after(async () => {
     await db.destroy();
     await tdb.drop();
+  });
+
+  it('turns synchronous_commit on for its sessions where the database turned it off, and keeps a stricter setting', async () => {
+    assert.equal(await plainSetting(), 'off', 'precondition: sessions of this database start with synchronous_commit off');
+    const { rows } = await sql<{ synchronous_commit: string }>`SHOW synchronous_commit`.execute(db);
+    assert.equal(rows[0].synchronous_commit, 'on');
+    // remote_apply waits for standbys too: stronger than what the barrier needs, so it stays.
+    await alterDatabase('remote_apply');
+    const strict = createDatabase({ connectionString: tdb.url, maxConnections: 1 });
+    try {
+      assert.equal((await sql<{ synchronous_commit: string }>`SHOW synchronous_commit`.execute(strict)).rows[0].synchronous_commit, 'remote_apply');
+    } finally {
+      await strict.destroy();
+      await alterDatabase('off');
+    }
   });
 
   it('acknowledges a write only after its own commit record is flushed to the WAL on disk', async () => {
@@ -41,12 +74,15 @@ describe('durability barrier', () => {
           SELECT c.xmin::text AS xid, pg_current_wal_flush_lsn()::text AS flushed FROM changes c WHERE c.revision = ${created.revision}
         `.execute(db)
       ).rows[0];
-      // Wait until the commit record is readable (flushed by someone) so it can be located.
+      // Wait until the commit record is readable (flushed by someone) so it can be located; the WAL
+      // reader refuses a range that ends at its start, so it is only called once something is flushed.
       let commitEnd: string | undefined;
       for (let attempt = 0; attempt < 100 && !commitEnd; attempt++) {
         const { rows } = await sql<{ end_lsn: string }>`
-          SELECT end_lsn::text FROM pg_get_wal_records_info(${start}::pg_lsn, pg_current_wal_flush_lsn())
-          WHERE resource_manager = 'Transaction' AND record_type LIKE 'COMMIT%' AND xid::text = ${seen.xid}
+          SELECT r.end_lsn::text
+          FROM (SELECT pg_current_wal_flush_lsn() AS flushed WHERE pg_current_wal_flush_lsn() > ${start}::pg_lsn) f,
+            LATERAL pg_get_wal_records_info(${start}::pg_lsn, f.flushed) r
+          WHERE r.resource_manager = 'Transaction' AND r.record_type LIKE 'COMMIT%' AND r.xid::text = ${seen.xid}
         `.execute(db);
         commitEnd = rows[0]?.end_lsn;
         if (!commitEnd) await new Promise((r) => setTimeout(r, 20));

@@ -109,7 +109,20 @@ export interface DatabaseOptions {
 }
 
 /**
+ * Run once on every new connection: the durability barrier (`plinth_flush()`)
+ * flushes the WAL only when its session commits synchronously, and an
+ * external server, role or database may set `synchronous_commit = off`, which
+ * would silently make 2xx writes lose durability. `off` becomes `on`; `local`,
+ * `on`, `remote_write` and `remote_apply` (all flush locally at least) stay.
+ * A session-level SET overrides every server, database and role default.
+ */
+const SYNCHRONOUS_COMMIT_AT_LEAST_LOCAL = `SELECT set_config('synchronous_commit', 'on', false) WHERE current_setting('synchronous_commit') = 'off'`;
+
+/**
  * Opens a pooled Kysely handle. The caller owns it and must `destroy()` it.
+ * Its sessions commit synchronously whatever the server's default (see
+ * {@link SYNCHRONOUS_COMMIT_AT_LEAST_LOCAL}): a write acknowledged after the
+ * barrier is on disk.
  *
  * Every client gets an 'error' listener for its whole life: pg-pool listens
  * only while a client is idle, and an 'error' event with no listener (a
@@ -124,6 +137,11 @@ export function createDatabase(opts: DatabaseOptions): Kysely<DB> {
     max: opts.maxConnections ?? 20,
     connectionTimeoutMillis: opts.connectionTimeoutMs ?? 5000,
     keepAlive: true,
+    // Awaited before the client is handed out; when it fails the pool ends the client and the
+    // caller gets the error (Kysely's onCreateConnection would keep the client checked out).
+    onConnect: async (client) => {
+      await client.query(SYNCHRONOUS_COMMIT_AT_LEAST_LOCAL);
+    },
   });
   const report = (err: Error) => opts.onPoolError?.(err);
   pool.on('error', report);

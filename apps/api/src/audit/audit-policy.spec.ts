@@ -1,9 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { describe, it } from 'node:test';
-import { AuditLogWriter } from './audit-log.writer.js';
 import { type AuditAttributes, AuditPolicy, AuditPolicyError } from './audit-policy.js';
 
 const attrs = (over: Partial<AuditAttributes>): AuditAttributes => ({
@@ -54,28 +50,5 @@ describe('AuditPolicy', () => {
     assert.throws(() => AuditPolicy.fromObject({ apiVersion: 'audit.k8s.io/v1', kind: 'Policy', rules: [{ level: 'Loud' }] }), /rules\[0\]\.level/);
     assert.throws(() => AuditPolicy.fromObject({ apiVersion: 'audit.k8s.io/v1', kind: 'Policy', rules: [{ level: 'None', nonResourceURLs: ['/x'], namespaces: ['a'] }] }), /both regular resources and non-resource URLs/);
     assert.throws(() => AuditPolicy.fromObject({ apiVersion: 'audit.k8s.io/v1', kind: 'Policy', rules: [{ level: 'None', omitStages: ['Later'] }] }), /unknown stage "Later"/);
-  });
-});
-
-describe('AuditLogWriter', () => {
-  it('rotates by size, keeps maxBackups files, and loses no line', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'plinth-audit-rotate-'));
-    const file = path.join(dir, 'audit.log');
-    let dropped = 0;
-    const w = new AuditLogWriter({ path: file, maxBytes: 400, maxBackups: 2, maxBufferedBytes: 1 << 20, dropped: () => dropped++ });
-    for (let i = 0; i < 30; i++) {
-      w.write({ i, pad: 'x'.repeat(60) });
-      await new Promise((r) => setTimeout(r, 2));
-    }
-    await w.close();
-    await new Promise((r) => setTimeout(r, 50));
-    const files = readdirSync(dir).sort();
-    assert.equal(files.filter((f) => f.startsWith('audit-')).length, 2);
-    assert.ok(files.includes('audit.log'));
-    const kept = files.flatMap((f) => readFileSync(path.join(dir, f), 'utf8').trim().split('\n').filter(Boolean)).map((l) => JSON.parse(l).i as number);
-    // The newest lines are all there, in the kept files, each once.
-    assert.equal(new Set(kept).size, kept.length);
-    assert.ok(kept.includes(29));
-    assert.equal(dropped, 0);
   });
 });

@@ -4,6 +4,7 @@ import type { UserInfo } from '@plinth/admission';
 import { parseRequestInfo } from '../http/request-info.js';
 import type { AuditLogWriter } from './audit-log.writer.js';
 import type { AuditAttributes, AuditDecision, AuditPolicy, AuditStage } from './audit-policy.js';
+import { sourceIps } from './source-ips.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -22,6 +23,11 @@ declare module 'fastify' {
 interface AuditRecord {
   id: string;
   receivedAt: string;
+  /**
+   * Taken when the request arrives: an HTTP/2 stream's socket is gone by the
+   * time its answer completes, and the address with it.
+   */
+  sourceIPs: string[];
   decision?: AuditDecision;
   /** The request's attributes, derived once (after authentication) and shared by every stage. */
   derived?: { attrs: AuditAttributes; tenant: string; version: string };
@@ -112,7 +118,7 @@ export function installAudit(fastify: FastifyInstance, policy: AuditPolicy, writ
       user: req.authenticatedUser ? userJson(req.authenticatedUser) : {},
     };
     if (req.user && req.authenticatedUser && req.user !== req.authenticatedUser) event.impersonatedUser = userJson(req.user);
-    event.sourceIPs = [req.ip];
+    if (rec.sourceIPs.length > 0) event.sourceIPs = rec.sourceIPs;
     if (req.headers['user-agent']) event.userAgent = req.headers['user-agent'];
     if (attrs.resourceRequest) {
       const ref: Record<string, string> = { resource: attrs.resource };
@@ -156,7 +162,7 @@ export function installAudit(fastify: FastifyInstance, policy: AuditPolicy, writ
 
   // First of all hooks: the request's identity in the log, and when it arrived.
   fastify.addHook('onRequest', async (req, reply) => {
-    req.audit = { id: randomUUID(), receivedAt: new Date().toISOString(), done: false };
+    req.audit = { id: randomUUID(), receivedAt: new Date().toISOString(), sourceIPs: sourceIps(req.raw.rawHeaders, req.raw.socket?.remoteAddress), done: false };
     // On the raw response, so that watches (which write their own headers) carry it too.
     reply.raw.setHeader('Audit-Id', req.audit.id);
   });

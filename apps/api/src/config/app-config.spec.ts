@@ -11,3 +11,30 @@ describe('configuration', () => {
     assert.equal(ok.runtimeConfig.serves('admissionregistration.k8s.io/v1alpha1'), true);
   });
 });
+
+describe('configuration errors', () => {
+  it('echo rejected values with their passwords redacted', () => {
+    const env = {
+      DATABASE_URL: 'postgres://plinth:db-s3cret @db.example/plinth',
+      REDIS_URL: 'http://:redis-s3cret@cache:6379',
+      PORT: 'eighty',
+    };
+    assert.throws(
+      () => loadConfig(env),
+      (err: Error) => {
+        assert.ok(err instanceof ConfigError);
+        assert.doesNotMatch(err.message, /s3cret/);
+        assert.match(err.message, /DATABASE_URL="postgres:\/\/plinth:xxxxx@db\.example\/plinth": DATABASE_URL must be/);
+        assert.match(err.message, /REDIS_URL="http:\/\/:xxxxx@cache:6379": REDIS_URL must be/);
+        assert.match(err.message, /PORT="eighty"/);
+        return true;
+      },
+    );
+    assert.throws(() => loadConfig({ DATABASE_URL: 'host=db user=plinth password=kv-s3cret' }), (err: Error) => /DATABASE_URL="host=db user=plinth password=xxxxx"/.test(err.message) && !/s3cret/.test(err.message));
+    // A parser's own message quoting the value.
+    assert.throws(
+      () => loadConfig({ PLINTH_WEBHOOK_SERVICE_MAP: 'ns/hook=https://hook:map-s3cret@hooks.example/' }),
+      (err: Error) => /PLINTH_WEBHOOK_SERVICE_MAP: "https:\/\/hook:xxxxx@hooks\.example\/": no query, fragment or user information allowed/.test(err.message) && !/s3cret/.test(err.message),
+    );
+  });
+});

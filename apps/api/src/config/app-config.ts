@@ -4,6 +4,7 @@ import { FeatureGates, type FeatureSpec, KNOWN_FEATURES, parseFeatureDefinitions
 import { GATED_API_VERSIONS, RuntimeConfig } from '../features/runtime-config.js';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
 import { ServiceResolver } from '@plinth/admission';
+import { redactCredentials } from './redact-credentials.js';
 
 /** The environment Plinth reads, validated once at start-up. */
 class EnvironmentVariables {
@@ -244,8 +245,17 @@ export interface AppConfig {
   serviceAccountMaxTokenSeconds: number;
 }
 
-/** Thrown by {@link loadConfig}; `message` lists every bad variable. */
+/**
+ * Thrown by {@link loadConfig}; `message` lists every bad variable. It is
+ * printed at start-up, so the values it echoes have their passwords (of
+ * URLs, `password=` settings) redacted.
+ */
 export class ConfigError extends Error {}
+
+/** The error for a variable its parser rejected; the parser's message may quote the value. */
+function rejected(variable: string, err: unknown): ConfigError {
+  return new ConfigError(`invalid configuration:\n  ${variable}: ${redactCredentials((err as Error).message)}`);
+}
 
 /** Validates `env` and returns the configuration. Throws ConfigError naming each bad value. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
@@ -254,7 +264,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const errors = validateSync(parsed, { skipMissingProperties: false, whitelist: false });
   if (errors.length > 0) {
     const lines = errors.flatMap((e) =>
-      Object.values(e.constraints ?? {}).map((m) => `  ${e.property}=${JSON.stringify(raw[e.property])}: ${m}`),
+      // Redacted before quoting: JSON escapes would hide a quoted password's end from the redaction.
+      Object.values(e.constraints ?? {}).map((m) => `  ${e.property}=${JSON.stringify(redactCredentials(raw[e.property] ?? ''))}: ${m}`),
     );
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
@@ -264,7 +275,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   try {
     ServiceResolver.parse(parsed.PLINTH_WEBHOOK_SERVICE_MAP);
   } catch (err) {
-    throw new ConfigError(`invalid configuration:\n  PLINTH_WEBHOOK_SERVICE_MAP: ${(err as Error).message}`);
+    throw rejected('PLINTH_WEBHOOK_SERVICE_MAP', err);
   }
   let featureGates: FeatureGates;
   let runtimeConfig: RuntimeConfig;
@@ -272,17 +283,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   try {
     definedGates = parseFeatureDefinitions(parsed.PLINTH_FEATURE_GATE_DEFINITIONS ?? '');
   } catch (err) {
-    throw new ConfigError(`invalid configuration:\n  PLINTH_FEATURE_GATE_DEFINITIONS: ${(err as Error).message}`);
+    throw rejected('PLINTH_FEATURE_GATE_DEFINITIONS', err);
   }
   try {
     featureGates = new FeatureGates(parsed.PLINTH_FEATURE_GATES ?? '', [...KNOWN_FEATURES, ...definedGates]);
   } catch (err) {
-    throw new ConfigError(`invalid configuration:\n  PLINTH_FEATURE_GATES: ${(err as Error).message}`);
+    throw rejected('PLINTH_FEATURE_GATES', err);
   }
   try {
     runtimeConfig = new RuntimeConfig(parsed.PLINTH_RUNTIME_CONFIG ?? '', GATED_API_VERSIONS);
   } catch (err) {
-    throw new ConfigError(`invalid configuration:\n  PLINTH_RUNTIME_CONFIG: ${(err as Error).message}`);
+    throw rejected('PLINTH_RUNTIME_CONFIG', err);
   }
   return {
     port: parsed.PORT ?? 6443,

@@ -1,4 +1,4 @@
-import { listSchemaOf, objectMetaProperty, refTo, typeMetaProperties } from './object-meta.schema.js';
+import { objectMetaProperty, refTo, typeMetaProperties } from './object-meta.schema.js';
 import type { StructuralSchema } from '@plinth/apimachinery';
 
 /** OpenAPI definition names of the admissionregistration.k8s.io/v1 types defined here. */
@@ -257,19 +257,3 @@ export const validatingWebhookConfigurationSchema: StructuralSchema = {
     webhooks: webhooksProperty(N.validatingWebhook, validatingWebhookSchema),
   },
 };
-
-/** admissionregistration/v1 MutatingWebhookConfigurationList. */
-export const mutatingWebhookConfigurationListSchema: StructuralSchema = listSchemaOf({
-  description: 'MutatingWebhookConfigurationList is a list of MutatingWebhookConfiguration.',
-  itemsDescription: 'List of MutatingWebhookConfiguration.',
-  itemRef: N.mutatingWebhookConfiguration,
-  itemSchema: mutatingWebhookConfigurationSchema,
-});
-
-/** admissionregistration/v1 ValidatingWebhookConfigurationList. */
-export const validatingWebhookConfigurationListSchema: StructuralSchema = listSchemaOf({
-  description: 'ValidatingWebhookConfigurationList is a list of ValidatingWebhookConfiguration.',
-  itemsDescription: 'List of ValidatingWebhookConfiguration.',
-  itemRef: N.validatingWebhookConfiguration,
-  itemSchema: validatingWebhookConfigurationSchema,
-});

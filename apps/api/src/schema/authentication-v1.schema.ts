@@ -1,14 +1,6 @@
 import { objectMetaProperty, timeSchema, typeMetaProperties } from './object-meta.schema.js';
 import type { StructuralSchema } from '@plinth/apimachinery';
 
-/** OpenAPI definition names of the types defined here. */
-export const AUTHENTICATION_V1_NAMES = {
-  serviceAccount: 'io.k8s.api.core.v1.ServiceAccount',
-  tokenRequest: 'io.k8s.api.authentication.v1.TokenRequest',
-  tokenReview: 'io.k8s.api.authentication.v1.TokenReview',
-  selfSubjectReview: 'io.k8s.api.authentication.v1.SelfSubjectReview',
-} as const;
-
 const str = (description: string): StructuralSchema => ({ type: 'string', description });
 const strings = (description: string): StructuralSchema => ({ type: 'array', description, items: { type: 'string', default: '' } });
 

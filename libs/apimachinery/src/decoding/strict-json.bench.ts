@@ -4,7 +4,7 @@ import { parseJsonStrict } from './strict-json.js';
 /**
  * Micro-benchmark: parseJsonStrict against plain JSON.parse for a ~1 KiB Deployment and a ~1 MiB
  * object, without duplicates (the common case) and with one duplicate key (the full-scan path).
- * Run after compiling: `node <out>/apps/api/src/decoding/strict-json.bench.js`. Prints timings only.
+ * Run: `npm run build && node dist/libs/apimachinery/src/decoding/strict-json.bench.js`. Prints timings only.
  */
 
 function deployment(i: number): Record<string, unknown> {
