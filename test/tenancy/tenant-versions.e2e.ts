@@ -60,7 +60,8 @@ describe('tenancy.plinth.dev with v1alpha1 enabled: both versions serve the same
     assert.equal(updated.body.apiVersion, 'tenancy.plinth.dev/v1beta1');
     const back = (await api.get(`${ALPHA}/acme`).expect(200)).body;
     assert.equal(back.apiVersion, 'tenancy.plinth.dev/v1alpha1');
-    assert.deepEqual(back.spec, { ...spec, limits: { ...spec.limits, objects: 600 } });
+    // Placement fills spec.shard in (the only shard here is the platform's own), as a scheduler binds a pod.
+    assert.deepEqual(back.spec, { ...spec, limits: { ...spec.limits, objects: 600 }, shard: 'default' });
     assert.equal(back.metadata.resourceVersion, updated.body.metadata.resourceVersion);
     const lists = await Promise.all([api.get(ALPHA).expect(200), api.get(BETA).expect(200)]);
     assert.deepEqual(lists.map((l) => [l.body.apiVersion, l.body.items.find((t: { metadata: { name: string } }) => t.metadata.name === 'acme')?.apiVersion]), [

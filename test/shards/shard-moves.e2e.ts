@@ -1,0 +1,268 @@
+import assert from 'node:assert/strict';
+import https from 'node:https';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import request from 'supertest';
+import { adminIdentity, httpsAgent } from '../support/credentials.js';
+import { TestPostgres } from '../support/test-postgres.js';
+import { startTestServer, startTestServerOn, type TestServer } from '../support/test-server.js';
+
+const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
+const SHARDS = '/apis/tenancy.plinth.dev/v1beta1/shards';
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function registerShard(url: string, name: string, connection: string): Promise<void> {
+  await request(url).post('/api/v1/namespaces/default/secrets').send({ metadata: { name: `shard-${name}` }, data: { url: Buffer.from(connection).toString('base64') } }).expect(201);
+  await request(url).post(SHARDS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Shard', metadata: { name }, spec: { secretRef: { name: `shard-${name}`, namespace: 'default' } } }).expect(201);
+  await waitFor(`shard ${name} ready`, async () => {
+    const res = await request(url).get(`${SHARDS}/${name}`);
+    return res.body?.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True') ? true : undefined;
+  });
+}
+
+function condition(t: { status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } }, type: string) {
+  return t.status?.conditions?.find((c) => c.type === type);
+}
+
+async function query<T>(url: string, text: string, params: unknown[]): Promise<T[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query(text, params)).rows as T[];
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * A watcher that behaves as an informer's reflector: lists, watches from the
+ * list's resourceVersion, re-watches from the last resourceVersion it saw
+ * whenever the stream ends, and relists on 410 Expired.
+ */
+class Reflector {
+  readonly added = new Map<string, number[]>();
+  readonly revisions: number[] = [];
+  relists = 0;
+  rewatches = 0;
+  private last = '';
+  private stopped = false;
+  private req: ReturnType<typeof https.get> | undefined;
+  readonly done: Promise<void>;
+
+  constructor(
+    private readonly urls: string[],
+    private readonly path: string,
+  ) {
+    this.done = this.run();
+  }
+
+  private async run(): Promise<void> {
+    let turn = 0;
+    await this.list(this.urls[0]);
+    while (!this.stopped) {
+      const expired = await this.watchOnce(this.urls[turn++ % this.urls.length]);
+      if (this.stopped) return;
+      if (expired) {
+        this.relists++;
+        await this.list(this.urls[0]);
+      } else this.rewatches++;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  private async list(url: string): Promise<void> {
+    for (;;) {
+      const res = await request(url).get(this.path);
+      if (res.status === 200) {
+        this.last = res.body.metadata.resourceVersion;
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** One watch from the last resourceVersion; resolves true when it ended with 410 Expired. */
+  private watchOnce(url: string): Promise<boolean> {
+    return new Promise((resolve) => {
+      const u = new URL(`${url}${this.path}?watch=1&allowWatchBookmarks=true&resourceVersion=${this.last}`);
+      let buf = '';
+      let expired = false;
+      this.req = https.get(u, { agent: httpsAgent(adminIdentity()) }, (res) => {
+        if (res.statusCode === 410) expired = true;
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => {
+          buf += d;
+          let i: number;
+          while ((i = buf.indexOf('\n')) >= 0) {
+            const line = buf.slice(0, i);
+            buf = buf.slice(i + 1);
+            if (!line.trim()) continue;
+            const ev = JSON.parse(line);
+            if (ev.type === 'ERROR') {
+              if (ev.object?.code === 410) expired = true;
+              continue;
+            }
+            const rv = ev.object.metadata.resourceVersion as string;
+            this.last = rv;
+            if (ev.type === 'BOOKMARK') continue;
+            this.revisions.push(Number(rv));
+            if (ev.type === 'ADDED') {
+              const name = ev.object.metadata.name as string;
+              this.added.set(name, [...(this.added.get(name) ?? []), Number(rv)]);
+            }
+          }
+        });
+        res.on('end', () => resolve(expired));
+        res.on('error', () => resolve(expired));
+      });
+      this.req.on('error', () => resolve(expired));
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.req?.destroy();
+    await this.done;
+  }
+}
+
+// A tenant moved live between two of three PostgreSQL servers while 16 writers and 10 watchers run, on two replicas.
+describe('shards: moving a tenant live between shards', { timeout: 300_000 }, () => {
+  let s: TestServer;
+  let second: TestServer;
+  let b: TestPostgres;
+  let c: TestPostgres;
+
+  before(async () => {
+    [b, c] = await Promise.all([TestPostgres.start('move_b'), TestPostgres.start('move_c')]);
+    const redis = process.env.PLINTH_TEST_REDIS_URL;
+    assert.ok(redis, 'the move suite runs two replicas in cluster mode: redis-server must be installed');
+    s = await startTestServer('shard_moves', { REDIS_URL: redis });
+    second = await startTestServerOn(s.database, { REDIS_URL: redis });
+    await registerShard(s.url, 'b', b.url);
+    await registerShard(s.url, 'c', c.url);
+  });
+  after(async () => {
+    await second?.close();
+    await s?.close();
+    await b?.close();
+    await c?.close();
+  });
+
+  it('moves a tenant under 16 writers and 10 watchers: no acknowledged write lost or duplicated, none on the source after the switch, watchers continue without a gap', async () => {
+    await request(s.url).post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'mover' }, spec: { shard: 'b' } }).expect(201);
+    const P = '/clusters/mover/api/v1/namespaces/default/configmaps';
+    for (let i = 0; i < 300; i++) await request(s.url).post(P).send({ metadata: { name: `seed-${i}` }, data: { i: String(i) } }).expect(201);
+    const watchers = Array.from({ length: 10 }, () => new Reflector([s.url, second.url], P));
+    await new Promise((r) => setTimeout(r, 500));
+
+    const acked = new Map<string, number>();
+    const failures: string[] = [];
+    let stop = false;
+    const writers = Array.from({ length: 16 }, async (_, w) => {
+      for (let n = 0; !stop; n++) {
+        const name = `w${w}-${n}`;
+        const res = await request(w % 2 ? second.url : s.url).post(P).send({ metadata: { name }, data: { w: String(w) } });
+        if (res.status === 201) acked.set(name, Number(res.body.metadata.resourceVersion));
+        else failures.push(`${name}: ${res.status} ${res.body?.message}`);
+      }
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    await request(s.url).patch(`${TENANTS}/mover`).set('Content-Type', 'application/merge-patch+json').send({ spec: { shard: 'c' } }).expect(200);
+    const moved = await waitFor('the Moved condition', async () => {
+      const t = (await request(s.url).get(`${TENANTS}/mover`)).body;
+      return condition(t, 'Moved')?.status === 'True' && t.status.shard === 'c' ? t : undefined;
+    });
+    const since = Number(moved.status.shardResourceVersion);
+    await new Promise((r) => setTimeout(r, 1000));
+    stop = true;
+    await Promise.all(writers);
+    assert.deepEqual(failures, [], 'every write is answered 201 (writes during the fence wait, none fails)');
+
+    // Nothing of the tenant on the source above its fence; everything acknowledged afterwards came from the destination.
+    const [{ top }] = await query<{ top: string | null }>(b.url, 'SELECT max(revision) AS top FROM changes WHERE tenant = $1', ['mover']);
+    assert.ok(top === null || Number(top) < since, `source revision ${top} is below the switch ${since}`);
+    const afterSwitch = [...acked.values()].filter((rv) => rv >= since);
+    assert.ok(afterSwitch.length > 0, 'writes were acknowledged on the destination');
+    const onC = await query<{ name: string; revision: string }>(c.url, "SELECT name, revision FROM objects WHERE tenant = $1 AND resource = 'configmaps'", ['mover']);
+    const stored = new Map(onC.map((r) => [r.name, Number(r.revision)]));
+    for (const [name, rv] of acked) assert.equal(stored.get(name), rv, `acknowledged write ${name}@${rv} is on the destination`);
+    for (let i = 0; i < 300; i++) assert.ok(stored.has(`seed-${i}`));
+
+    // Every watcher saw every acknowledged create exactly once, in revision order, and never relisted.
+    const last = Math.max(...acked.values());
+    await waitFor('watchers caught up', async () => (watchers.every((w) => w.revisions.length > 0 && w.revisions[w.revisions.length - 1] >= last) ? true : undefined));
+    for (const w of watchers) await w.stop();
+    for (const [i, w] of watchers.entries()) {
+      assert.equal(w.relists, 0, `watcher ${i} never got 410`);
+      assert.ok(w.rewatches >= 1, `watcher ${i}'s stream ended at the switch and it re-watched`);
+      for (let k = 1; k < w.revisions.length; k++) assert.ok(w.revisions[k] > w.revisions[k - 1], `watcher ${i} in order at ${k}`);
+      for (const [name, rv] of acked) assert.deepEqual(w.added.get(name), [rv], `watcher ${i} saw ${name} once`);
+    }
+
+    // The source keeps nothing of the tenant once the grace period is over.
+    await waitFor('the source emptied', async () => ((await query(b.url, 'SELECT 1 FROM tenants WHERE name = $1', ['mover'])).length === 0 ? true : undefined));
+    await request(second.url).get(`${P}/seed-0`).expect(200);
+  });
+
+  it('refuses a move to a cordoned or unknown shard, and a second move while one runs', async () => {
+    await request(s.url).post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'stays' }, spec: { shard: 'b' } }).expect(201);
+    await request(s.url).patch(`${SHARDS}/c`).set('Content-Type', 'application/merge-patch+json').send({ spec: { unschedulable: true } }).expect(200);
+    const cordoned = await request(s.url).patch(`${TENANTS}/stays`).set('Content-Type', 'application/merge-patch+json').send({ spec: { shard: 'c' } }).expect(409);
+    assert.match(cordoned.body.message, /cordoned/);
+    await request(s.url).patch(`${SHARDS}/c`).set('Content-Type', 'application/merge-patch+json').send({ spec: { unschedulable: false } }).expect(200);
+    const unknown = await request(s.url).patch(`${TENANTS}/stays`).set('Content-Type', 'application/merge-patch+json').send({ spec: { shard: 'nowhere' } }).expect(422);
+    assert.equal(unknown.body.details.causes[0].field, 'spec.shard');
+    for (let i = 0; i < 2000; i++) await request(s.url).post('/clusters/stays/api/v1/namespaces/default/configmaps').send({ metadata: { name: `o-${i}` } }).expect(201);
+    await request(s.url).patch(`${TENANTS}/stays`).set('Content-Type', 'application/merge-patch+json').send({ spec: { shard: 'c' } }).expect(200);
+    const second = await request(s.url).patch(`${TENANTS}/stays`).set('Content-Type', 'application/merge-patch+json').send({ spec: { shard: 'default' } });
+    // Either the move was still running (409), or it had already switched (then this is a new move, back: allowed).
+    if (second.status === 409) assert.match(second.body.message, /in progress/);
+    else assert.equal(second.status, 200);
+  });
+
+  it('rolls a move back when its destination dies mid-copy: the tenant stays where it was, nothing lost', async () => {
+    await request(s.url).post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'unlucky' }, spec: { shard: 'b' } }).expect(201);
+    const P = '/clusters/unlucky/api/v1/namespaces/default/configmaps';
+    const made: string[] = [];
+    for (let i = 0; i < 500; i++) {
+      await request(s.url).post(P).send({ metadata: { name: `u-${i}` }, data: { i: String(i) } }).expect(201);
+      made.push(`u-${i}`);
+    }
+    // The destination stalls on the copy of the tenant's first object, so that it dies mid-copy, not before or after.
+    const stall = new pg.Client({ connectionString: c.url });
+    await stall.connect();
+    await stall.query(`CREATE FUNCTION stall_copy() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        IF NEW.tenant = 'unlucky' THEN PERFORM pg_sleep(60); END IF; RETURN NEW; END $$;
+      CREATE TRIGGER stall_copy BEFORE INSERT ON objects FOR EACH ROW EXECUTE FUNCTION stall_copy()`);
+    await stall.end();
+    await request(s.url).patch(`${TENANTS}/unlucky`).set('Content-Type', 'application/merge-patch+json').send({ spec: { shard: 'c' } }).expect(200);
+    await waitFor('the copy to stall on the destination', async () => {
+      const rows = await query<{ n: string }>(b.url, 'SELECT 1 AS n', []);
+      const moving = condition((await request(s.url).get(`${TENANTS}/unlucky`)).body, 'Moving');
+      return rows.length === 1 && moving?.status === 'True' && moving.reason === 'Copying' ? true : undefined;
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    await c.kill();
+    const failed = await waitFor('the rollback', async () => {
+      const t = (await request(s.url).get(`${TENANTS}/unlucky`)).body;
+      return condition(t, 'Moving')?.reason === 'MoveFailed' ? t : undefined;
+    });
+    assert.equal(failed.spec.shard, 'b');
+    assert.equal(failed.status.shard, 'b');
+    const list = (await request(second.url).get(P).expect(200)).body;
+    const names = list.items.map((o: { metadata: { name: string } }) => o.metadata.name).filter((n: string) => n.startsWith('u-'));
+    assert.deepEqual(names.sort(), [...made].sort());
+    await request(s.url).post(P).send({ metadata: { name: 'after-rollback' } }).expect(201);
+    await c.restart();
+  });
+});
