@@ -5,6 +5,7 @@ import { GATED_API_VERSIONS, RuntimeConfig } from '../features/runtime-config.js
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
 import { ServiceResolver } from '@plinth/admission';
 import { redactCredentials } from './redact-credentials.js';
+import { type ConfiguredShard, parseShardList } from './shard-list.js';
 
 /** The environment Plinth reads, validated once at start-up. */
 class EnvironmentVariables {
@@ -27,6 +28,10 @@ class EnvironmentVariables {
     message: 'PLINTH_TENANTS must be a comma-separated list of DNS-1123 labels',
   })
   PLINTH_TENANTS?: string;
+
+  /** Shards to register at start when they have no Shard object yet: `name=postgres://…` pairs separated by spaces. */
+  @IsOptional()
+  PLINTH_SHARDS?: string;
 
   @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL?: string;
@@ -177,6 +182,8 @@ export interface AppConfig {
   redisUrl?: string;
   /** Tenants to create at start-up besides `default`. */
   tenants: string[];
+  /** PLINTH_SHARDS: shards registered at start (a Secret and a Shard object each) when missing. */
+  shards: ConfiguredShard[];
   logLevel: string;
   embeddedPgPort: number;
   dbPoolSize: number;
@@ -272,6 +279,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (Boolean(parsed.PLINTH_TLS_CERT_FILE) !== Boolean(parsed.PLINTH_TLS_KEY_FILE)) {
     throw new ConfigError('invalid configuration:\n  PLINTH_TLS_CERT_FILE and PLINTH_TLS_KEY_FILE must be set together');
   }
+  let shards: ConfiguredShard[];
+  try {
+    shards = parseShardList(parsed.PLINTH_SHARDS ?? '');
+  } catch (err) {
+    throw rejected('PLINTH_SHARDS', err);
+  }
   try {
     ServiceResolver.parse(parsed.PLINTH_WEBHOOK_SERVICE_MAP);
   } catch (err) {
@@ -302,6 +315,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: parsed.DATABASE_URL,
     redisUrl: parsed.REDIS_URL,
     tenants: parsed.PLINTH_TENANTS ? parsed.PLINTH_TENANTS.split(',') : [],
+    shards,
     logLevel: parsed.LOG_LEVEL ?? 'info',
     embeddedPgPort: parsed.PLINTH_EMBEDDED_PG_PORT ?? 54329,
     dbPoolSize: parsed.PLINTH_DB_POOL_SIZE ?? 20,

@@ -4,12 +4,10 @@
  * must never reach a Shard's status, an event, a log line or an error.
  */
 
-/** `text` with the password of every URL in it replaced by `xxxxx` (and `password=` parameters). Pure. */
-export function redactUrl(text: string): string {
-  return text
-    .replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:)[^@\s/]*@/gi, '$1xxxxx@')
-    .replace(/(\bpassword=)[^&\s]*/gi, '$1xxxxx');
-}
+import { redactCredentials } from '../config/redact-credentials.js';
+
+/** `text` with the password of every URL in it (and `password=` settings) replaced. Pure. */
+export const redactUrl = redactCredentials;
 
 /**
  * `host:port/database` of a libpq URL (the socket folder for a Unix
