@@ -144,6 +144,31 @@ describe('storage version migration: a CRD whose storage version changes has its
     }
   });
 
+  it('migrates again on every switch of the storage version, v1 -> v2 -> v1 -> v2, trimming storedVersions each time', async () => {
+    const crdBody = backendCrd(hook.url, certs.caBundle) as { metadata: { name: string }; spec: Record<string, any> };
+    crdBody.metadata.name = 'backends.flip.example.com';
+    crdBody.spec.group = 'flip.example.com';
+    crdBody.spec.conversion = { strategy: 'None' };
+    crdBody.spec.versions[1].schema = crdBody.spec.versions[0].schema;
+    await installCrd(api, crdBody);
+    for (let i = 0; i < 5; i++) await api.post('/apis/flip.example.com/v1/namespaces/demo/backends').send({ metadata: { name: `f${i}` }, spec: { hostPort: `h:${i}` } }).expect(201);
+    const name = 'backends.flip.example.com';
+    for (const [step, to] of (['v2', 'v1', 'v2'] as const).entries()) {
+      const crd = (await api.get(`${CRDS}/${name}`).expect(200)).body;
+      for (const v of crd.spec.versions) v.storage = v.name === to;
+      const switched = (await api.put(`${CRDS}/${name}`).send(crd).expect(200)).body;
+      const from = to === 'v2' ? 'v1' : 'v2';
+      assert.deepEqual(switched.status.storedVersions, [from, to], `switch ${step + 1}: both versions stored until the migration`);
+      const done = await untilMigration(
+        name,
+        (c) => c?.status === 'True' && c.message === `5 of 5 objects rewritten in ${to}`,
+        20_000,
+        `migration ${step + 1} (to ${to}) to finish`,
+      );
+      assert.deepEqual(done.status.storedVersions, [to], `switch ${step + 1}: storedVersions trimmed to ${to}`);
+    }
+  });
+
   it('migrates a CRD of strategy None by rewriting apiVersion', async () => {
     const crdBody = backendCrd(hook.url, certs.caBundle) as { metadata: { name: string }; spec: Record<string, any> };
     crdBody.metadata.name = 'backends.none.example.com';
