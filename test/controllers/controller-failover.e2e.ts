@@ -5,8 +5,8 @@ import { widgetCrd } from '../crd/crd-fixtures.js';
 import { ReplicaProcess } from '../fault/support/replica-process.js';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { eventually } from '../watch/support/cluster.js';
 import { WatchClient } from '../watch/support/watch-client.js';
+import { eventually } from '../support/eventually.js';
 
 const NS = 'gc';
 const CONTROLLERS = ['garbage-collector', 'namespace-controller', 'crd-controller', 'resourcequota-controller', 'tenant-controller', 'root-ca-cert-publisher'];
@@ -36,10 +36,10 @@ const leads = async (r: ReplicaProcess, controller: string) => (await metric(r, 
 /** The replica of `among` that leads `controller`, once one does. */
 async function leaderOf(among: ReplicaProcess[], controller: string, timeoutMs = LEADER_WAIT_MS): Promise<ReplicaProcess> {
   let found: ReplicaProcess | undefined;
-  await eventually(`a leader of ${controller}`, async () => {
+  await eventually(async () => {
     for (const r of among) if (await leads(r, controller)) found = r;
     return found !== undefined;
-  }, timeoutMs);
+  }, { timeoutMs, message: `a leader of ${controller}` });
   return found!;
 }
 
@@ -112,7 +112,7 @@ describe('controllers: one leader per controller across replica processes, failo
       await createConfigMap(other.url, `dep-${i}-a`, { name: `owner-${i}`, uid });
       await createConfigMap(r.url, `dep-${i}-b`, { name: `owner-${i}`, uid });
       assert.equal((await call(r.url, 'DELETE', `/api/v1/namespaces/${NS}/configmaps/owner-${i}`)).status, 200);
-      await eventually(`dependents of owner-${i} collected`, async () => (await configMapNames(other.url)).every((n) => !n.startsWith(`dep-${i}-`)));
+      await eventually(async () => (await configMapNames(other.url)).every((n) => !n.startsWith(`dep-${i}-`)), { message: `dependents of owner-${i} collected` });
     }
   });
 
@@ -145,7 +145,7 @@ describe('controllers: one leader per controller across replica processes, failo
 
     // Deleted through the replica that survives; the leader starts collecting, and is killed once it has collected some dependents.
     assert.equal((await call(survivor.url, 'DELETE', `/api/v1/namespaces/${NS}/configmaps/big-owner`)).status, 200);
-    await eventually('the leader collects dependents', () => watch.events.filter((e) => e.type === 'DELETED' && e.object.metadata.name.startsWith('member-')).length >= 50, 30_000);
+    await eventually(() => watch.events.filter((e) => e.type === 'DELETED' && e.object.metadata.name.startsWith('member-')).length >= 50, { timeoutMs: 30_000, message: 'the leader collects dependents' });
     leader.proc.kill('SIGKILL');
     await leader.exited;
     const killedAt = Date.now();
@@ -154,11 +154,11 @@ describe('controllers: one leader per controller across replica processes, failo
 
     const next = await leaderOf(replicas.filter((r) => r.alive), 'garbage-collector');
     const handoverMs = Date.now() - killedAt;
-    await eventually('every dependent collected', async () => (await configMapNames(survivor.url)).every((n) => !n.startsWith('member-')), 120_000);
+    await eventually(async () => (await configMapNames(survivor.url)).every((n) => !n.startsWith('member-')), { timeoutMs: 120_000, message: 'every dependent collected' });
     console.log(`[controller-failover] ${left} of ${DEPENDENTS} dependents left at the kill; another replica led after ${handoverMs} ms`);
 
     // The watch (on the survivor, across the relay's failover too) saw each dependent deleted exactly once, and nothing else.
-    await eventually('every deletion watched', () => watch.events.filter((e) => e.type === 'DELETED').length >= DEPENDENTS + 1, 30_000);
+    await eventually(() => watch.events.filter((e) => e.type === 'DELETED').length >= DEPENDENTS + 1, { timeoutMs: 30_000, message: 'every deletion watched' });
     const deleted = watch.events.filter((e) => e.type === 'DELETED').map((e) => e.object.metadata.name as string);
     assert.deepEqual(deleted.filter((n) => n.startsWith('member-')).sort(), names);
     assert.deepEqual(deleted.filter((n) => !n.startsWith('member-')), ['big-owner']);
@@ -178,18 +178,18 @@ describe('controllers: one leader per controller across replica processes, failo
     const stoppedAt = Date.now();
     try {
       // Taken over while the old leader is still stopped (it resumes only in `finally`): PostgreSQL ended its session.
-      for (const c of led) await eventually(`${c} led by the other replica`, () => leads(other, c), LEADER_WAIT_MS);
+      for (const c of led) await eventually(() => leads(other, c), { timeoutMs: LEADER_WAIT_MS, message: `${c} led by the other replica` });
       assert.equal(processState(hung.proc.pid!), 'T', 'the old leader was still stopped when the other took over');
       console.log(`[controller-failover] the other replica led ${led.join(', ')} ${Date.now() - stoppedAt} ms after the leader stopped`);
       const uid = await createConfigMap(other.url, 'owner-while-hung');
       await createConfigMap(other.url, 'dep-while-hung', { name: 'owner-while-hung', uid });
       assert.equal((await call(other.url, 'DELETE', `/api/v1/namespaces/${NS}/configmaps/owner-while-hung`)).status, 200);
-      await eventually('the dependent collected by the new leader', async () => !(await configMapNames(other.url)).includes('dep-while-hung'));
+      await eventually(async () => !(await configMapNames(other.url)).includes('dep-while-hung'), { message: 'the dependent collected by the new leader' });
     } finally {
       hung.proc.kill('SIGCONT');
     }
     // Resumed, it finds its session gone and stops leading; each controller has one leader again.
-    await eventually('the resumed replica stepped down', async () => (await Promise.all(CONTROLLERS.map((c) => metric(hung, 'plinth_leader', 'controller', c)))).every((v) => v === 0), 30_000);
+    await eventually(async () => (await Promise.all(CONTROLLERS.map((c) => metric(hung, 'plinth_leader', 'controller', c)))).every((v) => v === 0), { timeoutMs: 30_000, message: 'the resumed replica stepped down' });
     for (const c of CONTROLLERS) {
       const gauges = await Promise.all(live.map((r) => metric(r, 'plinth_leader', 'controller', c)));
       assert.deepEqual([...gauges].sort(), [0, 1], `${c}: ${JSON.stringify(gauges)}`);

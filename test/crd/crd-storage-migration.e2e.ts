@@ -5,8 +5,9 @@ import { ObjectStoreRepository } from '@plinth/storage';
 import request from 'supertest';
 import { makeCertificates, type TestCertificates } from '../admission/support/webhook-server.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { eventually, installCrd } from './crd-fixtures.js';
+import { installCrd } from './crd-fixtures.js';
 import { backendCrd, ConversionWebhookServer } from './support/conversion-webhook-server.js';
+import { eventually } from '../support/eventually.js';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const N = 120;
@@ -46,8 +47,8 @@ describe('storage version migration: a CRD whose storage version changes has its
   async function untilMigration(name: string, done: (c: Record<string, string> | undefined) => boolean, ms: number, what: string) {
     return eventually(async () => {
       const cur = (await api.get(`${CRDS}/${name}`).expect(200)).body;
-      return done(migrationCondition(cur)) ? cur : undefined;
-    }, ms, what);
+      return done(migrationCondition(cur)) ? cur : false;
+    }, { timeoutMs: ms, message: what });
   }
 
   it('rewrites every object through the conversion webhook (one call per page), then leaves storedVersions at the new version', async () => {

@@ -4,9 +4,9 @@ import tls from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { adminIdentity } from '../support/credentials.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { eventually } from '../watch/support/cluster.js';
 import { ReplicaProcess } from './support/replica-process.js';
 import { type LoadOutcome, WriteLoad } from './support/write-load.js';
+import { eventually } from '../support/eventually.js';
 
 const NS = 'drain';
 const WRITERS = 16;
@@ -89,15 +89,15 @@ describe('fault: SIGTERM with new connections opened throughout the drain', { ti
     const held = await Promise.all(Array.from({ length: HELD }, () => openHeld(replica.url)));
     const idle = await openIdleHttp2(replica.url);
     const load = new WriteLoad([replica.url], NS, WRITERS, 30_000, true);
-    await eventually('writes before the signal', () => load.outcomes.filter((o) => o.status === 201).length >= 50, 20_000);
+    await eventually(() => load.outcomes.filter((o) => o.status === 201).length >= 50, { timeoutMs: 20_000, message: 'writes before the signal' });
     replica.proc.kill('SIGTERM');
     // Connections opened before the listener closed whose request comes after it: the drain waits for it and answers.
-    await eventually('the listener closed', () => load.outcomes.some((o) => o.error === 'ECONNREFUSED'), 30_000);
+    await eventually(() => load.outcomes.some((o) => o.error === 'ECONNREFUSED'), { timeoutMs: 30_000, message: 'the listener closed' });
     const late = await Promise.all(held.map((socket, i) => sendOn(socket, `held-${i}`)));
     const code = await replica.exited;
     // Keep connecting past the exit until every writer has been refused at least once more.
     const exitedAt = load.outcomes.length;
-    await eventually('writers refused after the exit', () => load.outcomes.slice(exitedAt).filter((o) => o.error === 'ECONNREFUSED').length >= WRITERS, 10_000);
+    await eventually(() => load.outcomes.slice(exitedAt).filter((o) => o.error === 'ECONNREFUSED').length >= WRITERS, { timeoutMs: 10_000, message: 'writers refused after the exit' });
     await load.stop();
 
     assert.equal(code, 0, replica.output);

@@ -5,6 +5,7 @@ import { parseAllDocuments } from 'yaml';
 import { NOT_ROOT_CA } from '../support/root-ca.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { WatchClient } from './support/watch-client.js';
+import { eventually } from '../support/eventually.js';
 
 /** Leaves out the kube-root-ca.crt every namespace holds (published with the namespace, so it is among a watch's initial events). */
 const OURS = `fieldSelector=${encodeURIComponent(NOT_ROOT_CA)}`;
@@ -147,13 +148,10 @@ describe('watch: protocol and resourceVersion semantics', { timeout: 120_000 }, 
     open.push(w);
     assert.equal(w.headers['content-type'], 'application/yaml;stream=watch');
     await create('yml', 'y2');
-    const deadline = Date.now() + 5000;
-    let docs: unknown[] = [];
-    while (Date.now() < deadline) {
-      docs = parseAllDocuments(w.raw).map((d) => d.toJS());
-      if (docs.length >= 2) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const docs = await eventually(() => {
+      const all: unknown[] = parseAllDocuments(w.raw).map((d) => d.toJS());
+      return all.length >= 2 ? all : false;
+    }, { timeoutMs: 5000, message: 'two YAML documents' });
     assert.deepEqual(docs[0], { type: 'ADDED', object: y1 });
     assert.equal((docs[1] as { object: { metadata: { name: string } } }).object.metadata.name, 'y2');
   });
