@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { configMap, coreRule, ensureNamespace, eventually, MAP, MAPB, VAP, VAPB, validatingBinding, validatingPolicy } from './support/policies.js';
+import { configMap, coreRule, ensureNamespace, MAP, MAPB, VAP, VAPB, validatingBinding, validatingPolicy } from './support/policies.js';
+import { eventually } from '../support/eventually.js';
 
 const CM = '/api/v1/namespaces/mut/configmaps';
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { configMap, coreRule, ensureNamespace, eventually, VAP, VAPB, validatingBinding, validatingPolicy } from './support/policies.js';
+import { configMap, coreRule, ensureNamespace, VAP, VAPB, validatingBinding, validatingPolicy } from './support/policies.js';
+import { eventually } from '../support/eventually.js';
 
 const EXPENSIVE =
   '[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10].all(f, a + b + c + d + e + f > 0))))))';
@@ -43,6 +44,6 @@ describe('admission policies share the tenant validation budget', () => {
     await eventually(async () => {
       const r = await hostile.post('/api/v1/namespaces/h/configmaps').send({ metadata: { generateName: 'later-' } });
       assert.equal(r.status, 201);
-    }, 30000);
+    }, { timeoutMs: 30000 });
   });
 });

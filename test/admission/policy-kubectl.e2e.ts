@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { kubectl, type KubectlResult, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { eventually } from './support/policies.js';
+import { eventually } from '../support/eventually.js';
 
 function ok(r: KubectlResult): string {
   assert.equal(r.code, 0, `kubectl failed (${r.code}): ${r.stderr}`);

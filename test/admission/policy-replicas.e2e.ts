@@ -2,13 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import type { RunningServer } from '../../apps/api/src/server.js';
-import { eventually as until, TestCluster } from '../watch/support/cluster.js';
+import { TestCluster } from '../watch/support/cluster.js';
 import { configMap, coreRule, VAP, VAPB, validatingBinding, validatingPolicy } from './support/policies.js';
 import { WatchService } from '../../apps/api/src/watch/watch.service.js';
+import { eventually } from '../support/eventually.js';
 
 /** Resolves once `r`'s change stream has applied `revision`. */
 async function reached(r: RunningServer, revision: number): Promise<void> {
-  await until(`replica stream at ${revision}`, () => r.app.get(WatchService).pipeline.cache.revision >= revision);
+  await eventually(() => r.app.get(WatchService).pipeline.cache.revision >= revision, { message: `replica stream at ${revision}` });
 }
 
 /** The revision of a write's answer. */

@@ -3,7 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { installCrd, widgetCrd } from '../crd/crd-fixtures.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { configMap, coreRule, ensureNamespace, eventually, VAP, VAPB, validatingBinding, validatingPolicy } from './support/policies.js';
+import { configMap, coreRule, ensureNamespace, VAP, VAPB, validatingBinding, validatingPolicy } from './support/policies.js';
+import { eventually } from '../support/eventually.js';
 
 const CM = (ns: string) => `/api/v1/namespaces/${ns}/configmaps`;
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { allow, deny, eventually, makeCertificates, type TestCertificates, TestWebhookServer, webhookConfiguration } from './support/webhook-server.js';
+import { allow, deny, makeCertificates, type TestCertificates, TestWebhookServer, webhookConfiguration } from './support/webhook-server.js';
+import { eventually } from '../support/eventually.js';
 
 const GV = '/apis/admissionregistration.k8s.io/v1';
 const MWC = `${GV}/mutatingwebhookconfigurations`;
@@ -135,7 +136,7 @@ describe('MutatingWebhookConfiguration and ValidatingWebhookConfiguration resour
     await eventually(async () => {
       const res = await api.post('/api/v1/namespaces').send({ metadata: { name: 'probe-exempt' } });
       assert.equal(res.status, 403);
-    });
+    }, { timeoutMs: 5000 });
     const body = webhookConfiguration('Validating', 'exempt-probe', [{ name: 'probe.plinth.test', url: 'https://example.com/', resources: ['nothing'] }]);
     await api.post(VWC).send(body).expect(201);
     await api
@@ -148,7 +149,7 @@ describe('MutatingWebhookConfiguration and ValidatingWebhookConfiguration resour
     await api.delete(`${VWC}/deny-all`).expect(200);
     await eventually(async () => {
       await api.post('/api/v1/namespaces').send({ metadata: { name: 'probe-exempt' } }).expect(201);
-    });
+    }, { timeoutMs: 5000 });
     assert.ok(!hooks.callsTo('/deny-all').some((c) => c.request.resource.group === 'admissionregistration.k8s.io'));
   });
 
@@ -163,18 +164,18 @@ describe('MutatingWebhookConfiguration and ValidatingWebhookConfiguration resour
     const created = await api.post(VWC).send(body).expect(201);
     let n = 0;
     const probe = () => api.post('/api/v1/namespaces/toggle/configmaps').send({ metadata: { name: `p${n++}` } });
-    await eventually(async () => assert.equal((await probe()).status, 403));
+    await eventually(async () => assert.equal((await probe()).status, 403), { timeoutMs: 5000 });
     const updated = structuredClone(created.body);
     updated.webhooks[0].rules[0].operations = ['UPDATE'];
     const put = await api.put(`${VWC}/toggle`).send(updated).expect(200);
     assert.equal(put.body.metadata.generation, 2);
-    await eventually(async () => assert.equal((await probe()).status, 201));
+    await eventually(async () => assert.equal((await probe()).status, 201), { timeoutMs: 5000 });
     await api
       .patch(`${VWC}/toggle`)
       .set('Content-Type', 'application/json-patch+json')
       .send(JSON.stringify([{ op: 'replace', path: '/webhooks/0/rules/0/operations', value: ['CREATE'] }]))
       .expect(200);
-    await eventually(async () => assert.equal((await probe()).status, 403));
+    await eventually(async () => assert.equal((await probe()).status, 403), { timeoutMs: 5000 });
     await api.delete(`${VWC}/toggle`).expect(200);
   });
 
@@ -205,10 +206,10 @@ describe('MutatingWebhookConfiguration and ValidatingWebhookConfiguration resour
       .expect(200);
     const events = String(watched.body).trim().split('\n').map((l) => JSON.parse(l));
     assert.equal(events.filter((e) => e.type === 'ADDED' && e.object.kind === 'ValidatingWebhookConfiguration').length, 10);
-    await eventually(async () => assert.equal((await api.post('/api/v1/namespaces/listing/configmaps').send({ metadata: { generateName: 'l-' } })).status, 403));
+    await eventually(async () => assert.equal((await api.post('/api/v1/namespaces/listing/configmaps').send({ metadata: { generateName: 'l-' } })).status, 403), { timeoutMs: 5000 });
     await api.delete(`${VWC}?labelSelector=e2e-list-test-uuid=${uuid}`).expect(200);
     assert.equal((await api.get(`${VWC}?labelSelector=e2e-list-test-uuid=${uuid}`).expect(200)).body.items.length, 0);
-    await eventually(async () => assert.equal((await api.post('/api/v1/namespaces/listing/configmaps').send({ metadata: { generateName: 'l-' } })).status, 201));
+    await eventually(async () => assert.equal((await api.post('/api/v1/namespaces/listing/configmaps').send({ metadata: { generateName: 'l-' } })).status, 201), { timeoutMs: 5000 });
   });
 
   it('stores matchConditions unchanged and skips requests a condition rules out', async () => {
@@ -224,7 +225,7 @@ describe('MutatingWebhookConfiguration and ValidatingWebhookConfiguration resour
     again.metadata.labels = { touched: 'yes' };
     const put = await api.put(`${VWC}/conditions`).send(again).expect(200);
     assert.deepEqual(put.body.webhooks[0].matchConditions, matchConditions);
-    await eventually(async () => assert.equal((await api.post('/api/v1/namespaces/conditions/configmaps').send({ metadata: { name: 'other' } })).status, 403));
+    await eventually(async () => assert.equal((await api.post('/api/v1/namespaces/conditions/configmaps').send({ metadata: { name: 'other' } })).status, 403), { timeoutMs: 5000 });
     await api.post('/api/v1/namespaces/conditions/configmaps').send({ metadata: { name: 'skip-me' } }).expect(201);
   });
 
@@ -245,7 +246,7 @@ describe('MutatingWebhookConfiguration and ValidatingWebhookConfiguration resour
       const res = await api.post('/api/v1/namespaces/cond-err/configmaps').send({ metadata: { generateName: 'f-', labels: { policy: 'Fail' } }, data: {} });
       assert.equal(res.status, 403);
       assert.match(res.body.message, /^configmaps "f-[a-z0-9]{5}" is forbidden: expression 'object.data\['absent'\] == 'x'' resulted in error: no such key/);
-    });
+    }, { timeoutMs: 5000 });
     await api.post('/api/v1/namespaces/cond-err/configmaps').send({ metadata: { name: 'ignored', labels: { policy: 'Ignore' } }, data: {} }).expect(201);
   });
 });

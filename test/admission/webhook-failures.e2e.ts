@@ -8,7 +8,8 @@ import { writeTestKubeconfig } from '../support/kubectl.js';
 import { promisify } from 'node:util';
 import request from 'supertest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { allow, deny, eventually, type HookOptions, makeCertificates, type TestCertificates, TestWebhookServer, webhookConfiguration } from './support/webhook-server.js';
+import { allow, deny, type HookOptions, makeCertificates, type TestCertificates, TestWebhookServer, webhookConfiguration } from './support/webhook-server.js';
+import { eventually } from '../support/eventually.js';
 
 const VWC = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations';
 const MWC = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
@@ -107,7 +108,7 @@ describe('admission webhooks: failures, timeouts and a hanging webhook', () => {
           return r;
         }),
     );
-    await eventually(async () => assert.equal(hooks.callsTo('/hang').length, 8), 10_000);
+    await eventually(async () => assert.equal(hooks.callsTo('/hang').length, 8), { timeoutMs: 10_000 });
     for (let i = 0; i < 10; i++) {
       await api.post('/api/v1/namespaces/free/configmaps').send({ metadata: { name: `f${i}` } }).expect(201);
       await api.get(`/api/v1/namespaces/free/configmaps/f${i}`).expect(200);

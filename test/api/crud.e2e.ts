@@ -3,15 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { withoutRootCa } from '../support/root-ca.js';
-
-/** Polls `check` until it holds (or fails after 15 s). */
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`not reached: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { eventually } from '../support/eventually.js';
 
 describe('core verbs on namespaces, configmaps and secrets', () => {
   let s: TestServer;
@@ -277,11 +269,11 @@ describe('core verbs on namespaces, configmaps and secrets', () => {
     const del = await api.delete('/api/v1/namespaces/doomed');
     assert.equal(del.status, 202);
     assert.equal(del.body.status.phase, 'Terminating');
-    await until(async () => (await api.get('/api/v1/namespaces/doomed/configmaps/c1')).status === 404, 'contents deleted by the namespace controller');
+    await eventually(async () => (await api.get('/api/v1/namespaces/doomed/configmaps/c1')).status === 404, { timeoutMs: 15_000, message: 'contents deleted by the namespace controller' });
     const forbidden = await api.post('/api/v1/namespaces/doomed/configmaps').send({ metadata: { name: 'late' } }).expect(403);
     assert.equal(forbidden.body.message, 'configmaps "late" is forbidden: unable to create new content in namespace doomed because it is being terminated');
     await api.patch('/api/v1/namespaces/doomed/configmaps/held').set('Content-Type', 'application/merge-patch+json').send(JSON.stringify({ metadata: { finalizers: null } })).expect(200);
-    await until(async () => (await api.get('/api/v1/namespaces/doomed')).status === 404, 'the namespace removed once empty');
+    await eventually(async () => (await api.get('/api/v1/namespaces/doomed')).status === 404, { timeoutMs: 15_000, message: 'the namespace removed once empty' });
   });
 
   it('refuses to delete the default namespace', async () => {

@@ -8,6 +8,7 @@ import request from 'supertest';
 import { stringify } from 'yaml';
 import { adminIdentity, anonymousIdentity, requestAs } from '../support/credentials.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { eventually } from '../support/eventually.js';
 
 interface AuditEvent {
   level: string;
@@ -44,14 +45,11 @@ describe('audit log', { timeout: 120_000 }, () => {
   let s: TestServer;
   let log: string;
   const events = (): AuditEvent[] => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
-  const eventsFor = async (id: string, count: number): Promise<AuditEvent[]> => {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
+  const eventsFor = (id: string, count: number): Promise<AuditEvent[]> =>
+    eventually(() => {
       const found = events().filter((e) => e.auditID === id);
-      if (found.length >= count || Date.now() > deadline) return found;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
+      return found.length >= count ? found : false;
+    }, { message: `${count} audit events of ${id}` });
 
   before(async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'plinth-audit-'));

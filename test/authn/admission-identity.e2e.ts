@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
-import { allow, eventually, makeCertificates, type TestCertificates, TestWebhookServer, webhookConfiguration } from '../admission/support/webhook-server.js';
+import { allow, makeCertificates, type TestCertificates, TestWebhookServer, webhookConfiguration } from '../admission/support/webhook-server.js';
 import { certificateIdentity, requestAs, tokenIdentity } from '../support/credentials.js';
 import { grantInNamespace } from '../support/rbac.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { eventually } from '../support/eventually.js';
 
 // The identity authentication establishes is the one admission webhooks see in AdmissionReview.userInfo.
 describe('authenticated identities reach admission', { timeout: 120_000 }, () => {
@@ -41,7 +42,7 @@ describe('authenticated identities reach admission', { timeout: 120_000 }, () =>
     const sa = (await request(s.url).get('/api/v1/namespaces/who/serviceaccounts/bot').expect(200)).body;
     const token = (await request(s.url).post('/api/v1/namespaces/who/serviceaccounts/bot/token').send({ spec: {} }).expect(201)).body.status.token;
     await requestAs(s.url, tokenIdentity(token)).post('/api/v1/namespaces/who/configmaps').send({ metadata: { name: 'by-bot' } }).expect(201);
-    const call = await eventually(async () => hooks.callsTo('/who').find((c) => c.request.name === 'by-bot'));
+    const call = await eventually(async () => hooks.callsTo('/who').find((c) => c.request.name === 'by-bot'), { timeoutMs: 5000 });
     const u = call!.request.userInfo as { username: string; uid?: string; groups: string[]; extra?: Record<string, string[]> };
     assert.equal(u.username, 'system:serviceaccount:who:bot');
     assert.equal(u.uid, sa.metadata.uid);
@@ -53,9 +54,9 @@ describe('authenticated identities reach admission', { timeout: 120_000 }, () =>
   it('sends a client certificate\'s user, and the impersonated user when impersonating', async () => {
     await requestAs(s.url, await certificateIdentity('carol', ['qa'])).post('/api/v1/namespaces/who/configmaps').send({ metadata: { name: 'by-carol' } }).expect(201);
     await request(s.url).post('/api/v1/namespaces/who/configmaps').set('Impersonate-User', 'dave').set('Impersonate-Group', 'ops').send({ metadata: { name: 'as-dave' } }).expect(201);
-    const carol = await eventually(async () => hooks.callsTo('/who').find((c) => c.request.name === 'by-carol'));
+    const carol = await eventually(async () => hooks.callsTo('/who').find((c) => c.request.name === 'by-carol'), { timeoutMs: 5000 });
     assert.deepEqual(carol!.request.userInfo, { username: 'carol', groups: ['qa', 'system:authenticated'] });
-    const dave = await eventually(async () => hooks.callsTo('/who').find((c) => c.request.name === 'as-dave'));
+    const dave = await eventually(async () => hooks.callsTo('/who').find((c) => c.request.name === 'as-dave'), { timeoutMs: 5000 });
     assert.deepEqual(dave!.request.userInfo, { username: 'dave', groups: ['ops', 'system:authenticated'] });
   });
 });

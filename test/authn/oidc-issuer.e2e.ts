@@ -11,6 +11,7 @@ import { requestAs, tokenIdentity } from '../support/credentials.js';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { grantClusterRole } from '../support/rbac.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { eventually } from '../support/eventually.js';
 
 /** An OIDC issuer the test runs itself: discovery, a JWKS with rotating keys, and token signing. */
 class TestIssuer {
@@ -141,14 +142,11 @@ describe('external OIDC/JWT issuers (AuthenticationConfiguration)', { timeout: 1
     const before = issuer.jwksFetches;
     await issuer.rotate();
     const rotated = await issuer.sign(jane);
-    const deadline = Date.now() + 15_000;
-    let status = 0;
-    while (Date.now() < deadline) {
-      status = (await requestAs(s.url, tokenIdentity(rotated)).get('/clusters/acme/api/v1/namespaces')).status;
-      if (status === 200) break;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    assert.equal(status, 200);
+    await eventually(async () => assert.equal((await requestAs(s.url, tokenIdentity(rotated)).get('/clusters/acme/api/v1/namespaces')).status, 200), {
+      timeoutMs: 15_000,
+      intervalMs: 500,
+      message: 'the rotated key accepted',
+    });
     assert.ok(issuer.jwksFetches > before);
   });
 

@@ -13,6 +13,7 @@ import { adminIdentity, anonymousIdentity, type ClientIdentity, requestAs, share
 import { kubectl } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { ROOT_CA_CONFIGMAP } from '../support/root-ca.js';
+import { eventually } from '../support/eventually.js';
 
 /** One HTTP/2 session to `url` as `id`. */
 function h2(url: string, id: ClientIdentity): http2.ClientHttp2Session {
@@ -49,14 +50,6 @@ function h2watch(session: http2.ClientHttp2Session, p: string): { events: { type
     }
   });
   return { events, stream };
-}
-
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe('secure serving: TLS, HTTP/2, generated and operator certificates, the health listener', { timeout: 120_000 }, () => {
@@ -126,7 +119,7 @@ describe('secure serving: TLS, HTTP/2, generated and operator certificates, the 
       assert.equal(created.status, 200);
       await request(s.url).post('/api/v1/namespaces/h2/configmaps').send({ metadata: { name: 'one', labels: { app: 'web' } } }).expect(201);
       await request(s.url).post('/api/v1/namespaces/h2/configmaps').send({ metadata: { name: 'two' } }).expect(201);
-      await until(() => a.events.length >= 3 && b.events.length >= 1, 'watch events over HTTP/2');
+      await eventually(() => a.events.length >= 3 && b.events.length >= 1, { intervalMs: 20, message: 'watch events over HTTP/2' });
       // Without a resourceVersion the watch starts with what is there: the namespace's kube-root-ca.crt.
       assert.deepEqual(a.events.map((e) => `${e.type} ${e.object.metadata.name}`), [`ADDED ${ROOT_CA_CONFIGMAP}`, 'ADDED one', 'ADDED two']);
       assert.deepEqual(b.events.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED one']);

@@ -6,16 +6,9 @@ import request from 'supertest';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { LeaseElector } from '../support/lease-elector.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { eventually } from '../support/eventually.js';
 
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases';
-
-async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('coordination.k8s.io/v1 Leases', () => {
   let s: TestServer;
@@ -84,7 +77,7 @@ describe('coordination.k8s.io/v1 Leases', () => {
     a.start();
     b.start();
     try {
-      await until('a leader', () => a.leading || b.leading);
+      await eventually(() => a.leading || b.leading, { timeoutMs: 15_000, message: 'a leader' });
       // Several renew periods later there is still exactly one, and the Lease names it.
       for (let i = 0; i < 5; i++) {
         await new Promise((r) => setTimeout(r, timings.retryPeriodMs));
@@ -94,7 +87,7 @@ describe('coordination.k8s.io/v1 Leases', () => {
       const before = await leases.readNamespacedLease(lock);
       assert.equal(before.spec?.holderIdentity, leader.identity);
       await leader.stop();
-      await until('the follower takes over', () => follower.leading);
+      await eventually(() => follower.leading, { timeoutMs: 15_000, message: 'the follower takes over' });
       const after = await leases.readNamespacedLease(lock);
       assert.equal(after.spec?.holderIdentity, follower.identity);
       assert.equal(after.spec?.leaseTransitions, (before.spec?.leaseTransitions ?? 0) + 1);

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { CelRuleWorkers } from '../../apps/api/src/cel-workers/cel-rule-workers.service.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { installCrd, widgetCrd } from './crd-fixtures.js';
+import { eventually } from '../support/eventually.js';
 
 const COSTLY_RULE = 'self.l.all(a, self.l.all(b, a + b > 0))';
 const LIST = Array.from({ length: 1000 }, (_, i) => i + 1);
@@ -90,7 +91,7 @@ describe('custom resources: CEL rules on worker threads', () => {
         }),
     );
     // Wait until the flood holds a worker, then ask for the rest.
-    for (let i = 0; i < 200 && workers.stats().busy === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    await eventually(() => workers.stats().busy > 0, { timeoutMs: 30_000, message: 'a worker busy with the flood' });
     const pendingAt: Record<string, number> = {};
     const seen = (what: string) => (r: request.Response) => {
       pendingAt[what] = N - hostileDone;

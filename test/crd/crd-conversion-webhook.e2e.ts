@@ -4,8 +4,9 @@ import request from 'supertest';
 import { makeCertificates, type TestCertificates } from '../admission/support/webhook-server.js';
 import { kubectl, type KubectlResult, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { eventually, installCrd } from './crd-fixtures.js';
+import { installCrd } from './crd-fixtures.js';
 import { backendCrd, ConversionWebhookServer } from './support/conversion-webhook-server.js';
+import { eventually } from '../support/eventually.js';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const V1 = '/apis/conv.example.com/v1/namespaces/demo/backends';
@@ -216,7 +217,7 @@ describe('CRD conversion webhooks (strategy Webhook, ConversionReview v1)', () =
     await api.post(V1).send({ metadata: { name: 'keep' }, spec: { hostPort: 'protected.internal:1' } }).expect(201);
     await api.post(V1).send({ metadata: { name: 'drop' }, spec: { hostPort: 'plain.internal:2' } }).expect(201);
     // A dry run goes through admission without deleting: it tells when the policy is in force.
-    await eventually(async () => (await api.delete(`${V2}/keep?dryRun=All`)).status === 422, 10_000, 'the policy to deny');
+    await eventually(async () => (await api.delete(`${V2}/keep?dryRun=All`)).status === 422, { timeoutMs: 10_000, message: 'the policy to deny' });
     const refused = await api.delete(`${V2}/keep`).expect(422);
     assert.match(refused.body.message, /protected backend/);
     const dropped = await api.delete(`${V2}/drop`).expect(200);

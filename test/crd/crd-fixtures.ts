@@ -1,21 +1,6 @@
 import assert from 'node:assert/strict';
 import type request from 'supertest';
-
-/** Polls `fn` until it returns a truthy value or `timeoutMs` passes; returns the value. */
-export async function eventually<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 5000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { eventually } from '../support/eventually.js';
 
 /** Options of {@link widgetCrd}. */
 export interface WidgetCrdOptions {
@@ -89,6 +74,6 @@ export async function installCrd(api: ReturnType<typeof request>, crd: Record<st
     if (!established) return false;
     const list = await api.get(`${prefix}/apis/${spec.group}/${served}/${spec.names.plural}`);
     return list.status === 200;
-  }, 5000, `CRD ${name} established`);
+  }, { timeoutMs: 5000, message: `CRD ${name} established` });
   return res.body;
 }

@@ -4,7 +4,8 @@ import { CustomObjectsApi, type KubeConfig, type KubernetesListObject, type Kube
 import request from 'supertest';
 import { testKubeConfig } from '../support/client-node.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { eventually, installCrd, widgetCrd } from './crd-fixtures.js';
+import { installCrd, widgetCrd } from './crd-fixtures.js';
+import { eventually } from '../support/eventually.js';
 
 type Widget = KubernetesObject & { spec?: { size?: number } };
 
@@ -35,13 +36,13 @@ describe('@kubernetes/client-node informer over custom resources (checklist 24)'
     informer.on('error', () => undefined);
     await informer.start();
     try {
-      await eventually(async () => events.includes('add before 1'), 5000, 'initial add');
+      await eventually(async () => events.includes('add before 1'), { timeoutMs: 5000, message: 'initial add' });
       await objects.createNamespacedCustomObject({ group: 'example.com', version: 'v1', namespace: 'demo', plural: 'widgets', body: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 2 } } });
-      await eventually(async () => events.includes('add w1 2'), 5000, 'ADDED');
+      await eventually(async () => events.includes('add w1 2'), { timeoutMs: 5000, message: 'ADDED' });
       await request(s.url).patch('/apis/example.com/v1/namespaces/demo/widgets/w1').set('Content-Type', 'application/merge-patch+json').send({ spec: { size: 5 } }).expect(200);
-      await eventually(async () => events.includes('update w1 5'), 5000, 'MODIFIED');
+      await eventually(async () => events.includes('update w1 5'), { timeoutMs: 5000, message: 'MODIFIED' });
       await objects.deleteNamespacedCustomObject({ group: 'example.com', version: 'v1', namespace: 'demo', plural: 'widgets', name: 'w1' });
-      await eventually(async () => events.includes('delete w1'), 5000, 'DELETED');
+      await eventually(async () => events.includes('delete w1'), { timeoutMs: 5000, message: 'DELETED' });
       assert.deepEqual(informer.list('demo').map((o) => o.metadata?.name), ['before']);
     } finally {
       await informer.stop();

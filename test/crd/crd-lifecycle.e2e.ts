@@ -6,7 +6,8 @@ import { loadConfig } from '../../apps/api/src/config/app-config.js';
 import { startServer } from '../../apps/api/src/server.js';
 import { sharedTestDataDir } from '../support/credentials.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { eventually, installCrd, widgetCrd } from './crd-fixtures.js';
+import { installCrd, widgetCrd } from './crd-fixtures.js';
+import { eventually } from '../support/eventually.js';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const AGGREGATED = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
@@ -48,8 +49,8 @@ describe('CustomResourceDefinition lifecycle', () => {
     assert.equal(res.body.metadata.generation, 1);
     const crd = await eventually(async () => {
       const got = await api.get(`${CRDS}/widgets.example.com`).expect(200);
-      return got.body.status.conditions?.some((c: { type: string; status: string }) => c.type === 'Established' && c.status === 'True') ? got.body : undefined;
-    });
+      return got.body.status.conditions?.some((c: { type: string; status: string }) => c.type === 'Established' && c.status === 'True') ? got.body : false;
+    }, { timeoutMs: 5000 });
     const names = crd.status.conditions.find((c: { type: string }) => c.type === 'NamesAccepted');
     assert.deepEqual([names.status, names.reason, names.message], ['True', 'NoConflicts', 'no conflicts found']);
     const est = crd.status.conditions.find((c: { type: string }) => c.type === 'Established');
@@ -59,7 +60,7 @@ describe('CustomResourceDefinition lifecycle', () => {
   });
 
   it('serves the new resource and lists it in discovery (legacy and aggregated)', async () => {
-    await eventually(async () => (await api.get('/apis/example.com/v1/namespaces/demo/widgets')).status === 200);
+    await eventually(async () => (await api.get('/apis/example.com/v1/namespaces/demo/widgets')).status === 200, { timeoutMs: 5000 });
     const list = await api.get('/apis/example.com/v1').expect(200);
     const w = list.body.resources.find((r: { name: string }) => r.name === 'widgets');
     assert.deepEqual([w.kind, w.singularName, w.namespaced], ['Widget', 'widget', true]);
@@ -91,8 +92,8 @@ describe('CustomResourceDefinition lifecycle', () => {
     await api.post(CRDS).send(widgetCrd({ plural: 'gadgets', kind: 'Widget' })).expect(201);
     const crd = await eventually(async () => {
       const got = await api.get(`${CRDS}/gadgets.example.com`).expect(200);
-      return got.body.status.conditions?.length ? got.body : undefined;
-    });
+      return got.body.status.conditions?.length ? got.body : false;
+    }, { timeoutMs: 5000 });
     const names = crd.status.conditions.find((c: { type: string }) => c.type === 'NamesAccepted');
     // As upstream, the last conflicting name checked (kind, then listKind) is the one reported.
     assert.deepEqual([names.status, names.reason, names.message], ['False', 'ListKindConflict', '"WidgetList" is already in use']);
@@ -130,13 +131,13 @@ describe('CustomResourceDefinition lifecycle', () => {
     const mine = await api.get(`${CRDS}?labelSelector=e2e%3Dmine`).expect(200);
     assert.deepEqual(mine.body.items.map((i: { metadata: { name: string } }) => i.metadata.name).sort(), ['alphas.sel.example.com', 'betas.sel.example.com']);
     await api.delete(`${CRDS}?labelSelector=e2e%3Dmine`).expect(200);
-    await eventually(async () => (await api.get(`${CRDS}?labelSelector=e2e%3Dmine`)).body.items.length === 0, 5000, 'labelled CRDs gone');
+    await eventually(async () => (await api.get(`${CRDS}?labelSelector=e2e%3Dmine`)).body.items.length === 0, { timeoutMs: 5000, message: 'labelled CRDs gone' });
     await api.get(`${CRDS}/gammas.sel.example.com`).expect(200);
   });
 
   it('serves /status: GET, PUT and PATCH are visible to later GETs (checklist 21)', async () => {
     const name = 'gammas.sel.example.com';
-    await eventually(async () => (await api.get(`${CRDS}/${name}/status`)).body.status?.conditions?.length > 0);
+    await eventually(async () => (await api.get(`${CRDS}/${name}/status`)).body.status?.conditions?.length > 0, { timeoutMs: 5000 });
     const got = await api.get(`${CRDS}/${name}/status`).expect(200);
     got.body.status.conditions.push({ type: 'E2E', status: 'True', reason: 'Testing', message: 'put', lastTransitionTime: '2024-01-01T00:00:00Z' });
     got.body.spec.group = 'ignored.example.com';
@@ -175,7 +176,7 @@ describe('CustomResourceDefinition lifecycle', () => {
       const other = request(replica.url);
       await other.get('/apis/replica.example.com/v1/namespaces/demo/widgets').expect(404);
       await api.post(CRDS).send(widgetCrd({ group: 'replica.example.com' })).expect(201);
-      await eventually(async () => (await other.get('/apis/replica.example.com/v1/namespaces/demo/widgets')).status === 200, 15_000, 'served on the replica');
+      await eventually(async () => (await other.get('/apis/replica.example.com/v1/namespaces/demo/widgets')).status === 200, { timeoutMs: 15_000, message: 'served on the replica' });
       const disc = await other.get('/apis/replica.example.com/v1').expect(200);
       assert.equal(disc.body.resources[0].name, 'widgets');
       await api.post('/apis/replica.example.com/v1/namespaces/demo/widgets').send({ metadata: { name: 'r1' }, spec: { size: 1 } }).expect(201);
@@ -191,15 +192,15 @@ describe('CustomResourceDefinition lifecycle', () => {
     const del = await api.delete(`${CRDS}/widgets.example.com`);
     assert.ok([200, 202].includes(del.status));
     assert.ok(del.body.metadata.deletionTimestamp);
-    await eventually(async () => (await api.get(`${CRDS}/widgets.example.com`)).status === 404, 8000, 'CRD removed');
+    await eventually(async () => (await api.get(`${CRDS}/widgets.example.com`)).status === 404, { timeoutMs: 8000, message: 'CRD removed' });
     await eventually(async () => {
       const r = await api.get('/apis/example.com/v1');
       return r.status === 404 || !r.body.resources.some((x: { name: string }) => x.name === 'widgets');
-    }, 3000, 'widgets gone from discovery');
+    }, { timeoutMs: 3000, message: 'widgets gone from discovery' });
     const v2 = await api.get('/openapi/v2').expect(200);
     assert.equal(v2.body.paths['/apis/example.com/v1/namespaces/{namespace}/widgets'], undefined);
     await api.delete(`${CRDS}/gadgets.example.com`).expect((r) => assert.ok(r.status < 300));
-    await eventually(async () => (await api.get(`${CRDS}/gadgets.example.com`)).status === 404, 8000, 'gadgets removed');
+    await eventually(async () => (await api.get(`${CRDS}/gadgets.example.com`)).status === 404, { timeoutMs: 8000, message: 'gadgets removed' });
     await installCrd(api, widgetCrd());
     const list = await api.get('/apis/example.com/v1/namespaces/demo/widgets').expect(200);
     assert.deepEqual(list.body.items, [], 'instances were removed with the CRD');

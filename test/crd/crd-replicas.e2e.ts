@@ -4,9 +4,10 @@ import request from 'supertest';
 import type { RunningServer } from '../../apps/api/src/server.js';
 import { allow, deny, makeCertificates, type TestCertificates, TestWebhookServer, webhookConfiguration } from '../admission/support/webhook-server.js';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
-import { eventually as until, TestCluster } from '../watch/support/cluster.js';
+import { TestCluster } from '../watch/support/cluster.js';
 import { installCrd, widgetCrd } from './crd-fixtures.js';
 import { WatchService } from '../../apps/api/src/watch/watch.service.js';
+import { eventually } from '../support/eventually.js';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const VWC = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations';
@@ -16,7 +17,7 @@ const applied = (r: RunningServer) => r.app.get(WatchService).pipeline.cache.rev
 
 /** Resolves once `r`'s stream has applied `revision`; what it serves must reflect that revision from then on. */
 async function reached(r: RunningServer, revision: number): Promise<void> {
-  await until(`replica stream at ${revision}`, () => applied(r) >= revision);
+  await eventually(() => applied(r) >= revision, { message: `replica stream at ${revision}` });
 }
 
 /** The newest committed revision, as a list reports it. */
@@ -64,7 +65,7 @@ describe('CRD and webhook configuration caches across two replicas', () => {
     await b.post('/apis/replicas.example.com/v1/namespaces/demo/widgets').send({ metadata: { name: 'w' }, spec: { size: 1 } }).expect(201);
 
     await b.delete(`${CRDS}/widgets.replicas.example.com`).expect((r) => assert.ok(r.status < 300));
-    await until('CRD removed', async () => (await b.get(`${CRDS}/widgets.replicas.example.com`)).status === 404);
+    await eventually(async () => (await b.get(`${CRDS}/widgets.replicas.example.com`)).status === 404, { message: 'CRD removed' });
     await reached(ra, await committed(b));
     await a.get('/apis/replicas.example.com/v1/namespaces/demo/widgets').expect(404);
     const groups = await a.get('/apis').expect(200);

@@ -5,8 +5,9 @@ import { ObjectStoreRepository } from '@plinth/storage';
 import request from 'supertest';
 import { makeCertificates, type TestCertificates } from '../admission/support/webhook-server.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { eventually, installCrd } from './crd-fixtures.js';
+import { installCrd } from './crd-fixtures.js';
 import { backendCrd, ConversionWebhookServer } from './support/conversion-webhook-server.js';
+import { eventually } from '../support/eventually.js';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const N = 120;
@@ -46,8 +47,8 @@ describe('storage version migration: a CRD whose storage version changes has its
   async function untilMigration(name: string, done: (c: Record<string, string> | undefined) => boolean, ms: number, what: string) {
     return eventually(async () => {
       const cur = (await api.get(`${CRDS}/${name}`).expect(200)).body;
-      return done(migrationCondition(cur)) ? cur : undefined;
-    }, ms, what);
+      return done(migrationCondition(cur)) ? cur : false;
+    }, { timeoutMs: ms, message: what });
   }
 
   it('rewrites every object through the conversion webhook (one call per page), then leaves storedVersions at the new version', async () => {
@@ -141,6 +142,31 @@ describe('storage version migration: a CRD whose storage version changes has its
       assert.match(migrationCondition(failed)!.message, /^migration to v2 failed: Internal error occurred: conversion webhook for fail\.example\.com\/v1, Kind=BackendList failed: cannot convert this backend$/);
     } finally {
       hook.mode = 'convert';
+    }
+  });
+
+  it('migrates again on every switch of the storage version, v1 -> v2 -> v1 -> v2, trimming storedVersions each time', async () => {
+    const crdBody = backendCrd(hook.url, certs.caBundle) as { metadata: { name: string }; spec: Record<string, any> };
+    crdBody.metadata.name = 'backends.flip.example.com';
+    crdBody.spec.group = 'flip.example.com';
+    crdBody.spec.conversion = { strategy: 'None' };
+    crdBody.spec.versions[1].schema = crdBody.spec.versions[0].schema;
+    await installCrd(api, crdBody);
+    for (let i = 0; i < 5; i++) await api.post('/apis/flip.example.com/v1/namespaces/demo/backends').send({ metadata: { name: `f${i}` }, spec: { hostPort: `h:${i}` } }).expect(201);
+    const name = 'backends.flip.example.com';
+    for (const [step, to] of (['v2', 'v1', 'v2'] as const).entries()) {
+      const crd = (await api.get(`${CRDS}/${name}`).expect(200)).body;
+      for (const v of crd.spec.versions) v.storage = v.name === to;
+      const switched = (await api.put(`${CRDS}/${name}`).send(crd).expect(200)).body;
+      const from = to === 'v2' ? 'v1' : 'v2';
+      assert.deepEqual(switched.status.storedVersions, [from, to], `switch ${step + 1}: both versions stored until the migration`);
+      const done = await untilMigration(
+        name,
+        (c) => c?.status === 'True' && c.message === `5 of 5 objects rewritten in ${to}`,
+        20_000,
+        `migration ${step + 1} (to ${to}) to finish`,
+      );
+      assert.deepEqual(done.status.storedVersions, [to], `switch ${step + 1}: storedVersions trimmed to ${to}`);
     }
   });
 

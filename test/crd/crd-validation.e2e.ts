@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { eventually, installCrd, widgetCrd } from './crd-fixtures.js';
+import { installCrd, widgetCrd } from './crd-fixtures.js';
+import { eventually } from '../support/eventually.js';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const W = '/apis/example.com/v1/namespaces/demo/widgets';
@@ -112,8 +113,8 @@ describe('custom resource validation, pruning and defaulting', () => {
     await api.put(`${CRDS}/widgets.example.com`).send(crd.body).expect(200);
     const read = await eventually(async () => {
       const r = await api.get(`${W}/d1`).expect(200);
-      return r.body.spec.color === 'blue' ? r.body : undefined;
-    }, 5000, 'new default visible on read');
+      return r.body.spec.color === 'blue' ? r.body : false;
+    }, { timeoutMs: 5000, message: 'new default visible on read' });
     assert.equal(read.spec.replicas, 1, 'persisted defaults survive a default change');
     const listed = await api.get(W).expect(200);
     assert.ok(listed.body.items.every((i: { spec: { color: string } }) => i.spec.color === 'blue'));
@@ -128,7 +129,7 @@ describe('custom resource validation, pruning and defaulting', () => {
     spec.properties.size.maximum = 5;
     spec.properties.name.maxLength = 3;
     await api.put(`${CRDS}/widgets.example.com`).send(crd.body).expect(200);
-    await eventually(async () => (await create({ metadata: { name: 'probe-rat' }, spec: { size: 9 } })).status === 422, 5000, 'stricter schema active');
+    await eventually(async () => (await create({ metadata: { name: 'probe-rat' }, spec: { size: 9 } })).status === 422, { timeoutMs: 5000, message: 'stricter schema active' });
     await api.patch(`${W}/rat`).set('Content-Type', 'application/merge-patch+json').send({ metadata: { labels: { touched: 'yes' } } }).expect(200);
     const bad = await api.patch(`${W}/rat`).set('Content-Type', 'application/merge-patch+json').send({ spec: { size: 8 } }).expect(422);
     assert.match(bad.body.message, /spec\.size: Invalid value: 8: spec\.size in body should be less than or equal to 5/);
@@ -138,7 +139,7 @@ describe('custom resource validation, pruning and defaulting', () => {
     const cur = await api.get(`${CRDS}/widgets.example.com`).expect(200);
     cur.body.spec.versions[0].schema.openAPIV3Schema.properties.spec = spec;
     await api.put(`${CRDS}/widgets.example.com`).send(cur.body).expect(200);
-    await eventually(async () => (await create({ metadata: { name: 'probe-rat2' }, spec: { size: 9 } })).status === 201, 5000, 'schema relaxed');
+    await eventually(async () => (await create({ metadata: { name: 'probe-rat2' }, spec: { size: 9 } })).status === 201, { timeoutMs: 5000, message: 'schema relaxed' });
   });
 
   it('evaluates x-kubernetes-validations: message, messageExpression, fieldPath + reason, libraries', async () => {

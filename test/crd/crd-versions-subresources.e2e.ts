@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { eventually, installCrd, widgetCrd, widgetSchema } from './crd-fixtures.js';
+import { installCrd, widgetCrd, widgetSchema } from './crd-fixtures.js';
+import { eventually } from '../support/eventually.js';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
@@ -66,7 +67,7 @@ describe('custom resource versions, subresources, printer columns and selectable
     cur.spec.versions[0].storage = false;
     cur.spec.versions[1].storage = true;
     await api.put(`${CRDS}/widgets.example.com`).send(cur).expect(200);
-    await eventually(async () => (await api.get('/apis/example.com/v1beta1/namespaces/demo/widgets')).status === 404, 5000, 'v1beta1 unserved');
+    await eventually(async () => (await api.get('/apis/example.com/v1beta1/namespaces/demo/widgets')).status === 404, { timeoutMs: 5000, message: 'v1beta1 unserved' });
     const v2 = await api.get('/openapi/v2').expect(200);
     assert.equal(v2.body.definitions['com.example.v1beta1.Widget'], undefined);
     assert.ok(v2.body.definitions['com.example.v1.Widget']);

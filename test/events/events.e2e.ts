@@ -4,6 +4,7 @@ import request from 'supertest';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { WatchClient } from '../watch/support/watch-client.js';
+import { eventually } from '../support/eventually.js';
 
 const CORE = '/api/v1/namespaces/ev/events';
 const NEW = '/apis/events.k8s.io/v1/namespaces/ev/events';
@@ -25,14 +26,6 @@ function newEvent(name: string, extra: Record<string, unknown> = {}): Record<str
     note: 'looked at it',
     ...extra,
   };
-}
-
-async function eventually(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`not reached: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 function causes(body: { details?: { causes?: Array<{ field: string; message: string }> } }): string[] {
@@ -158,7 +151,7 @@ describe('events.k8s.io/v1 and core/v1 Events over one storage', { timeout: 120_
     const owner = (await api().post('/api/v1/namespaces/gc-a/configmaps').send({ metadata: { name: 'owner' } }).expect(201)).body;
     const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid };
     const dep = (await api().post('/api/v1/namespaces/gc-b/configmaps').send({ metadata: { name: 'dep', ownerReferences: [ref] } }).expect(201)).body;
-    await eventually(async () => (await api().get('/api/v1/namespaces/gc-b/configmaps/dep')).status === 404, 15_000, 'dependent collected');
+    await eventually(async () => (await api().get('/api/v1/namespaces/gc-b/configmaps/dep')).status === 404, { timeoutMs: 15_000, message: 'dependent collected' });
     const events = (await api().get('/api/v1/namespaces/gc-b/events?fieldSelector=reason%3DOwnerRefInvalidNamespace').expect(200)).body.items;
     assert.equal(events.length, 1);
     assert.equal(events[0].type, 'Warning');
@@ -183,7 +176,7 @@ describe('events.k8s.io/v1 and core/v1 Events over one storage', { timeout: 120_
     await eventually(async () => {
       kept = (await api().get('/api/v1/namespaces/gc-b/configmaps/two').expect(200)).body.metadata.ownerReferences;
       return kept.length === 1;
-    }, 15_000, 'invalid reference removed');
+    }, { timeoutMs: 15_000, message: 'invalid reference removed' });
     assert.equal(kept[0].name, 'near');
   });
 
@@ -197,7 +190,7 @@ describe('events.k8s.io/v1 and core/v1 Events over one storage', { timeout: 120_
     await eventually(async () => {
       events = (await api().get('/api/v1/namespaces/default/events?fieldSelector=reason%3DOwnerRefInvalidNamespace').expect(200)).body.items;
       return events.some((e) => e.involvedObject.uid === ns.metadata.uid);
-    }, 15_000, 'event recorded in default');
+    }, { timeoutMs: 15_000, message: 'event recorded in default' });
     const e = events.find((x) => x.involvedObject.uid === ns.metadata.uid)!;
     assert.equal(e.involvedObject.namespace, undefined);
     assert.equal(e.message, `ownerRef [v1/ConfigMap, namespace: , name: ns-owner, uid: ${owner.metadata.uid}] does not exist in namespace ""`);

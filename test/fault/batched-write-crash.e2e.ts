@@ -3,9 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import { type Kysely, sql } from 'kysely';
 import { createDatabase, type DB } from '@plinth/storage';
 import { TestPostgres } from '../support/test-postgres.js';
-import { eventually } from '../watch/support/cluster.js';
 import { ReplicaProcess } from './support/replica-process.js';
 import { type LoadOutcome, WriteLoad } from './support/write-load.js';
+import { eventually } from '../support/eventually.js';
 
 const NS = 'crash';
 const CLIENTS = 24;
@@ -81,16 +81,16 @@ describe('fault: PostgreSQL killed during batched writes', { timeout: 240_000 },
       for (let crash = 1; crash <= CRASHES; crash++) {
         const acked = () => load.outcomes.filter((o) => o.status === 201).length;
         const target = acked() + 150;
-        await eventually(`writes succeed before crash ${crash}`, () => acked() >= target, 60_000);
+        await eventually(() => acked() >= target, { timeoutMs: 60_000, message: `writes succeed before crash ${crash}` });
         assert.ok((await multiWriteBatches(replica.url)) > 0, 'the load formed no batch of more than one write');
         await pg.kill();
         const down = Date.now();
-        await eventually('in-flight writes fail while PostgreSQL is down', () => load.since(down).some((o) => o.status >= 500), 30_000);
+        await eventually(() => load.since(down).some((o) => o.status >= 500), { timeoutMs: 30_000, message: 'in-flight writes fail while PostgreSQL is down' });
         await pg.restart();
-        await eventually('the replica is ready again', () => replica.ready(), 60_000);
+        await eventually(() => replica.ready(), { timeoutMs: 60_000, message: 'the replica is ready again' });
       }
       const back = Date.now();
-      await eventually('writes succeed after the last restart', () => load.since(back).some((o) => o.status === 201), 60_000);
+      await eventually(() => load.since(back).some((o) => o.status === 201), { timeoutMs: 60_000, message: 'writes succeed after the last restart' });
     } finally {
       await load.stop();
     }

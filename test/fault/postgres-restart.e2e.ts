@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ChangeLogRepository, createDatabase } from '@plinth/storage';
 import { TestPostgres } from '../support/test-postgres.js';
-import { eventually } from '../watch/support/cluster.js';
 import { WatchClient, type WatchEvent } from '../watch/support/watch-client.js';
 import { ReplicaProcess } from './support/replica-process.js';
 import { type LoadOutcome, WriteLoad } from './support/write-load.js';
+import { eventually } from '../support/eventually.js';
 
 const NS = 'pgfault';
 
@@ -89,17 +89,17 @@ describe('fault: PostgreSQL killed and restarted under write load', { timeout: 1
     const watch = new ResumingWatch(replicas[1].url, from);
     const load = new WriteLoad(replicas.map((r) => r.url), NS, 4);
     try {
-      await eventually('writes succeed before the fault', () => load.outcomes.filter((o) => o.status === 201).length >= 20, 20_000);
+      await eventually(() => load.outcomes.filter((o) => o.status === 201).length >= 20, { timeoutMs: 20_000, message: 'writes succeed before the fault' });
 
       await pg.kill();
       const down = Date.now();
       for (const r of replicas) {
-        await eventually(`${r.url} /readyz fails while PostgreSQL is down`, async () => {
+        await eventually(async () => {
           assert.ok(r.alive, `a replica exited: ${r.output}`);
           return (await r.readyzStatus()) === 503;
-        }, 15_000);
+        }, { timeoutMs: 15_000, message: `${r.url} /readyz fails while PostgreSQL is down` });
       }
-      await eventually('requests are answered during the outage', () => load.since(down + 1000).length >= 20, 20_000);
+      await eventually(() => load.since(down + 1000).length >= 20, { timeoutMs: 20_000, message: 'requests are answered during the outage' });
       const during = load.since(down + 1000);
       for (const o of during) {
         assert.ok(o.status === 503 || o.status === 500, `during the outage: ${summary(during)}`);
@@ -108,9 +108,9 @@ describe('fault: PostgreSQL killed and restarted under write load', { timeout: 1
       assert.ok(during.some((o) => o.status === 503 && o.reason === 'ServiceUnavailable'), summary(during));
 
       await pg.restart();
-      for (const r of replicas) await eventually(`${r.url} ready again`, () => r.ready(), 30_000);
+      for (const r of replicas) await eventually(() => r.ready(), { timeoutMs: 30_000, message: `${r.url} ready again` });
       const back = Date.now();
-      await eventually('writes succeed again on both replicas', () => load.since(back).filter((o) => o.status === 201).length >= 20, 30_000);
+      await eventually(() => load.since(back).filter((o) => o.status === 201).length >= 20, { timeoutMs: 30_000, message: 'writes succeed again on both replicas' });
     } finally {
       await load.stop();
     }
@@ -125,7 +125,7 @@ describe('fault: PostgreSQL killed and restarted under write load', { timeout: 1
       const names = new Set(committed.map((c) => c.key.name));
       for (const o of load.outcomes.filter((x) => x.status === 201)) assert.ok(names.has(o.name), `acknowledged ${o.name} is missing`);
       const want = committed.map((c) => c.revision);
-      await eventually('the watcher caught up', () => watch.events.length >= want.length, 30_000);
+      await eventually(() => watch.events.length >= want.length, { timeoutMs: 30_000, message: 'the watcher caught up' });
       await watch.stop();
       assert.deepEqual(
         watch.events.map((e) => Number(e.object.metadata.resourceVersion)),

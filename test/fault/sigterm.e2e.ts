@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ChangeLogRepository, createDatabase } from '@plinth/storage';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { eventually } from '../watch/support/cluster.js';
 import { WatchClient } from '../watch/support/watch-client.js';
 import { ReplicaProcess } from './support/replica-process.js';
 import { WriteLoad } from './support/write-load.js';
+import { eventually } from '../support/eventually.js';
 
 const NS = 'term';
 
@@ -30,15 +30,15 @@ describe('fault: SIGTERM under load shuts down gracefully', { timeout: 120_000 }
     const from = ((await list.json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
     const watch = await WatchClient.watch(replica.url, `/api/v1/namespaces/${NS}/configmaps?resourceVersion=${from}`);
     const load = new WriteLoad([replica.url], NS, 8, 30_000, true);
-    await eventually('writes before the signal', () => load.outcomes.filter((o) => o.status === 201).length >= 20, 20_000);
+    await eventually(() => load.outcomes.filter((o) => o.status === 201).length >= 20, { timeoutMs: 20_000, message: 'writes before the signal' });
 
     replica.proc.kill('SIGTERM');
     const signalled = Date.now();
     // As a load balancer does: once /readyz fails, send nothing new; what was sent must still be answered.
-    await eventually('/readyz fails at once', async () => {
+    await eventually(async () => {
       const res = await fetch(`${replica.url}/readyz?verbose`, { headers: { connection: 'close' } }).catch(() => undefined);
       return res?.status === 503 && /\[-\]shutdown failed: reason withheld/.test(await res.text());
-    }, 5000);
+    }, { timeoutMs: 5000, message: '/readyz fails at once' });
     await load.stop();
     const afterSignal = load.outcomes.filter((o) => o.at >= signalled);
     assert.ok(afterSignal.some((o) => o.status === 201), 'requests in flight at the signal were served');

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
-import { eventually, installCrd, widgetCrd } from '../crd/crd-fixtures.js';
+import { installCrd, widgetCrd } from '../crd/crd-fixtures.js';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestServer, startTestServerOn, type TestServer } from '../support/test-server.js';
+import { eventually } from '../support/eventually.js';
 
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases';
 const FROBBERS = '/apis/gates.example.com/v1/namespaces/default/frobbers';
@@ -172,7 +173,7 @@ describe('feature gates a tenant defines (features.plinth.dev/v1alpha1 FeatureGa
     assert.equal(await depth(), 'This field is alpha-level and is only honored by servers that enable the Widgets3D feature.');
     // A change of the gate's stage reaches the published schema.
     await api.patch(`${GATES_API}/widgets3d`).set('Content-Type', 'application/merge-patch+json').send({ spec: { stage: 'Beta', default: false } }).expect(200);
-    await eventually(async () => (await depth())?.includes('beta-level'), 5000, 'beta-level description');
+    await eventually(async () => (await depth())?.includes('beta-level') === true, { timeoutMs: 5000, message: 'beta-level description' });
     await api.patch(`${GATES_API}/widgets3d`).set('Content-Type', 'application/merge-patch+json').send({ spec: { stage: 'Alpha' } }).expect(200);
   });
 

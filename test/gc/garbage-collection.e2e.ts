@@ -5,16 +5,9 @@ import { certificateIdentity, requestAs } from '../support/credentials.js';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { grantInNamespace } from '../support/rbac.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { eventually } from '../support/eventually.js';
 
 const CM = '/api/v1/namespaces/gc/configmaps';
-
-async function eventually(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`not reached: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 // Garbage collection by ownerReferences, driven by kubectl delete --cascade as a user would.
 describe('garbage collection by ownerReferences', { timeout: 120_000 }, () => {
@@ -40,7 +33,7 @@ describe('garbage collection by ownerReferences', { timeout: 120_000 }, () => {
     const out = await kubectl(kc, ['delete', 'configmap', 'bg-owner', '-n', 'gc', '--cascade=background']);
     assert.equal(out.code, 0, out.stderr);
     assert.equal(await exists('bg-owner'), false);
-    await eventually(async () => !(await exists('bg-child')) && !(await exists('bg-grandchild')), 20_000, 'dependents collected');
+    await eventually(async () => !(await exists('bg-child')) && !(await exists('bg-grandchild')), { timeoutMs: 20_000, message: 'dependents collected' });
   });
 
   it('keeps a dependent that still has a live owner, dropping only the dangling reference', async () => {
@@ -51,7 +44,7 @@ describe('garbage collection by ownerReferences', { timeout: 120_000 }, () => {
     await eventually(async () => {
       const c = await api().get(`${CM}/two-child`);
       return c.status === 200 && c.body.metadata.ownerReferences?.length === 1;
-    }, 20_000, 'the dangling reference removed');
+    }, { timeoutMs: 20_000, message: 'the dangling reference removed' });
     const c = (await api().get(`${CM}/two-child`).expect(200)).body;
     assert.deepEqual(c.metadata.ownerReferences.map((r: { name: string }) => r.name), ['two-b']);
   });
@@ -61,7 +54,7 @@ describe('garbage collection by ownerReferences', { timeout: 120_000 }, () => {
     await dependent('or-child', [ref('or-owner', o.metadata.uid)]);
     const out = await kubectl(kc, ['delete', 'configmap', 'or-owner', '-n', 'gc', '--cascade=orphan']);
     assert.equal(out.code, 0, out.stderr);
-    await eventually(async () => !(await exists('or-owner')), 20_000, 'the owner gone once orphaning is done');
+    await eventually(async () => !(await exists('or-owner')), { timeoutMs: 20_000, message: 'the owner gone once orphaning is done' });
     const c = (await api().get(`${CM}/or-child`).expect(200)).body;
     assert.equal(c.metadata.ownerReferences, undefined);
   });
@@ -72,7 +65,7 @@ describe('garbage collection by ownerReferences', { timeout: 120_000 }, () => {
     const del = await api().delete(`${CM}/fg-owner`).send({ kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Foreground' }).expect(202);
     assert.ok(del.body.metadata.deletionTimestamp);
     assert.deepEqual(del.body.metadata.finalizers, ['foregroundDeletion']);
-    await eventually(async () => !(await exists('fg-child')) && !(await exists('fg-owner')), 20_000, 'dependent, then owner, gone');
+    await eventually(async () => !(await exists('fg-child')) && !(await exists('fg-owner')), { timeoutMs: 20_000, message: 'dependent, then owner, gone' });
   });
 
   it('lets only users who may update the owner\'s finalizers set blockOwnerDeletion (OwnerReferencesPermissionEnforcement)', async () => {
@@ -95,7 +88,7 @@ describe('garbage collection by ownerReferences', { timeout: 120_000 }, () => {
 
   it('collects dependents whose owner uid never existed, and refuses unknown propagation policies', async () => {
     await dependent('ghost-child', [ref('ghost', '00000000-0000-0000-0000-000000000000')]);
-    await eventually(async () => !(await exists('ghost-child')), 20_000, 'collected by the sweep');
+    await eventually(async () => !(await exists('ghost-child')), { timeoutMs: 20_000, message: 'collected by the sweep' });
     const o = await owner('bad-policy');
     const bad = await api().delete(`${CM}/bad-policy`).send({ propagationPolicy: 'Sometimes' }).expect(400);
     assert.match(bad.body.message, /propagationPolicy: Unsupported value: "Sometimes"/);

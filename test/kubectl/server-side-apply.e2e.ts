@@ -3,9 +3,9 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
-import { eventually } from '../crd/crd-fixtures.js';
 import { kubectl, type KubectlResult, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { eventually } from '../support/eventually.js';
 
 const GATEWAY_CRDS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/gateway-api-v1.3.0-standard.yaml');
 
@@ -124,7 +124,7 @@ describe('kubectl 1.32 server-side apply against Plinth', () => {
     assert.notEqual(csa.code, 0);
     assert.match(csa.stderr, /metadata\.annotations: Too long/);
     assert.equal(ok(await k(['apply', '--server-side', '-f', '-'], crd)).trim(), 'customresourcedefinition.apiextensions.k8s.io/bigs.example.com serverside-applied');
-    await eventually(async () => (await k(['get', 'bigs', '-n', 'ssa'])).code === 0, 10000, 'bigs served');
+    await eventually(async () => (await k(['get', 'bigs', '-n', 'ssa'])).code === 0, { timeoutMs: 10000, message: 'bigs served' });
     const big = (listeners: unknown[]) => JSON.stringify({ apiVersion: 'example.com/v1', kind: 'Big', metadata: { name: 'b1', namespace: 'ssa' }, spec: { field1: 'x', listeners } });
     ok(await k(['apply', '--server-side', '-f', '-'], big([{ name: 'http', port: 80 }])));
     ok(await k(['apply', '--server-side', '--field-manager=team-b', '-f', '-'], big([{ name: 'https', port: 443 }])));
@@ -154,7 +154,7 @@ describe('kubectl 1.32 server-side apply against Plinth', () => {
   it('the Gateway API bundle installs with --server-side; listeners merge by name across managers and leave when unapplied', async () => {
     const out = ok(await k(['apply', '--server-side', '-f', GATEWAY_CRDS]));
     assert.match(out, /customresourcedefinition\.apiextensions\.k8s\.io\/gateways\.gateway\.networking\.k8s\.io serverside-applied/);
-    await eventually(async () => (await k(['get', 'gateways', '-n', 'ssa'])).code === 0, 10000, 'gateways served');
+    await eventually(async () => (await k(['get', 'gateways', '-n', 'ssa'])).code === 0, { timeoutMs: 10000, message: 'gateways served' });
     const gw = (listeners: unknown[]) =>
       JSON.stringify({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'gw', namespace: 'ssa' }, spec: { gatewayClassName: 'c', listeners } });
     ok(await k(['apply', '--server-side', '--field-manager=platform', '-f', '-'], gw([{ name: 'http', port: 80, protocol: 'HTTP' }])));

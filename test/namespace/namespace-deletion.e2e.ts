@@ -5,6 +5,7 @@ import { coreRule, VAP, VAPB, validatingBinding, validatingPolicy } from '../adm
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { WatchClient, type WatchEvent } from '../watch/support/watch-client.js';
+import { eventually } from '../support/eventually.js';
 
 const NS = '/api/v1/namespaces';
 const MERGE = 'application/merge-patch+json';
@@ -14,14 +15,6 @@ interface Condition {
   status: string;
   reason: string;
   message: string;
-}
-
-async function eventually(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`not reached: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 function condition(ns: { status?: { conditions?: Condition[] } }, type: string): Condition | undefined {
@@ -61,7 +54,7 @@ describe('namespace deletion as upstream namespace controller', { timeout: 120_0
     await eventually(async () => {
       ns = (await api().get(`${NS}/waits`).expect(200)).body;
       return condition(ns, 'NamespaceFinalizersRemaining')?.status === 'True';
-    }, 15_000, 'conditions set while the held configmap waits');
+    }, { timeoutMs: 15_000, message: 'conditions set while the held configmap waits' });
     assert.deepEqual(ns.spec.finalizers, ['kubernetes']);
     assert.deepEqual(condition(ns, 'NamespaceContentRemaining'), {
       ...condition(ns, 'NamespaceContentRemaining'),
@@ -109,11 +102,11 @@ describe('namespace deletion as upstream namespace controller', { timeout: 120_0
     await eventually(async () => {
       ns = (await api().get(`${NS}/other-fin`).expect(200)).body;
       return ns!.spec.finalizers.length === 1;
-    }, 15_000, 'kubernetes finalizer removed');
+    }, { timeoutMs: 15_000, message: 'kubernetes finalizer removed' });
     assert.deepEqual(ns!.spec.finalizers, ['example.com/mine']);
     await api().get(`${NS}/other-fin/configmaps/c`).expect(404);
     await api().put(`${NS}/other-fin/finalize`).send({ ...ns, spec: { finalizers: [] } }).expect(200);
-    await eventually(() => gone('other-fin'), 5000, 'namespace removed by finalize');
+    await eventually(() => gone('other-fin'), { timeoutMs: 5000, message: 'namespace removed by finalize' });
   });
 
   it('does not remove a Terminating namespace when a client drops a metadata finalizer while content remains', async () => {
@@ -124,7 +117,7 @@ describe('namespace deletion as upstream namespace controller', { timeout: 120_0
     const ns = (await api().get(`${NS}/meta-fin`).expect(200)).body;
     assert.equal(ns.status.phase, 'Terminating');
     await release('meta-fin', 'h');
-    await eventually(() => gone('meta-fin'), 15_000, 'namespace removed once empty');
+    await eventually(() => gone('meta-fin'), { timeoutMs: 15_000, message: 'namespace removed once empty' });
   });
 
   it('sets NamespaceDeletionContentFailure with the refusal when content cannot be deleted', async () => {
@@ -138,17 +131,17 @@ describe('namespace deletion as upstream namespace controller', { timeout: 120_0
       }))
       .expect(201);
     await api().post(VAPB).send(validatingBinding('no-cm-delete', 'no-cm-delete', { matchResources: { namespaceSelector: { matchLabels: { guard: 'on' } } } })).expect(201);
-    await eventually(async () => (await api().delete(`${NS}/refuses/configmaps/kept`).send({ dryRun: ['All'] })).status >= 400, 10_000, 'policy in force');
+    await eventually(async () => (await api().delete(`${NS}/refuses/configmaps/kept`).send({ dryRun: ['All'] })).status >= 400, { timeoutMs: 10_000, message: 'policy in force' });
     await api().delete(`${NS}/refuses`).expect((r) => assert.ok(r.status < 300));
     let failure: Condition | undefined;
     await eventually(async () => {
       failure = condition((await api().get(`${NS}/refuses`).expect(200)).body, 'NamespaceDeletionContentFailure');
       return failure?.status === 'True';
-    }, 15_000, 'content failure condition');
+    }, { timeoutMs: 15_000, message: 'content failure condition' });
     assert.equal(failure!.reason, 'ContentDeletionFailed');
     assert.match(failure!.message, /^Failed to delete all resource types, 1 remaining: .*configmaps here are kept/);
     await api().delete(`${VAPB}/no-cm-delete`).expect(200);
-    await eventually(() => gone('refuses'), 20_000, 'namespace removed once the policy is gone');
+    await eventually(() => gone('refuses'), { timeoutMs: 20_000, message: 'namespace removed once the policy is gone' });
   });
 
   it('kubectl delete ns waits for the namespace to be emptied and removed', async () => {

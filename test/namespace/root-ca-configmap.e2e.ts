@@ -4,18 +4,11 @@ import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { eventually } from '../support/eventually.js';
 
 const NS = '/api/v1/namespaces';
 const CM = 'kube-root-ca.crt';
 const DESCRIPTION_ANNOTATION = 'kubernetes.io/description';
-
-async function eventually(check: () => Promise<boolean>, what: string, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`not reached: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** Status of a GET of `url`'s /version trusting only `caPem` (no client certificate). */
 function getTrusting(url: string, caPem: string): Promise<number> {
@@ -64,7 +57,7 @@ describe('kube-root-ca.crt in every namespace (root CA publisher)', { timeout: 1
     await eventually(async () => {
       const res = await api().get(`${NS}/recreate/configmaps/${CM}`);
       return res.status === 200 && res.body.metadata.uid !== before.metadata.uid;
-    }, 'recreated');
+    }, { timeoutMs: 15_000, message: 'recreated' });
     const cm = (await api().get(`${NS}/recreate/configmaps/${CM}`).expect(200)).body;
     assert.equal(cm.data['ca.crt'], s.pki.caPem);
   });
@@ -78,7 +71,7 @@ describe('kube-root-ca.crt in every namespace (root CA publisher)', { timeout: 1
     await eventually(async () => {
       const cm = (await api().get(`${NS}/edited/configmaps/${CM}`).expect(200)).body;
       return cm.data['ca.crt'] === s.pki.caPem;
-    }, 'restored');
+    }, { timeoutMs: 15_000, message: 'restored' });
     const cm = (await api().get(`${NS}/edited/configmaps/${CM}`).expect(200)).body;
     assert.deepEqual(cm.data, { 'ca.crt': s.pki.caPem });
     assert.match(cm.metadata.annotations[DESCRIPTION_ANNOTATION], /^Contains a CA bundle/);
@@ -92,11 +85,11 @@ describe('kube-root-ca.crt in every namespace (root CA publisher)', { timeout: 1
     await api().post(NS).send({ metadata: { name: 'leaving' } }).expect(201);
     await api().post(`${NS}/leaving/configmaps`).send({ metadata: { name: 'held', finalizers: ['example.com/hold'] } }).expect(201);
     await api().delete(`${NS}/leaving`).expect(202);
-    await eventually(async () => (await api().get(`${NS}/leaving/configmaps/${CM}`)).status === 404, 'removed with its namespace');
+    await eventually(async () => (await api().get(`${NS}/leaving/configmaps/${CM}`)).status === 404, { timeoutMs: 15_000, message: 'removed with its namespace' });
     // While the namespace waits on the held ConfigMap, the publisher leaves it alone.
     await new Promise((r) => setTimeout(r, 500));
     assert.equal((await api().get(`${NS}/leaving/configmaps/${CM}`)).status, 404);
     await api().patch(`${NS}/leaving/configmaps/held`).set('Content-Type', 'application/merge-patch+json').send(JSON.stringify({ metadata: { finalizers: null } })).expect(200);
-    await eventually(async () => (await api().get(`${NS}/leaving`)).status === 404, 'namespace gone');
+    await eventually(async () => (await api().get(`${NS}/leaving`)).status === 404, { timeoutMs: 15_000, message: 'namespace gone' });
   });
 });

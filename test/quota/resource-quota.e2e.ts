@@ -3,16 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { eventually } from '../support/eventually.js';
 
 const quotaPath = (ns: string, name = '') => `/api/v1/namespaces/${ns}/resourcequotas${name ? `/${name}` : ''}`;
-
-async function eventually(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`not reached: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 // ResourceQuota object counts as upstream, exact under racing writers (counted in each write's transaction).
 describe('ResourceQuota', { timeout: 180_000 }, () => {
@@ -57,14 +50,10 @@ describe('ResourceQuota', { timeout: 180_000 }, () => {
     // Other namespaces are not limited by it.
     await cm('q3', 'free').expect(201);
     // The periodic status pass may have reported five configmaps before the secrets were written: wait for both.
-    await eventually(
-      async () => {
+    await eventually(async () => {
         const used = (await api().get(quotaPath('q1', 'q'))).body.status.used;
         return used['count/configmaps'] === '6' && used.secrets === '2';
-      },
-      15_000,
-      'status.used follows',
-    );
+      }, { timeoutMs: 15_000, message: 'status.used follows' });
     const described = await kubectl(kc, ['describe', 'quota', 'q', '-n', 'q1']);
     assert.equal(described.code, 0, described.stderr);
     assert.match(described.stdout, /count\/configmaps\s+6\s+6/);
@@ -99,7 +88,7 @@ describe('ResourceQuota', { timeout: 180_000 }, () => {
       .expect(201);
     await api().post(quotaPath('q3')).send({ metadata: { name: 'crs' }, spec: { hard: { 'count/widgets.example.com': '1' } } }).expect(201);
     const widget = (name: string) => api().post('/apis/example.com/v1/namespaces/q3/widgets').send({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name } });
-    await eventually(async () => (await widget('w1')).status === 201, 10_000, 'the CRD is served');
+    await eventually(async () => (await widget('w1')).status === 201, { timeoutMs: 10_000, message: 'the CRD is served' });
     const second = await widget('w2').expect(403);
     assert.match(second.body.message, /exceeded quota: crs, requested: count\/widgets.example.com=1, used: count\/widgets.example.com=1, limited: count\/widgets.example.com=1$/);
     const bad = await api().post(quotaPath('q3')).send({ metadata: { name: 'bad' }, spec: { hard: { 'count/configmaps': '-1', secrets: 'lots' } } }).expect(422);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { eventually } from '../support/eventually.js';
 
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 const AUTHZ = '/apis/authorization.k8s.io/v1';
@@ -151,8 +152,7 @@ describe('RBAC decisions through SubjectAccessReview', () => {
       subjects: [{ kind: 'User', name: 'erin' }],
     });
     const attrs = { verb: 'list', resource: 'widgets', group: 'example.com', namespace: 'team' };
-    for (let i = 0; i < 100 && !(await sar('erin', [], attrs)).allowed; i++) await new Promise((r) => setTimeout(r, 50));
-    assert.equal((await sar('erin', [], attrs)).allowed, true);
+    await eventually(async () => (await sar('erin', [], attrs)).allowed === true, { timeoutMs: 5000, message: 'erin allowed through the aggregated role' });
     const edit = (await request(s.url).get(`${RBAC}/clusterroles/edit`).expect(200)).body;
     assert.ok(edit.rules.some((r: { resources: string[] }) => r.resources.includes('widgets')));
   });

@@ -7,17 +7,10 @@ import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { testKubeConfig } from '../support/client-node.js';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { eventually } from '../support/eventually.js';
 
 const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function eventually(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`not reached: ${what}`);
-    await sleep(20);
-  }
-}
 
 // Each tenant has its own seats and queues: a flooding tenant gets 429s, the others are served as if it were not there.
 describe('fair queuing of requests per tenant', { timeout: 180_000 }, () => {
@@ -74,7 +67,7 @@ describe('fair queuing of requests per tenant', { timeout: 180_000 }, () => {
         }),
     );
     // Both of flood's seats are taken by creates held in the webhook.
-    await eventually(() => hooks.callsTo('/slow').length >= 2, 20_000, 'flood holds its seats');
+    await eventually(() => hooks.callsTo('/slow').length >= 2, { timeoutMs: 20_000, intervalMs: 20, message: 'flood holds its seats' });
     const quiet = requestAs(s.url, bob);
     const served: number[] = [];
     for (let i = 0; i < 10; i++) {

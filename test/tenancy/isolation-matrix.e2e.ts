@@ -4,6 +4,7 @@ import request from 'supertest';
 import { certificateIdentity, type ClientIdentity, requestAs, tokenIdentity } from '../support/credentials.js';
 import { grantClusterRole } from '../support/rbac.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { eventually } from '../support/eventually.js';
 
 const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
 /** Strings that exist only inside globex's objects: no answer to an outsider may contain one. */
@@ -109,12 +110,10 @@ describe('tenant isolation matrix (identities of one tenant against another)', {
         },
       })
       .expect(201);
-    for (let i = 0; ; i++) {
+    await eventually(async () => {
       const res = await bob.post(`${G}/apis/globex.example.com/v1/namespaces/vault/gizmos`).send({ apiVersion: 'globex.example.com/v1', kind: 'Gizmo', metadata: { name: 'crown-jewels' }, spec: { v: 'globex-spec-value', replicas: 1 } });
-      if (res.status === 201) break;
-      assert.ok(i < 100, `the CRD was not served: ${res.status} ${res.text}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+      assert.equal(res.status, 201, `the CRD was not served: ${res.status} ${res.text}`);
+    }, { timeoutMs: 5000 });
     await bob
       .post(`${G}/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations`)
       .send({

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
-import { eventually, widgetCrd } from '../crd/crd-fixtures.js';
+import { widgetCrd } from '../crd/crd-fixtures.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { ROOT_CA_CONFIGMAP, withoutRootCa } from '../support/root-ca.js';
+import { eventually } from '../support/eventually.js';
 
 const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
 const A = '/clusters/alpha';
@@ -42,7 +43,7 @@ describe('tenant isolation by path', () => {
       for (const n of ['x1', 'x2', 'x3']) await http().post(`${t}/api/v1/namespaces/shared/configmaps`).send(cm(n, { owner })).expect(201);
     }
     await http().post(`${B}/apis/apiextensions.k8s.io/v1/customresourcedefinitions`).send(widgetCrd({ group: 'bravo.example.com' })).expect(201);
-    await eventually(async () => (await http().get(`${B}/apis/bravo.example.com/v1`)).status === 200, 10000, 'bravo CRD served');
+    await eventually(async () => (await http().get(`${B}/apis/bravo.example.com/v1`)).status === 200, { timeoutMs: 10000, message: 'bravo CRD served' });
   });
   after(async () => s.close());
 
@@ -118,7 +119,7 @@ describe('tenant isolation by path', () => {
       ],
     };
     await http().post(`${B}/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations`).send(hook).expect(201);
-    await eventually(async () => (await http().post(`${B}/api/v1/namespaces/shared/configmaps`).send(cm('blocked', { owner: 'bravo' }))).status >= 500, 10000, 'bravo webhook active');
+    await eventually(async () => (await http().post(`${B}/api/v1/namespaces/shared/configmaps`).send(cm('blocked', { owner: 'bravo' }))).status >= 500, { timeoutMs: 10000, message: 'bravo webhook active' });
     await http().post(`${A}/api/v1/namespaces/shared/configmaps`).send(cm('not-blocked', { owner: 'alpha' })).expect(201);
     const hooks = await http().get(`${A}/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations`).expect(200);
     assert.equal(hooks.body.items.length, 0);

@@ -8,6 +8,7 @@ import { kubectl, type KubectlResult, writeTestKubeconfig } from '../support/kub
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { TenantCache } from '../../apps/api/src/storage/tenant-cache.js';
 import { ROOT_CA_CONFIGMAP } from '../support/root-ca.js';
+import { eventually } from '../support/eventually.js';
 
 const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
 const tenant = (name: string) => ({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name } });
@@ -23,14 +24,6 @@ async function assertNoRowLeft(tenants: TenantRepository, name: string): Promise
   const counts = await tenants.countRows(name);
   assert.ok('objects' in counts && 'changes' in counts, `per-tenant tables found: ${Object.keys(counts).join(', ')}`);
   assert.deepEqual(Object.entries(counts).filter(([, n]) => n > 0), [], `rows left of tenant ${name}`);
-}
-
-async function waitFor(what: string, check: () => Promise<boolean>, ms = 20000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('Tenant deletion', () => {
@@ -59,7 +52,7 @@ describe('Tenant deletion', () => {
     assert.equal(out.trim(), 'tenant.tenancy.plinth.dev "acme" deleted');
     await assertNoRowLeft(s.app.get(TenantRepository), 'acme');
     await request(s.url).get(`${TENANTS}/acme`).expect(404);
-    await waitFor('the tenant cache to expire', async () => (await request(s.url).get('/clusters/acme/api/v1/namespaces')).status === 404);
+    await eventually(async () => (await request(s.url).get('/clusters/acme/api/v1/namespaces')).status === 404, { timeoutMs: 20_000, message: 'the tenant cache to expire' });
 
     await request(s.url).post(TENANTS).send(tenant('acme')).expect(201);
     const ns = await request(s.url).get('/clusters/acme/api/v1/namespaces').expect(200);
@@ -74,8 +67,8 @@ describe('Tenant deletion', () => {
     const old = await request(s.url).post('/clusters/reborn/api/v1/namespaces/default/configmaps').send(cm('old-cm', { secret: 'of the old tenant' })).expect(201);
     const before = Number(old.body.metadata.resourceVersion) - 1;
     await request(s.url).delete(`${TENANTS}/reborn`).expect(202);
-    await waitFor('reborn to be gone', async () => (await request(s.url).get(`${TENANTS}/reborn`)).status === 404);
-    await waitFor('the tenant cache to expire', async () => (await request(s.url).get('/clusters/reborn/api/v1/namespaces')).status === 404);
+    await eventually(async () => (await request(s.url).get(`${TENANTS}/reborn`)).status === 404, { timeoutMs: 20_000, message: 'reborn to be gone' });
+    await eventually(async () => (await request(s.url).get('/clusters/reborn/api/v1/namespaces')).status === 404, { timeoutMs: 20_000, message: 'the tenant cache to expire' });
     await request(s.url).post(TENANTS).send(tenant('reborn')).expect(201);
     await request(s.url).post('/clusters/reborn/api/v1/namespaces/default/configmaps').send(cm('new-cm')).expect(201);
     const res = await fetch(`${s.url}/clusters/reborn/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${before}&timeoutSeconds=1`);
@@ -90,7 +83,7 @@ describe('Tenant deletion', () => {
     for (const t of ['keep', 'drop']) await request(s.url).post(`/clusters/${t}/api/v1/namespaces/default/configmaps`).send(cm('same-name')).expect(201);
     const keepBefore = await s.app.get(TenantRepository).countRows('keep');
     await request(s.url).delete(`${TENANTS}/drop`).expect(202);
-    await waitFor('drop to be gone', async () => (await request(s.url).get(`${TENANTS}/drop`)).status === 404);
+    await eventually(async () => (await request(s.url).get(`${TENANTS}/drop`)).status === 404, { timeoutMs: 20_000, message: 'drop to be gone' });
     await assertNoRowLeft(s.app.get(TenantRepository), 'drop');
     assert.deepEqual(await s.app.get(TenantRepository).countRows('keep'), keepBefore);
     await request(s.url).get('/clusters/keep/api/v1/namespaces/default/configmaps/same-name').expect(200);
@@ -102,7 +95,7 @@ describe('Tenant deletion', () => {
     assert.equal(res.body.status.phase, 'Terminating');
     assert.ok(res.body.metadata.deletionTimestamp);
     assert.equal(res.body.status.conditions[0].reason, 'Terminating');
-    await waitFor('slow to be gone', async () => (await request(s.url).get(`${TENANTS}/slow`)).status === 404);
+    await eventually(async () => (await request(s.url).get(`${TENANTS}/slow`)).status === 404, { timeoutMs: 20_000, message: 'slow to be gone' });
   });
 
   it('refuses writes to a terminating tenant with 403, as upstream refuses new content in a terminating namespace', async () => {
@@ -171,7 +164,7 @@ describe('Tenant deletion', () => {
       }
     };
     const writers = Array.from({ length: 8 }, (_, w) => writer(w));
-    await waitFor('some writes', async () => written > 50);
+    await eventually(async () => written > 50, { timeoutMs: 20_000, message: 'some writes' });
     const runner = new TenantDeletionRunner(s.app.get(TenantRepository), pino({ level: 'silent' }), 25);
     await Promise.all([runner.run('race'), ...writers]);
     assert.equal(refused, 8);

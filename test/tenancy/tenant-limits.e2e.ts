@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { withoutRootCa } from '../support/root-ca.js';
+import { eventually } from '../support/eventually.js';
 
 /** The kube-root-ca.crt ConfigMaps of a new tenant (default, kube-node-lease, kube-public, kube-system). */
 const PUBLISHED = 4;
@@ -15,15 +16,6 @@ interface Usage {
   objectsPerResource: Record<string, number>;
 }
 
-/** Polls `check` until it returns true or `ms` pass. */
-async function eventually(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`not reached: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 // Tenant limits are counted in the write's own transaction: exact under any concurrency, and deletes give room back.
 describe('tenant limits, exact at write time', { timeout: 180_000 }, () => {
   let s: TestServer;
@@ -34,14 +26,10 @@ describe('tenant limits, exact at write time', { timeout: 180_000 }, () => {
   /** Sets spec.limits and waits until the new generation is provisioned (limits enforced). */
   const setLimits = async (name: string, limits: Record<string, unknown>) => {
     const t = (await api().patch(`${TENANTS}/${name}`).set('Content-Type', 'application/merge-patch+json').send({ spec: { limits } }).expect(200)).body;
-    await eventually(
-      async () => {
+    await eventually(async () => {
         const cur = (await api().get(`${TENANTS}/${name}`).expect(200)).body;
         return cur.status.conditions.some((c: { type: string; status: string; observedGeneration: number }) => c.type === 'Ready' && c.status === 'True' && c.observedGeneration >= t.metadata.generation);
-      },
-      15_000,
-      'limits provisioned',
-    );
+      }, { timeoutMs: 15_000, message: 'limits provisioned' });
   };
   const cm = (tenant: string, name: string, data: Record<string, string> = {}) => api().post(`/clusters/${tenant}/api/v1/namespaces/default/configmaps`).send({ metadata: { name }, data });
 
@@ -69,7 +57,7 @@ describe('tenant limits, exact at write time', { timeout: 180_000 }, () => {
       const next = round === 0 ? 2 : 3;
       for (const item of list.slice(0, next)) await api().delete(`/clusters/racers/api/v1/namespaces/default/configmaps/${item.metadata.name}`).expect(200);
     }
-    await eventually(async () => (await usageOf('racers')).objectsPerResource.configmaps === PUBLISHED + 2, 15_000, 'status.usage follows');
+    await eventually(async () => (await usageOf('racers')).objectsPerResource.configmaps === PUBLISHED + 2, { timeoutMs: 15_000, message: 'status.usage follows' });
   });
 
   it('limits webhook configurations of both kinds together, and CustomResourceDefinitions', async () => {
@@ -115,6 +103,6 @@ describe('tenant limits, exact at write time', { timeout: 180_000 }, () => {
     // Removing the limits lifts them.
     await setLimits('budget', { objects: null, bytes: null });
     await cm('budget', 'd').expect(201);
-    await eventually(async () => (await usageOf('budget')).objects === start.objects + 3, 15_000, 'usage reported');
+    await eventually(async () => (await usageOf('budget')).objects === start.objects + 3, { timeoutMs: 15_000, message: 'usage reported' });
   });
 });

@@ -7,6 +7,7 @@ import { ThrottledWrites } from '../../apps/api/src/flowcontrol/throttled-writes
 import { installCrd, widgetCrd } from '../crd/crd-fixtures.js';
 import { certificateIdentity, type ClientIdentity, httpsAgent, requestAs } from '../support/credentials.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { eventually } from '../support/eventually.js';
 
 const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
 const heavies = (tenant: string) => `/clusters/${tenant}/apis/example.com/v1/namespaces/default/heavies`;
@@ -32,11 +33,6 @@ function send(url: string, id: ClientIdentity, path: string, body: unknown): Pen
     req.end(JSON.stringify(body));
   }).finally(() => (settled = true));
   return { answer, settled: () => settled, abandon: () => req.destroy() };
-}
-
-async function until(what: string, cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 3000 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
-  assert.ok(cond(), `timed out: ${what}`);
 }
 
 // A tenant whose share of validation time is used up has its next writes to that resource held before their body is
@@ -91,7 +87,7 @@ describe('flow control: writes held before their body while the tenant\'s valida
 
     // The next write to the resource is held: it takes no seat and its body is not read.
     const held = send(s.url, hank, heavies('heavy'), { metadata: { name: 'held' }, spec: { l: [1] } });
-    await until('the write is held', () => throttled.heldOf('heavy') === 1);
+    await eventually(() => throttled.heldOf('heavy') === 1, { timeoutMs: 30_000, intervalMs: 10, message: 'the write is held' });
 
     // The hold is full (queue length 1): the next is refused at once, its malformed body never looked at (it would be a 400).
     const full = await as.post(heavies('heavy')).set('content-type', 'application/json').send('{"metadata": {"name": ');
@@ -113,12 +109,12 @@ describe('flow control: writes held before their body while the tenant\'s valida
     // Its client leaves: the place is free, so the next write is held rather than refused.
     held.abandon();
     await held.answer.catch(() => undefined);
-    await until('the abandoned write leaves the hold', () => throttled.heldOf('heavy') === 0);
+    await eventually(() => throttled.heldOf('heavy') === 0, { timeoutMs: 30_000, intervalMs: 10, message: 'the abandoned write leaves the hold' });
     const next = send(s.url, hank, heavies('heavy'), { metadata: { name: 'next' }, spec: { l: [1] } });
-    await until('the next write is held', () => throttled.heldOf('heavy') === 1);
+    await eventually(() => throttled.heldOf('heavy') === 1, { timeoutMs: 30_000, intervalMs: 10, message: 'the next write is held' });
     next.abandon();
     await next.answer.catch(() => undefined);
-    await until('the hold is empty', () => throttled.heldOf('heavy') === 0);
+    await eventually(() => throttled.heldOf('heavy') === 0, { timeoutMs: 30_000, intervalMs: 10, message: 'the hold is empty' });
   });
 
   it('lets a held write through once the share has refilled, and it is stored (not lost)', async () => {
@@ -128,7 +124,7 @@ describe('flow control: writes held before their body while the tenant\'s valida
     const refused = await as.post(heavies('slow')).send({ metadata: { name: 'refused' }, spec: { l: [1] } });
     assert.equal(refused.status, 429, refused.text);
     const held = send(s.url, sam, heavies('slow'), { metadata: { name: 'kept' }, spec: { l: [1, 2] } });
-    await until('the write is held', () => throttled.heldOf('slow') === 1);
+    await eventually(() => throttled.heldOf('slow') === 1, { timeoutMs: 30_000, intervalMs: 10, message: 'the write is held' });
     assert.equal(held.settled(), false);
     // The share refills (credited here rather than waited for: 10 ms/s would take 1,000 s).
     budget.charge('slow', -budget.msUntilAvailable('slow'));

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import type { RunningServer } from '../../apps/api/src/server.js';
-import { eventually, TestCluster, TestRedis } from './support/cluster.js';
+import { TestCluster, TestRedis } from './support/cluster.js';
 import { WatchClient } from './support/watch-client.js';
 import { ChangeLogRepository } from '@plinth/storage';
 import { WatchService } from '../../apps/api/src/watch/watch.service.js';
+import { eventually } from '../support/eventually.js';
 
 const revisionsOf = (events: { object: { metadata: { resourceVersion: string } } }[]) => events.map((e) => Number(e.object.metadata.resourceVersion));
 const sharedRedis = () => {
@@ -52,9 +53,9 @@ describe('watch: cluster mode (two replicas, Redis fan-out)', { timeout: 120_000
   });
 
   it('elects exactly one relay, and runs compaction as a BullMQ job', async () => {
-    await eventually('one relay', () => c.replicas.filter((r) => r.app.get(WatchService).pipeline.isRelay).length === 1);
-    await eventually('a compaction run', () => c.replicas.some((r) => r.app.get(WatchService).pipeline.compaction.stats.lastRunAt !== undefined), 15_000);
-    for (const r of c.replicas) await eventually('ready', async () => (await request(r.url).get('/readyz')).status === 200, 5000);
+    await eventually(() => c.replicas.filter((r) => r.app.get(WatchService).pipeline.isRelay).length === 1, { message: 'one relay' });
+    await eventually(() => c.replicas.some((r) => r.app.get(WatchService).pipeline.compaction.stats.lastRunAt !== undefined), { timeoutMs: 15_000, message: 'a compaction run' });
+    for (const r of c.replicas) await eventually(async () => (await request(r.url).get('/readyz')).status === 200, { timeoutMs: 5000, message: 'ready' });
   });
 
   it('delivers changes made on either replica to watchers on both, once each, in revision order', async () => {
@@ -96,12 +97,12 @@ describe('watch: cluster mode (two replicas, Redis fan-out)', { timeout: 120_000
         await new Promise((r) => setTimeout(r, 5));
       }
     })();
-    await eventually('the relay stopped', () => stopped, 20_000);
+    await eventually(() => stopped, { timeoutMs: 20_000, message: 'the relay stopped' });
     assert.ok(await onRelay.waitEnd(5000), 'watches on the stopped replica end cleanly');
     const before = onRelay.events.slice();
     const last = before.length ? Number(before[before.length - 1].object.metadata.resourceVersion) : from;
     const resumed = await watch(other.url, `/api/v1/namespaces/fail/configmaps?resourceVersion=${last}`);
-    await eventually('the other replica takes over as relay', () => other.app.get(WatchService).pipeline.isRelay, 5000);
+    await eventually(() => other.app.get(WatchService).pipeline.isRelay, { timeoutMs: 5000, message: 'the other replica takes over as relay' });
     await writer;
     const want = await logRevisions(other, from, 'fail');
     assert.equal(want.length, 120);
@@ -109,7 +110,7 @@ describe('watch: cluster mode (two replicas, Redis fan-out)', { timeout: 120_000
     const wantAfter = want.filter((r) => r > last);
     assert.deepEqual(revisionsOf(before).concat(revisionsOf(await resumed.take(wantAfter.length, 15_000))), want);
     await c.add();
-    await eventually('still exactly one relay', () => c.replicas.filter((r) => r.app.get(WatchService).pipeline.isRelay).length === 1);
+    await eventually(() => c.replicas.filter((r) => r.app.get(WatchService).pipeline.isRelay).length === 1, { message: 'still exactly one relay' });
   });
 });
 
@@ -135,7 +136,7 @@ describe('watch: cluster mode survives a Redis restart', { timeout: 120_000 }, (
 
   it('keeps every watcher exact through the outage, stays ready while reporting the degradation in /readyz?verbose and a metric, and recovers by itself', async () => {
     const [a, b] = c.replicas;
-    await eventually('a relay', () => c.relay() !== undefined);
+    await eventually(() => c.relay() !== undefined, { message: 'a relay' });
     const from = await listRevision(b.url, 'rr');
     const w = await WatchClient.watch(b.url, `/api/v1/namespaces/rr/configmaps?resourceVersion=${from}`);
     open.push(w);
@@ -145,11 +146,11 @@ describe('watch: cluster mode survives a Redis restart', { timeout: 120_000 }, (
     await redis.kill();
     // The PostgreSQL fallback keeps watches exact: both replicas stay ready, and say they are degraded.
     for (const r of [a, b]) {
-      await eventually('readyz?verbose reports the degradation', async () => {
+      await eventually(async () => {
         const res = await request(r.url).get('/readyz?verbose');
         assert.equal(res.status, 200, res.text);
         return /\[\+\]watch-fanout ok \(degraded: Redis is unreachable/.test(res.text);
-      });
+      }, { message: 'readyz?verbose reports the degradation' });
       assert.match((await request(r.url).get('/metrics')).text, /^plinth_watch_fanout_degraded 1$/m);
     }
     for (let i = 0; i < 10; i++) await upsert(a.url, 'rr', `y-${i}`);
@@ -158,10 +159,10 @@ describe('watch: cluster mode survives a Redis restart', { timeout: 120_000 }, (
 
     await redis.restart();
     for (const r of [a, b]) {
-      await eventually('the degradation clears', async () => {
+      await eventually(async () => {
         const res = await request(r.url).get('/readyz?verbose');
         return res.status === 200 && /^\[\+\]watch-fanout ok$/m.test(res.text);
-      }, 15_000);
+      }, { timeoutMs: 15_000, message: 'the degradation clears' });
     }
     for (let i = 0; i < 10; i++) await upsert(b.url, 'rr', `z-${i}`);
     await w.take(10, 8000);

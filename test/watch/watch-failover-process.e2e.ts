@@ -8,8 +8,9 @@ import request from 'supertest';
 import { ChangeLogRepository, createDatabase } from '@plinth/storage';
 import { useCredentialsOf } from '../support/credentials.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { eventually, freePort } from './support/cluster.js';
+import { freePort } from './support/cluster.js';
 import { WatchClient } from './support/watch-client.js';
+import { eventually } from '../support/eventually.js';
 
 interface Replica {
   url: string;
@@ -36,7 +37,7 @@ async function spawnReplica(database: TestDatabase, redisUrl: string, dataDir: s
   process.once('exit', reap);
   proc.once('exit', () => process.removeListener('exit', reap));
   const url = `https://127.0.0.1:${port}`;
-  await eventually(`replica on ${port} ready`, async () => (await request(url).get('/readyz').catch(() => ({ status: 0 }))).status === 200, 30_000);
+  await eventually(async () => (await request(url).get('/readyz').catch(() => ({ status: 0 }))).status === 200, { timeoutMs: 30_000, message: `replica on ${port} ready` });
   return { url, proc };
 }
 
@@ -71,7 +72,7 @@ describe('watch: relay failover when the relay process is killed', { timeout: 12
   });
 
   it('the other replica takes over, and its watchers miss and repeat nothing', async () => {
-    await eventually('a relay', async () => (await isRelay(replicas[0])) || (await isRelay(replicas[1])));
+    await eventually(async () => (await isRelay(replicas[0])) || (await isRelay(replicas[1])), { message: 'a relay' });
     const relay = (await isRelay(replicas[0])) ? replicas[0] : replicas[1];
     const other = replicas.find((r) => r !== relay)!;
     const api = request(other.url);
@@ -90,7 +91,7 @@ describe('watch: relay failover when the relay process is killed', { timeout: 12
       }
       await new Promise((r) => setTimeout(r, 10));
     }
-    await eventually('the surviving replica is the relay', () => isRelay(other), 30_000);
+    await eventually(() => isRelay(other), { timeoutMs: 30_000, message: 'the surviving replica is the relay' });
     const tookMs = Date.now() - killedAt;
     const db = createDatabase({ connectionString: database.url, maxConnections: 1 });
     try {

@@ -6,6 +6,7 @@ import { startTestServer, type TestServer } from '../support/test-server.js';
 import { WatchClient } from './support/watch-client.js';
 import { ChangeLogRepository } from '@plinth/storage';
 import { WatchService } from '../../apps/api/src/watch/watch.service.js';
+import { eventually } from '../support/eventually.js';
 
 const revisionsOf = (events: { object: { metadata: { resourceVersion: string } } }[]) => events.map((e) => Number(e.object.metadata.resourceVersion));
 
@@ -116,13 +117,10 @@ describe('watch: resuming from history, expiry and compaction', { timeout: 120_0
       }
     }
     assert.deepEqual(revisionsOf(await w.take(5, 8000)), written);
-    const deadline = Date.now() + 8000;
-    for (;;) {
+    await eventually(async () => {
       const r = await api.get('/readyz');
-      if (r.status === 200) break;
-      assert.ok(Date.now() < deadline, `readyz still failing: ${r.text}`);
-      await new Promise((res) => setTimeout(res, 200));
-    }
+      assert.equal(r.status, 200, `readyz still failing: ${r.text}`);
+    }, { timeoutMs: 8000, intervalMs: 200 });
   });
 
   it('serves many concurrent resumes from different points, each exactly the log after its start', async () => {

@@ -4,9 +4,9 @@ import { CoreV1Api, makeInformer, type V1ConfigMap } from '@kubernetes/client-no
 import request from 'supertest';
 import { testKubeConfig } from '../support/client-node.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { eventually } from './support/cluster.js';
 import { ChangeLogRepository } from '@plinth/storage';
 import { ROOT_CA_CONFIGMAP } from '../support/root-ca.js';
+import { eventually } from '../support/eventually.js';
 
 // An informer (list, then watch, re-watching from its last resourceVersion every time the server
 // closes the watch, here every 1–2 s) under concurrent writers.
@@ -41,7 +41,7 @@ describe('watch: @kubernetes/client-node informer under concurrent writers', { t
     informer.on('error', (e) => errors.push(e));
     informer.on('connect', () => lists++);
     await informer.start();
-    await eventually('the informer listed', () => listRevision > 0);
+    await eventually(() => listRevision > 0, { message: 'the informer listed' });
 
     const names = Array.from({ length: 12 }, (_, i) => `cm-${i}`);
     const writer = async (w: number) => {
@@ -62,14 +62,14 @@ describe('watch: @kubernetes/client-node informer under concurrent writers', { t
     const fresh = (await api.get('/api/v1/namespaces/inf/configmaps').expect(200)).body;
     const want = new Map<string, string>(fresh.items.map((o: V1ConfigMap) => [o.metadata!.name!, o.metadata!.resourceVersion!]));
     const cacheState = () => new Map(informer.list('inf').map((o) => [o.metadata!.name!, o.metadata!.resourceVersion!]));
-    await eventually('the informer cache matches a fresh list', () => JSON.stringify([...cacheState()].sort()) === JSON.stringify([...want].sort()), 15_000);
+    await eventually(() => JSON.stringify([...cacheState()].sort()) === JSON.stringify([...want].sort()), { timeoutMs: 15_000, message: 'the informer cache matches a fresh list' });
     assert.deepEqual(cacheState(), want);
     const log = (await s.app.get(ChangeLogRepository).changesAfter(listRevision, 100_000)).filter((c) => c.key.namespace === 'inf').map((c) => c.revision);
-    await eventually('every change seen', () => seen.length >= log.length, 5000);
+    await eventually(() => seen.length >= log.length, { timeoutMs: 5000, message: 'every change seen' });
     assert.deepEqual(seen, log, 'the informer saw every change exactly once, in order');
     assert.deepEqual(errors, []);
     // The writers can finish within one watch period; the server ends each watch within 1–2 s.
-    await eventually('the informer re-watched', () => lists >= 2, 10_000);
+    await eventually(() => lists >= 2, { timeoutMs: 10_000, message: 'the informer re-watched' });
     await informer.stop();
     assert.ok(lists >= 2, `the informer re-watched (${lists} connects)`);
   });

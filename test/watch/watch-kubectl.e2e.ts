@@ -5,8 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { eventually } from './support/cluster.js';
 import { ROOT_CA_CONFIGMAP } from '../support/root-ca.js';
+import { eventually } from '../support/eventually.js';
 
 /** A long-running `kubectl get -w`, with its output collected line by line. */
 class KubectlWatch {
@@ -63,7 +63,7 @@ describe('watch: kubectl get -w', { timeout: 120_000 }, () => {
   it('prints the list, then each change as it happens (with --output-watch-events)', async () => {
     const k = KubectlWatch.start(kubeconfig, ['get', 'cm', '-n', 'kw', '-w', '--output-watch-events']);
     running.push(k);
-    await eventually('kubectl printed the list', () => k.lines.some((l) => /\bpre\b/.test(l)), 20_000);
+    await eventually(() => k.lines.some((l) => /\bpre\b/.test(l)), { timeoutMs: 20_000, message: 'kubectl printed the list' });
     assert.deepEqual(k.rows()[0].slice(0, 4), ['EVENT', 'NAME', 'DATA', 'AGE']);
     // The namespace's ConfigMaps in name order: the kube-root-ca.crt every namespace holds (one key, ca.crt), then the test's.
     assert.deepEqual(k.rows()[1].slice(0, 3), ['ADDED', ROOT_CA_CONFIGMAP, '1']);
@@ -71,7 +71,7 @@ describe('watch: kubectl get -w', { timeout: 120_000 }, () => {
     const a = await api.post('/api/v1/namespaces/kw/configmaps').send({ metadata: { name: 'a' }, data: { x: '1' } }).expect(201);
     await api.put('/api/v1/namespaces/kw/configmaps/a').send({ ...a.body, data: { x: '1', y: '2' } }).expect(200);
     await api.delete('/api/v1/namespaces/kw/configmaps/a').expect(200);
-    await eventually('kubectl printed the three events', () => k.lines.length >= 6, 10_000);
+    await eventually(() => k.lines.length >= 6, { timeoutMs: 10_000, message: 'kubectl printed the three events' });
     assert.deepEqual(
       k.rows().slice(3, 6).map((r) => r.slice(0, 3)),
       [
@@ -85,13 +85,13 @@ describe('watch: kubectl get -w', { timeout: 120_000 }, () => {
   it('watches one object by name, starting with its current state', async () => {
     const k = KubectlWatch.start(kubeconfig, ['get', 'cm', 'pre', '-n', 'kw', '-w']);
     running.push(k);
-    await eventually('kubectl printed the object', () => k.lines.length >= 2, 20_000);
+    await eventually(() => k.lines.length >= 2, { timeoutMs: 20_000, message: 'kubectl printed the object' });
     assert.deepEqual(k.rows()[0].slice(0, 3), ['NAME', 'DATA', 'AGE']);
     assert.deepEqual(k.rows()[1].slice(0, 2), ['pre', '1']);
     await api.post('/api/v1/namespaces/kw/configmaps').send({ metadata: { name: 'other' } }).expect(201);
     const cur = (await api.get('/api/v1/namespaces/kw/configmaps/pre').expect(200)).body;
     await api.put('/api/v1/namespaces/kw/configmaps/pre').send({ ...cur, data: { a: '1', b: '2' } }).expect(200);
-    await eventually('kubectl printed the change', () => k.lines.length >= 3, 10_000);
+    await eventually(() => k.lines.length >= 3, { timeoutMs: 10_000, message: 'kubectl printed the change' });
     assert.deepEqual(k.rows()[2].slice(0, 2), ['pre', '2']);
     assert.ok(!k.lines.some((l) => l.startsWith('other')), 'only the named object');
   });

@@ -6,6 +6,7 @@ import { parseAllDocuments } from 'yaml';
 import { adminIdentity } from '../support/credentials.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { WatchClient, type WatchEvent } from './support/watch-client.js';
+import { eventually } from '../support/eventually.js';
 
 // A change is encoded once per encoding and the same bytes go to every watcher of that encoding: as one
 // pre-framed HTTP chunk on HTTP/1.1 connections, and as its unframed payload (shared too) on HTTP/2 streams.
@@ -54,17 +55,6 @@ class H2Watch {
   close(): void {
     this.stream.close();
   }
-}
-
-/** Waits until `count()` reaches `n` (or 10 s pass); returns the last count. */
-async function until(n: number, count: () => number): Promise<number> {
-  const deadline = Date.now() + 10_000;
-  let c = count();
-  while (c < n && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 20));
-    c = count();
-  }
-  return c;
 }
 
 describe('watch: one change, watchers of both protocols, several encodings and selectors', { timeout: 120_000 }, () => {
@@ -120,8 +110,8 @@ describe('watch: one change, watchers of both protocols, several encodings and s
     await api.delete('/api/v1/namespaces/mix/configmaps/m1').expect(200);
 
     // Every watcher of everything: the three changes, as they are.
-    assert.equal(await until(3, () => h2All.events().length), 3);
-    assert.equal(await until(3, () => h2AllAgain.events().length), 3);
+    assert.equal(await eventually(() => { const c = h2All.events().length; return c >= 3 ? c : false; }, { message: '3 events on h2All' }), 3);
+    assert.equal(await eventually(() => { const c = h2AllAgain.events().length; return c >= 3 ? c : false; }, { message: '3 events on h2AllAgain' }), 3);
     const all = await h1All.take(3);
     for (const events of [all, h2All.events(), h2AllAgain.events()]) {
       assert.deepEqual(events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
@@ -135,7 +125,7 @@ describe('watch: one change, watchers of both protocols, several encodings and s
     assert.doesNotMatch(h2All.raw, /\r\n/, 'no HTTP/1.1 chunk framing on an HTTP/2 stream');
 
     // app=x: the object enters, then leaves at the update, shown in its old state at the update's revision.
-    assert.equal(await until(2, () => h2X.events().length), 2);
+    assert.equal(await eventually(() => { const c = h2X.events().length; return c >= 2 ? c : false; }, { message: '2 events on h2X' }), 2);
     const x = await h1X.take(2);
     for (const events of [x, h2X.events()]) {
       assert.deepEqual(events.map((e) => e.type), ['ADDED', 'DELETED']);
@@ -145,18 +135,18 @@ describe('watch: one change, watchers of both protocols, several encodings and s
     }
     assert.equal(h2X.raw, h1X.raw);
     // app!=x: the opposite selection of the same changes.
-    assert.equal(await until(2, () => h2NotX.events().length), 2);
+    assert.equal(await eventually(() => { const c = h2NotX.events().length; return c >= 2 ? c : false; }, { message: '2 events on h2NotX' }), 2);
     const notX = h2NotX.events();
     assert.deepEqual(notX.map((e) => e.type), ['ADDED', 'DELETED']);
     assert.deepEqual(notX[0].object, updated);
 
     // YAML and Table: their own encodings of the same changes.
-    assert.equal(await until(3, () => h2Yaml.documents().length), 3);
+    assert.equal(await eventually(() => { const c = h2Yaml.documents().length; return c >= 3 ? c : false; }, { message: '3 events on h2Yaml' }), 3);
     const docs = h2Yaml.documents();
     assert.deepEqual(docs.map((d) => d.type), ['ADDED', 'MODIFIED', 'DELETED']);
     assert.deepEqual(docs[0].object, created);
     assert.deepEqual(docs[1].object, updated);
-    assert.equal(await until(3, () => h2Table.events().length), 3);
+    assert.equal(await eventually(() => { const c = h2Table.events().length; return c >= 3 ? c : false; }, { message: '3 events on h2Table' }), 3);
     const tables = await h1Table.take(3);
     for (const events of [tables, h2Table.events()]) {
       assert.deepEqual(events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);

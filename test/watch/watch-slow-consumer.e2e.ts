@@ -5,9 +5,9 @@ import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { adminIdentity } from '../support/credentials.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { eventually } from './support/cluster.js';
 import { WatchClient } from './support/watch-client.js';
 import { WatchService } from '../../apps/api/src/watch/watch.service.js';
+import { eventually } from '../support/eventually.js';
 
 // A watcher that stops reading overflows its bounded buffer and is closed; the others do not notice.
 describe('watch: slow consumers', { timeout: 120_000 }, () => {
@@ -36,7 +36,7 @@ describe('watch: slow consumers', { timeout: 120_000 }, () => {
     stalled.write(`GET /api/v1/namespaces/slow/configmaps?watch=true&resourceVersion=${from} HTTP/1.1\r\nHost: x\r\n\r\n`);
     stalled.pause();
     fast = await WatchClient.watch(s.url, `/api/v1/namespaces/slow/configmaps?resourceVersion=${from}`);
-    await eventually('both watches open', () => s.app.get(WatchService).watcherCount === 2);
+    await eventually(() => s.app.get(WatchService).watcherCount === 2, { message: 'both watches open' });
 
     const blob = randomBytes(300 * 1024).toString('base64');
     let evicted = false;
@@ -56,7 +56,7 @@ describe('watch: slow consumers', { timeout: 120_000 }, () => {
     stalled.setEncoding('latin1');
     stalled.on('data', (d: string) => (text += d));
     stalled.resume();
-    await eventually('the stalled stream ends', () => text.endsWith('0\r\n\r\n') || stalled.destroyed, 20_000);
+    await eventually(() => text.endsWith('0\r\n\r\n') || stalled.destroyed, { timeoutMs: 20_000, message: 'the stalled stream ends' });
     // The server stays healthy and the reading watcher still works.
     const more = await api.post('/api/v1/namespaces/slow/configmaps').send({ metadata: { name: 'after' } }).expect(201);
     assert.deepEqual(await fast.next(), { type: 'ADDED', object: more.body });

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { eventually } from '../../support/eventually.js';
 
 /** API paths of the admission policy kinds. */
 export const VAP = '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies';
@@ -29,22 +30,6 @@ export function validatingBinding(name: string, policyName: string, spec: Record
 /** A ConfigMap body in `namespace`. */
 export function configMap(namespace: string, name: string, data: Record<string, string> = {}, labels?: Record<string, string>): Record<string, unknown> {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, ...(labels ? { labels } : {}) }, data };
-}
-
-/**
- * Retries `check` until it stops throwing (policies take effect once the
- * replica's change stream delivers them; upstream's e2e tests wait too).
- */
-export async function eventually<T>(check: () => Promise<T>, ms = 10000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
 }
 
 /** Creates `ns` (ignoring AlreadyExists). */

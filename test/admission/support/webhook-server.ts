@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { eventually } from '../../support/eventually.js';
 
 const run = promisify(execFile);
 
@@ -161,19 +162,6 @@ export class TestWebhookServer {
   async close(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-}
-
-/** Retries `check` until it stops throwing (up to `ms`), like the e2e tests' polling of marker objects. */
-export async function eventually<T>(check: () => Promise<T>, ms = 5000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
   }
 }
 

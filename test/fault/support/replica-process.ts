@@ -3,7 +3,8 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sharedTestDataDir, useCredentialsOf } from '../../support/credentials.js';
-import { eventually, freePort } from '../../watch/support/cluster.js';
+import { freePort } from '../../watch/support/cluster.js';
+import { eventually } from '../../support/eventually.js';
 
 /** A Plinth server in a child process (`node dist/apps/api/src/main.js`), so it can crash, be killed or get SIGTERM. */
 export class ReplicaProcess {
@@ -41,7 +42,7 @@ export class ReplicaProcess {
     process.once('exit', reap);
     proc.once('exit', () => process.removeListener('exit', reap));
     const r = new ReplicaProcess(`https://127.0.0.1:${port}`, proc, dataDir);
-    await eventually(`replica on ${port} ready`, () => r.ready(), 30_000);
+    await eventually(() => r.ready(), { timeoutMs: 30_000, message: `replica on ${port} ready` });
     return r;
   }
 

@@ -10,6 +10,12 @@ export interface LoadOutcome {
   reason?: string;
   /** The transport error when status is 0. */
   error?: string;
+  /**
+   * With fresh connections, how far a failed request got: `connect` (no
+   * connection: nothing was sent), `tls` (connected, handshake unfinished),
+   * `sent` (the request was written, no complete answer came).
+   */
+  stage?: 'connect' | 'tls' | 'sent';
   name: string;
   resourceVersion?: string;
   /** When the answer arrived (ms since the epoch). */
@@ -90,7 +96,7 @@ export class WriteLoad {
           let text = '';
           res.setEncoding('utf8');
           res.on('data', (d: string) => (text += d));
-          res.on('error', (err: NodeJS.ErrnoException) => resolve({ status: 0, error: err.code ?? err.message, name, at: Date.now() }));
+          res.on('error', (err: NodeJS.ErrnoException) => resolve({ status: 0, error: err.code ?? err.message, stage: 'sent', name, at: Date.now() }));
           res.on('end', () => {
             let parsed: { kind?: string; reason?: string; metadata?: { resourceVersion?: string } } = {};
             try {
@@ -102,8 +108,13 @@ export class WriteLoad {
           });
         },
       );
+      let stage: LoadOutcome['stage'] = 'connect';
+      req.on('socket', (socket) => {
+        socket.once('connect', () => (stage = secure ? 'tls' : 'sent'));
+        socket.once('secureConnect', () => (stage = 'sent'));
+      });
       req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'TIMEOUT' })));
-      req.on('error', (err: NodeJS.ErrnoException) => resolve({ status: 0, error: err.code ?? err.message, name, at: Date.now() }));
+      req.on('error', (err: NodeJS.ErrnoException) => resolve({ status: 0, error: err.code ?? err.message, stage, name, at: Date.now() }));
       req.end(body);
     });
   }

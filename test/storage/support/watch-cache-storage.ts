@@ -8,17 +8,14 @@ import {
 } from '@plinth/storage';
 import { type CacheSubscriber, WatchCache, WatchPipeline } from '@plinth/storage';
 import { ChangeCollector, type ConformanceStorage, type ConformanceStorageFactory } from './conformance-storage.js';
+import { eventually } from '../../support/eventually.js';
 
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** Resolves once the pipeline's cache has applied every committed change. */
 async function caughtUp(pipeline: WatchPipeline, objects: ObjectStoreRepository): Promise<void> {
   const target = await objects.currentRevision();
-  const deadline = Date.now() + 5000;
-  while (pipeline.cache.revision < target) {
-    if (Date.now() > deadline) throw new Error(`watch cache at ${pipeline.cache.revision}, committed ${target}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await eventually(() => pipeline.cache.revision >= target, { timeoutMs: 5000, intervalMs: 10, message: `the watch cache to apply revision ${target}` });
 }
 
 /**
@@ -80,8 +77,7 @@ export function watchCacheStorage(capacity: number, redisUrl?: string): Conforma
     });
     await pipeline.start();
     if (redisUrl) {
-      const deadline = Date.now() + 10_000;
-      while (!pipeline.isRelay && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      await eventually(() => pipeline.isRelay, { message: 'this pipeline to be the relay' });
     }
     return {
       name: redisUrl ? 'watch cache fed through Redis' : 'watch cache',

@@ -6,6 +6,7 @@ import { type RunningServer, startServer } from '../../../apps/api/src/server.js
 import { installDefaultCredentials, sharedTestDataDir } from '../../support/credentials.js';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
 import { WatchService } from '../../../apps/api/src/watch/watch.service.js';
+import { eventually } from '../../support/eventually.js';
 
 /** A free loopback TCP port. */
 export function freePort(): Promise<number> {
@@ -19,20 +20,17 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Resolves once something accepts connections on loopback `port`; throws after `timeoutMs`. */
 async function waitForPort(port: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
+  const accepts = () =>
+    new Promise<boolean>((resolve) => {
       const sock = net.connect(port, '127.0.0.1', () => {
         sock.end();
         resolve(true);
       });
       sock.on('error', () => resolve(false));
     });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`nothing listens on ${port}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await eventually(accepts, { timeoutMs, message: `a listener on port ${port}` });
 }
 
 /** A redis-server of a test's own, so it can be killed and restarted without disturbing other tests. */
@@ -126,11 +124,3 @@ export class TestCluster {
   }
 }
 
-/** Polls `cond` every 50 ms until it is true or `timeoutMs` passes (then throws with `what`). */
-export async function eventually(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -34,6 +34,9 @@ export class ShutdownSequence {
   /** Runs the sequence: graceful when a signal arrived or one was requested. */
   async run(signal?: string): Promise<void> {
     const closeHttp = async () => {
+      // HTTP/2 clients are told to go away before the listener closes; otherwise an idle connection (kubectl,
+      // client-go) holds the drain until its bound and is then cut with whatever it sent meanwhile.
+      this.shutdown.goAway();
       await this.http.httpAdapter?.close();
     };
     if (!signal && !this.gracefulRequested) {

@@ -12,6 +12,7 @@ import { WatchMetrics } from './watch-metrics.js';
 import { type InitialStateQuery, runWatch, type WatchPlan } from './watch-start.js';
 import { type WatchFilter, WatchStream, type WatchStreamOwner } from './watch-stream.js';
 import { ShardedChangeSource } from './sharded-change-source.js';
+import { watchDeadline } from './watch-deadline.js';
 
 /** Everything the watch handler resolved for one watch request. */
 export interface WatchRequest {
@@ -283,7 +284,7 @@ export class WatchService implements WatchStreamOwner {
     reply.request.auditResponseStarted?.();
     const now = Date.now();
     const maxMs = this.deps.config.maxWatchSeconds * 1000;
-    const deadline = now + (w.timeoutSeconds ? Math.min(w.timeoutSeconds * 1000, maxMs) : maxMs * (0.5 + 0.5 * Math.random()));
+    const deadline = watchDeadline(now, w.timeoutSeconds, maxMs);
     const bookmarkMs = this.deps.config.bookmarkIntervalSeconds * 1000;
     const nextBookmark = w.allowBookmarks ? now + bookmarkMs * (0.75 + 0.25 * Math.random()) : 0;
     const stream = new WatchStream(this, res, WatchCache.bucketKey(w.tenant, w.def.storageResource), w.filter, w.format, deadline, nextBookmark);

@@ -67,9 +67,18 @@ export function needsMigration(crd: CrdObject): boolean {
   return (crd.status?.storedVersions ?? []).some((v) => v !== storage);
 }
 
-/** What identifies one needed migration of `crd` (a new storage version, or storedVersions grown again, is a new one). */
-function submissionKey(tenant: string, crd: CrdObject): string {
-  return `${tenant}/${crd.metadata.uid}/${storageVersionOf(crd)}/${(crd.status?.storedVersions ?? []).join(',')}`;
+/** Which CRD a submission is for: one entry each in the submitted map. */
+function crdKey(tenant: string, crd: CrdObject): string {
+  return `${tenant}/${crd.metadata.uid}`;
+}
+
+/**
+ * What identifies one needed migration of `crd`: its generation (every
+ * storage version switch is a spec change, so v1 -> v2 -> v1 -> v2 gives
+ * three) and its storedVersions (grown again by a status write).
+ */
+function submissionKey(crd: CrdObject): string {
+  return `${crd.metadata.generation ?? 0}/${storageVersionOf(crd)}/${(crd.status?.storedVersions ?? []).join(',')}`;
 }
 
 /** Stopped because the CRD changed under the migration (a new run follows the change). */
@@ -79,8 +88,13 @@ class Superseded extends Error {}
 export class StorageVersionMigrator {
   /** Tenants due while a run is active on this replica (it takes them before it ends). */
   private readonly pending = new Set<string>();
-  /** Migrations submitted from this replica: tenant, CRD uid, storage version and storedVersions. */
-  private readonly submitted = new Set<string>();
+  /**
+   * The migration last submitted from this replica for each CRD (by tenant and
+   * uid) that still needs one; an entry goes when its CRD no longer needs
+   * migrating (done here or on another replica) or is gone, so the map holds
+   * at most the CRDs with a migration outstanding.
+   */
+  private readonly submitted = new Map<string, string>();
   private active = false;
   private readonly retries = new Map<string, NodeJS.Timeout>();
   private stopped = false;
@@ -88,17 +102,21 @@ export class StorageVersionMigrator {
   constructor(private readonly deps: StorageVersionMigratorDeps) {}
 
   /**
-   * Called with a tenant's CRDs whenever they change: submits a run when one
-   * of them needs migrating in a way not submitted before (each storage
-   * version change once; again after a failure's retry delay).
+   * Called with all of a tenant's CRDs whenever they change: submits a run
+   * when one of them needs migrating in a way not submitted before (each
+   * storage version switch once; again after a failure's retry delay), and
+   * forgets the CRDs that no longer need one.
    */
   check(tenant: string, crds: CrdObject[]): void {
     if (this.stopped) return;
+    const needing = crds.filter(needsMigration);
+    const outstanding = new Set(needing.map((crd) => crdKey(tenant, crd)));
+    for (const key of this.submitted.keys()) if (key.startsWith(`${tenant}/`) && !outstanding.has(key)) this.submitted.delete(key);
     let due = false;
-    for (const crd of crds.filter(needsMigration)) {
-      const key = submissionKey(tenant, crd);
-      if (this.submitted.has(key)) continue;
-      this.submitted.add(key);
+    for (const crd of needing) {
+      const key = submissionKey(crd);
+      if (this.submitted.get(crdKey(tenant, crd)) === key) continue;
+      this.submitted.set(crdKey(tenant, crd), key);
       due = true;
     }
     if (!due) return;
@@ -167,7 +185,7 @@ export class StorageVersionMigrator {
     if (this.stopped || this.retries.has(tenant)) return;
     const t = setTimeout(() => {
       this.retries.delete(tenant);
-      for (const key of [...this.submitted]) if (key.startsWith(`${tenant}/`)) this.submitted.delete(key);
+      for (const key of [...this.submitted.keys()]) if (key.startsWith(`${tenant}/`)) this.submitted.delete(key);
       this.check(tenant, this.deps.registry.crds(tenant));
     }, RETRY_MS);
     t.unref();
