@@ -1,47 +1,12 @@
 import assert from 'node:assert/strict';
 import https from 'node:https';
 import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
 import request from 'supertest';
 import { adminIdentity, httpsAgent } from '../support/credentials.js';
+import { eventually } from '../support/eventually.js';
+import { conditionOf, query, registerShard, SHARDS, TENANTS, waitShardReady } from './support/shards.js';
 import { TestPostgres } from '../support/test-postgres.js';
 import { startTestServer, startTestServerOn, type TestServer } from '../support/test-server.js';
-
-const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
-const SHARDS = '/apis/tenancy.plinth.dev/v1beta1/shards';
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function registerShard(url: string, name: string, connection: string): Promise<void> {
-  await request(url).post('/api/v1/namespaces/default/secrets').send({ metadata: { name: `shard-${name}` }, data: { url: Buffer.from(connection).toString('base64') } }).expect(201);
-  await request(url).post(SHARDS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Shard', metadata: { name }, spec: { secretRef: { name: `shard-${name}`, namespace: 'default' } } }).expect(201);
-  await waitFor(`shard ${name} ready`, async () => {
-    const res = await request(url).get(`${SHARDS}/${name}`);
-    return res.body?.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True') ? true : undefined;
-  });
-}
-
-function condition(t: { status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } }, type: string) {
-  return t.status?.conditions?.find((c) => c.type === type);
-}
-
-async function query<T>(url: string, text: string, params: unknown[]): Promise<T[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query(text, params)).rows as T[];
-  } finally {
-    await c.end();
-  }
-}
 
 /**
  * A watcher that behaves as an informer's reflector: lists, watches from the
@@ -150,6 +115,7 @@ describe('shards: moving a tenant live between shards', { timeout: 300_000 }, ()
     second = await startTestServerOn(s.database, { REDIS_URL: redis });
     await registerShard(s.url, 'b', b.url);
     await registerShard(s.url, 'c', c.url);
+    await Promise.all([waitShardReady(s.url, 'b'), waitShardReady(s.url, 'c')]);
   });
   after(async () => {
     await second?.close();
@@ -178,10 +144,10 @@ describe('shards: moving a tenant live between shards', { timeout: 300_000 }, ()
     });
     await new Promise((r) => setTimeout(r, 500));
     await request(s.url).patch(`${TENANTS}/mover`).set('Content-Type', 'application/merge-patch+json').send({ spec: { shard: 'c' } }).expect(200);
-    const moved = await waitFor('the Moved condition', async () => {
+    const moved = await eventually(async () => {
       const t = (await request(s.url).get(`${TENANTS}/mover`)).body;
-      return condition(t, 'Moved')?.status === 'True' && t.status.shard === 'c' ? t : undefined;
-    });
+      return conditionOf(t, 'Moved')?.status === 'True' && t.status.shard === 'c' ? t : false;
+    }, { message: 'the Moved condition', timeoutMs: 60_000 });
     const since = Number(moved.status.shardResourceVersion);
     await new Promise((r) => setTimeout(r, 1000));
     stop = true;
@@ -200,7 +166,7 @@ describe('shards: moving a tenant live between shards', { timeout: 300_000 }, ()
 
     // Every watcher saw every acknowledged create exactly once, in revision order, and never relisted.
     const last = Math.max(...acked.values());
-    await waitFor('watchers caught up', async () => (watchers.every((w) => w.revisions.length > 0 && w.revisions[w.revisions.length - 1] >= last) ? true : undefined));
+    await eventually(async () => (watchers.every((w) => w.revisions.length > 0 && w.revisions[w.revisions.length - 1] >= last)), { message: 'watchers caught up', timeoutMs: 60_000 });
     for (const w of watchers) await w.stop();
     for (const [i, w] of watchers.entries()) {
       assert.equal(w.relists, 0, `watcher ${i} never got 410`);
@@ -210,7 +176,7 @@ describe('shards: moving a tenant live between shards', { timeout: 300_000 }, ()
     }
 
     // The source keeps nothing of the tenant once the grace period is over.
-    await waitFor('the source emptied', async () => ((await query(b.url, 'SELECT 1 FROM tenants WHERE name = $1', ['mover'])).length === 0 ? true : undefined));
+    await eventually(async () => ((await query(b.url, 'SELECT 1 FROM tenants WHERE name = $1', ['mover'])).length === 0), { message: 'the source emptied', timeoutMs: 60_000 });
     await request(second.url).get(`${P}/seed-0`).expect(200);
   });
 
@@ -239,24 +205,20 @@ describe('shards: moving a tenant live between shards', { timeout: 300_000 }, ()
       made.push(`u-${i}`);
     }
     // The destination stalls on the copy of the tenant's first object, so that it dies mid-copy, not before or after.
-    const stall = new pg.Client({ connectionString: c.url });
-    await stall.connect();
-    await stall.query(`CREATE FUNCTION stall_copy() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+    await query(c.url, `CREATE FUNCTION stall_copy() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
         IF NEW.tenant = 'unlucky' THEN PERFORM pg_sleep(60); END IF; RETURN NEW; END $$;
       CREATE TRIGGER stall_copy BEFORE INSERT ON objects FOR EACH ROW EXECUTE FUNCTION stall_copy()`);
-    await stall.end();
     await request(s.url).patch(`${TENANTS}/unlucky`).set('Content-Type', 'application/merge-patch+json').send({ spec: { shard: 'c' } }).expect(200);
-    await waitFor('the copy to stall on the destination', async () => {
-      const rows = await query<{ n: string }>(b.url, 'SELECT 1 AS n', []);
-      const moving = condition((await request(s.url).get(`${TENANTS}/unlucky`)).body, 'Moving');
-      return rows.length === 1 && moving?.status === 'True' && moving.reason === 'Copying' ? true : undefined;
+    await eventually(async () => (await query(c.url, "SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep'")).length > 0, {
+      message: 'the copy to stall on the destination',
+      timeoutMs: 60_000,
     });
-    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(conditionOf((await request(s.url).get(`${TENANTS}/unlucky`)).body, 'Moving')?.reason, 'Copying');
     await c.kill();
-    const failed = await waitFor('the rollback', async () => {
+    const failed = await eventually(async () => {
       const t = (await request(s.url).get(`${TENANTS}/unlucky`)).body;
-      return condition(t, 'Moving')?.reason === 'MoveFailed' ? t : undefined;
-    });
+      return conditionOf(t, 'Moving')?.reason === 'MoveFailed' ? t : false;
+    }, { message: 'the rollback', timeoutMs: 60_000 });
     assert.equal(failed.spec.shard, 'b');
     assert.equal(failed.status.shard, 'b');
     const list = (await request(second.url).get(P).expect(200)).body;

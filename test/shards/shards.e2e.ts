@@ -1,51 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
 import request from 'supertest';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
+import { eventually } from '../support/eventually.js';
+import { conditionOf, query, registerShard, SHARDS, TENANTS, waitShardReady } from './support/shards.js';
 import { TestPostgres } from '../support/test-postgres.js';
 import { startTestServer, startTestServerOn, type TestServer } from '../support/test-server.js';
 
-const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
-const SHARDS = '/apis/tenancy.plinth.dev/v1beta1/shards';
 const SECRETS = '/api/v1/namespaces/default/secrets';
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function registerShard(url: string, name: string, connection: string): Promise<void> {
-  await request(url).post(SECRETS).send({ metadata: { name: `shard-${name}` }, data: { url: Buffer.from(connection).toString('base64') } }).expect(201);
-  await request(url).post(SHARDS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Shard', metadata: { name }, spec: { secretRef: { name: `shard-${name}`, namespace: 'default' } } }).expect(201);
-}
-
-function readyOf(shard: { status?: { conditions?: Array<{ type: string; status: string; message: string }> } }) {
-  return shard.status?.conditions?.find((c) => c.type === 'Ready');
-}
-
-async function waitReady(url: string, name: string, status = 'True') {
-  return waitFor(`shard ${name} Ready=${status}`, async () => {
-    const res = await request(url).get(`${SHARDS}/${name}`);
-    return res.status === 200 && readyOf(res.body)?.status === status ? res.body : undefined;
-  });
-}
 
 /** The tenants that have a row in `url`'s tenants table (other than the platform tenant every shard has). */
 async function tenantRowsOn(url: string): Promise<string[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    const { rows } = await c.query("SELECT name FROM tenants WHERE name <> 'default' ORDER BY name");
-    return rows.map((r) => r.name as string);
-  } finally {
-    await c.end();
-  }
+  return (await query<{ name: string }>(url, "SELECT name FROM tenants WHERE name <> 'default' ORDER BY name")).map((r) => r.name);
 }
 
 // Three PostgreSQL servers: the platform's own (the runner's, shard "default") and two more registered as Shards.
@@ -64,7 +30,7 @@ describe('shards: tenants spread over several PostgreSQL servers', { timeout: 24
     second = await startTestServerOn(s.database, { REDIS_URL: redis });
     await registerShard(s.url, 'b', b.url);
     await registerShard(s.url, 'c', c.url);
-    await Promise.all([waitReady(s.url, 'b'), waitReady(s.url, 'c'), waitReady(s.url, 'default')]);
+    await Promise.all([waitShardReady(s.url, 'b'), waitShardReady(s.url, 'c'), waitShardReady(s.url, 'default')]);
   });
   after(async () => {
     await second?.close();
@@ -75,7 +41,7 @@ describe('shards: tenants spread over several PostgreSQL servers', { timeout: 24
 
   it('registers shards from Secrets (the password never shown), and kubectl get shards shows them', async () => {
     const shard = (await request(s.url).get(`${SHARDS}/b`).expect(200)).body;
-    assert.equal(readyOf(shard)?.status, 'True');
+    assert.equal(conditionOf(shard, 'Ready')?.status, 'True');
     assert.doesNotMatch(JSON.stringify(shard), /plinth@|:plinth/);
     const out = await kubectl(writeTestKubeconfig(s.url), ['get', 'shards']);
     assert.equal(out.code, 0, out.stderr);
@@ -89,11 +55,10 @@ describe('shards: tenants spread over several PostgreSQL servers', { timeout: 24
       assert.equal(created.spec.shard, created.status.shard);
       home.set(name, created.status.shard);
     }
-    // The platform's shard holds the platform's own objects; b and c are empty: new tenants go to them, alternately
-    // (equal bytes, then fewer tenants), until their stored bytes say otherwise.
-    const counts = new Map<string, number>();
-    for (const shard of home.values()) counts.set(shard, (counts.get(shard) ?? 0) + 1);
-    assert.deepEqual(Object.fromEntries([...counts].sort()), { b: 3, c: 3 }, `spread: ${JSON.stringify([...home])}`);
+    // The platform's shard holds the platform's own objects; b and c start empty: new tenants go to them (equal
+    // bytes: the one with fewer tenants; then the one whose status reports fewer bytes), never to the fuller one.
+    assert.deepEqual([...new Set(home.values())].sort(), ['b', 'c'], `spread: ${JSON.stringify([...home])}`);
+    assert.deepEqual([home.get('t1'), home.get('t2')], ['b', 'c'], 'two empty shards: by tenants, then by name');
     const onB = [...home].filter(([, sh]) => sh === 'b').map(([t]) => t);
     const onC = [...home].filter(([, sh]) => sh === 'c').map(([t]) => t);
     assert.deepEqual(await tenantRowsOn(b.url), onB.sort());
@@ -111,14 +76,8 @@ describe('shards: tenants spread over several PostgreSQL servers', { timeout: 24
     // A tenant's revision is its shard's counter: shard b's counter has seen it.
     const tB = [...home].find(([, sh]) => sh === 'b')![0];
     const rv = Number((await request(s.url).get(`/clusters/${tB}/api/v1/namespaces/default/configmaps/cm`).expect(200)).body.metadata.resourceVersion);
-    const client = new pg.Client({ connectionString: b.url });
-    await client.connect();
-    try {
-      const { rows } = await client.query('SELECT revision FROM objects WHERE tenant = $1 AND name = $2', [tB, 'cm']);
-      assert.equal(Number(rows[0].revision), rv);
-    } finally {
-      await client.end();
-    }
+    const rows = await query<{ revision: string }>(b.url, 'SELECT revision FROM objects WHERE tenant = $1 AND name = $2', [tB, 'cm']);
+    assert.equal(Number(rows[0].revision), rv);
   });
 
   it('delivers watch events of tenants on other shards on both replicas', async () => {
@@ -137,7 +96,7 @@ describe('shards: tenants spread over several PostgreSQL servers', { timeout: 24
     const done = req.then(() => undefined, () => undefined);
     await new Promise((r) => setTimeout(r, 300));
     const made = (await request(s.url).post(P).send({ metadata: { name: 'watched' } }).expect(201)).body;
-    const line = await waitFor('the ADDED event on the other replica', async () => events.find((e) => e.includes('"watched"')));
+    const line = await eventually(async () => events.find((e) => e.includes('"watched"')) ?? false, { message: 'the ADDED event on the other replica', timeoutMs: 60_000 });
     const ev = JSON.parse(line);
     assert.equal(ev.type, 'ADDED');
     assert.equal(ev.object.metadata.resourceVersion, made.metadata.resourceVersion);
@@ -163,18 +122,18 @@ describe('shards: tenants spread over several PostgreSQL servers', { timeout: 24
     const wrong = new URL(b.url);
     wrong.password = 'not-the-password';
     await registerShard(s.url, 'badpass', wrong.toString());
-    const shard = await waitFor('badpass Ready=False with a message', async () => {
+    const shard = await eventually(async () => {
       const res = await request(s.url).get(`${SHARDS}/badpass`);
-      const ready = readyOf(res.body);
-      return ready?.status === 'False' && ready.message !== 'not connected yet' ? res.body : undefined;
-    });
+      const ready = conditionOf(res.body, 'Ready');
+      return ready?.status === 'False' && ready.message !== 'not connected yet' ? res.body : false;
+    }, { message: 'badpass Ready=False with a message', timeoutMs: 60_000 });
     assert.doesNotMatch(JSON.stringify(shard), /not-the-password/);
-    assert.match(readyOf(shard)!.message, new RegExp(decodeURIComponent(new URL(b.url).searchParams.get('host') ?? 'localhost').replace(/[/.]/g, '.')));
+    assert.match(conditionOf(shard, 'Ready')!.message, new RegExp(decodeURIComponent(new URL(b.url).searchParams.get('host') ?? 'localhost').replace(/[/.]/g, '.')));
     await request(s.url).delete(`/api/v1/namespaces/default/secrets/shard-badpass`).expect(200);
-    await waitFor('the missing Secret in the condition', async () => {
-      const ready = readyOf((await request(s.url).get(`${SHARDS}/badpass`)).body);
-      return ready?.message.includes('Secret default/shard-badpass not found') ? true : undefined;
-    });
+    await eventually(async () => {
+      const ready = conditionOf((await request(s.url).get(`${SHARDS}/badpass`)).body, 'Ready');
+      return ready?.message.includes('Secret default/shard-badpass not found') ? true : false;
+    }, { message: 'the missing Secret in the condition', timeoutMs: 60_000 });
     await request(s.url).delete(`${SHARDS}/badpass`).expect(200);
   });
 
@@ -184,11 +143,11 @@ describe('shards: tenants spread over several PostgreSQL servers', { timeout: 24
     await c.kill();
     // The first requests may meet the dead connections themselves (503, "storage backend unavailable"); within a probe
     // interval the shard is known down and its tenants are refused at once, naming it. Never anything but 200 or 503.
-    const refused = await waitFor('503 naming the dead shard', async () => {
+    const refused = await eventually(async () => {
       const res = await request(s.url).get(`/clusters/${tC}/api/v1/namespaces/default/configmaps`);
       assert.ok(res.status === 200 || res.status === 503, `${res.status} ${res.text}`);
-      return res.status === 503 && /shard "c"/.test(res.body.message) ? res : undefined;
-    });
+      return res.status === 503 && /shard "c"/.test(res.body.message) ? res : false;
+    }, { message: '503 naming the dead shard', timeoutMs: 60_000 });
     assert.equal(refused.body.reason, 'ServiceUnavailable');
     assert.equal(refused.headers['retry-after'], '1');
     assert.match(refused.body.message, /shard "c"/);
@@ -201,10 +160,10 @@ describe('shards: tenants spread over several PostgreSQL servers', { timeout: 24
     assert.match(ready.text, /\[\+\]shard-c ok \(degraded: .*its tenants get 503\)/);
     assert.match(ready.text, /\[\+\]shard-b ok/);
     await c.restart();
-    await waitFor('the tenant of the restarted shard served again', async () => {
+    await eventually(async () => {
       const res = await request(second.url).get(`/clusters/${tC}/api/v1/namespaces/default/configmaps/cm`);
-      return res.status === 200 ? true : undefined;
-    });
+      return res.status === 200 ? true : false;
+    }, { message: 'the tenant of the restarted shard served again', timeoutMs: 60_000 });
     await request(s.url).post(`/clusters/${tC}/api/v1/namespaces/default/configmaps`).send({ metadata: { name: 'after-restart' } }).expect(201);
   });
 });

@@ -9,6 +9,7 @@ import type { ResourceStoreService } from '../store/resource-store.service.js';
 import { systemWriteContext } from '../tenancy/tenant-provisioner.js';
 import type { ShardCatalog } from './shard-catalog.js';
 import type { ShardPool } from './shard-pool.js';
+import type { ConfiguredShard } from '../config/shard-list.js';
 
 /** How often the Shard objects' status is brought up to date. */
 export const SHARD_STATUS_INTERVAL_MS = 3000;
@@ -20,8 +21,12 @@ export interface ShardStatusDeps {
   tenants: Pick<TenantRepository, 'shardTotals'>;
   store: Pick<ResourceStoreService, 'create' | 'systemUpdate'>;
   objects: Pick<ObjectStoreRepository, 'get'>;
-  /** The Shard kind as stored. */
+  /** The Shard kind as the platform writes it (its own `default` included). */
   shardResource: ResourceDefinition;
+  /** PLINTH_SHARDS: registered at start when their Shard object is missing, with their Secret. */
+  configured: ConfiguredShard[];
+  /** The Secret kind (core/v1), for the configured shards' Secrets. */
+  secretResource: ResourceDefinition;
   logger: Logger;
 }
 
@@ -71,9 +76,10 @@ export class ShardStatusController implements Controller {
     await this.running;
   }
 
-  /** One pass: the default Shard object, then every Shard's status. */
+  /** One pass: the default Shard object and the configured ones, then every Shard's status. */
   async reconcile(): Promise<void> {
     await this.ensureDefault();
+    await this.ensureConfigured();
     for (const shard of this.deps.catalog.all()) await this.refresh(shard.name);
   }
 
@@ -93,6 +99,39 @@ export class ShardStatusController implements Controller {
   }
 
   private defaultWritten = false;
+  private configuredWritten = false;
+
+  /** Creates a Secret and a Shard for each PLINTH_SHARDS entry that has no Shard object; never changes existing ones. */
+  private async ensureConfigured(): Promise<void> {
+    if (this.configuredWritten) return;
+    for (const { name, url } of this.deps.configured) {
+      const key = { tenant: PLATFORM_TENANT, resource: this.deps.shardResource.storageResource, namespace: '', name };
+      if (await this.deps.objects.get(key, undefined, true)) continue;
+      const secret = `shard-${name}`;
+      await this.createIfMissing(systemWriteContext(PLATFORM_TENANT, this.deps.secretResource, 'default'), {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: secret, namespace: 'default' },
+        data: { url: Buffer.from(url).toString('base64') },
+      });
+      await this.createIfMissing(systemWriteContext(PLATFORM_TENANT, this.deps.shardResource), {
+        apiVersion: `${this.deps.shardResource.group}/${this.deps.shardResource.version}`,
+        kind: 'Shard',
+        metadata: { name },
+        spec: { secretRef: { name: secret, namespace: 'default', key: 'url' } },
+      });
+      this.deps.logger.info({ shard: name }, 'registered a shard named in PLINTH_SHARDS');
+    }
+    this.configuredWritten = true;
+  }
+
+  private async createIfMissing(ctx: ReturnType<typeof systemWriteContext>, obj: KubeObject): Promise<void> {
+    try {
+      await this.deps.store.create(ctx, obj);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 409)) throw err;
+    }
+  }
 
   /** Writes one Shard's status when it differs from what is stored. */
   private async refresh(name: string): Promise<void> {

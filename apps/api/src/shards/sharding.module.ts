@@ -3,6 +3,9 @@ import type { Logger } from 'pino';
 import { ObjectListRepository, ObjectStoreRepository, TenantMoveRepository, TenantRepository } from '@plinth/storage';
 import type { KubeObject } from '@plinth/apimachinery';
 import { ControllerManager } from '../controllers/controller-manager.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { ResourceRegistry } from '../registry/resource-registry.js';
 import { platformShardResource } from '../kinds/shard/shard.resource.js';
 import { PLATFORM_TENANT, TENANT_STORAGE_RESOURCE } from '../kinds/tenant/tenant-api.js';
 import { LOGGER } from '../observability/observability.module.js';
@@ -54,12 +57,23 @@ import { OBSERVE_CHANGES } from '../watch/watch.module.js';
     },
     {
       provide: ShardStatusController,
-      useFactory: (catalog: ShardCatalog, pool: ShardPool, tenants: TenantRepository, store: ResourceStoreService, objects: ObjectStoreRepository, manager: ControllerManager, logger: Logger) => {
-        const controller = new ShardStatusController({ catalog, pool, tenants, store, objects, shardResource: platformShardResource, logger });
+      useFactory: (
+        catalog: ShardCatalog,
+        pool: ShardPool,
+        tenants: TenantRepository,
+        store: ResourceStoreService,
+        objects: ObjectStoreRepository,
+        manager: ControllerManager,
+        logger: Logger,
+        config: AppConfig,
+        registry: ResourceRegistry,
+      ) => {
+        const secretResource = registry.lookup(PLATFORM_TENANT, '', 'v1', 'secrets')!;
+        const controller = new ShardStatusController({ catalog, pool, tenants, store, objects, shardResource: platformShardResource, configured: config.shards, secretResource, logger });
         manager.register(controller);
         return controller;
       },
-      inject: [ShardCatalog, ShardPool, TenantRepository, ResourceStoreService, ObjectStoreRepository, ControllerManager, LOGGER],
+      inject: [ShardCatalog, ShardPool, TenantRepository, ResourceStoreService, ObjectStoreRepository, ControllerManager, LOGGER, APP_CONFIG, ResourceRegistry],
     },
   ],
 })

@@ -1,0 +1,43 @@
+import pg from 'pg';
+import request from 'supertest';
+import { eventually } from '../../support/eventually.js';
+
+export const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
+export const SHARDS = '/apis/tenancy.plinth.dev/v1beta1/shards';
+
+interface Conditioned {
+  status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> };
+}
+
+/** The condition `type` of a Tenant or Shard object, or undefined. */
+export function conditionOf(o: Conditioned, type: string) {
+  return o.status?.conditions?.find((c) => c.type === type);
+}
+
+/** Waits until Shard `name` reports Ready=`status` and returns it. */
+export function waitShardReady(url: string, name: string, status = 'True') {
+  return eventually(
+    async () => {
+      const res = await request(url).get(`${SHARDS}/${name}`);
+      return res.status === 200 && conditionOf(res.body, 'Ready')?.status === status ? res.body : false;
+    },
+    { message: `shard ${name} Ready=${status}`, timeoutMs: 60_000 },
+  );
+}
+
+/** Registers `connection` as Shard `name` (a Secret `shard-<name>` in the platform's default namespace, then the Shard). */
+export async function registerShard(url: string, name: string, connection: string): Promise<void> {
+  await request(url).post('/api/v1/namespaces/default/secrets').send({ metadata: { name: `shard-${name}` }, data: { url: Buffer.from(connection).toString('base64') } }).expect(201);
+  await request(url).post(SHARDS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Shard', metadata: { name }, spec: { secretRef: { name: `shard-${name}`, namespace: 'default' } } }).expect(201);
+}
+
+/** Runs one query on the database at `url` (a shard's, read directly to check where rows are). */
+export async function query<T>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query(text, params)).rows as T[];
+  } finally {
+    await c.end();
+  }
+}
