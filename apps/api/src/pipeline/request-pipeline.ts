@@ -16,13 +16,14 @@ import { LOGGER } from '../observability/observability.module.js';
 import { Metrics } from '../observability/metrics.js';
 import { MAX_BODY_BYTES } from '../http/http-limits.js';
 import { registerRequestGuards } from '../http/request-guards.js';
+import { registerStreamedBodies } from '../http/streamed-body.js';
 
 /**
  * What every request passes before a controller, as kube-apiserver's
  * handler chain, installed on the Fastify instance when the module starts
  * (routes take their hooks when Fastify becomes ready): request guards,
  * refusal while draining, raw bodies up to 3 MiB (decoded by the
- * handlers), audit, authentication and authorization, fair queuing, and
+ * handlers; HTTP/2 bodies of unknown length included), audit, authentication and authorization, fair queuing, and
  * request metrics and logs.
  */
 @Injectable()
@@ -46,6 +47,7 @@ export class RequestPipeline implements OnModuleInit {
     registerRequestGuards(fastify);
     this.shutdown.register(fastify);
     fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_req, body, done) => done(null, body));
+    registerStreamedBodies(fastify);
     fastify.addHook('onRequest', async (req) => {
       (req as unknown as { startedAt: bigint }).startedAt = process.hrtime.bigint();
     });
