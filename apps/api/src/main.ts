@@ -1,4 +1,6 @@
 import { ConfigError, loadConfig } from './config/app-config.js';
+import { checkRedis } from './startup/startup-checks.js';
+import { describeStartupFailure } from './startup/startup-failure.js';
 import { createLogger } from './observability/logger.js';
 import { writeKubeconfig } from './pki/kubeconfig.writer.js';
 import { type RunningServer, startServer } from './server.js';
@@ -42,7 +44,17 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => onSignal('SIGINT'));
   process.on('SIGTERM', () => onSignal('SIGTERM'));
-  const server: RunningServer = await startServer(config, logger, { handleSignals: true });
+  let server: RunningServer;
+  try {
+    // Cluster mode needs Redis: say so now rather than start and retry in the background forever.
+    if (config.redisUrl) await checkRedis(config.redisUrl);
+    server = await startServer(config, logger, { handleSignals: true });
+  } catch (err) {
+    // One sentence naming what failed, where, and the setting that changes it (README, "Configuration").
+    const failure = describeStartupFailure(err, config);
+    process.stderr.write(`plinth: ${failure.message}\n`);
+    process.exit(failure.exitCode);
+  }
   started = true;
   if (stopRequested) {
     await server.shutdown();

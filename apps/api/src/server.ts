@@ -3,6 +3,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import type { AppConfig } from './config/app-config.js';
+import { withoutDiscoverySlash } from './discovery/discovery-paths.js';
 import { HealthListener } from './health/health-listener.js';
 import { MAX_BODY_BYTES } from './http/http-limits.js';
 import { clientErrorStatus, frameworkErrorStatus } from './http/request-guards.js';
@@ -48,7 +49,8 @@ function servingNames(config: AppConfig): string[] {
 /**
  * Fastify over HTTPS: HTTP/2 by ALPN with HTTP/1.1 fallback, TLS 1.2+,
  * client certificates requested and verified against the client CA but not
- * required; bodies up to 3 MiB; Fastify's own errors answered as Status.
+ * required; bodies up to 3 MiB; Fastify's own errors answered as Status;
+ * discovery paths with a trailing slash served as without it.
  * HTTP/2 clients may open `maxStreams` concurrent streams per connection
  * (advertised in SETTINGS_MAX_CONCURRENT_STREAMS; kube-apiserver's
  * --http2-max-streams-per-connection, default 100): Node's own default is
@@ -69,6 +71,8 @@ function httpsAdapter(pki: ServingPki, maxStreams: number): FastifyAdapter {
     },
     bodyLimit: MAX_BODY_BYTES,
     routerOptions: { maxParamLength: 1000 },
+    // `/api/`, `/apis/{g}/`…: the discovery documents, as upstream serves them with a trailing slash.
+    rewriteUrl: (req: { url?: string }) => withoutDiscoverySlash(req.url ?? '/'),
     clientErrorHandler: clientErrorStatus,
     frameworkErrors: frameworkErrorStatus,
     // Requests that arrive while draining get a Status from GracefulShutdown, not Fastify's JSON.

@@ -26,6 +26,7 @@ import { handleWatch } from '../handlers/watch.handler.js';
 import { parseListOptions } from '../http/options/list-options.dto.js';
 import { firstValues, parseBool, type RawQuery } from '../http/options/query-validation.js';
 import { parseRequestInfo, type RequestInfo } from '../http/request-info.js';
+import { setWarnings } from '../http/response-writer.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import { selfSubjectReviewResource, serviceAccountResource, tokenReviewResource } from '../kinds/authentication/authentication.resources.js';
 
@@ -102,7 +103,12 @@ export class ResourceController {
       tenantSince: tenant.createdRevision,
     };
     req.plinthWarnings = ctx.warnings;
-    if (def.custom?.deprecationWarning) ctx.warnings.push(def.custom.deprecationWarning);
+    if (def.custom?.deprecationWarning) {
+      // As upstream's CRD handler: every request of a deprecated version warns, reads included (handlers that
+      // add warnings of their own set the header again from the same list; a watch writes it itself).
+      ctx.warnings.push(def.custom.deprecationWarning);
+      setWarnings(reply, ctx.warnings);
+    }
     if (info.subresource) await this.subresource(ctx, def);
     else await this.dispatch(ctx, info, def);
   }

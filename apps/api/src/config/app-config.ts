@@ -102,6 +102,9 @@ class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @Min(0) @Max(3600)
   PLINTH_SHUTDOWN_TIMEOUT_SECONDS?: number;
 
+  @IsOptional() @Type(() => Number) @Min(0.1) @Max(3600)
+  PLINTH_REQUEST_TIMEOUT_SECONDS?: number;
+
   @IsOptional() @Type(() => Number) @IsInt() @Min(0)
   PLINTH_MAX_WATCHES?: number;
 
@@ -195,6 +198,8 @@ export interface AppConfig {
   shutdownDelaySeconds: number;
   /** Then in-flight requests get at most this long to finish. */
   shutdownTimeoutSeconds: number;
+  /** A request other than a watch not answered this long after it arrived (body upload included) gets 504 (kube-apiserver's --request-timeout). */
+  requestTimeoutSeconds: number;
   /** Event-loop time a tenant may spend validating custom resources, ms per second (burst: ten times this). */
   tenantValidationMsPerSecond: number;
   /** Worker threads that evaluate custom resources' CEL rules (each tenant may use half of them at once). */
@@ -326,6 +331,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxWatches: parsed.PLINTH_MAX_WATCHES ?? 0,
     shutdownDelaySeconds: parsed.PLINTH_SHUTDOWN_DELAY_SECONDS ?? 5,
     shutdownTimeoutSeconds: parsed.PLINTH_SHUTDOWN_TIMEOUT_SECONDS ?? 60,
+    requestTimeoutSeconds: parsed.PLINTH_REQUEST_TIMEOUT_SECONDS ?? 60,
     tenantValidationMsPerSecond: parsed.PLINTH_TENANT_VALIDATION_MS_PER_SECOND ?? 200,
     celWorkers: parsed.PLINTH_CEL_WORKERS ?? 2,
     tenantConcurrentRequests: parsed.PLINTH_TENANT_CONCURRENT_REQUESTS ?? 32,

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { createDatabase, type Database, type EmbeddedDatabase, migrateToLatest, startEmbeddedPostgres } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { embeddedPostgresFailure } from '../startup/startup-failure.js';
 import { LOGGER } from '../observability/observability.module.js';
 
 /** The server's PostgreSQL: the Kysely pool, the URL it connects to, and the embedded server when Plinth started one. */
@@ -26,18 +27,29 @@ export const DATABASE = Symbol('DATABASE');
 /**
  * Connects to `DATABASE_URL`, or starts the embedded PostgreSQL in the data
  * folder when there is none, and migrates to the latest schema before
- * anything else is built.
+ * anything else is built. An embedded PostgreSQL that will not start
+ * throws a StartupFailure saying why (from its log).
  */
 async function connect(config: AppConfig, logger: Logger): Promise<DatabaseConnection> {
   let embedded: EmbeddedDatabase | undefined;
   let url = config.databaseUrl;
   if (!url) {
     logger.info({ dataDir: config.dataDir, port: config.embeddedPgPort }, 'starting embedded PostgreSQL');
-    embedded = await startEmbeddedPostgres({
-      dataDir: config.dataDir,
-      port: config.embeddedPgPort,
-      onLog: (m) => logger.debug({ postgres: m.trim() }, 'postgres'),
-    });
+    // Its last lines say why it would not start (the package rejects with nothing when PostgreSQL exits).
+    const recent: string[] = [];
+    try {
+      embedded = await startEmbeddedPostgres({
+        dataDir: config.dataDir,
+        port: config.embeddedPgPort,
+        onLog: (m) => {
+          recent.push(m.trim());
+          if (recent.length > 50) recent.shift();
+          logger.debug({ postgres: m.trim() }, 'postgres');
+        },
+      });
+    } catch (err) {
+      throw embeddedPostgresFailure(recent, err, config);
+    }
     url = embedded.url;
   }
   const db = createDatabase({

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '@plinth/apimachinery';
+import { closeGracefully, isClosing } from './graceful-close.js';
 import { sendPlain } from './response-writer.js';
 
 /**
@@ -17,10 +18,12 @@ function statusJson(err: ApiError): string {
 
 /**
  * Fastify's `clientErrorHandler`: writes a Status on the raw socket for a
- * request Node's HTTP parser rejected, then closes it.
+ * request Node's HTTP parser rejected, then closes it gracefully (the
+ * peer reads the answer even while it is still sending its request).
  */
 export function clientErrorStatus(err: NodeJS.ErrnoException, socket: Socket): void {
-  if (socket.destroyed) return;
+  // Node's parser reports each further chunk of a refused request again: the answer is on its way.
+  if (socket.destroyed || isClosing(socket)) return;
   if (err.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
@@ -30,9 +33,11 @@ export function clientErrorStatus(err: NodeJS.ErrnoException, socket: Socket): v
     ? new ApiError(431, 'RequestHeaderFieldsTooLarge', 'Request Header Fields Too Large: the request headers exceed the allowed size')
     : ApiError.badRequest(`malformed HTTP request: ${err.code ?? 'parse error'}`);
   const body = statusJson(status);
-  socket.end(
+  socket.write(
     `HTTP/1.1 ${status.code} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
+  // The rest of the request is still arriving: answer, then close without a reset that would lose the answer.
+  closeGracefully(socket);
 }
 
 /** Fastify's `frameworkErrors`: a URL it cannot decode, or another request-level error, as a 400 Status. */

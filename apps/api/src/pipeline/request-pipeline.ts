@@ -16,13 +16,18 @@ import { LOGGER } from '../observability/observability.module.js';
 import { Metrics } from '../observability/metrics.js';
 import { MAX_BODY_BYTES } from '../http/http-limits.js';
 import { registerRequestGuards } from '../http/request-guards.js';
+import { registerStreamedBodies } from '../http/streamed-body.js';
+import { registerRequestTimeout } from '../http/request-timeout.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 
 /**
  * What every request passes before a controller, as kube-apiserver's
  * handler chain, installed on the Fastify instance when the module starts
- * (routes take their hooks when Fastify becomes ready): request guards,
+ * (routes take their hooks when Fastify becomes ready): the request
+ * deadline (504 past PLINTH_REQUEST_TIMEOUT_SECONDS), request guards,
  * refusal while draining, raw bodies up to 3 MiB (decoded by the
- * handlers), audit, authentication and authorization, fair queuing, and
+ * handlers; HTTP/2 bodies of unknown length included), audit, authentication and authorization, fair queuing, and
  * request metrics and logs.
  */
 @Injectable()
@@ -38,14 +43,18 @@ export class RequestPipeline implements OnModuleInit {
     @Inject(ThrottledWrites) private readonly throttled: ThrottledWrites,
     @Inject(Metrics) private readonly metrics: Metrics,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
     fastify.removeAllContentTypeParsers();
+    // First, so a request's deadline counts from its arrival, body upload and queueing included.
+    registerRequestTimeout(fastify, this.config.requestTimeoutSeconds * 1000);
     registerRequestGuards(fastify);
     this.shutdown.register(fastify);
     fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_req, body, done) => done(null, body));
+    registerStreamedBodies(fastify);
     fastify.addHook('onRequest', async (req) => {
       (req as unknown as { startedAt: bigint }).startedAt = process.hrtime.bigint();
     });
