@@ -25,7 +25,7 @@ import { ObservabilityModule } from './observability/observability.module.js';
 import type { ServingPki } from './pki/pki-store.js';
 import { QuotaModule } from './quota/quota.module.js';
 import { RbacModule } from './rbac/rbac.module.js';
-import { ShardingModule } from './shards/sharding.module.js';
+import { ShardingModule } from './sharding/sharding.module.js';
 import { ShardsModule } from './shards/shards.module.js';
 import { StorageModule } from './storage/storage.module.js';
 import { StoreModule } from './store/store.module.js';

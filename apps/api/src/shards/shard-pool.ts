@@ -198,7 +198,10 @@ export class ShardPool implements ShardRouter {
         await migrateToLatest(e.db);
         e.migrated = true;
       }
-      if (!(await probeDatabase(e.db, PROBE_TIMEOUT_MS))) throw new Error(`${e.host} does not answer within ${PROBE_TIMEOUT_MS} ms`);
+      // A second try on a fresh connection: one pooled connection killed under the pool (a restart, an idle
+      // timeout, pg_terminate_backend) fails once and is dropped; only a shard that fails twice is down.
+      const answers = (await probeDatabase(e.db, PROBE_TIMEOUT_MS)) || (await probeDatabase(e.db, PROBE_TIMEOUT_MS));
+      if (!answers) throw new Error(`${e.host} does not answer within ${PROBE_TIMEOUT_MS} ms`);
     } catch (err) {
       this.setReady(e, false, describe(err, e.host));
       return;

@@ -212,8 +212,10 @@ export class WatchService implements WatchStreamOwner {
     this.stopListening = this.deps.shards.listen({
       added: (shard) => this.addShard(shard),
       removed: (name) => this.removeShard(name),
+      // A tenant shard that stops answering ends its watches (clients resume once it is back); the platform's own
+      // shard keeps them: its pipeline rides out a restart as before, and nothing else could serve them anyway.
       readinessChanged: (name, ready) => {
-        if (!ready) this.endShard(name, `shard ${name} is unavailable`);
+        if (!ready && name !== DEFAULT_SHARD) this.endShard(name, `shard ${name} is unavailable`);
       },
     });
     this.ticker = setInterval(() => this.tick(), TICK_MS);

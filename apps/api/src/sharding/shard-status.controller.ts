@@ -7,8 +7,8 @@ import { PLATFORM_TENANT } from '../kinds/tenant/tenant-api.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
 import { systemWriteContext } from '../tenancy/tenant-provisioner.js';
-import type { ShardCatalog } from './shard-catalog.js';
-import type { ShardPool } from './shard-pool.js';
+import type { ShardCatalog } from '../shards/shard-catalog.js';
+import type { ShardPool } from '../shards/shard-pool.js';
 import type { ConfiguredShard } from '../config/shard-list.js';
 
 /** How often the Shard objects' status is brought up to date. */

@@ -10,7 +10,7 @@ import { tenantResource } from '../kinds/tenant/tenant.resource.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
 import { systemWriteContext } from '../tenancy/tenant-provisioner.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
-import type { ShardPool } from './shard-pool.js';
+import type { ShardPool } from '../shards/shard-pool.js';
 
 /** Rows read and written per statement while copying. */
 const BATCH = 2000;
