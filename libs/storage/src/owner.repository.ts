@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { DB } from './db.js';
+import type { DB, ObjectsTable } from './db.js';
 import type { StoredObject } from './object-key.js';
 import { withResourceVersion } from './object-key.js';
 import { sweepShards } from './object-store.repository.js';
@@ -86,14 +86,8 @@ export class OwnerRepository {
   }
 }
 
-interface ObjectRow {
-  tenant: string;
-  resource: string;
-  namespace: string;
-  name: string;
-  revision: number;
-  body: Record<string, unknown>;
-}
+/** A row of `objects` as the sweeps read it. */
+type ObjectRow = ObjectsTable;
 
 function toStored(rows: ObjectRow[]): StoredObject[] {
   return rows.map((r) => ({ key: { tenant: r.tenant, resource: r.resource, namespace: r.namespace, name: r.name }, revision: r.revision, body: withResourceVersion(r.body, r.revision) }));
