@@ -41,3 +41,13 @@ export async function query<T>(url: string, text: string, params: unknown[] = []
     await c.end();
   }
 }
+
+/** Creates `n` objects by POSTing `body(i)` to `path`, eight at a time; each must be answered 201. */
+export async function createMany(url: string, path: string, n: number, body: (i: number) => object): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let i = next++; i < n; i = next++) await request(url).post(path).send(body(i)).expect(201);
+    }),
+  );
+}
