@@ -122,6 +122,20 @@ async function createLoad(call: Call, tenants: string[], label: string, pids: { 
   return { ...result, ...percentiles(result.latencies), statuses, cpu: { ...cpu, postgres: postgresMs } };
 }
 
+/** Rows of `tenant` in `table` on the PostgreSQL at `url` (a check from outside the API: the bench reads the shards' tables). */
+async function rowsOf(url: string, table: 'objects' | 'changes', tenant: string, resource?: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    // With a resource, only the bench's own ConfigMaps (seed-, pre-, mid-), not those the tenant's controllers publish.
+    const where = resource ? " AND resource = $2 AND (name LIKE 'seed-%' OR name LIKE 'pre-%' OR name LIKE 'mid-%')" : '';
+    const { rows } = await client.query(`SELECT count(*)::int AS n FROM ${table} WHERE tenant = $1${where}`, resource ? [tenant, resource] : [tenant]);
+    return rows[0].n as number;
+  } finally {
+    await client.end();
+  }
+}
+
 /** Shard of each tenant, from the Tenant's status. */
 async function placements(call: Call, tenants: string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
@@ -291,7 +305,13 @@ async function main(): Promise<void> {
     say(`   all on 1 shard (b):     ${one.opsPerSec.toFixed(0)} creates/s (p50 ${ms(one.p50)}, p99 ${ms(one.p99)}, errors ${one.errors}${one.errors ? ` ${[...one.statuses].map(([k, n]) => `${n}x${k}`).join(' ')}` : ''}); ${cpuLine(one)}`);
     say(`   spread over 3 (${countByShard(spread)}): ${three.opsPerSec.toFixed(0)} creates/s (p50 ${ms(three.p50)}, p99 ${ms(three.p99)}, errors ${three.errors}${three.errors ? ` ${[...three.statuses].map(([k, n]) => `${n}x${k}`).join(' ')}` : ''}); ${cpuLine(three)}`);
     say(`   3 shards / 1 shard = ${(three.opsPerSec / one.opsPerSec).toFixed(2)}x; 1 shard / raw ceiling = ${((one.opsPerSec / raw.opsPerSec) * 100).toFixed(0)}%`);
-    say(`   bound: 2 cores shared by the API server, three PostgreSQL servers and this load generator (CPU above); the API server's CPU per create, not one PostgreSQL's commits, sets the rate, so a second and third shard add no CPU to spend`);
+    const perCreate = (r: typeof one, cpuMs: number) => (cpuMs / (r.opsPerSec * SECONDS)).toFixed(2);
+    const ours = (r: typeof one) => (r.cpu.server + r.cpu.postgres + r.cpu.client) / 1000 / SECONDS;
+    say(
+      `   bound: CPU. 2 cores shared by the API server, three PostgreSQL servers, this load generator and the rest of the machine (load average ${load()}); this run's processes got ${ours(one).toFixed(2)} and ${ours(three).toFixed(2)} of the 2 cores; ` +
+        `a create cost the API server ${perCreate(one, one.cpu.server)} / ${perCreate(three, three.cpu.server)} ms of CPU and PostgreSQL ${perCreate(one, one.cpu.postgres)} / ${perCreate(three, three.cpu.postgres)} ms (1 / 3 shards). ` +
+        `One PostgreSQL commits ${raw.opsPerSec.toFixed(0)} inserts/s, so its commits are not the limit, and more shards add PostgreSQL servers but no cores`,
+    );
 
     // 2. Moves of a tenant of 10,000 and of 100,000 objects, with MOVE_WRITERS writers before and during.
     say(`2. moves (b -> c), ${MOVE_WRITERS} writers on the moving tenant before and during the move:`);
@@ -314,12 +334,28 @@ async function main(): Promise<void> {
       const fence0 = histogram(metricsBefore, 'plinth_tenant_move_fence_seconds');
       const pb = percentiles(before.latencies);
       const pd = percentiles(during.latencies);
+      const onDest = await rowsOf(c.url, 'objects', tenant, 'configmaps');
+      const acked = size + pb.n + pd.n;
+      const movedAt = Date.now();
+      progress(`waiting for ${tenant}'s rows to leave shard b (after the grace period)`);
+      const left = await waitFor(`${tenant} gone from b`, async () => ((await rowsOf(b.url, 'objects', tenant)) + (await rowsOf(b.url, 'changes', tenant)) === 0 ? true : undefined), 180_000, 500)
+        .then(() => `${((Date.now() - movedAt) / 1000).toFixed(1)} s after Moved`)
+        .catch(() => 'NOT within 180 s');
       say(
         `   ${size.toLocaleString('en')} objects: moved in ${seconds.toFixed(1)} s (PATCH to Moved); writes before p50 ${ms(pb.p50)} p99 ${ms(pb.p99)} (n ${pb.n}); during p50 ${ms(pd.p50)} p99 ${ms(pd.p99)} max ${ms(during.max)} (n ${pd.n}, failed ${during.failures.length}${during.failures.length ? `: ${during.failures[0]}` : ''}); fence held ${((fence.sum - fence0.sum) * 1000).toFixed(0)} ms (server metric); seeded at ${rate.toFixed(0)} objects/s; load ${load()}`,
       );
+      say(
+        `     the bench's ConfigMaps on c: ${onDest} for ${acked} acknowledged creates (${onDest === acked ? 'all there, none extra' : 'MISMATCH'}); the tenant's rows left b ${left}`,
+      );
     }
 
-    // 3. Other tenants while shard c's PostgreSQL is down.
+    // 3. Other tenants while shard c's PostgreSQL is down. First a checkpoint on every server, so that the copies and
+    // removals of the moves are not flushed during the phase measured before the kill.
+    for (const db of [platform, b, c]) {
+      const client = new pg.Client({ connectionString: db.url });
+      await client.connect();
+      await client.query('CHECKPOINT').finally(() => client.end());
+    }
     const place = await placements(call, tenants);
     const others = tenants.filter((t) => place.get(t) !== 'c');
     const onC = tenants.filter((t) => place.get(t) === 'c');
