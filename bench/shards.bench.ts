@@ -179,6 +179,7 @@ function writers(call: Call, tenant: string, label: string) {
   const failures: string[] = [];
   let stopped = false;
   let max = 0;
+  let maxStartedAt = 0;
   const done = Promise.all(
     Array.from({ length: MOVE_WRITERS }, async (_, w) => {
       for (let n = 0; !stopped; n++) {
@@ -187,7 +188,10 @@ function writers(call: Call, tenant: string, label: string) {
         const took = Number(process.hrtime.bigint() - t0) / 1e6;
         if (r.status === 201) {
           latencies.push(took);
-          max = Math.max(max, took);
+          if (took > max) {
+            max = took;
+            maxStartedAt = performance.now() - took;
+          }
         } else failures.push(`${r.status} ${r.body?.message ?? r.text.slice(0, 100)}`);
       }
     }),
@@ -197,6 +201,10 @@ function writers(call: Call, tenant: string, label: string) {
     failures,
     get max() {
       return max;
+    },
+    /** performance.now() when the slowest write was sent. */
+    get maxStartedAt() {
+      return maxStartedAt;
     },
     stop: async () => {
       stopped = true;
@@ -327,6 +335,7 @@ async function main(): Promise<void> {
       const metricsBefore = (await call('GET', '/metrics')).text;
       const during = writers(call, tenant, 'mid');
       progress(`moving ${tenant} to c (load ${load()})`);
+      const patchAt = performance.now();
       const seconds = await move(call, tenant, 'c');
       await during.stop();
       const metricsAfter = (await call('GET', '/metrics')).text;
@@ -342,7 +351,7 @@ async function main(): Promise<void> {
         .then(() => `${((Date.now() - movedAt) / 1000).toFixed(1)} s after Moved`)
         .catch(() => 'NOT within 180 s');
       say(
-        `   ${size.toLocaleString('en')} objects: moved in ${seconds.toFixed(1)} s (PATCH to Moved); writes before p50 ${ms(pb.p50)} p99 ${ms(pb.p99)} (n ${pb.n}); during p50 ${ms(pd.p50)} p99 ${ms(pd.p99)} max ${ms(during.max)} (n ${pd.n}, failed ${during.failures.length}${during.failures.length ? `: ${during.failures[0]}` : ''}); fence held ${((fence.sum - fence0.sum) * 1000).toFixed(0)} ms (server metric); seeded at ${rate.toFixed(0)} objects/s; load ${load()}`,
+        `   ${size.toLocaleString('en')} objects: moved in ${seconds.toFixed(1)} s (PATCH to Moved); writes before p50 ${ms(pb.p50)} p99 ${ms(pb.p99)} (n ${pb.n}); during p50 ${ms(pd.p50)} p99 ${ms(pd.p99)} max ${ms(during.max)} sent ${((during.maxStartedAt - patchAt) / 1000).toFixed(1)} s after the PATCH (n ${pd.n}, failed ${during.failures.length}${during.failures.length ? `: ${during.failures[0]}` : ''}); fence held ${((fence.sum - fence0.sum) * 1000).toFixed(0)} ms (server metric); seeded at ${rate.toFixed(0)} objects/s; load ${load()}`,
       );
       say(
         `     the bench's ConfigMaps on c: ${onDest} for ${acked} acknowledged creates (${onDest === acked ? 'all there, none extra' : 'MISMATCH'}); the tenant's rows left b ${left}`,
