@@ -261,6 +261,124 @@ function deadShardClients(call: Call, tenants: string[]) {
   };
 }
 
+/** What the phases share: the API, the three servers, the server's pid, and `say` for figures. */
+interface Bench {
+  call: Call;
+  say: (line: string) => void;
+  platform: EmbeddedDatabase;
+  b: EmbeddedDatabase;
+  c: EmbeddedDatabase;
+  serverPid: number;
+  /** Set once part 3 has killed c's PostgreSQL. */
+  cKilled?: boolean;
+}
+
+const statusCounts = (m: Map<number, number>) => (m.size ? [...m].map(([k, n]) => `${n}x${k}`).join(', ') : 'none');
+
+/** Part 1: creates/s of 30 tenants on shard b, then of the same tenants spread over default, b and c (20 moved), beside raw PostgreSQL. */
+async function createsPhase(x: Bench, tenants: string[]): Promise<void> {
+  const pids = { serverPid: x.serverPid, postgresPids: [x.platform, x.b, x.c].map((db) => postmasterPid(benchDataDir(db))) };
+  progress(`raw PostgreSQL ceiling: durable single-row INSERT by ${CONCURRENCY} pg clients on one server (shard b) for ${SECONDS}s`);
+  const raw = await rawInsert(x.b.url);
+  progress(`creating ${TENANT_COUNT} tenants on shard b`);
+  for (const t of tenants) await must(x.call, 'POST', TENANTS, { apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: t }, spec: { shard: 'b' } });
+  progress(`placement: ${countByShard(await placements(x.call, tenants))}; ${CONCURRENCY} clients creating ConfigMaps across them for ${SECONDS}s (load ${load()})`);
+  const one = await createLoad(x.call, tenants, 'one', pids);
+  progress(`1 shard: ${one.opsPerSec.toFixed(0)} creates/s; moving 20 of the tenants (10 to default, 10 to c)`);
+  const moves0 = Date.now();
+  await Promise.all(tenants.map((t, i) => (i % 3 === 0 ? Promise.resolve(0) : move(x.call, t, i % 3 === 1 ? 'default' : 'c'))));
+  const spread = await placements(x.call, tenants);
+  progress(`placement: ${countByShard(spread)} (20 moves in ${((Date.now() - moves0) / 1000).toFixed(1)} s); ${CONCURRENCY} clients for ${SECONDS}s (load ${load()})`);
+  const three = await createLoad(x.call, tenants, 'three', pids);
+  progress(`3 shards: ${three.opsPerSec.toFixed(0)} creates/s`);
+  const cores = (cpuMs: number) => (cpuMs / 1000 / SECONDS).toFixed(2);
+  const ours = (r: typeof one) => r.cpu.server + r.cpu.postgres + r.cpu.client;
+  const row = (r: typeof one) =>
+    `${r.opsPerSec.toFixed(0)} creates/s (p50 ${ms(r.p50)}, p99 ${ms(r.p99)}, errors ${r.errors}${r.errors ? ` ${statusCounts(r.statuses)}` : ''}); ` +
+    `CPU ${cores(ours(r))} of 2 cores (server ${cores(r.cpu.server)}, PostgreSQL ${cores(r.cpu.postgres)}, load generator ${cores(r.cpu.client)})`;
+  const perCreate = (r: typeof one, cpuMs: number) => (cpuMs / (r.opsPerSec * SECONDS)).toFixed(2);
+  x.say(`1. creates/s of ${TENANT_COUNT} tenants, ${CONCURRENCY} HTTPS clients, ${SECONDS} s each, one API replica:`);
+  x.say(`   raw PostgreSQL ceiling, one server: ${raw.opsPerSec.toFixed(0)} durable inserts/s (p50 ${ms(raw.p50)}, p99 ${ms(raw.p99)})`);
+  x.say(`   all on 1 shard (b):     ${row(one)}`);
+  x.say(`   spread over 3 (${countByShard(spread)}): ${row(three)}`);
+  x.say(`   3 shards / 1 shard = ${(three.opsPerSec / one.opsPerSec).toFixed(2)}x; 1 shard / raw ceiling = ${((one.opsPerSec / raw.opsPerSec) * 100).toFixed(0)}%`);
+  x.say(
+    `   bound: CPU. 2 cores shared by the API server, three PostgreSQL servers, this load generator and the rest of the machine (load average ${load()}); this run's processes got ${cores(ours(one))} and ${cores(ours(three))} of the 2 cores; ` +
+      `a create cost the API server ${perCreate(one, one.cpu.server)} / ${perCreate(three, three.cpu.server)} ms of CPU and PostgreSQL ${perCreate(one, one.cpu.postgres)} / ${perCreate(three, three.cpu.postgres)} ms (1 / 3 shards). ` +
+      `One PostgreSQL commits ${raw.opsPerSec.toFixed(0)} inserts/s, so its commits are not the limit, and more shards add PostgreSQL servers but no cores`,
+  );
+}
+
+/** Part 2, one size: a tenant of `size` objects on b moved to c, MOVE_WRITERS writers before and during; checks delivery and departure. */
+async function movePhase(x: Bench, size: number): Promise<void> {
+  const tenant = `move-${size}`;
+  await must(x.call, 'POST', TENANTS, { apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: tenant }, spec: { shard: 'b' } });
+  progress(`creating ${size} objects in ${tenant} through the API, ${CONCURRENCY} at a time (load ${load()})`);
+  const rate = await seed(x.call, tenant, size);
+  progress(`${tenant}: ${size} objects at ${rate.toFixed(0)}/s; ${MOVE_WRITERS} writers for 5 s before the move`);
+  const before = writers(x.call, tenant, 'pre');
+  await new Promise((r) => setTimeout(r, 5000));
+  await before.stop();
+  const fence0 = histogram((await x.call('GET', '/metrics')).text, 'plinth_tenant_move_fence_seconds');
+  const during = writers(x.call, tenant, 'mid');
+  progress(`moving ${tenant} to c (load ${load()})`);
+  const patchAt = performance.now();
+  const seconds = await move(x.call, tenant, 'c');
+  await during.stop();
+  const fence = histogram((await x.call('GET', '/metrics')).text, 'plinth_tenant_move_fence_seconds');
+  const pb = percentiles(before.latencies);
+  const pd = percentiles(during.latencies);
+  const onDest = await rowsOf(x.c.url, 'objects', tenant, 'configmaps');
+  const acked = size + pb.n + pd.n;
+  const movedAt = Date.now();
+  progress(`waiting for ${tenant}'s rows to leave shard b (after the grace period)`);
+  const left = await waitFor(`${tenant} gone from b`, async () => ((await rowsOf(x.b.url, 'objects', tenant)) + (await rowsOf(x.b.url, 'changes', tenant)) === 0 ? true : undefined), 180_000, 500)
+    .then(() => `${((Date.now() - movedAt) / 1000).toFixed(1)} s after Moved`)
+    .catch(() => 'NOT within 180 s');
+  const failed = `${during.failures.length}${during.failures.length ? `: ${during.failures[0]}` : ''}`;
+  x.say(
+    `   ${size.toLocaleString('en')} objects: moved in ${seconds.toFixed(1)} s (PATCH to Moved); writes before p50 ${ms(pb.p50)} p99 ${ms(pb.p99)} (n ${pb.n}); ` +
+      `during p50 ${ms(pd.p50)} p99 ${ms(pd.p99)} max ${ms(during.max)} sent ${((during.maxStartedAt - patchAt) / 1000).toFixed(1)} s after the PATCH (n ${pd.n}, failed ${failed}); ` +
+      `fence held ${((fence.sum - fence0.sum) * 1000).toFixed(0)} ms (server metric); seeded at ${rate.toFixed(0)} objects/s; load ${load()}`,
+  );
+  x.say(`     the bench's ConfigMaps on c: ${onDest} for ${acked} acknowledged creates (${onDest === acked ? 'all there, none extra' : 'MISMATCH'}); the tenant's rows left b ${left}`);
+}
+
+/** Part 3: the tenants not on c, read and written before and after c's PostgreSQL is killed. */
+async function shardDownPhase(x: Bench, tenants: string[]): Promise<void> {
+  // A checkpoint on every server first, so that the moves' copies and removals are not flushed during the phase before the kill.
+  for (const db of [x.platform, x.b, x.c]) {
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    await client.query('CHECKPOINT').finally(() => client.end());
+  }
+  const place = await placements(x.call, tenants);
+  const others = tenants.filter((t) => place.get(t) !== 'c');
+  const onC = tenants.filter((t) => place.get(t) === 'c');
+  progress(`other tenants (${others.length}, on default and b): reads and writes by 8 clients for ${SECONDS}s, shard c up (load ${load()})`);
+  const deadBefore = deadShardClients(x.call, onC);
+  const up = await mixedLoad(x.call, others, SECONDS, 'up');
+  await deadBefore.stop();
+  progress(`killing shard c's PostgreSQL (SIGKILL)`);
+  await x.c.kill();
+  x.cKilled = true;
+  const killedAt = Date.now();
+  await waitFor('503 naming shard c', async () => {
+    const r = await x.call('GET', `/clusters/${onC[0]}/api/v1/namespaces/default`);
+    return r.status === 503 && /shard "c"/.test(r.body?.message ?? '') ? true : undefined;
+  });
+  const knownDown = (Date.now() - killedAt) / 1000;
+  progress(`shard c known down after ${knownDown.toFixed(1)} s; the same load for ${SECONDS}s, with 2 clients still asking for c's tenants (load ${load()})`);
+  const deadDuring = deadShardClients(x.call, onC);
+  const down = await mixedLoad(x.call, others, SECONDS, 'down');
+  await deadDuring.stop();
+  const row = (r: typeof up) => `read p50 ${ms(r.read.p50)} p99 ${ms(r.read.p99)}, write p50 ${ms(r.write.p50)} p99 ${ms(r.write.p99)} (n ${r.read.n + r.write.n}, errors ${statusCounts(r.errors)})`;
+  x.say(`3. ${others.length} other tenants while shard c (${onC.length} tenants) is down, 8 clients, half reads half writes, ${SECONDS} s each:`);
+  x.say(`   before: ${row(up)}`);
+  x.say(`   c down: ${row(down)}`);
+  x.say(`   p99 down / up: reads ${(down.read.p99 / up.read.p99).toFixed(2)}x, writes ${(down.write.p99 / up.write.p99).toFixed(2)}x (goal <= 2x); c known down after ${knownDown.toFixed(1)} s; c's tenants answered ${statusCounts(deadDuring.answers)}`);
+}
+
 /**
  * Shards: creates/s of 30 tenants on one shard against the same tenants
  * spread over three (with raw PostgreSQL's insert ceiling of one server),
@@ -276,128 +394,23 @@ async function main(): Promise<void> {
   const [b, c] = await Promise.all([startShardPostgres('shard-b', port + 1), startShardPostgres('shard-c', port + 2)]);
   const server = await startServerProcess({ DATABASE_URL: platform.url, PLINTH_DB_POOL_SIZE: '16' }, apiPort);
   const agent = await benchAgent({ connections: CONCURRENCY });
-  const call = caller(`https://127.0.0.1:${apiPort}`, agent);
   const out: string[] = [];
-  const say = (line: string) => {
-    out.push(line);
-    progress(line);
-  };
-  let cDown = false;
+  const x: Bench = { call: caller(`https://127.0.0.1:${apiPort}`, agent), say: (line) => (out.push(line), progress(line)), platform, b, c, serverPid: server.pid! };
   try {
-    await registerShard(call, 'b', b.url);
-    await registerShard(call, 'c', c.url);
-    const pgPids = [platform, b, c].map((db) => postmasterPid(benchDataDir(db)));
-
-    // 1. Creates/s: 30 tenants on shard b, then the same tenants spread over default, b and c by moving 20 of them.
-    progress(`raw PostgreSQL ceiling: durable single-row INSERT by ${CONCURRENCY} pg clients on one server (shard b) for ${SECONDS}s`);
-    const raw = await rawInsert(b.url);
+    await registerShard(x.call, 'b', b.url);
+    await registerShard(x.call, 'c', c.url);
     const tenants = Array.from({ length: TENANT_COUNT }, (_, i) => `t${i}`);
-    progress(`creating ${TENANT_COUNT} tenants on shard b`);
-    for (const t of tenants) await must(call, 'POST', TENANTS, { apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: t }, spec: { shard: 'b' } });
-    progress(`placement: ${countByShard(await placements(call, tenants))}; ${CONCURRENCY} clients creating ConfigMaps across them for ${SECONDS}s (load ${load()})`);
-    const one = await createLoad(call, tenants, 'one', { serverPid: server.pid!, postgresPids: pgPids });
-    progress(`1 shard: ${one.opsPerSec.toFixed(0)} creates/s; moving 20 of the tenants (10 to default, 10 to c)`);
-    const moves0 = Date.now();
-    await Promise.all(tenants.map((t, i) => (i % 3 === 0 ? Promise.resolve(0) : move(call, t, i % 3 === 1 ? 'default' : 'c'))));
-    const spreadMoveSeconds = (Date.now() - moves0) / 1000;
-    const spread = await placements(call, tenants);
-    progress(`placement: ${countByShard(spread)} (20 moves in ${spreadMoveSeconds.toFixed(1)} s); ${CONCURRENCY} clients for ${SECONDS}s (load ${load()})`);
-    const three = await createLoad(call, tenants, 'three', { serverPid: server.pid!, postgresPids: pgPids });
-    progress(`3 shards: ${three.opsPerSec.toFixed(0)} creates/s`);
-    const cpuLine = (r: typeof one) => {
-      const total = (r.cpu.server + r.cpu.postgres + r.cpu.client) / 1000;
-      return `CPU ${(total / SECONDS).toFixed(2)} of 2 cores (server ${((r.cpu.server / 1000) / SECONDS).toFixed(2)}, PostgreSQL ${((r.cpu.postgres / 1000) / SECONDS).toFixed(2)}, load generator ${((r.cpu.client / 1000) / SECONDS).toFixed(2)})`;
-    };
-    say(`1. creates/s of ${TENANT_COUNT} tenants, ${CONCURRENCY} HTTPS clients, ${SECONDS} s each, one API replica:`);
-    say(`   raw PostgreSQL ceiling, one server: ${raw.opsPerSec.toFixed(0)} durable inserts/s (p50 ${ms(raw.p50)}, p99 ${ms(raw.p99)})`);
-    say(`   all on 1 shard (b):     ${one.opsPerSec.toFixed(0)} creates/s (p50 ${ms(one.p50)}, p99 ${ms(one.p99)}, errors ${one.errors}${one.errors ? ` ${[...one.statuses].map(([k, n]) => `${n}x${k}`).join(' ')}` : ''}); ${cpuLine(one)}`);
-    say(`   spread over 3 (${countByShard(spread)}): ${three.opsPerSec.toFixed(0)} creates/s (p50 ${ms(three.p50)}, p99 ${ms(three.p99)}, errors ${three.errors}${three.errors ? ` ${[...three.statuses].map(([k, n]) => `${n}x${k}`).join(' ')}` : ''}); ${cpuLine(three)}`);
-    say(`   3 shards / 1 shard = ${(three.opsPerSec / one.opsPerSec).toFixed(2)}x; 1 shard / raw ceiling = ${((one.opsPerSec / raw.opsPerSec) * 100).toFixed(0)}%`);
-    const perCreate = (r: typeof one, cpuMs: number) => (cpuMs / (r.opsPerSec * SECONDS)).toFixed(2);
-    const ours = (r: typeof one) => (r.cpu.server + r.cpu.postgres + r.cpu.client) / 1000 / SECONDS;
-    say(
-      `   bound: CPU. 2 cores shared by the API server, three PostgreSQL servers, this load generator and the rest of the machine (load average ${load()}); this run's processes got ${ours(one).toFixed(2)} and ${ours(three).toFixed(2)} of the 2 cores; ` +
-        `a create cost the API server ${perCreate(one, one.cpu.server)} / ${perCreate(three, three.cpu.server)} ms of CPU and PostgreSQL ${perCreate(one, one.cpu.postgres)} / ${perCreate(three, three.cpu.postgres)} ms (1 / 3 shards). ` +
-        `One PostgreSQL commits ${raw.opsPerSec.toFixed(0)} inserts/s, so its commits are not the limit, and more shards add PostgreSQL servers but no cores`,
-    );
-
-    // 2. Moves of a tenant of 10,000 and of 100,000 objects, with MOVE_WRITERS writers before and during.
-    say(`2. moves (b -> c), ${MOVE_WRITERS} writers on the moving tenant before and during the move:`);
-    for (const size of MOVE_OBJECTS) {
-      const tenant = `move-${size}`;
-      await must(call, 'POST', TENANTS, { apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: tenant }, spec: { shard: 'b' } });
-      progress(`creating ${size} objects in ${tenant} through the API, ${CONCURRENCY} at a time (load ${load()})`);
-      const rate = await seed(call, tenant, size);
-      progress(`${tenant}: ${size} objects at ${rate.toFixed(0)}/s; ${MOVE_WRITERS} writers for 5 s before the move`);
-      const before = writers(call, tenant, 'pre');
-      await new Promise((r) => setTimeout(r, 5000));
-      await before.stop();
-      const metricsBefore = (await call('GET', '/metrics')).text;
-      const during = writers(call, tenant, 'mid');
-      progress(`moving ${tenant} to c (load ${load()})`);
-      const patchAt = performance.now();
-      const seconds = await move(call, tenant, 'c');
-      await during.stop();
-      const metricsAfter = (await call('GET', '/metrics')).text;
-      const fence = histogram(metricsAfter, 'plinth_tenant_move_fence_seconds');
-      const fence0 = histogram(metricsBefore, 'plinth_tenant_move_fence_seconds');
-      const pb = percentiles(before.latencies);
-      const pd = percentiles(during.latencies);
-      const onDest = await rowsOf(c.url, 'objects', tenant, 'configmaps');
-      const acked = size + pb.n + pd.n;
-      const movedAt = Date.now();
-      progress(`waiting for ${tenant}'s rows to leave shard b (after the grace period)`);
-      const left = await waitFor(`${tenant} gone from b`, async () => ((await rowsOf(b.url, 'objects', tenant)) + (await rowsOf(b.url, 'changes', tenant)) === 0 ? true : undefined), 180_000, 500)
-        .then(() => `${((Date.now() - movedAt) / 1000).toFixed(1)} s after Moved`)
-        .catch(() => 'NOT within 180 s');
-      say(
-        `   ${size.toLocaleString('en')} objects: moved in ${seconds.toFixed(1)} s (PATCH to Moved); writes before p50 ${ms(pb.p50)} p99 ${ms(pb.p99)} (n ${pb.n}); during p50 ${ms(pd.p50)} p99 ${ms(pd.p99)} max ${ms(during.max)} sent ${((during.maxStartedAt - patchAt) / 1000).toFixed(1)} s after the PATCH (n ${pd.n}, failed ${during.failures.length}${during.failures.length ? `: ${during.failures[0]}` : ''}); fence held ${((fence.sum - fence0.sum) * 1000).toFixed(0)} ms (server metric); seeded at ${rate.toFixed(0)} objects/s; load ${load()}`,
-      );
-      say(
-        `     the bench's ConfigMaps on c: ${onDest} for ${acked} acknowledged creates (${onDest === acked ? 'all there, none extra' : 'MISMATCH'}); the tenant's rows left b ${left}`,
-      );
-    }
-
-    // 3. Other tenants while shard c's PostgreSQL is down. First a checkpoint on every server, so that the copies and
-    // removals of the moves are not flushed during the phase measured before the kill.
-    for (const db of [platform, b, c]) {
-      const client = new pg.Client({ connectionString: db.url });
-      await client.connect();
-      await client.query('CHECKPOINT').finally(() => client.end());
-    }
-    const place = await placements(call, tenants);
-    const others = tenants.filter((t) => place.get(t) !== 'c');
-    const onC = tenants.filter((t) => place.get(t) === 'c');
-    progress(`other tenants (${others.length}, on default and b): reads and writes by 8 clients for ${SECONDS}s, shard c up (load ${load()})`);
-    const deadBefore = deadShardClients(call, onC);
-    const up = await mixedLoad(call, others, SECONDS, 'up');
-    await deadBefore.stop();
-    progress(`killing shard c's PostgreSQL (SIGKILL)`);
-    await c.kill();
-    cDown = true;
-    const killedAt = Date.now();
-    await waitFor('503 naming shard c', async () => {
-      const r = await call('GET', `/clusters/${onC[0]}/api/v1/namespaces/default/configmaps/c-0`);
-      return r.status === 503 && /shard "c"/.test(r.body?.message ?? '') ? true : undefined;
-    });
-    const knownDown = (Date.now() - killedAt) / 1000;
-    progress(`shard c known down after ${knownDown.toFixed(1)} s; the same load for ${SECONDS}s, with 2 clients still asking for c's tenants (load ${load()})`);
-    const deadDuring = deadShardClients(call, onC);
-    const down = await mixedLoad(call, others, SECONDS, 'down');
-    await deadDuring.stop();
-    const errs = (m: Map<number, number>) => (m.size ? [...m].map(([s, n]) => `${n}x${s}`).join(', ') : 'none');
-    say(`3. ${others.length} other tenants while shard c (${onC.length} tenants) is down, 8 clients, half reads half writes, ${SECONDS} s each:`);
-    say(`   before: read p50 ${ms(up.read.p50)} p99 ${ms(up.read.p99)}, write p50 ${ms(up.write.p50)} p99 ${ms(up.write.p99)} (n ${up.read.n + up.write.n}, errors ${errs(up.errors)})`);
-    say(`   c down: read p50 ${ms(down.read.p50)} p99 ${ms(down.read.p99)}, write p50 ${ms(down.write.p50)} p99 ${ms(down.write.p99)} (n ${down.read.n + down.write.n}, errors ${errs(down.errors)})`);
-    say(`   p99 down / up: reads ${(down.read.p99 / up.read.p99).toFixed(2)}x, writes ${(down.write.p99 / up.write.p99).toFixed(2)}x (goal <= 2x); c known down after ${knownDown.toFixed(1)} s; c's tenants answered ${errs(deadDuring.answers)}`);
-
+    await createsPhase(x, tenants);
+    x.say(`2. moves (b -> c), ${MOVE_WRITERS} writers on the moving tenant before and during the move:`);
+    for (const size of MOVE_OBJECTS) await movePhase(x, size);
+    await shardDownPhase(x, tenants);
     console.log(`\nshards benchmark, ${started.toISOString()}, load average at end ${load()}\n`);
     for (const line of out) console.log(line);
   } finally {
     await agent.close();
     server.kill('SIGTERM');
     await new Promise((r) => server.once('exit', r));
-    await Promise.all([platform.stop(), b.stop(), cDown ? Promise.resolve() : c.stop()]);
+    await Promise.all([platform.stop(), b.stop(), x.cKilled ? undefined : c.stop()]);
   }
 }
 
