@@ -5,7 +5,9 @@ import type { TenantDirectory } from './tenant-directory.js';
 
 /** How often each shard is probed, and how long a probe may take before the shard counts as down. */
 export const SHARD_PROBE_INTERVAL_MS = 1000;
-const PROBE_TIMEOUT_MS = 1000;
+const PROBE_TIMEOUT_MS = 2000;
+/** Failed probe rounds in a row after which a shard that served counts as down (a loaded host may miss one). */
+const DOWN_AFTER = 2;
 /** The fewest connections a shard's pool keeps, however many shards share the replica's bound. */
 const MIN_POOL = 2;
 
@@ -30,6 +32,8 @@ interface Entry extends ShardState {
   migrated: boolean;
   /** The listeners were told it was added (its change feed runs). */
   announced: boolean;
+  /** Failed probe rounds in a row. */
+  failures?: number;
 }
 
 /** What the pool tells the rest of the replica about. */
@@ -49,6 +53,8 @@ export interface ShardPoolListener {
  * second; while one does not answer, its tenants are refused at once with
  * a StorageError `Unavailable` (503 with Retry-After) instead of waiting
  * for connection timeouts, and tenants of other shards are unaffected.
+ * A shard counts as down after DOWN_AFTER probe rounds in a row fail (each
+ * tries twice, on a fresh connection the second time, for PROBE_TIMEOUT_MS).
  * The pools share one replica-wide bound of connections (`totalConnections`):
  * each gets an equal part, at least MIN_POOL.
  */
@@ -203,9 +209,12 @@ export class ShardPool implements ShardRouter {
       const answers = (await probeDatabase(e.db, PROBE_TIMEOUT_MS)) || (await probeDatabase(e.db, PROBE_TIMEOUT_MS));
       if (!answers) throw new Error(`${e.host} does not answer within ${PROBE_TIMEOUT_MS} ms`);
     } catch (err) {
-      this.setReady(e, false, describe(err, e.host));
+      e.failures = (e.failures ?? 0) + 1;
+      // A shard that served stays up through one missed round; one that never served is down at once.
+      if (!e.ready || e.failures >= DOWN_AFTER) this.setReady(e, false, describe(err, e.host));
       return;
     }
+    e.failures = 0;
     if (this.entries.get(e.name) !== e) return;
     this.setReady(e, true);
     if (e.announced) return;
