@@ -87,7 +87,8 @@ function opJson(w: BatchedWrite): Record<string, unknown> {
 
 /**
  * Group commit for autocommit writes: writes submitted while a batch is in
- * flight wait and go together in the next one, which is one transaction
+ * flight wait and go together in the next one (writes of one tenant per
+ * batch: the oldest waiting write's), which is one transaction
  * (a savepoint per write), one hold of the revision counter, one commit and
  * one WAL flush (migration 0008). Nothing waits on a timer: an idle batcher
  * sends a write at once, alone, with the single-write procedure.
@@ -126,7 +127,7 @@ export class WriteBatcher {
 
   private drain(): void {
     while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.maxBatch);
+      const batch = this.takeBatch();
       this.inFlight++;
       this.options.onBatch?.(batch.length);
       void this.send(batch).finally(() => {
@@ -134,6 +135,26 @@ export class WriteBatcher {
         this.drain();
       });
     }
+  }
+
+  /**
+   * Removes and returns the next batch: the oldest waiting write and up to
+   * `maxBatch - 1` later writes of the same tenant, in submission order.
+   * One statement and one transaction never carry two tenants' rows (a
+   * Citus cluster distributing by tenant would run it on one worker; see
+   * docs/sharding.md); writes of other tenants keep their place and go in
+   * the next batch.
+   */
+  private takeBatch(): Pending[] {
+    const tenant = this.queue[0].write.key.tenant;
+    const batch: Pending[] = [];
+    const rest: Pending[] = [];
+    for (const p of this.queue) {
+      if (batch.length < this.maxBatch && p.write.key.tenant === tenant) batch.push(p);
+      else rest.push(p);
+    }
+    this.queue.splice(0, this.queue.length, ...rest);
+    return batch;
   }
 
   private async send(batch: Pending[]): Promise<void> {
