@@ -7,7 +7,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { platformShardResource } from '../kinds/shard/shard.resource.js';
-import { PLATFORM_TENANT, TENANT_STORAGE_RESOURCE } from '../kinds/tenant/tenant-api.js';
+import { PLATFORM_TENANT, TENANT_STORAGE_RESOURCE, type TenantObject } from '../kinds/tenant/tenant-api.js';
 import { LOGGER } from '../observability/observability.module.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
 import { StoreModule } from '../store/store.module.js';
@@ -48,12 +48,13 @@ import { OBSERVE_CHANGES } from '../watch/watch.module.js';
     },
     {
       provide: TenantMover,
-      useFactory: (pool: ShardPool, objects: ObjectStoreRepository, store: ResourceStoreService, observe: ObserveChanges, manager: ControllerManager, metrics: Metrics, logger: Logger) => {
-        const mover = new TenantMover({ pool, moves: new TenantMoveRepository(), objects, store, observe, queues: manager, registry: metrics.registry, logger });
+      useFactory: (pool: ShardPool, objects: ObjectStoreRepository, lists: ObjectListRepository, store: ResourceStoreService, observe: ObserveChanges, manager: ControllerManager, metrics: Metrics, logger: Logger) => {
+        const listTenants = async () => (await lists.list({ tenant: PLATFORM_TENANT, resource: TENANT_STORAGE_RESOURCE })).items.map((i) => i.body as TenantObject);
+        const mover = new TenantMover({ pool, moves: new TenantMoveRepository(), objects, store, observe, listTenants, queues: manager, registry: metrics.registry, logger });
         manager.register(mover);
         return mover;
       },
-      inject: [ShardPool, ObjectStoreRepository, ResourceStoreService, OBSERVE_CHANGES, ControllerManager, Metrics, LOGGER],
+      inject: [ShardPool, ObjectStoreRepository, ObjectListRepository, ResourceStoreService, OBSERVE_CHANGES, ControllerManager, Metrics, LOGGER],
     },
     {
       provide: ShardStatusController,

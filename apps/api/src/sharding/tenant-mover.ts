@@ -27,6 +27,8 @@ export interface TenantMoverDeps {
   objects: Pick<ObjectStoreRepository, 'get'>;
   store: Pick<ResourceStoreService, 'systemUpdate'>;
   observe: ObserveChanges;
+  /** Every Tenant object now: a new leader resumes the moves the previous one left (a crash mid-move). */
+  listTenants: () => Promise<TenantObject[]>;
   queues: Pick<ControllerManager, 'queue'>;
   registry: Registry;
   logger: Logger;
@@ -95,16 +97,29 @@ export class TenantMover implements Controller {
     this.queue = deps.queues.queue({ name: this.name, workers: 2, process: (tenant) => this.reconcile(tenant) });
   }
 
-  start(): void {
+  async start(): Promise<void> {
     this.queue.start();
     this.stopObserving = this.deps.observe(TENANT_STORAGE_RESOURCE, {
       onChange: (c) => {
-        if (c.key.tenant !== PLATFORM_TENANT || c.type === 'DELETED') return;
-        const { from, to } = shardsOf(c.object as TenantObject);
-        if (to && to !== from) this.queue.add(c.key.name);
+        if (c.key.tenant === PLATFORM_TENANT && c.type !== 'DELETED') this.queueIfMoving(c.object as TenantObject);
       },
-      onReset: () => undefined,
+      onReset: () => void this.resync(),
     });
+    await this.resync();
+  }
+
+  /** Queues every tenant whose Tenant asks for another shard (a move the previous leader did not finish starts again). */
+  private async resync(): Promise<void> {
+    try {
+      for (const t of await this.deps.listTenants()) this.queueIfMoving(t);
+    } catch (err) {
+      this.deps.logger.warn({ err: (err as Error).message }, 'tenant mover: listing tenants failed; moves resume on their next change');
+    }
+  }
+
+  private queueIfMoving(t: TenantObject): void {
+    const { from, to } = shardsOf(t);
+    if (to && to !== from && t.metadata.name) this.queue.add(t.metadata.name);
   }
 
   async stop(): Promise<void> {
