@@ -152,18 +152,25 @@ describe('shards: tenants spread over several PostgreSQL servers', { timeout: 24
     assert.equal(refused.headers['retry-after'], '1');
     assert.match(refused.body.message, /shard "c"/);
     for (const url of [s.url, second.url]) {
-      await request(url).get(`/clusters/${tB}/api/v1/namespaces/default/configmaps/cm`).expect(200);
-      await request(url).post(`/clusters/${tB}/api/v1/namespaces/default/configmaps`).send({ metadata: { generateName: 'while-c-down-' } }).expect(201);
-      await request(url).get('/api/v1/namespaces').expect(200);
+      const read = await request(url).get(`/clusters/${tB}/api/v1/namespaces/default/configmaps/cm`);
+      assert.equal(read.status, 200, read.text);
+      const write = await request(url).post(`/clusters/${tB}/api/v1/namespaces/default/configmaps`).send({ metadata: { generateName: 'while-c-down-' } });
+      assert.equal(write.status, 201, write.text);
+      const platform = await request(url).get('/api/v1/namespaces');
+      assert.equal(platform.status, 200, platform.text);
     }
     const ready = await request(s.url).get('/readyz?verbose').expect(200);
     assert.match(ready.text, /\[\+\]shard-c ok \(degraded: .*its tenants get 503\)/);
     assert.match(ready.text, /\[\+\]shard-b ok/);
     await c.restart();
-    await eventually(async () => {
-      const res = await request(second.url).get(`/clusters/${tC}/api/v1/namespaces/default/configmaps/cm`);
-      return res.status === 200 ? true : false;
-    }, { message: 'the tenant of the restarted shard served again', timeoutMs: 60_000 });
+    // Each replica sees the shard back at its next probe: until then its tenants still get 503, never anything else.
+    for (const url of [second.url, s.url]) {
+      await eventually(async () => {
+        const res = await request(url).get(`/clusters/${tC}/api/v1/namespaces/default/configmaps/cm`);
+        assert.ok(res.status === 200 || res.status === 503, `${res.status} ${res.text}`);
+        return res.status === 200;
+      }, { message: 'the tenant of the restarted shard served again', timeoutMs: 60_000 });
+    }
     await request(s.url).post(`/clusters/${tC}/api/v1/namespaces/default/configmaps`).send({ metadata: { name: 'after-restart' } }).expect(201);
   });
 });
