@@ -18,7 +18,7 @@ import {
 } from '../kinds/certificates/csr-api.js';
 import { csrStatusStrategy } from '../kinds/certificates/csr.strategy.js';
 import type { CertificateAuthority } from '../pki/certificate-authority.js';
-import { tenantBindingExtension } from '../pki/tenant-binding.js';
+import { isTenantBindingUri, tenantBindingName } from '../pki/tenant-binding.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
 import type { WriteContext } from '../store/write-context.js';
@@ -65,9 +65,10 @@ const KEY_USAGE_FLAGS: Record<string, number> = {
  * client certificate from the CA in status.certificate: the request's
  * subject and alternative names, its key, the requested usages, valid for
  * expirationSeconds capped at one year, and bound to the request's tenant
- * (pki/tenant-binding.ts), so it authenticates in that tenant only. A
- * request this signer refuses (usages other than client auth with digital
- * signature and key encipherment, or a system:masters organization) gets
+ * (a URI alternative name, pki/tenant-binding.ts), so it authenticates in
+ * that tenant only. A request this signer refuses (usages other than client
+ * auth with digital signature and key encipherment, a system:masters
+ * organization, or a URI under the binding's prefix) gets
  * the condition Failed with reason SignerValidationFailure instead.
  */
 export class KubeApiserverClientSigner implements Controller {
@@ -147,6 +148,7 @@ export class KubeApiserverClientSigner implements Controller {
     try {
       request = await parseCertificateRequest(decodeBytes(spec.request) ?? Buffer.alloc(0));
       if (!refusal && requestedOrganizations(request).includes(MASTERS_GROUP)) refusal = `a tenant may not request the ${MASTERS_GROUP} group`;
+      if (!refusal && requestedAltNames(request).some((n) => n.type === 'url' && isTenantBindingUri(n.value))) refusal = 'the tenant binding URI may not be requested';
     } catch (err) {
       refusal ??= `unable to parse csr: ${(err as Error).message}`;
     }
@@ -176,7 +178,7 @@ export class KubeApiserverClientSigner implements Controller {
       notAfter,
       keyUsages: usages.reduce((flags, u) => flags | (KEY_USAGE_FLAGS[u] ?? 0), 0),
       extKeyUsages: [x509.ExtendedKeyUsage.clientAuth],
-      extensions: [...(names.length > 0 ? [new x509.SubjectAlternativeNameExtension(names)] : []), tenantBindingExtension(tenant)],
+      extensions: [new x509.SubjectAlternativeNameExtension([...names, tenantBindingName(tenant)])],
     });
   }
 }
