@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ObserveChanges } from '../watch/observe-changes.js';
+import type { ChangeObserver } from '@plinth/storage';
 
 /** What the refresher needs. */
 export interface KubeconfigRefresherDeps {
@@ -9,7 +9,8 @@ export interface KubeconfigRefresherDeps {
   write: (tenants: string[]) => Promise<unknown>;
   /** The Tenant objects' storage resource, followed on the change stream. */
   tenantResource: string;
-  observe: ObserveChanges;
+  /** Subscribes to the change stream (watch's ObserveChanges; typed here so startup/ stays below watch/). */
+  observe: (resource: string, observer: ChangeObserver) => () => void;
   logger: Logger;
 }
 
