@@ -4,6 +4,10 @@ import { describeStartupFailure } from './startup/startup-failure.js';
 import { createLogger } from './observability/logger.js';
 import { writeKubeconfig } from './pki/kubeconfig.writer.js';
 import { type RunningServer, startServer } from './server.js';
+import { ObjectListRepository } from '@plinth/storage';
+import { PLATFORM_TENANT, TENANT_STORAGE_RESOURCE } from './kinds/tenant/tenant-api.js';
+import { KubeconfigRefresher } from './startup/kubeconfig-refresher.js';
+import { OBSERVE_CHANGES } from './watch/watch.module.js';
 
 /** The server URL clients on this machine use: a wildcard listen address becomes 127.0.0.1. */
 function kubeconfigUrl(url: string, host: string): string {
@@ -61,12 +65,23 @@ async function main(): Promise<void> {
     process.exit(0);
   }
   // The administrator's key goes only into this owner-only file, never into the logs.
-  const kubeconfig = await writeKubeconfig(config.dataDir, kubeconfigUrl(server.url, config.host), config.tenants, {
+  const creds = {
     caPem: server.pki.rootCaPem ?? (server.pki.operatorServingCert ? undefined : server.pki.caPem),
     clientCertPem: server.pki.admin.certPem,
     clientKeyPem: server.pki.admin.keyPem,
-  });
+  };
+  const write = (tenants: string[]) => writeKubeconfig(config.dataDir, kubeconfigUrl(server.url, config.host), [...new Set([...config.tenants, ...tenants])], creds);
+  const kubeconfig = await write([]);
   logger.info({ kubeconfig }, `kubectl: export KUBECONFIG=${kubeconfig}`);
+  // Tenants created later (by the API) get their context too.
+  const lists = server.app.get(ObjectListRepository);
+  new KubeconfigRefresher({
+    tenants: async () => (await lists.list({ tenant: PLATFORM_TENANT, resource: TENANT_STORAGE_RESOURCE })).items.map((i) => i.key.name),
+    write,
+    tenantResource: TENANT_STORAGE_RESOURCE,
+    observe: server.app.get(OBSERVE_CHANGES),
+    logger,
+  }).start();
 }
 
 main().catch((err) => {

@@ -21,6 +21,9 @@ import { OBSERVE_CHANGES } from '../watch/watch.module.js';
 import { WatchService } from '../watch/watch.service.js';
 import { objectKey } from '../registry/resource-definition.js';
 import { orderedPlugins } from './admission-order.js';
+import { CertificateApprovalModule } from '../kinds/certificates/certificate-approval.admission.js';
+import { CertificateSigningModule } from '../kinds/certificates/certificate-signing.admission.js';
+import { CertificateSubjectRestrictionModule } from '../kinds/certificates/certificate-subject-restriction.admission.js';
 import { ShardCatalog } from '../shards/shard-catalog.js';
 import { ShardPool } from '../shards/shard-pool.js';
 import { TenantDirectory } from '../shards/tenant-directory.js';
@@ -136,6 +139,9 @@ function namespacePhase(namespaces: NamespaceCache) {
           new NamespaceLifecycleModule(namespacePhase(namespaces), (tenant, name) => namespaces.deleting(tenant, name)),
           new WebhookEgressModule(egress),
           new OwnerReferencesPermissionModule(authorizer, registry),
+          new CertificateApprovalModule(authorizer),
+          new CertificateSigningModule(authorizer),
+          new CertificateSubjectRestrictionModule(),
           ...(mutatingPoliciesEnabled(config) ? [policies.mutating] : []),
           webhooks.mutating,
           policies.validating,

@@ -4,7 +4,8 @@ import type { AdmissionModule } from '@plinth/admission';
  * The admission plugins in the order they run, as kube-apiserver's
  * `--enable-admission-plugins` order: RBAC escalation first (upstream
  * checks it in RBAC storage, before admission), lifecycle checks, the
- * webhook egress policy, owner references, then in each phase policies
+ * webhook egress policy, owner references, the CertificateSigningRequest
+ * checks (approve and sign on signers, no system:masters), then in each phase policies
  * before webhooks (upstream's default order).
  */
 export const ADMISSION_ORDER = [
@@ -14,6 +15,9 @@ export const ADMISSION_ORDER = [
   'NamespaceLifecycle',
   'WebhookEgress',
   'OwnerReferencesPermissionEnforcement',
+  'CertificateApproval',
+  'CertificateSigning',
+  'CertificateSubjectRestriction',
   'MutatingAdmissionPolicy',
   'MutatingAdmissionWebhook',
   'ValidatingAdmissionPolicy',

@@ -10,6 +10,10 @@ export interface PeerCertificate {
   organizations: string[];
   /** Extended key usage OIDs; undefined when the certificate has no such extension. */
   extKeyUsage?: string[];
+  /** The tenant the certificate is bound to (pki/tenant-binding.ts); undefined: not bound. */
+  tenant?: string;
+  /** Set when the tenant binding is present but unreadable: the certificate must be refused. */
+  bindingError?: string;
 }
 
 /** The credentials of one request, as the authenticators see them. */

@@ -1,4 +1,5 @@
 import type { TLSSocket } from 'node:tls';
+import { boundTenant } from '../pki/tenant-binding.js';
 import type { PeerCertificate } from './authenticator.js';
 
 const cache = new WeakMap<object, PeerCertificate | null>();
@@ -29,7 +30,18 @@ export function peerCertificateOf(socket: unknown): PeerCertificate | undefined 
       organizations: values(subject.O),
       extKeyUsage: (raw as { ext_key_usage?: string[] }).ext_key_usage,
     };
+    readBinding(cert, raw.raw);
   }
   cache.set(tls, cert);
   return cert ?? undefined;
+}
+
+/** Reads the tenant binding of a client certificate into `cert` (a malformed one becomes `bindingError`). Mutates `cert`. */
+function readBinding(cert: PeerCertificate, der: Buffer | undefined): void {
+  if (!der) return;
+  try {
+    cert.tenant = boundTenant(der);
+  } catch (err) {
+    cert.bindingError = (err as Error).message;
+  }
 }

@@ -1,3 +1,4 @@
+import { TENANT_EXTRA_KEY } from '@plinth/apimachinery';
 import { AuthenticationError, type AuthenticationResult, type CredentialRequest, type RequestAuthenticator } from './authenticator.js';
 
 /** Extended key usage OID of client authentication. */
@@ -5,11 +6,18 @@ const CLIENT_AUTH_OID = '1.3.6.1.5.5.7.3.2';
 /** Extended key usage OID of "any". */
 const ANY_EKU_OID = '2.5.29.37.0';
 
+/** The group no tenant-bound certificate may carry (CertificateSubjectRestriction refuses to issue one). */
+const MASTERS_GROUP = 'system:masters';
+
 /**
  * Client certificates signed by the client CA, as upstream's x509
  * authenticator: user = subject CN, groups = subject O values. A presented
  * certificate that does not verify, or is not for client authentication, is
- * an error (other authenticators may still succeed).
+ * an error (other authenticators may still succeed). A certificate bound to
+ * a tenant (issued through a CertificateSigningRequest there) reaches that
+ * tenant only: its user carries the tenant as `tenancy.plinth.dev/tenant`
+ * extra, which authentication and impersonation hold it to; a bound
+ * certificate naming system:masters, or a malformed binding, is refused.
  */
 export class X509Authenticator implements RequestAuthenticator {
   readonly name = 'x509';
@@ -21,7 +29,13 @@ export class X509Authenticator implements RequestAuthenticator {
     if (cert.extKeyUsage && !cert.extKeyUsage.includes(CLIENT_AUTH_OID) && !cert.extKeyUsage.includes(ANY_EKU_OID)) {
       throw new AuthenticationError('x509: certificate specifies an incompatible key usage');
     }
+    if (cert.bindingError) throw new AuthenticationError(`x509: ${cert.bindingError}`);
     if (!cert.commonName) return null;
-    return { user: { username: cert.commonName, groups: [...cert.organizations] } };
+    if (cert.tenant === undefined) return { user: { username: cert.commonName, groups: [...cert.organizations] } };
+    if (cert.organizations.includes(MASTERS_GROUP)) throw new AuthenticationError(`x509: a tenant certificate may not carry ${MASTERS_GROUP}`);
+    return {
+      user: { username: cert.commonName, groups: [...cert.organizations], extra: { [TENANT_EXTRA_KEY]: [cert.tenant] } },
+      tenants: [cert.tenant],
+    };
   }
 }

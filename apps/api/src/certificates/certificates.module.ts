@@ -12,9 +12,18 @@ import { StoreModule } from '../store/store.module.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 import { OBSERVE_CHANGES } from '../watch/watch.module.js';
 import { RootCaPublisher } from './root-ca-publisher.js';
+import { ResourceDeleteService } from '../store/resource-delete.service.js';
+import { CsrCleaner } from './csr-cleaner.js';
+import { KubeApiserverClientSigner } from './kube-apiserver-client-signer.js';
 import { rootCaBundle } from './root-ca-bundle.js';
 
-/** The root CA publisher: `kube-root-ca.crt` in every namespace of every tenant (a controller of the ControllerManager). */
+/**
+ * The certificate controllers of the ControllerManager: the root CA
+ * publisher (`kube-root-ca.crt` in every namespace of every tenant), the
+ * `kubernetes.io/kube-apiserver-client` signer of CertificateSigningRequests
+ * (signing with the generated CA, binding each certificate to its tenant)
+ * and the cleaner of old requests.
+ */
 @Module({
   imports: [StoreModule],
   providers: [
@@ -46,7 +55,25 @@ import { rootCaBundle } from './root-ca-bundle.js';
       },
       inject: [SERVING_PKI, ResourceRegistry, ResourceStoreService, ObjectStoreRepository, ObjectListRepository, TenantRepository, OBSERVE_CHANGES, LOGGER, StoreHooks, ControllerManager],
     },
+    {
+      provide: KubeApiserverClientSigner,
+      useFactory: (pki: ServingPki, registry: ResourceRegistry, store: ResourceStoreService, objects: ObjectStoreRepository, lists: ObjectListRepository, tenants: TenantRepository, observe: ObserveChanges, logger: Logger, manager: ControllerManager) => {
+        const signer = new KubeApiserverClientSigner({ ca: pki.ca, registry, store, objects, lists, tenants: () => tenants.list(), observe, logger, queues: manager });
+        manager.register(signer);
+        return signer;
+      },
+      inject: [SERVING_PKI, ResourceRegistry, ResourceStoreService, ObjectStoreRepository, ObjectListRepository, TenantRepository, OBSERVE_CHANGES, LOGGER, ControllerManager],
+    },
+    {
+      provide: CsrCleaner,
+      useFactory: (registry: ResourceRegistry, lists: ObjectListRepository, deleter: ResourceDeleteService, tenants: TenantRepository, logger: Logger, manager: ControllerManager) => {
+        const cleaner = new CsrCleaner({ registry, lists, deleter, tenants: () => tenants.list(), logger });
+        manager.register(cleaner);
+        return cleaner;
+      },
+      inject: [ResourceRegistry, ObjectListRepository, ResourceDeleteService, TenantRepository, LOGGER, ControllerManager],
+    },
   ],
-  exports: [RootCaPublisher],
+  exports: [RootCaPublisher, KubeApiserverClientSigner, CsrCleaner],
 })
 export class CertificatesModule {}

@@ -12,6 +12,7 @@ import { eventResource, eventsV1Resource } from './event/event.resource.js';
 import { leaseResource } from './lease/lease.resource.js';
 import { featureGateResource } from './feature-gate/feature-gate.resource.js';
 import { resourceQuotaResource } from '../quota/resource-quota.resource.js';
+import { csrResource } from './certificates/csr.resource.js';
 
 /** The built-in kinds every tenant has. */
 export const builtinResources: ResourceDefinition[] = [
@@ -29,4 +30,5 @@ export const builtinResources: ResourceDefinition[] = [
   ...rbacResources,
   ...authorizationResources,
   featureGateResource,
+  csrResource,
 ];

@@ -129,6 +129,48 @@ export class CertificateAuthority {
     });
     return { certPem: `${cert.toString('pem')}\n`, keyPem: await exportKey(keys.privateKey) };
   }
+
+  /** When the CA certificate expires (no certificate it signs outlives it). */
+  get notAfter(): Date {
+    return this.cert.notAfter;
+  }
+
+  /** Signs a leaf (not a CA) certificate for `req.publicKey`; returns its PEM. No side effect. */
+  async sign(req: RequestedCertificate): Promise<string> {
+    const cert = await x509.X509CertificateGenerator.create({
+      serialNumber: serialNumber(),
+      subject: req.subject,
+      issuer: this.cert.subjectName,
+      notBefore: req.notBefore,
+      notAfter: new Date(Math.min(req.notAfter.getTime(), this.cert.notAfter.getTime())),
+      signingAlgorithm: EC_ALGORITHM,
+      publicKey: req.publicKey,
+      signingKey: this.key,
+      extensions: [
+        new x509.BasicConstraintsExtension(false, undefined, true),
+        ...(req.keyUsages ? [new x509.KeyUsagesExtension(req.keyUsages, true)] : []),
+        ...(req.extKeyUsages.length > 0 ? [new x509.ExtendedKeyUsageExtension(req.extKeyUsages)] : []),
+        await x509.AuthorityKeyIdentifierExtension.create(this.cert),
+        ...req.extensions,
+      ],
+    });
+    return `${cert.toString('pem')}\n`;
+  }
+}
+
+/** A certificate for a key the CA did not make (a CertificateSigningRequest's). */
+export interface RequestedCertificate {
+  publicKey: x509.PublicKey;
+  subject: x509.Name;
+  notBefore: Date;
+  /** Capped at the CA's own expiry. */
+  notAfter: Date;
+  /** Key usage flags (x509.KeyUsageFlags). */
+  keyUsages: number;
+  /** Extended key usage OIDs. */
+  extKeyUsages: string[];
+  /** Further extensions (subject alternative names, a tenant binding). */
+  extensions: x509.Extension[];
 }
 
 /** The DNS names and IP addresses in a PEM certificate's subjectAltName (empty when it has none). */

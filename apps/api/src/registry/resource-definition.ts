@@ -2,6 +2,7 @@ import type { ObjectKey } from '@plinth/storage';
 import type { FieldError } from '@plinth/apimachinery';
 import type { StructuralSchema } from '@plinth/apimachinery';
 import type { KubeObject } from '@plinth/apimachinery';
+import type { UserInfo } from '@plinth/apimachinery';
 
 /**
  * What a strategy may consult besides the objects it is given: in-memory
@@ -11,6 +12,8 @@ import type { KubeObject } from '@plinth/apimachinery';
 export interface StrategyContext {
   /** The tenant the write belongs to. */
   tenant: string;
+  /** Who makes the write (kinds that record their requester, as CertificateSigningRequest); absent outside a request. */
+  user?: UserInfo;
   /** Whether the feature gate `name` is on: the server's gate, else the tenant's own (false for a gate nobody defined). */
   featureEnabled(name: string): boolean;
   /** The stage of feature gate `name` (`ALPHA`, `BETA`, `GA`, `DEPRECATED`), the server's or the tenant's; undefined for a gate nobody defined. */

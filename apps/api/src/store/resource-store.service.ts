@@ -164,7 +164,7 @@ export class ResourceStoreService {
 
   /** The StrategyContext of one write (loads the tenant's own feature gates when needed). */
   private strategyContext(ctx: WriteContext): Promise<StrategyContext> {
-    return strategyContext(this.strategyEnvironment, ctx.tenant);
+    return strategyContext(this.strategyEnvironment, ctx.tenant).then((sctx) => ({ ...sctx, user: ctx.user }));
   }
 
   private applyStrategyForCreate(strategy: ResourceStrategy, obj: KubeObject, sctx: StrategyContext): void {

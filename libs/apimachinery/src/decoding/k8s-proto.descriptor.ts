@@ -3,7 +3,7 @@ import protobuf from 'protobufjs';
 /*
  * Hand transcription of the Kubernetes protobuf messages Plinth decodes. Field numbers and types follow
  * k8s.io/apimachinery pkg/runtime/generated.proto and pkg/apis/meta/v1/generated.proto, and k8s.io/api
- * core/v1, autoscaling/v1, admissionregistration/v1, authentication/v1, rbac/v1 and authorization/v1 generated.proto. Fields are listed in the order
+ * core/v1, autoscaling/v1, admissionregistration/v1, authentication/v1, rbac/v1, authorization/v1 and certificates/v1 generated.proto. Fields are listed in the order
  * of the Go struct, which is the order Go's JSON encoder emits them in.
  *
  * Each field carries the facts of its Go field that decide its JSON form:
@@ -456,6 +456,42 @@ message SelfSubjectRulesReview {
 }
 `;
 
+// spec.extra (6, map<string, ExtraValue>) is left out: the server stamps it from the requester and ignores a client's.
+const CERTIFICATES_V1 = `
+syntax = "proto2";
+package k8s.io.api.certificates.v1;
+
+message CertificateSigningRequestSpec {
+  optional bytes request = 1 [(json) = "request"];
+  optional string signerName = 7 [(json) = "signerName"];
+  optional int32 expirationSeconds = 8 [(json) = "expirationSeconds,omitempty", (ptr) = true];
+  repeated string usages = 5 [(json) = "usages,omitempty"];
+  optional string username = 2 [(json) = "username,omitempty"];
+  optional string uid = 3 [(json) = "uid,omitempty", (go) = "UID"];
+  repeated string groups = 4 [(json) = "groups,omitempty"];
+}
+
+message CertificateSigningRequestCondition {
+  optional string type = 1 [(json) = "type"];
+  optional string status = 6 [(json) = "status"];
+  optional string reason = 2 [(json) = "reason,omitempty"];
+  optional string message = 3 [(json) = "message,omitempty"];
+  optional ${TIME} lastUpdateTime = 4 [(json) = "lastUpdateTime,omitempty"];
+  optional ${TIME} lastTransitionTime = 5 [(json) = "lastTransitionTime,omitempty"];
+}
+
+message CertificateSigningRequestStatus {
+  repeated CertificateSigningRequestCondition conditions = 1 [(json) = "conditions,omitempty"];
+  optional bytes certificate = 2 [(json) = "certificate,omitempty"];
+}
+
+message CertificateSigningRequest {
+  optional ${OBJECT_META} metadata = 1 [(json) = "metadata,omitempty"];
+  optional CertificateSigningRequestSpec spec = 2 [(json) = "spec"];
+  optional CertificateSigningRequestStatus status = 3 [(json) = "status,omitempty"];
+}
+`;
+
 /** Fully qualified name of the Unknown envelope message. */
 export const UNKNOWN_MESSAGE = 'k8s.io.apimachinery.pkg.runtime.Unknown';
 
@@ -479,6 +515,7 @@ const KIND_MESSAGES: ReadonlyMap<string, string> = new Map([
   ['autoscaling/v1/Scale', 'k8s.io.api.autoscaling.v1.Scale'],
   ['admissionregistration.k8s.io/v1/MutatingWebhookConfiguration', 'k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration'],
   ['admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration', 'k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration'],
+  ['certificates.k8s.io/v1/CertificateSigningRequest', 'k8s.io.api.certificates.v1.CertificateSigningRequest'],
   ...['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding'].map((k): [string, string] => [`rbac.authorization.k8s.io/v1/${k}`, `k8s.io.api.rbac.v1.${k}`]),
   ...['SelfSubjectAccessReview', 'SubjectAccessReview', 'LocalSubjectAccessReview', 'SelfSubjectRulesReview'].map((k): [string, string] => [
     `authorization.k8s.io/v1/${k}`,
@@ -505,7 +542,7 @@ let cachedRoot: protobuf.Root | undefined;
 export function k8sProtoRoot(): protobuf.Root {
   if (cachedRoot) return cachedRoot;
   const root = new protobuf.Root();
-  for (const source of [RUNTIME, META_V1, RESOURCE, CORE_V1, AUTOSCALING_V1, ADMISSIONREGISTRATION_V1, AUTHENTICATION_V1, RBAC_V1, AUTHORIZATION_V1]) {
+  for (const source of [RUNTIME, META_V1, RESOURCE, CORE_V1, AUTOSCALING_V1, ADMISSIONREGISTRATION_V1, AUTHENTICATION_V1, RBAC_V1, AUTHORIZATION_V1, CERTIFICATES_V1]) {
     protobuf.parse(source, root, { keepCase: true });
   }
   root.resolveAll();

@@ -1,0 +1,37 @@
+import 'reflect-metadata';
+import * as x509 from '@peculiar/x509';
+
+/**
+ * How a client certificate is bound to one tenant: a URI subject
+ * alternative name `urn:plinth:tenant:<tenant>` (as SPIFFE carries a
+ * workload's identity). Only Plinth's signer writes it: it refuses
+ * requests that ask for a URI with this prefix and adds the request's own
+ * tenant. Plinth's authentication admits a bound certificate in that
+ * tenant only; other TLS stacks ignore it.
+ */
+export const TENANT_URI_PREFIX = 'urn:plinth:tenant:';
+
+/** The alternative name binding a certificate to `tenant`. */
+export function tenantBindingName(tenant: string): x509.JsonGeneralName {
+  return { type: 'url', value: `${TENANT_URI_PREFIX}${tenant}` };
+}
+
+/** True when `uri` falls under the reserved prefix (a request may not ask for it). Case-insensitive, as URN prefixes are. */
+export function isTenantBindingUri(uri: string): boolean {
+  return uri.toLowerCase().startsWith(TENANT_URI_PREFIX);
+}
+
+/**
+ * The tenant a DER certificate is bound to; undefined when it carries no
+ * binding. Throws when it carries more than one or an empty one (the
+ * caller must refuse such a certificate).
+ */
+export function boundTenant(der: Uint8Array): string | undefined {
+  const cert = new x509.X509Certificate(der);
+  const san = cert.getExtension(x509.SubjectAlternativeNameExtension);
+  if (!san) return undefined;
+  const bound = san.names.items.filter((n) => n.type === 'url' && isTenantBindingUri(n.value)).map((n) => n.value.slice(TENANT_URI_PREFIX.length));
+  if (bound.length === 0) return undefined;
+  if (bound.length > 1 || bound[0] === '') throw new Error('malformed tenant binding');
+  return bound[0];
+}
