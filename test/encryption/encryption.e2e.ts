@@ -134,6 +134,25 @@ describe('encryption at rest with PLINTH_ENCRYPTION_PROVIDER_CONFIG (aesgcm for 
     assert.equal(ok(await k(['get', 'secret', 'db', '-n', 'enc', '-o', 'jsonpath={.data.password}'])), b64(PLAIN));
   });
 
+  it('garbage collection and namespace deletion find encrypted Secrets (uid, ownerReferences and finalizers stay readable)', async () => {
+    ok(await k(['create', 'namespace', 'gone']));
+    ok(await k(['create', 'configmap', 'owner', '-n', 'gone']));
+    const uid = ok(await k(['get', 'configmap', 'owner', '-n', 'gone', '-o', 'jsonpath={.metadata.uid}']));
+    const owned = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'owned', namespace: 'gone', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid }] },
+      stringData: { k: 'owned-value' },
+    });
+    ok(await k(['apply', '-f', '-'], owned));
+    assert.match((await storedForms('gone', 'owned')).encrypted, /^k8s:enc:aesgcm:v1:/);
+    ok(await k(['delete', 'configmap', 'owner', '-n', 'gone']));
+    await eventually(async () => (await k(['get', 'secret', 'owned', '-n', 'gone'])).stderr.includes('NotFound'), { timeoutMs: 30_000, intervalMs: 200, message: 'the dependent Secret collected' });
+    ok(await k(['apply', '-f', '-'], secret('gone', 'left', 'left-value', 'd')));
+    ok(await k(['delete', 'namespace', 'gone', '--wait=false']));
+    await eventually(async () => (await k(['get', 'namespace', 'gone'])).stderr.includes('NotFound'), { timeoutMs: 30_000, intervalMs: 200, message: 'the namespace emptied and removed' });
+  });
+
   it('a bad file on reload keeps the configuration in force and counts the failure', async () => {
     writeFileSync(file, aesgcmConfig(['key3', Buffer.from('short').toString('base64')]));
     await eventually(
