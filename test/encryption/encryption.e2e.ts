@@ -132,6 +132,12 @@ describe('encryption at rest with PLINTH_ENCRYPTION_PROVIDER_CONFIG (aesgcm for 
     ok(await k(['apply', '-f', '-'], secret('enc', 'fresh', 'fresh-value', 'z')));
     assert.match((await storedForms('enc2', 'new')).encrypted, /^k8s:enc:aesgcm:v1:key2:/);
     assert.equal(ok(await k(['get', 'secret', 'db', '-n', 'enc', '-o', 'jsonpath={.data.password}'])), b64(PLAIN));
+    // Upstream's rotation step: rewriting an object unchanged stores it with the first key (it was read as stale).
+    const before = await storedForms('enc', 'db');
+    assert.match(before.encrypted, /^k8s:enc:aesgcm:v1:key1:/);
+    ok(await k(['replace', '-f', '-'], ok(await k(['get', 'secret', 'db', '-n', 'enc', '-o', 'json']))));
+    assert.match((await storedForms('enc', 'db')).encrypted, /^k8s:enc:aesgcm:v1:key2:/);
+    assert.equal(ok(await k(['get', 'secret', 'db', '-n', 'enc', '-o', 'jsonpath={.data.password}'])), b64(PLAIN));
   });
 
   it('garbage collection and namespace deletion find encrypted Secrets (uid, ownerReferences and finalizers stay readable)', async () => {
@@ -161,24 +167,26 @@ describe('encryption at rest with PLINTH_ENCRYPTION_PROVIDER_CONFIG (aesgcm for 
     );
     ok(await k(['apply', '-f', '-'], secret('enc2', 'after-bad-reload', 'v', 'c')));
     assert.match((await storedForms('enc2', 'after-bad-reload')).encrypted, /^k8s:enc:aesgcm:v1:key2:/);
-    assert.equal(ok(await k(['get', 'secret', 'db', '-n', 'enc', '-o', 'jsonpath={.data.password}'])), b64(PLAIN));
+    assert.equal(ok(await k(['get', 'secret', 'other', '-n', 'enc', '-o', 'jsonpath={.data.password}'])), b64('changed-value'));
   });
 
   it('a removed key: that Secret answers upstream\'s InternalError, every other Secret is served', async () => {
     writeFileSync(file, aesgcmConfig(['key2', KEY2]));
     const failed = await eventually(
       async () => {
-        const r = await k(['get', 'secret', 'db', '-n', 'enc', '-o', 'name']);
+        const r = await k(['get', 'secret', 'other', '-n', 'enc', '-o', 'name']);
         return r.code !== 0 ? r : false;
       },
       { timeoutMs: 30_000, intervalMs: 500, message: 'the Secret written with key1 no longer reads' },
     );
     assert.match(failed.stderr, /Error from server \(InternalError\): Internal error occurred: no matching key was found for the provided AES transformer/);
-    const raw = await k(['get', '--raw', '/api/v1/namespaces/enc/secrets/db']);
+    const raw = await k(['get', '--raw', '/api/v1/namespaces/enc/secrets/other']);
     assert.match(raw.stderr, /InternalError/);
     // A list that includes it fails as upstream's does, naming the key; lists and reads without it are served.
-    assert.match((await k(['get', 'secrets', '-n', 'enc'])).stderr, /unable to transform key \\?"\/registry\/secrets\/enc\/db\\?": no matching key was found for the provided AES transformer/);
+    assert.match((await k(['get', 'secrets', '-n', 'enc'])).stderr, /unable to transform key \\?"\/registry\/secrets\/enc\/other\\?": no matching key was found for the provided AES transformer/);
     assert.match(ok(await k(['get', 'secrets', '-n', 'enc2', '-o', 'name'])), /secret\/new/);
+    // Rewritten with key2 during the rotation: still served.
+    assert.equal(ok(await k(['get', 'secret', 'db', '-n', 'enc', '-o', 'jsonpath={.data.password}'])), b64(PLAIN));
     assert.equal(ok(await k(['get', 'secret', 'new', '-n', 'enc2', '-o', 'jsonpath={.data.password}'])), b64('new-value'));
     // Labels stay readable in the row, so a selector leaves the unreadable Secret out in SQL (upstream filters after decrypting, and fails).
     assert.equal(ok(await k(['get', 'secrets', '-n', 'enc', '-l', 'tier=z', '-o', 'jsonpath={.items[*].data.password}'])), b64('fresh-value'));

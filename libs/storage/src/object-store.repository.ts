@@ -3,7 +3,7 @@ import type { DB } from './db.js';
 import { type ObjectKey, type StoredObject, withResourceVersion, withoutResourceVersion } from './object-key.js';
 import { type DatabaseSource, routerOf, type ShardRouter } from './shard-router.js';
 import { StorageError } from './storage-error.js';
-import { ENCRYPTED_FIELD, openBody, openBodyOrSkip, sealBody } from './value/stored-body.js';
+import { ENCRYPTED_FIELD, isStaleBody, openBody, openBodyOrSkip, sealBody } from './value/stored-body.js';
 import { type BatchedWrite, WriteBatcher, type WriteBatcherOptions, type WriteOutcome, writeInTransaction } from './write-batcher.js';
 
 interface PgError {
@@ -101,7 +101,8 @@ export class ObjectStoreRepository {
     `.execute(db);
     const row = rows[0];
     if (!row.durable && !internal && !tx) await flushWal(db);
-    return row.body && row.revision !== null ? { key, revision: row.revision, body: withResourceVersion(openBody(key, row.body), row.revision) } : undefined;
+    if (!row.body || row.revision === null) return undefined;
+    return { key, revision: row.revision, body: withResourceVersion(openBody(key, row.body), row.revision), stale: isStaleBody(key, row.body) };
   }
 
   /** Inserts a new object (encrypted when its resource is configured so). Throws StorageError AlreadyExists. Does not mutate `body`. */

@@ -4,7 +4,7 @@ import { afterEach, describe, it } from 'node:test';
 import { isStorageError } from '../storage-error.js';
 import { AesGcmTransformer } from './aes-transformers.js';
 import { IDENTITY } from './identity-transformer.js';
-import { ENCRYPTED_FIELD, installResourceTransformers, openBody, type ResourceTransformers, registryKey, sealBody } from './stored-body.js';
+import { ENCRYPTED_FIELD, installResourceTransformers, isStaleBody, openBody, type ResourceTransformers, registryKey, sealBody } from './stored-body.js';
 import { PrefixTransformers, type ValueTransformer } from './value-transformer.js';
 
 const key = { tenant: 'acme', resource: 'secrets', namespace: 'ns', name: 'db' };
@@ -78,6 +78,21 @@ describe('encrypted bodies (the storage boundary)', () => {
     install(new PrefixTransformers('no matching prefix found', [{ prefix: Buffer.alloc(0), transformer: IDENTITY }, ...aesgcm(['key1', k1]).transformers]), false);
     assert.equal(sealBody(key, body), body);
     assert.equal(sealBody({ ...key, resource: 'configmaps' }, body), body);
+  });
+
+  it('calls a body stale unless the first provider and key wrote it (an update then rewrites it)', () => {
+    const k2 = new AesGcmTransformer(randomBytes(32));
+    install(aesgcm(['key1', k1]));
+    const old = sealBody(key, body);
+    assert.equal(isStaleBody(key, old), false);
+    assert.equal(isStaleBody(key, body), true);
+    uninstall();
+    install(aesgcm(['key2', k2], ['key1', k1]));
+    assert.equal(isStaleBody(key, old), true);
+    assert.equal(isStaleBody(key, sealBody(key, body)), false);
+    uninstall();
+    assert.equal(isStaleBody(key, body), false);
+    assert.equal(isStaleBody(key, old), true);
   });
 
   it('names keys as upstream\'s etcd keys in messages', () => {

@@ -172,6 +172,20 @@ function failure(key: ObjectKey, prefix: string, message: string, inList: boolea
   return new StorageError('Internal', inList ? `unable to transform key "${registryKey(key)}": ${message}` : message);
 }
 
+/**
+ * True when `stored` was not written by its resource's first provider (an
+ * older key or provider, plain where the first encrypts, encrypted where the
+ * first is identity): upstream's "stale" read, which an update rewrites
+ * even when nothing else changed, so that rewriting every object moves it
+ * to the first provider. Pure; decrypts nothing.
+ */
+export function isStaleBody(key: ObjectKey, stored: Record<string, unknown>): boolean {
+  const sealed = stored[ENCRYPTED_FIELD];
+  const rt = installed?.forResource(key.resource);
+  if (typeof sealed !== 'string') return rt?.encrypts === true;
+  return !rt?.encrypts || !sealed.startsWith(writePrefixOf(rt.transformer));
+}
+
 /** {@link openBody}, or undefined when the body cannot be read (sweeps over every tenant skip such objects). */
 export function openBodyOrSkip(key: ObjectKey, stored: Record<string, unknown>): Record<string, unknown> | undefined {
   try {
