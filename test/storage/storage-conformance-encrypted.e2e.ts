@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { AesGcmTransformer, installResourceTransformers, PrefixTransformers } from '@plinth/storage';
+import { describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import { AesGcmTransformer, createDatabase, installResourceTransformers, PrefixTransformers, redisKeyPrefix } from '@plinth/storage';
+import { createTestDatabase } from '../support/test-database.js';
 import { postgresStorage } from './support/conformance-storage.js';
 import { describeStorageConformance } from './support/storage-conformance.suite.js';
 import { watchCacheStorage } from './support/watch-cache-storage.js';
@@ -19,4 +22,32 @@ describeStorageConformance('through the watch cache fed by Redis, configmaps enc
   const redisUrl = process.env.PLINTH_TEST_REDIS_URL;
   assert.ok(redisUrl, 'PLINTH_TEST_REDIS_URL is not set: run with test/run-tests.mjs (redis-server must be installed)');
   return watchCacheStorage(8, redisUrl)(db, databaseUrl);
+});
+
+describe('the Redis stream of cluster mode carries encrypted objects', () => {
+  it('holds the stored ciphertext of an encrypted change, never its plaintext, while the watch gets the object', async () => {
+    const redisUrl = process.env.PLINTH_TEST_REDIS_URL;
+    assert.ok(redisUrl, 'PLINTH_TEST_REDIS_URL is not set: run with test/run-tests.mjs (redis-server must be installed)');
+    const tdb = await createTestDatabase('encrypted-redis');
+    const db = createDatabase({ connectionString: tdb.url, maxConnections: 4 });
+    const redis = new Redis(redisUrl);
+    const s = await watchCacheStorage(8, redisUrl)(db, tdb.url);
+    try {
+      const from = await s.objects.currentRevision();
+      const w = await s.watch('default', 'configmaps', from);
+      await s.objects.create({ tenant: 'default', resource: 'configmaps', namespace: 'ns', name: 'r' }, { metadata: { name: 'r', namespace: 'ns' }, data: { v: 'redis-plaintext-value' } });
+      const [event] = await w.take(1);
+      assert.deepEqual(event.object.data, { v: 'redis-plaintext-value' });
+      w.stop();
+      const entries = await redis.xrange(`${redisKeyPrefix(tdb.url)}:changes`, '-', '+');
+      const text = JSON.stringify(entries);
+      assert.ok(text.includes('k8s:enc:aesgcm:v1:key1:'), 'the stream holds the stored value');
+      assert.equal(text.includes('redis-plaintext-value'), false);
+    } finally {
+      await s.close();
+      redis.disconnect();
+      await db.destroy();
+      await tdb.drop();
+    }
+  });
 });
