@@ -12,6 +12,7 @@ import { ControllersModule } from './controllers/controllers.module.js';
 import { CrdModule } from './crd/crd.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { DiscoveryModule } from './discovery/discovery.module.js';
+import { EncryptionModule } from './encryption/encryption.module.js';
 import { FlowControlModule } from './flowcontrol/flowcontrol.module.js';
 import { GarbageCollectionModule } from './gc/gc.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -51,6 +52,7 @@ export class AppModule implements BeforeApplicationShutdown {
       imports: [
         ConfigModule.forRoot(config, pki),
         ObservabilityModule.forRoot(logger),
+        EncryptionModule,
         DatabaseModule,
         ShardsModule,
         StorageModule,

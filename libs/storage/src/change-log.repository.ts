@@ -5,6 +5,7 @@ import { DURABLE, flushWal } from './object-store.repository.js';
 import type { ChangeScope } from './change-scope-sql.js';
 import { type DatabaseSource, routerOf, type ShardRouter } from './shard-router.js';
 import { StorageError } from './storage-error.js';
+import { isEncryptedBody, openBody } from './value/stored-body.js';
 
 /** One committed change, as watchers receive it. */
 export interface ChangeEvent {
@@ -15,6 +16,35 @@ export interface ChangeEvent {
   object: Record<string, unknown>;
   /** The state before the change, stamped with its own revision; null for ADDED. */
   prevObject: Record<string, unknown> | null;
+  /**
+   * Set (upstream's storage error message) when the change's object could
+   * not be decrypted: `object` and `prevObject` are then the stored
+   * (encrypted) bodies, whose readable metadata is all there is to see.
+   */
+  unreadable?: string;
+}
+
+/**
+ * The change with its object and previous object decrypted (the stored
+ * form as the change log and the Redis stream carry it, see
+ * ChangeLogRepository.changesAfter), or, when either cannot be decrypted,
+ * the change as it is with {@link ChangeEvent.unreadable} set. Never
+ * throws; returns `change` itself when nothing is encrypted.
+ */
+export function openChange(change: ChangeEvent): ChangeEvent {
+  if (change.unreadable !== undefined) return change;
+  try {
+    const object = openBody(change.key, change.object);
+    const prevObject = change.prevObject && openBody(change.key, change.prevObject);
+    return object === change.object && prevObject === change.prevObject ? change : { ...change, object, prevObject };
+  } catch (err) {
+    return { ...change, unreadable: (err as Error).message };
+  }
+}
+
+/** True when the change carries an encrypted body (the stream's form, not yet opened). */
+export function isSealedChange(change: ChangeEvent): boolean {
+  return isEncryptedBody(change.object) || (change.prevObject !== null && isEncryptedBody(change.prevObject));
 }
 
 export type { ChangeScope };
@@ -93,6 +123,8 @@ export class ChangeLogRepository {
    * Up to `limit` changes with revision > `after`, oldest first, all of them
    * durable (the barrier runs when the read could see unflushed commits). Throws
    * StorageError Expired when changes after `after` have been compacted away.
+   * Objects come as stored (encrypted ones stay encrypted: the relay
+   * publishes them so to Redis); readers decrypt with {@link openChange}.
    */
   async changesAfter(after: number, limit: number): Promise<ChangeEvent[]> {
     for (let from = after; ; ) {
@@ -132,7 +164,8 @@ export class ChangeLogRepository {
    * `events` (the newest committed revision when the batch is not full,
    * since revisions commit in order). Durable, and Expired as
    * {@link changesAfter}. Reads through migration 0012's function, which
-   * keeps each batch an index range in revision order.
+   * keeps each batch an index range in revision order. Objects come
+   * decrypted ({@link openChange}: one that cannot be is marked unreadable).
    */
   async changesInScope(after: number, limit: number, scope: ChangeScope): Promise<{ events: ChangeEvent[]; scannedTo: number }> {
     const db = await this.router.dbFor(scope.tenant);
@@ -152,7 +185,7 @@ export class ChangeLogRepository {
     }
     const read = rows.filter((r) => r.revision !== null);
     const scannedTo = read.length === limit ? Number(read[read.length - 1].revision) : Math.max(after, Number(current));
-    return { events: toEvents(rows), scannedTo };
+    return { events: toEvents(rows).map(openChange), scannedTo };
   }
 
   /** The oldest revision a watch or list may start from. */

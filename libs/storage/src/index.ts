@@ -22,3 +22,8 @@ export * from './selector-sql.js';
 export * from './embedded-postgres.js';
 export * from './database-probe.js';
 export * from './watch/index.js';
+export * from './value/value-transformer.js';
+export * from './value/aes-transformers.js';
+export * from './value/secretbox-transformer.js';
+export * from './value/identity-transformer.js';
+export * from './value/stored-body.js';

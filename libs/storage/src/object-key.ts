@@ -12,6 +12,12 @@ export interface StoredObject {
   key: ObjectKey;
   revision: number;
   body: Record<string, unknown>;
+  /**
+   * Set by reads of one object: true when its stored form was not written
+   * by its resource's first encryption provider (see isStaleBody), so an
+   * update must rewrite it even when nothing changed.
+   */
+  stale?: boolean;
 }
 
 /**

@@ -6,6 +6,7 @@ import { DURABLE, flushWal } from './object-store.repository.js';
 import { BY_NAME_THRESHOLD, PastStateReader } from './past-state-reader.js';
 import { type DatabaseSource, routerOf, type ShardRouter } from './shard-router.js';
 import type { KeyFieldRequirement, LabelRequirementLike } from './selector-sql.js';
+import { openBody } from './value/stored-body.js';
 
 export { REMAINING_COUNT_CAP } from './list-sql.js';
 export { BY_NAME_THRESHOLD } from './past-state-reader.js';
@@ -81,11 +82,17 @@ export interface ListChunk {
 }
 
 
-/** The stored object of a row, or undefined when the query's `filter` rejects it. */
+/**
+ * The stored object of a row (decrypted), or undefined when the query's
+ * `filter` rejects it. Throws StorageError Internal naming the key when it
+ * cannot be decrypted: as upstream, the whole list fails (selectors on
+ * names and labels, applied in SQL, can leave it out).
+ */
 function toItem(q: ListQuery, row: StateRow): StoredObject | undefined {
-  const body = withResourceVersion(row.body, row.revision);
+  const key = { tenant: q.tenant, resource: q.resource, namespace: row.namespace, name: row.name };
+  const body = withResourceVersion(openBody(key, row.body, true), row.revision);
   if (q.filter && !q.filter(body)) return undefined;
-  return { key: { tenant: q.tenant, resource: q.resource, namespace: row.namespace, name: row.name }, revision: row.revision, body };
+  return { key, revision: row.revision, body };
 }
 
 /** The stored objects of `rows` that pass the query's `filter`, in order. */

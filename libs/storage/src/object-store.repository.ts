@@ -3,6 +3,7 @@ import type { DB } from './db.js';
 import { type ObjectKey, type StoredObject, withResourceVersion, withoutResourceVersion } from './object-key.js';
 import { type DatabaseSource, routerOf, type ShardRouter } from './shard-router.js';
 import { StorageError } from './storage-error.js';
+import { ENCRYPTED_FIELD, isStaleBody, openBody, openBodyOrSkip, sealBody } from './value/stored-body.js';
 import { type BatchedWrite, WriteBatcher, type WriteBatcherOptions, type WriteOutcome, writeInTransaction } from './write-batcher.js';
 
 interface PgError {
@@ -88,6 +89,7 @@ export class ObjectStoreRepository {
    * reads (admission lookups, the read of a read-modify-write) are not shown
    * to clients as such, and the write that follows them has its own barrier.
    * `tx`: a caller's transaction on the tenant's shard (it owns durability).
+   * Throws StorageError Internal when the stored body cannot be decrypted.
    */
   async get(key: ObjectKey, tx?: Kysely<DB>, internal = false): Promise<StoredObject | undefined> {
     const db = tx ?? (await this.router.dbFor(key.tenant));
@@ -99,13 +101,14 @@ export class ObjectStoreRepository {
     `.execute(db);
     const row = rows[0];
     if (!row.durable && !internal && !tx) await flushWal(db);
-    return row.body && row.revision !== null ? { key, revision: row.revision, body: withResourceVersion(row.body, row.revision) } : undefined;
+    if (!row.body || row.revision === null) return undefined;
+    return { key, revision: row.revision, body: withResourceVersion(openBody(key, row.body), row.revision), stale: isStaleBody(key, row.body) };
   }
 
-  /** Inserts a new object. Throws StorageError AlreadyExists. Does not mutate `body`. */
+  /** Inserts a new object (encrypted when its resource is configured so). Throws StorageError AlreadyExists. Does not mutate `body`. */
   async create(key: ObjectKey, body: Record<string, unknown>, tx?: Kysely<DB>): Promise<StoredObject> {
     const stored = withoutResourceVersion(body);
-    const { r } = await this.write({ op: 'c', key, body: stored }, tx);
+    const { r } = await this.write({ op: 'c', key, body: sealBody(key, stored) }, tx);
     return { key, revision: r, body: withResourceVersion(stored, r) };
   }
 
@@ -115,18 +118,19 @@ export class ObjectStoreRepository {
    */
   async update(key: ObjectKey, body: Record<string, unknown>, expectedRevision: number | null, tx?: Kysely<DB>): Promise<StoredObject> {
     const stored = withoutResourceVersion(body);
-    const { r } = await this.write({ op: 'u', key, body: stored, expected: expectedRevision }, tx);
+    const { r } = await this.write({ op: 'u', key, body: sealBody(key, stored), expected: expectedRevision }, tx);
     return { key, revision: r, body: withResourceVersion(stored, r) };
   }
 
   /**
    * Removes the object if its revision is still `expectedRevision` (null:
    * whatever it is). Returns its last state stamped with the deletion's
-   * revision. Throws StorageError NotFound or Conflict.
+   * revision (only its readable metadata when it cannot be decrypted: the
+   * delete itself needs no key). Throws StorageError NotFound or Conflict.
    */
   async delete(key: ObjectKey, expectedRevision: number | null, tx?: Kysely<DB>): Promise<StoredObject> {
     const { r, b } = await this.write({ op: 'd', key, expected: expectedRevision }, tx);
-    return { key, revision: r, body: withResourceVersion(b ?? {}, r) };
+    return { key, revision: r, body: withResourceVersion(b ? lastState(key, b) : {}, r) };
   }
 
   /**
@@ -217,6 +221,14 @@ export class ObjectStoreRepository {
       .execute();
     return rows.map((r) => r.resource);
   }
+}
+
+/** The last state of a deleted object: its body, or when that cannot be decrypted, the metadata it keeps readable. */
+function lastState(key: ObjectKey, stored: Record<string, unknown>): Record<string, unknown> {
+  const body = openBodyOrSkip(key, stored);
+  if (body) return body;
+  const { [ENCRYPTED_FIELD]: _sealed, ...readable } = stored;
+  return readable;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { StoredObject } from './object-key.js';
 import { withResourceVersion } from './object-key.js';
 import { sweepShards } from './object-store.repository.js';
 import { type DatabaseSource, routerOf, type ShardRouter } from './shard-router.js';
+import { openBodyOrSkip } from './value/stored-body.js';
 
 /**
  * The condition on migration 0011's hashed uid index for objects whose uid is
@@ -13,7 +14,14 @@ function byUid(uids: string[]) {
   return sql`plinth_hash(body -> 'metadata' ->> 'uid') = ANY (ARRAY(SELECT plinth_hash(u) FROM unnest(${uids}::text[]) AS u))`;
 }
 
-/** Reads for garbage collection: objects by uid (migration 0011's index), dependents by the owner uid they name (migration 0007's). */
+/**
+ * Reads for garbage collection: objects by uid (migration 0011's index),
+ * dependents by the owner uid they name (migration 0007's). Encrypted
+ * bodies keep uid, ownerReferences, finalizers and deletionTimestamp
+ * readable, so these reads find them; an object that cannot be decrypted
+ * (its key is no longer configured) is left out of what they return, since
+ * the collector could not update or delete it through the API either.
+ */
 export class OwnerRepository {
   private readonly router: ShardRouter;
 
@@ -38,7 +46,7 @@ export class OwnerRepository {
       SELECT resource, namespace, name, revision, body FROM objects
       WHERE ${byUid(uids)} AND tenant = ${tenant} AND body -> 'metadata' ->> 'uid' = ANY (${uids}::text[])
     `.execute(await this.router.dbFor(tenant));
-    return rows.map((r) => ({ key: { tenant, resource: r.resource, namespace: r.namespace, name: r.name }, revision: r.revision, body: withResourceVersion(r.body, r.revision) }));
+    return toStored(rows.map((r) => ({ ...r, tenant })));
   }
 
   /** Up to `limit` objects of `tenant` whose ownerReferences name `ownerUid`. */
@@ -49,7 +57,7 @@ export class OwnerRepository {
         AND body -> 'metadata' -> 'ownerReferences' @> ${JSON.stringify([{ uid: ownerUid }])}::jsonb
       ORDER BY resource, namespace, name LIMIT ${limit}
     `.execute(await this.router.dbFor(tenant));
-    return rows.map((r) => ({ key: { tenant, resource: r.resource, namespace: r.namespace, name: r.name }, revision: r.revision, body: withResourceVersion(r.body, r.revision) }));
+    return toStored(rows.map((r) => ({ ...r, tenant })));
   }
 
   /**
@@ -89,6 +97,13 @@ export class OwnerRepository {
 /** A row of `objects` as the sweeps read it. */
 type ObjectRow = ObjectsTable;
 
+/** The decrypted objects of `rows`, leaving out those that cannot be decrypted. */
 function toStored(rows: ObjectRow[]): StoredObject[] {
-  return rows.map((r) => ({ key: { tenant: r.tenant, resource: r.resource, namespace: r.namespace, name: r.name }, revision: r.revision, body: withResourceVersion(r.body, r.revision) }));
+  const out: StoredObject[] = [];
+  for (const r of rows) {
+    const key = { tenant: r.tenant, resource: r.resource, namespace: r.namespace, name: r.name };
+    const body = openBodyOrSkip(key, r.body);
+    if (body) out.push({ key, revision: r.revision, body: withResourceVersion(body, r.revision) });
+  }
+  return out;
 }

@@ -11,7 +11,9 @@ export type StorageErrorCode =
   /** A write that would take a tenant past one of its limits (see {@link LimitExceeded}). */
   | 'LimitExceeded'
   /** A create that would take a namespace past a ResourceQuota (see {@link QuotaExceeded}). */
-  | 'QuotaExceeded';
+  | 'QuotaExceeded'
+  /** Upstream's storage InternalError: a stored value that cannot be transformed (decrypted) or encrypted. */
+  | 'Internal';
 
 /** Which ResourceQuota a refused create would have exceeded. */
 export interface QuotaExceeded {

@@ -5,6 +5,7 @@ import {
   type DB,
   ObjectListRepository,
   ObjectStoreRepository,
+  openChange,
 } from '@plinth/storage';
 
 /** A watch the conformance suite opened: the changes of one tenant's resource after a revision. */
@@ -110,7 +111,8 @@ export const postgresStorage: ConformanceStorageFactory = async (db) => {
     lists,
     changes,
     windowSize: 0,
-    changesSince: (from) => changes.changesAfter(from, 1000),
+    // The change log gives objects as stored; its readers decrypt them (openChange: a no-op when nothing is encrypted).
+    changesSince: async (from) => (await changes.changesAfter(from, 1000)).map(openChange),
     async watch(tenant, resource, from) {
       await changes.changesAfter(from, 1);
       let timer: NodeJS.Timeout | undefined;
@@ -121,7 +123,7 @@ export const postgresStorage: ConformanceStorageFactory = async (db) => {
         try {
           for (const c of await changes.changesAfter(pos, 500)) {
             pos = c.revision;
-            if (c.key.tenant === tenant && c.key.resource === resource) w.push(c);
+            if (c.key.tenant === tenant && c.key.resource === resource) w.push(openChange(c));
           }
         } finally {
           if (!w.stopped) timers.add((timer = setTimeout(() => void poll(), 20)));

@@ -172,6 +172,18 @@ class EnvironmentVariables {
 
   @IsOptional() @Type(() => Number) @IsInt() @Min(600) @Max(2 ** 32)
   PLINTH_SERVICE_ACCOUNT_MAX_TOKEN_SECONDS?: number;
+
+  /** An apiserver.config.k8s.io/v1 EncryptionConfiguration file (kube-apiserver's --encryption-provider-config). */
+  @IsOptional() @IsString()
+  PLINTH_ENCRYPTION_PROVIDER_CONFIG?: string;
+
+  /** Reload that file when its content changes (--encryption-provider-config-automatic-reload; default false, as upstream). */
+  @IsOptional() @IsIn(['true', 'false'])
+  PLINTH_ENCRYPTION_PROVIDER_CONFIG_AUTOMATIC_RELOAD?: string;
+
+  /** How often the file is checked for changes when reloading (upstream: every minute). */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(3600)
+  PLINTH_ENCRYPTION_PROVIDER_CONFIG_RELOAD_INTERVAL_SECONDS?: number;
 }
 
 /** Plinth's typed configuration. Nothing else reads process.env. */
@@ -255,6 +267,8 @@ export interface AppConfig {
   serviceAccountIssuer: string;
   serviceAccountKeyFile?: string;
   serviceAccountMaxTokenSeconds: number;
+  /** Encryption at rest: the EncryptionConfiguration file, whether it is reloaded when it changes, and how often that is checked. */
+  encryption: { providerConfigFile?: string; automaticReload: boolean; reloadIntervalSeconds: number };
 }
 
 /**
@@ -368,5 +382,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     serviceAccountIssuer: parsed.PLINTH_SERVICE_ACCOUNT_ISSUER ?? 'https://kubernetes.default.svc.cluster.local',
     serviceAccountKeyFile: parsed.PLINTH_SERVICE_ACCOUNT_KEY_FILE,
     serviceAccountMaxTokenSeconds: parsed.PLINTH_SERVICE_ACCOUNT_MAX_TOKEN_SECONDS ?? 86400,
+    encryption: {
+      providerConfigFile: parsed.PLINTH_ENCRYPTION_PROVIDER_CONFIG || undefined,
+      automaticReload: parsed.PLINTH_ENCRYPTION_PROVIDER_CONFIG_AUTOMATIC_RELOAD === 'true',
+      reloadIntervalSeconds: parsed.PLINTH_ENCRYPTION_PROVIDER_CONFIG_RELOAD_INTERVAL_SECONDS ?? 60,
+    },
   };
 }

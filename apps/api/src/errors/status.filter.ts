@@ -22,6 +22,8 @@ export function toApiError(err: unknown): { error: ApiError; unexpected: boolean
   if (isDatabaseUnavailable(err)) return { error: ApiError.storageUnavailable(), unexpected: false };
   // A tenant's shard that is down or not connected: only its tenants get this.
   if (isStorageError(err, 'Unavailable')) return { error: ApiError.unavailable(err.message), unexpected: false };
+  // A stored value that cannot be decrypted (logged and counted where it was read).
+  if (isStorageError(err, 'Internal')) return { error: ApiError.internal(err.message), unexpected: false };
   if (err instanceof AdmissionError) {
     const s = err.status;
     return { error: new ApiError(s.code, s.reason, s.message, s.details), unexpected: false };

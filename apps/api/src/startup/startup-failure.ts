@@ -31,6 +31,7 @@ function fileSettings(config: AppConfig): Array<[string, string | undefined]> {
     ['PLINTH_AUTHENTICATION_CONFIG', config.authenticationConfigFile],
     ['PLINTH_AUDIT_POLICY_FILE', config.auditPolicyFile || undefined],
     ['PLINTH_AUDIT_LOG_PATH', config.auditLogPath || undefined],
+    ['PLINTH_ENCRYPTION_PROVIDER_CONFIG', config.encryption?.providerConfigFile],
   ];
 }
 

@@ -214,7 +214,8 @@ export class ResourceStoreService {
       await this.validateUpdate(ctx, next, old, strategy, sctx);
       await this.runValidating(ctx, 'UPDATE', cloneJson(next), cloneJson(old));
       ignoreTimestampOnlyChanges(next, old);
-      if (isDeepStrictEqual(next, old)) {
+      // As upstream: an object stored by another key or provider than the first is rewritten even when unchanged (rotation by rewrite).
+      if (isDeepStrictEqual(next, old) && !current.stale) {
         // Answering with what was read: it must be durable before a client sees it.
         await this.objects.ensureDurable();
         return { object: old, changed: false };

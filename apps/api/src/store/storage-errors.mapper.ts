@@ -33,6 +33,9 @@ export function mapStorageError(err: unknown, def: ResourceDefinition, name: str
       ]);
     case 'Unavailable':
       throw ApiError.unavailable(err.message);
+    case 'Internal':
+      // A stored value that cannot be decrypted: upstream's storage InternalError, for this object only.
+      throw ApiError.internal(err.message);
     default:
       throw ApiError.serviceUnavailable(err.message);
   }

@@ -77,6 +77,7 @@ export class ShardedChangeSource implements ChangeSource {
     }
     const proxy: CacheSubscriber = {
       bucket: sub.bucket,
+      receivesUnreadable: sub.receivesUnreadable,
       onChange: (c) => sub.onChange(c),
       onEnd: (reason) => {
         this.subscribedOn.delete(sub);

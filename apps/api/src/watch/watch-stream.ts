@@ -80,6 +80,8 @@ function currentTick(): number {
 export class WatchStream implements CacheSubscriber {
   /** The newest revision this watcher has been given or has skipped. */
   from = 0;
+  /** A change that cannot be decrypted ends the watch with an error (CacheSubscriber). */
+  readonly receivesUnreadable = true;
   /** True once joined to the cache's live feed. */
   live = false;
   closed = false;
@@ -141,6 +143,10 @@ export class WatchStream implements CacheSubscriber {
     if (change.key.resource !== f.resource || change.key.tenant !== f.tenant) return;
     if (f.namespace !== undefined && change.key.namespace !== f.namespace) return;
     if (f.name !== undefined && change.key.name !== f.name) return;
+    if (change.unreadable !== undefined) {
+      this.failUnreadable(change.unreadable);
+      return;
+    }
     const object = change.object as KubeObject;
     const prev = change.prevObject as KubeObject | null;
     // As upstream's cacher: an object entering the selection is ADDED, one leaving it DELETED (its old state at this revision).
@@ -167,6 +173,24 @@ export class WatchStream implements CacheSubscriber {
       ? cachedEventBytes(this.format, change as CachedChange, type, variant, shown, cols)
       : encodeEvent(this.format, type, shown, cols);
     this.write(bytes);
+  }
+
+  /**
+   * A change of this watch's objects that cannot be decrypted (its key is no
+   * longer configured): as upstream's watch on a value it cannot transform,
+   * an ERROR event with the storage's internal error, then the end of the
+   * watch. Other watches go on.
+   */
+  private failUnreadable(message: string): void {
+    const bytes = errorBytes(this.format, ApiError.internal(message).status);
+    const fail = () => {
+      if (this.closed) return;
+      this.write(bytes);
+      this.close('error');
+    };
+    // A converting stream ends after the events queued before this one.
+    if (this.tail) this.tail = this.tail.then(fail);
+    else fail();
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { ChangeEvent, ChangeLogRepository } from '../change-log.repository.js';
+import { type ChangeEvent, type ChangeLogRepository, openChange } from '../change-log.repository.js';
 import { isStorageError } from '../storage-error.js';
 import type { PipelineLogger } from './pipeline-logger.js';
 import type { WatchCache } from './watch-cache.js';
@@ -22,7 +22,9 @@ const BATCH = 500;
  * below the cache's revision is dropped as a repeat, and a change beyond
  * the next one means a hole, which is filled from the change log first.
  * Fills run one at a time; a contiguous stream batch with no fill running
- * is applied synchronously, which keeps the fast path fast.
+ * is applied synchronously, which keeps the fast path fast. Changes arrive
+ * as stored (encrypted objects stay encrypted on the way, Redis included)
+ * and are decrypted here, as they enter the cache.
  */
 export class CacheFeeder {
   private chain: Promise<void> = Promise.resolve();
@@ -33,7 +35,7 @@ export class CacheFeeder {
   /** Applies changes read from the change log in revision order. */
   applyLog(changes: ChangeEvent[]): void {
     const { cache } = this.opts;
-    for (const c of changes) if (c.revision > cache.revision) cache.append(c);
+    for (const c of changes) if (c.revision > cache.revision) cache.append(openChange(c));
   }
 
   /** Applies changes from the stream, filling any hole from the change log first. */
@@ -46,7 +48,7 @@ export class CacheFeeder {
       for (const c of changes) {
         if (c.revision <= this.opts.cache.revision) continue;
         if (c.revision > this.opts.cache.revision + 1) await this.fill(c.revision - 1);
-        if (c.revision > this.opts.cache.revision) this.opts.cache.append(c);
+        if (c.revision > this.opts.cache.revision) this.opts.cache.append(openChange(c));
       }
     });
   }

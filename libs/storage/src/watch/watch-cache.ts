@@ -19,6 +19,12 @@ export interface CacheSubscriber {
   onChange(change: CachedChange): void;
   /** The cache was reset or is shutting down: the stream it fed has a hole now, so the subscriber must end. */
   onEnd(reason: string): void;
+  /**
+   * True for a subscriber that is also given changes whose object could
+   * not be decrypted (ChangeEvent.unreadable): a watch answers them with an
+   * error. Caches that build state from objects leave it unset.
+   */
+  readonly receivesUnreadable?: boolean;
 }
 
 /**
@@ -139,18 +145,23 @@ export class WatchCache {
       this.size++;
     }
     this.last = change.revision;
-    const observers = this.observers.get(change.key.resource);
-    if (observers) for (const o of observers) o.onChange(change);
-    const everything = this.observers.get(ALL_RESOURCES);
-    if (everything) for (const o of everything) o.onChange(change);
+    // Observers build state from objects; one that cannot be decrypted has none to give (watchers get an error instead).
+    if (change.unreadable === undefined) this.notifyObservers(change);
     const subs = this.buckets.get(WatchCache.bucketKey(change.key.tenant, change.key.resource));
     if (subs) {
       const startedAt = this.onDispatched ? performance.now() : 0;
       const n = subs.size;
-      for (const sub of subs) sub.onChange(change);
+      for (const sub of subs) if (change.unreadable === undefined || sub.receivesUnreadable) sub.onChange(change);
       this.onDispatched?.(change.revision, n, startedAt);
     }
     if (this.waiters.length > 0) this.wakeWaiters();
+  }
+
+  private notifyObservers(change: CachedChange): void {
+    const observers = this.observers.get(change.key.resource);
+    if (observers) for (const o of observers) o.onChange(change);
+    const everything = this.observers.get(ALL_RESOURCES);
+    if (everything) for (const o of everything) o.onChange(change);
   }
 
   /**

@@ -1,0 +1,143 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { ResourceTransformer, ResourceTransformers, TransformationEvent } from '@plinth/storage';
+import { encryptionConfigHash } from './encryption-config.parser.js';
+import { type LoadedEncryption, loadEncryptionConfig, ruleFor, storageGroupResource, type TransformerRules } from './encryption-transformers.js';
+
+/** Upstream's metrics of value transformations and of the configuration's automatic reload. */
+class EncryptionMetrics {
+  readonly operations: Counter<'resource' | 'transformation_type' | 'transformer_prefix' | 'status'>;
+  readonly reloads: Counter<'status' | 'apiserver_id_hash'>;
+  readonly lastReload: Gauge<'status' | 'apiserver_id_hash'>;
+  readonly configInfo: Gauge<'apiserver_id_hash' | 'hash'>;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.operations = new Counter({
+      name: 'apiserver_storage_transformation_operations_total',
+      help: 'Total number of transformations. Successful transformation will have a status \'OK\' and a varied status string when the transformation fails.',
+      labelNames: ['resource', 'transformation_type', 'transformer_prefix', 'status'],
+      registers,
+    });
+    this.reloads = new Counter({
+      name: 'apiserver_encryption_config_controller_automatic_reloads_total',
+      help: 'Total number of reload successes and failures of encryption configuration split by apiserver identity.',
+      labelNames: ['status', 'apiserver_id_hash'],
+      registers,
+    });
+    this.lastReload = new Gauge({
+      name: 'apiserver_encryption_config_controller_automatic_reload_last_timestamp_seconds',
+      help: 'Timestamp of the last successful or failed automatic reload of encryption configuration split by apiserver identity.',
+      labelNames: ['status', 'apiserver_id_hash'],
+      registers,
+    });
+    this.configInfo = new Gauge({
+      name: 'apiserver_encryption_config_controller_last_config_info',
+      help: 'Information about the last applied encryption configuration with hash as label, split by apiserver identity.',
+      labelNames: ['apiserver_id_hash', 'hash'],
+      registers,
+    });
+  }
+}
+
+/** Options of {@link DynamicEncryption}. */
+export interface DynamicEncryptionOptions {
+  /** The EncryptionConfiguration file (PLINTH_ENCRYPTION_PROVIDER_CONFIG). */
+  path: string;
+  /** Its configuration as loaded at start-up. */
+  initial: LoadedEncryption;
+  registry: Registry;
+  logger: Logger;
+}
+
+/**
+ * The process's encryption configuration as storage uses it (installed
+ * with installResourceTransformers): the rules of the file loaded last,
+ * swapped whole on a successful reload (upstream's DynamicTransformers and
+ * its automatic-reload controller). A reload that fails keeps the rules in
+ * force, logs why and counts a failure.
+ */
+export class DynamicEncryption implements ResourceTransformers {
+  private rules: TransformerRules;
+  private hash: string;
+  /** Rules by storage resource, resolved once per configuration. */
+  private readonly byResource = new Map<string, ResourceTransformer | undefined>();
+  private readonly metrics: EncryptionMetrics;
+  private readonly idHash: string;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly opts: DynamicEncryptionOptions) {
+    this.rules = opts.initial.rules;
+    this.hash = opts.initial.hash;
+    this.metrics = new EncryptionMetrics(opts.registry);
+    this.idHash = `sha256:${createHash('sha256').update(`${hostname()}-${process.pid}`).digest('hex')}`;
+    this.metrics.configInfo.set({ apiserver_id_hash: this.idHash, hash: this.hash }, 1);
+  }
+
+  /** The hash of the configuration in force (upstream's `sha256:<hex>` of the file). */
+  get configHash(): string {
+    return this.hash;
+  }
+
+  forResource(resource: string): ResourceTransformer | undefined {
+    if (this.byResource.has(resource)) return this.byResource.get(resource);
+    const rule = ruleFor(this.rules, resource);
+    this.byResource.set(resource, rule);
+    return rule;
+  }
+
+  observe(e: TransformationEvent): void {
+    const { group, resource } = storageGroupResource(e.key.resource);
+    const gr = group ? `${resource}.${group}` : resource;
+    // Upstream's status is a gRPC code; a provider's own error is Unknown.
+    this.metrics.operations.inc({ resource: gr, transformation_type: e.type, transformer_prefix: e.prefix, status: e.error === undefined ? 'OK' : 'Unknown' });
+    if (e.error !== undefined) {
+      const { tenant, namespace, name } = e.key;
+      this.opts.logger.error({ tenant, resource: gr, namespace, name, err: e.error }, e.type === 'from_storage' ? 'failed to decrypt data' : 'failed to encrypt data');
+    }
+  }
+
+  /** Checks the file every `intervalMs` and reloads it when its content changed (upstream polls every minute). */
+  startReloading(intervalMs: number): void {
+    this.timer = setInterval(() => this.reload(), intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops checking the file. */
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /**
+   * Reloads the file when its content changed: returns 'unchanged',
+   * 'reloaded', or 'failed' (the rules in force stay; logged and counted).
+   * Never throws.
+   */
+  reload(): 'unchanged' | 'reloaded' | 'failed' {
+    const { path, logger } = this.opts;
+    const now = Date.now() / 1000;
+    try {
+      if (encryptionConfigHash(readFileSync(path)) === this.hash) return 'unchanged';
+      const loaded = loadEncryptionConfig(path);
+      if (loaded.hash === this.hash) return 'unchanged';
+      this.metrics.configInfo.reset();
+      this.rules = loaded.rules;
+      this.hash = loaded.hash;
+      this.byResource.clear();
+      this.metrics.configInfo.set({ apiserver_id_hash: this.idHash, hash: loaded.hash }, 1);
+      this.metrics.reloads.inc({ status: 'success', apiserver_id_hash: this.idHash });
+      this.metrics.lastReload.set({ status: 'success', apiserver_id_hash: this.idHash }, now);
+      logger.info({ path, hash: loaded.hash }, 'loaded new encryption config content');
+      return 'reloaded';
+    } catch (err) {
+      this.metrics.reloads.inc({ status: 'failure', apiserver_id_hash: this.idHash });
+      this.metrics.lastReload.set({ status: 'failure', apiserver_id_hash: this.idHash }, now);
+      logger.error({ path, err: (err as Error).message }, `error processing encryption config file ${path}: ${(err as Error).message}; the configuration in force stays`);
+      return 'failed';
+    }
+  }
+}

@@ -1,0 +1,196 @@
+import type { ObjectKey } from '../object-key.js';
+import { StorageError } from '../storage-error.js';
+import { IDENTITY } from './identity-transformer.js';
+import { errorMessage, PrefixTransformers, type ValueTransformer } from './value-transformer.js';
+
+/**
+ * The field of an encrypted body that holds upstream's stored value: the
+ * provider's prefix as text (`k8s:enc:aesgcm:v1:<key name>:`), then the
+ * ciphertext in base64 (a jsonb column holds text, not bytes; base64 has
+ * no `:`, so the prefix ends at the last one).
+ */
+export const ENCRYPTED_FIELD = 'k8s:enc';
+
+/**
+ * The metadata fields an encrypted body keeps readable beside its
+ * ciphertext, because SQL reads them: labels (label selectors, migration
+ * 0011's GIN index), uid (garbage collection by owner uid, its hashed
+ * index), ownerReferences (dependents of an owner, migration 0007's index),
+ * finalizers and deletionTimestamp (the sweeps of objects being deleted,
+ * namespaces being emptied). Name and namespace are columns. As etcd keys
+ * stay readable upstream, these are identifiers, not contents: annotations
+ * (kubectl's last-applied-configuration holds the whole object) and every
+ * other field are encrypted.
+ */
+export const READABLE_METADATA = ['labels', 'uid', 'ownerReferences', 'finalizers', 'deletionTimestamp'] as const;
+
+/** How one storage resource is transformed (apps build it from the EncryptionConfiguration). */
+export interface ResourceTransformer {
+  /** The resource's providers, the first one writing. */
+  transformer: PrefixTransformers;
+  /** False when the first provider is identity: bodies are then stored as they are. */
+  encrypts: boolean;
+}
+
+/** One transformation, for metrics and logs. */
+export interface TransformationEvent {
+  key: ObjectKey;
+  type: 'to_storage' | 'from_storage';
+  /** The provider's prefix (`k8s:enc:aesgcm:v1:`), `identity`, or `unknown` when no provider matched. */
+  prefix: string;
+  /** Set when the transformation failed. */
+  error?: string;
+}
+
+/** The process's encryption configuration as storage sees it. */
+export interface ResourceTransformers {
+  /** The providers of a storage resource (`secrets`, `apps/deployments`, `widgets.example.com`); undefined: stored as it is. */
+  forResource(resource: string): ResourceTransformer | undefined;
+  /** Told of every transformation of a configured resource and every failure. Must not throw. */
+  observe?(event: TransformationEvent): void;
+}
+
+let installed: ResourceTransformers | undefined;
+
+/**
+ * Makes `transformers` the encryption of every repository of this process
+ * (upstream: one configuration per kube-apiserver), replacing the one
+ * installed; returns the function that restores the previous one. Process
+ * wide on purpose: every repository, however it was built, reads and
+ * writes through it. Undefined: nothing is encrypted (values written
+ * encrypted earlier then fail to read, as with upstream's identity).
+ */
+export function installResourceTransformers(transformers: ResourceTransformers | undefined): () => void {
+  const previous = installed;
+  installed = transformers;
+  return () => {
+    if (installed === transformers) installed = previous;
+  };
+}
+
+/** True when `body` is an encrypted body (see {@link ENCRYPTED_FIELD}). */
+export function isEncryptedBody(body: Record<string, unknown>): boolean {
+  return typeof body[ENCRYPTED_FIELD] === 'string';
+}
+
+/**
+ * The authenticated data of an object's stored value (aesgcm binds its
+ * ciphertext to it): its tenant and key, so a value copied into another
+ * object's row, or another tenant's, does not decrypt.
+ */
+export function authenticatedData(key: ObjectKey): Buffer {
+  return Buffer.from(`/${key.tenant}/${key.resource}/${key.namespace}/${key.name}`);
+}
+
+/** The object's key as upstream's messages name it: `/registry/secrets/<namespace>/<name>`, `/registry/<group>/<resource>/…`. */
+export function registryKey(key: ObjectKey): string {
+  const r = key.resource.startsWith('/') ? key.resource.slice(1) : key.resource;
+  const dot = r.indexOf('.');
+  const path = r.includes('/') || dot < 0 ? r : `${r.slice(dot + 1)}/${r.slice(0, dot)}`;
+  return `/registry/${path}/${key.namespace ? `${key.namespace}/` : ''}${key.name}`;
+}
+
+/** The full prefix the next write of `t` gets: the provider's and its first key's. */
+function writePrefixOf(t: ValueTransformer): string {
+  if (!(t instanceof PrefixTransformers)) return '';
+  return t.writePrefix.toString() + writePrefixOf(t.transformers[0].transformer);
+}
+
+/** The readable metadata of an encrypted body (see {@link READABLE_METADATA}). */
+function readableMetadata(metadata: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (!metadata || typeof metadata !== 'object') return out;
+  for (const f of READABLE_METADATA) {
+    const v = (metadata as Record<string, unknown>)[f];
+    if (v !== undefined) out[f] = v;
+  }
+  return out;
+}
+
+/**
+ * The form of `body` to store for `key`: encrypted by the resource's first
+ * provider into `{"k8s:enc": …, "metadata": {readable fields}}`, or `body`
+ * itself when no provider encrypts it. Does not mutate `body`. Throws when
+ * the provider fails (then nothing is written).
+ */
+export function sealBody(key: ObjectKey, body: Record<string, unknown>): Record<string, unknown> {
+  const rt = installed?.forResource(key.resource);
+  if (!rt?.encrypts) return body;
+  const prefix = writePrefixOf(rt.transformer);
+  let stored: Buffer;
+  try {
+    stored = rt.transformer.toStorage(Buffer.from(JSON.stringify(body)), authenticatedData(key));
+  } catch (err) {
+    installed?.observe?.({ key, type: 'to_storage', prefix: providerPrefix(prefix), error: errorMessage(err) });
+    throw new StorageError('Internal', errorMessage(err));
+  }
+  installed?.observe?.({ key, type: 'to_storage', prefix: providerPrefix(prefix) });
+  const sealed = prefix + stored.subarray(prefix.length).toString('base64');
+  return { [ENCRYPTED_FIELD]: sealed, metadata: readableMetadata(body.metadata) };
+}
+
+/** `k8s:enc:aesgcm:v1:` of a full prefix, the label upstream's metrics use; `identity` for none. */
+function providerPrefix(prefix: string): string {
+  const parts = prefix.split(':');
+  return parts.length >= 5 ? `${parts.slice(0, 4).join(':')}:` : 'identity';
+}
+
+/**
+ * The object of a stored body: `stored` itself when it is not encrypted
+ * (and may be read in plain), else its decrypted body, with the
+ * resourceVersion a read stamped on `stored` carried over. Throws
+ * StorageError Internal with upstream's message when it cannot be read: a
+ * key no longer configured, a value that does not decrypt, a plain value
+ * where every provider expects a prefix. `inList`: the message names the
+ * key, as upstream's list does. Never mutates `stored`.
+ */
+export function openBody(key: ObjectKey, stored: Record<string, unknown>, inList = false): Record<string, unknown> {
+  const sealed = stored[ENCRYPTED_FIELD];
+  if (typeof sealed !== 'string') {
+    if (installed === undefined) return stored;
+    const rt = installed.forResource(key.resource);
+    if (!rt || rt.transformer.readsUnprefixed) return stored;
+    throw failure(key, 'unknown', rt.transformer.noMatchError, inList);
+  }
+  const t = installed?.forResource(key.resource)?.transformer ?? IDENTITY;
+  const colon = sealed.lastIndexOf(':');
+  const prefix = sealed.slice(0, colon + 1);
+  let body: Record<string, unknown>;
+  try {
+    const bytes = Buffer.concat([Buffer.from(prefix), Buffer.from(sealed.slice(colon + 1), 'base64')]);
+    body = JSON.parse(t.fromStorage(bytes, authenticatedData(key)).data.toString()) as Record<string, unknown>;
+  } catch (err) {
+    throw failure(key, providerPrefix(prefix), errorMessage(err), inList);
+  }
+  installed?.observe?.({ key, type: 'from_storage', prefix: providerPrefix(prefix) });
+  const rv = (stored.metadata as Record<string, unknown> | undefined)?.resourceVersion;
+  return rv === undefined ? body : { ...body, metadata: { ...((body.metadata as Record<string, unknown>) ?? {}), resourceVersion: rv } };
+}
+
+function failure(key: ObjectKey, prefix: string, message: string, inList: boolean): StorageError {
+  installed?.observe?.({ key, type: 'from_storage', prefix, error: message });
+  return new StorageError('Internal', inList ? `unable to transform key "${registryKey(key)}": ${message}` : message);
+}
+
+/**
+ * True when `stored` was not written by its resource's first provider (an
+ * older key or provider, plain where the first encrypts, encrypted where the
+ * first is identity): upstream's "stale" read, which an update rewrites
+ * even when nothing else changed, so that rewriting every object moves it
+ * to the first provider. Pure; decrypts nothing.
+ */
+export function isStaleBody(key: ObjectKey, stored: Record<string, unknown>): boolean {
+  const sealed = stored[ENCRYPTED_FIELD];
+  const rt = installed?.forResource(key.resource);
+  if (typeof sealed !== 'string') return rt?.encrypts === true;
+  return !rt?.encrypts || !sealed.startsWith(writePrefixOf(rt.transformer));
+}
+
+/** {@link openBody}, or undefined when the body cannot be read (sweeps over every tenant skip such objects). */
+export function openBodyOrSkip(key: ObjectKey, stored: Record<string, unknown>): Record<string, unknown> | undefined {
+  try {
+    return openBody(key, stored);
+  } catch {
+    return undefined;
+  }
+}
