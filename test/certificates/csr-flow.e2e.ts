@@ -30,6 +30,8 @@ describe('CertificateSigningRequest flow', { timeout: 180_000 }, () => {
   let s: TestServer;
   let owner: ClientIdentity;
   let alice: ClientIdentity;
+  /** alice's certificate issued in acme (the first test). */
+  let issuedToAlice: ClientIdentity | undefined;
 
   before(async () => {
     s = await startTestServer('csr-flow');
@@ -80,6 +82,7 @@ describe('CertificateSigningRequest flow', { timeout: 180_000 }, () => {
     const lifetimeMs = Date.parse(cert.validTo) - Date.parse(cert.validFrom);
     assert.ok(lifetimeMs >= 3600_000 && lifetimeMs <= 3900_000, `lifetime ${lifetimeMs}`);
     const aliceCert: ClientIdentity = { caPem: owner.caPem, certPem, keyPem };
+    issuedToAlice = aliceCert;
     const listed = await kubectl(ownerConfig, ['get', 'csr', 'alice']);
     assert.match(listed.stdout, /Approved,Issued/);
 
@@ -169,5 +172,21 @@ describe('CertificateSigningRequest flow', { timeout: 180_000 }, () => {
       .send({ apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name: 'carol' }, spec: { request: Buffer.from(csrPem).toString('base64') } })
       .expect(422);
     assert.deepEqual(missing.body.details.causes.map((c: { field: string }) => c.field).sort(), ['spec.signerName', 'spec.usages']);
+  });
+
+  it('refuses alice\'s certificate once acme is deleted and a new tenant named acme is created (another tenant uid)', async () => {
+    assert.ok(issuedToAlice, 'the first test issued a certificate');
+    await requestAs(s.url, issuedToAlice).get(`${A}${CSRS}/alice`).expect(200);
+    const deleting = await request(s.url).delete(`${TENANTS}/acme`);
+    assert.ok(deleting.status === 200 || deleting.status === 202, `${deleting.status} ${deleting.text}`);
+    await eventually(async () => (await request(s.url).get(`${TENANTS}/acme`)).status === 404, { timeoutMs: 60_000, message: 'acme is gone' });
+    await request(s.url)
+      .post(TENANTS)
+      .send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'acme' }, spec: { owners: [{ kind: 'User', name: 'alice' }] } })
+      .expect(201);
+    // alice owns the new acme, so only the certificate's binding to the earlier acme can refuse her.
+    await requestAs(s.url, await certificateIdentity('alice')).get(`${A}/api/v1/namespaces`).expect(200);
+    const refused = await requestAs(s.url, issuedToAlice).get(`${A}/api/v1/namespaces`).expect(401);
+    assert.equal(refused.body.reason, 'Unauthorized');
   });
 });

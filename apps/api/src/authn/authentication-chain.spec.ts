@@ -14,7 +14,7 @@ const token = (name: string, known: Record<string, string>, reject: string[] = [
 });
 
 describe('authentication chain', () => {
-  const cert = new X509Authenticator();
+  const cert = new X509Authenticator(async () => undefined);
 
   it('takes the client certificate first (CN user, O groups), adding system:authenticated', async () => {
     const chain = new AuthenticationChain([cert, new BearerTokenAuthenticator([token('a', { t: 'tok' })])], true);

@@ -47,6 +47,7 @@ export function createAuthentication(
   objects: ObjectStoreRepository,
   registry: ResourceRegistry,
   observe: ObserveChanges,
+  tenantUid: (tenant: string) => Promise<string | undefined>,
 ): AuthenticationService {
   return new AuthenticationService({
     logger,
@@ -56,5 +57,6 @@ export function createAuthentication(
     tokenAuthenticatorsBefore: prepared.tokenFile ? [prepared.tokenFile] : [],
     tokenAuthenticatorsAfter: prepared.jwtIssuers,
     anonymousEnabled: config.anonymousAuth,
+    tenantUid,
   });
 }

@@ -12,6 +12,8 @@ export interface PeerCertificate {
   extKeyUsage?: string[];
   /** The tenant the certificate is bound to (pki/tenant-binding.ts); undefined: not bound. */
   tenant?: string;
+  /** The uid of the tenant's incarnation it was issued in (with `tenant`). */
+  tenantUid?: string;
   /** Set when the tenant binding is present but unreadable: the certificate must be refused. */
   bindingError?: string;
 }

@@ -13,6 +13,7 @@ import { AuthenticationService } from './authentication.service.js';
 import { loadJwtAuthenticators } from './jwt-issuers.factory.js';
 import { ServiceAccountIssuerController } from './service-account-issuer.controller.js';
 import { ServiceAccountTokens } from './service-account-tokens.js';
+import { TenantCache } from '../storage/tenant-cache.js';
 
 /**
  * Authentication: client certificates, ServiceAccount tokens (issued and
@@ -31,9 +32,17 @@ import { ServiceAccountTokens } from './service-account-tokens.js';
     },
     {
       provide: AuthenticationService,
-      useFactory: async (config: AppConfig, logger: Logger, tokens: ServiceAccountTokens, objects: ObjectStoreRepository, registry: ResourceRegistry, observe: ObserveChanges) =>
-        createAuthentication(config, logger, { serviceAccountTokens: tokens, tokenFile: loadTokenFile(config), jwtIssuers: await loadJwtAuthenticators(config, logger) }, objects, registry, observe),
-      inject: [APP_CONFIG, LOGGER, ServiceAccountTokens, ObjectStoreRepository, ResourceRegistry, OBSERVE_CHANGES],
+      useFactory: async (config: AppConfig, logger: Logger, tokens: ServiceAccountTokens, objects: ObjectStoreRepository, registry: ResourceRegistry, observe: ObserveChanges, tenants: TenantCache) =>
+        createAuthentication(
+          config,
+          logger,
+          { serviceAccountTokens: tokens, tokenFile: loadTokenFile(config), jwtIssuers: await loadJwtAuthenticators(config, logger) },
+          objects,
+          registry,
+          observe,
+          async (t) => (await tenants.get(t))?.uid,
+        ),
+      inject: [APP_CONFIG, LOGGER, ServiceAccountTokens, ObjectStoreRepository, ResourceRegistry, OBSERVE_CHANGES, TenantCache],
     },
   ],
   exports: [AuthenticationService],

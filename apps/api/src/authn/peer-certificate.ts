@@ -40,7 +40,9 @@ export function peerCertificateOf(socket: unknown): PeerCertificate | undefined 
 function readBinding(cert: PeerCertificate, der: Buffer | undefined): void {
   if (!der) return;
   try {
-    cert.tenant = boundTenant(der);
+    const binding = boundTenant(der);
+    cert.tenant = binding?.tenant;
+    cert.tenantUid = binding?.uid;
   } catch (err) {
     cert.bindingError = (err as Error).message;
   }

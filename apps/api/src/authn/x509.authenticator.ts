@@ -22,7 +22,10 @@ const MASTERS_GROUP = 'system:masters';
 export class X509Authenticator implements RequestAuthenticator {
   readonly name = 'x509';
 
-  authenticate(req: CredentialRequest): AuthenticationResult | null {
+  /** `tenantUid`: the uid of a tenant as it exists now (undefined when it does not): a bound certificate must name it. */
+  constructor(private readonly tenantUid: (tenant: string) => Promise<string | undefined>) {}
+
+  authenticate(req: CredentialRequest): AuthenticationResult | null | Promise<AuthenticationResult | null> {
     const cert = req.peerCertificate;
     if (!cert) return null;
     if (!cert.verified) throw new AuthenticationError(`x509: certificate signed by unknown authority or invalid (${cert.verifyError ?? 'unverified'})`);
@@ -33,9 +36,16 @@ export class X509Authenticator implements RequestAuthenticator {
     if (!cert.commonName) return null;
     if (cert.tenant === undefined) return { user: { username: cert.commonName, groups: [...cert.organizations] } };
     if (cert.organizations.includes(MASTERS_GROUP)) throw new AuthenticationError(`x509: a tenant certificate may not carry ${MASTERS_GROUP}`);
-    return {
+    const result: AuthenticationResult = {
       user: { username: cert.commonName, groups: [...cert.organizations], extra: { [TENANT_EXTRA_KEY]: [cert.tenant] } },
       tenants: [cert.tenant],
     };
+    // Elsewhere the chain refuses it anyway (its tenants); here, only the incarnation it was issued in admits it.
+    if (cert.tenant !== req.tenant) return result;
+    const issuedIn = cert.tenantUid;
+    return this.tenantUid(cert.tenant).then((uid) => {
+      if (uid === undefined || uid !== issuedIn) throw new AuthenticationError(`x509: the certificate was issued in an earlier tenant named ${cert.tenant}`);
+      return result;
+    });
   }
 }

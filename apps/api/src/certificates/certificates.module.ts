@@ -58,7 +58,7 @@ import { rootCaBundle } from './root-ca-bundle.js';
     {
       provide: KubeApiserverClientSigner,
       useFactory: (pki: ServingPki, registry: ResourceRegistry, store: ResourceStoreService, objects: ObjectStoreRepository, lists: ObjectListRepository, tenants: TenantRepository, observe: ObserveChanges, logger: Logger, manager: ControllerManager) => {
-        const signer = new KubeApiserverClientSigner({ ca: pki.ca, registry, store, objects, lists, tenants: () => tenants.list(), observe, logger, queues: manager });
+        const signer = new KubeApiserverClientSigner({ ca: pki.ca, registry, store, objects, lists, tenants: () => tenants.list(), tenantUid: async (t) => (await tenants.get(t))?.uid, observe, logger, queues: manager });
         manager.register(signer);
         return signer;
       },

@@ -38,6 +38,8 @@ export interface ClientSignerDeps {
   lists: ObjectListRepository;
   /** Every tenant (the resync on start). */
   tenants: () => Promise<string[]>;
+  /** The uid of a tenant as it exists now (its certificates name it); undefined when it does not exist. */
+  tenantUid: (tenant: string) => Promise<string | undefined>;
   observe: ObserveChanges;
   logger: Logger;
   queues: Pick<ControllerManager, 'queue'>;
@@ -152,8 +154,10 @@ export class KubeApiserverClientSigner implements Controller {
     } catch (err) {
       refusal ??= `unable to parse csr: ${(err as Error).message}`;
     }
-    if (refusal || !request) return (o) => this.fail(o, refusal ?? 'unable to parse csr');
-    const certPem = await this.sign(tenant, request, usages, spec.expirationSeconds);
+    const uid = refusal || !request ? undefined : await this.deps.tenantUid(tenant);
+    if (!refusal && uid === undefined) refusal = `tenant ${tenant} does not exist`;
+    if (refusal || !request || uid === undefined) return (o) => this.fail(o, refusal ?? 'unable to parse csr');
+    const certPem = await this.sign(tenant, uid, request, usages, spec.expirationSeconds);
     return (o) => {
       o.status = { ...(o.status as object), certificate: Buffer.from(certPem).toString('base64') };
       return o;
@@ -168,7 +172,7 @@ export class KubeApiserverClientSigner implements Controller {
     return o;
   }
 
-  private async sign(tenant: string, request: x509.Pkcs10CertificateRequest, usages: string[], expirationSeconds: number | undefined): Promise<string> {
+  private async sign(tenant: string, uid: string, request: x509.Pkcs10CertificateRequest, usages: string[], expirationSeconds: number | undefined): Promise<string> {
     const { notBefore, notAfter } = clientCertificateValidity(this.deps.now?.() ?? new Date(), expirationSeconds);
     const names = requestedAltNames(request);
     return this.deps.ca.sign({
@@ -178,7 +182,7 @@ export class KubeApiserverClientSigner implements Controller {
       notAfter,
       keyUsages: usages.reduce((flags, u) => flags | (KEY_USAGE_FLAGS[u] ?? 0), 0),
       extKeyUsages: [x509.ExtendedKeyUsage.clientAuth],
-      extensions: [new x509.SubjectAlternativeNameExtension([...names, tenantBindingName(tenant)])],
+      extensions: [new x509.SubjectAlternativeNameExtension([...names, tenantBindingName(tenant, uid)])],
     });
   }
 }

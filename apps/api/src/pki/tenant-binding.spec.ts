@@ -25,16 +25,18 @@ async function signed(names: x509.JsonGeneralName[]): Promise<Buffer> {
 
 describe('tenant binding of client certificates', () => {
   it('reads the tenant back, and nothing from a certificate without a binding', async () => {
-    assert.equal(boundTenant(await signed([{ type: 'dns', value: 'a.example' }, tenantBindingName('acme')])), 'acme');
+    assert.deepEqual(boundTenant(await signed([{ type: 'dns', value: 'a.example' }, tenantBindingName('acme', 'u-1')])), { tenant: 'acme', uid: 'u-1' });
     assert.equal(boundTenant(await signed([{ type: 'url', value: 'https://example.com' }])), undefined);
     assert.equal(boundTenant(await signed([])), undefined);
   });
 
   it('refuses two bindings or an empty one (whatever the case of the prefix)', async () => {
     assert.throws(() => boundTenant(Buffer.alloc(0)));
-    const two = await signed([tenantBindingName('acme'), { type: 'url', value: 'URN:PLINTH:TENANT:globex' }]);
+    const two = await signed([tenantBindingName('acme', 'u-1'), { type: 'url', value: 'URN:PLINTH:TENANT:globex/u-2' }]);
     assert.throws(() => boundTenant(two), /malformed tenant binding/);
     const empty = await signed([{ type: 'url', value: 'urn:plinth:tenant:' }]);
     assert.throws(() => boundTenant(empty), /malformed tenant binding/);
+    const withoutUid = await signed([{ type: 'url', value: 'urn:plinth:tenant:acme' }]);
+    assert.throws(() => boundTenant(withoutUid), /malformed tenant binding/);
   });
 });
