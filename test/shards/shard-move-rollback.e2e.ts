@@ -2,33 +2,23 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { eventually } from '../support/eventually.js';
-import { TestPostgres } from '../support/test-postgres.js';
-import { startTestServer, startTestServerOn, type TestServer } from '../support/test-server.js';
-import { conditionOf, createMany, query, registerShard, TENANTS, waitShardReady } from './support/shards.js';
+import type { TestPostgres } from '../support/test-postgres.js';
+import type { TestServer } from '../support/test-server.js';
+import { conditionOf, createMany, query, type ShardedSetup, startShardedReplicas, TENANTS } from './support/shards.js';
 
 // A move whose destination PostgreSQL is killed while it copies, with two replicas serving the tenant.
 describe('shards: a failed move rolls back', { timeout: 180_000 }, () => {
+  let setup: ShardedSetup;
   let s: TestServer;
   let second: TestServer;
   let b: TestPostgres;
   let c: TestPostgres;
 
   before(async () => {
-    [b, c] = await Promise.all([TestPostgres.start('rollback_b'), TestPostgres.start('rollback_c')]);
-    const redis = process.env.PLINTH_TEST_REDIS_URL;
-    assert.ok(redis, 'the rollback suite runs two replicas in cluster mode: redis-server must be installed');
-    s = await startTestServer('shard_rollback', { REDIS_URL: redis });
-    second = await startTestServerOn(s.database, { REDIS_URL: redis });
-    await registerShard(s.url, 'b', b.url);
-    await registerShard(s.url, 'c', c.url);
-    await Promise.all([waitShardReady(s.url, 'b'), waitShardReady(s.url, 'c')]);
+    setup = await startShardedReplicas('shard_rollback');
+    ({ s, second, b, c } = setup);
   });
-  after(async () => {
-    await second?.close();
-    await s?.close();
-    await b?.close();
-    await c?.close();
-  });
+  after(async () => setup?.close());
 
   it('rolls a move back when its destination dies mid-copy: the tenant stays where it was, nothing lost', async () => {
     await request(s.url).post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'unlucky' }, spec: { shard: 'b' } }).expect(201);

@@ -4,9 +4,9 @@ import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { adminIdentity, httpsAgent } from '../support/credentials.js';
 import { eventually } from '../support/eventually.js';
-import { conditionOf, createMany, query, registerShard, SHARDS, TENANTS, waitShardReady } from './support/shards.js';
-import { TestPostgres } from '../support/test-postgres.js';
-import { startTestServer, startTestServerOn, type TestServer } from '../support/test-server.js';
+import { conditionOf, createMany, query, type ShardedSetup, SHARDS, startShardedReplicas, TENANTS } from './support/shards.js';
+import type { TestPostgres } from '../support/test-postgres.js';
+import type { TestServer } from '../support/test-server.js';
 
 /**
  * A watcher that behaves as an informer's reflector: lists, watches from the
@@ -102,27 +102,17 @@ class Reflector {
 
 // A tenant moved live between two of three PostgreSQL servers while 16 writers and 10 watchers run, on two replicas.
 describe('shards: moving a tenant live between shards', { timeout: 300_000 }, () => {
+  let setup: ShardedSetup;
   let s: TestServer;
   let second: TestServer;
   let b: TestPostgres;
   let c: TestPostgres;
 
   before(async () => {
-    [b, c] = await Promise.all([TestPostgres.start('move_b'), TestPostgres.start('move_c')]);
-    const redis = process.env.PLINTH_TEST_REDIS_URL;
-    assert.ok(redis, 'the move suite runs two replicas in cluster mode: redis-server must be installed');
-    s = await startTestServer('shard_moves', { REDIS_URL: redis });
-    second = await startTestServerOn(s.database, { REDIS_URL: redis });
-    await registerShard(s.url, 'b', b.url);
-    await registerShard(s.url, 'c', c.url);
-    await Promise.all([waitShardReady(s.url, 'b'), waitShardReady(s.url, 'c')]);
+    setup = await startShardedReplicas('shard_moves');
+    ({ s, second, b, c } = setup);
   });
-  after(async () => {
-    await second?.close();
-    await s?.close();
-    await b?.close();
-    await c?.close();
-  });
+  after(async () => setup?.close());
 
   it('moves a tenant under 16 writers and 10 watchers: no acknowledged write lost or duplicated, none on the source after the switch, watchers continue without a gap', async () => {
     await request(s.url).post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'mover' }, spec: { shard: 'b' } }).expect(201);

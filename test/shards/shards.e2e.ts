@@ -3,9 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { eventually } from '../support/eventually.js';
-import { conditionOf, query, registerShard, SHARDS, TENANTS, waitShardReady } from './support/shards.js';
-import { TestPostgres } from '../support/test-postgres.js';
-import { startTestServer, startTestServerOn, type TestServer } from '../support/test-server.js';
+import { conditionOf, query, registerShard, type ShardedSetup, SHARDS, startShardedReplicas, TENANTS } from './support/shards.js';
+import type { TestPostgres } from '../support/test-postgres.js';
+import type { TestServer } from '../support/test-server.js';
 
 const SECRETS = '/api/v1/namespaces/default/secrets';
 
@@ -16,6 +16,7 @@ async function tenantRowsOn(url: string): Promise<string[]> {
 
 // Three PostgreSQL servers: the platform's own (the runner's, shard "default") and two more registered as Shards.
 describe('shards: tenants spread over several PostgreSQL servers', { timeout: 240_000 }, () => {
+  let setup: ShardedSetup;
   let s: TestServer;
   let second: TestServer;
   let b: TestPostgres;
@@ -23,21 +24,10 @@ describe('shards: tenants spread over several PostgreSQL servers', { timeout: 24
   const home = new Map<string, string>();
 
   before(async () => {
-    [b, c] = await Promise.all([TestPostgres.start('shard_b'), TestPostgres.start('shard_c')]);
-    const redis = process.env.PLINTH_TEST_REDIS_URL;
-    assert.ok(redis, 'the shard suite runs two replicas in cluster mode: redis-server must be installed');
-    s = await startTestServer('shards', { REDIS_URL: redis });
-    second = await startTestServerOn(s.database, { REDIS_URL: redis });
-    await registerShard(s.url, 'b', b.url);
-    await registerShard(s.url, 'c', c.url);
-    await Promise.all([waitShardReady(s.url, 'b'), waitShardReady(s.url, 'c'), waitShardReady(s.url, 'default')]);
+    setup = await startShardedReplicas('shards');
+    ({ s, second, b, c } = setup);
   });
-  after(async () => {
-    await second?.close();
-    await s?.close();
-    await b?.close();
-    await c?.close();
-  });
+  after(async () => setup?.close());
 
   it('registers shards from Secrets (the password never shown), and kubectl get shards shows them', async () => {
     const shard = (await request(s.url).get(`${SHARDS}/b`).expect(200)).body;

@@ -1,6 +1,8 @@
 import pg from 'pg';
 import request from 'supertest';
 import { eventually } from '../../support/eventually.js';
+import { TestPostgres } from '../../support/test-postgres.js';
+import { startTestServer, startTestServerOn, type TestServer } from '../../support/test-server.js';
 
 export const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
 export const SHARDS = '/apis/tenancy.plinth.dev/v1beta1/shards';
@@ -50,4 +52,41 @@ export async function createMany(url: string, path: string, n: number, body: (i:
       for (let i = next++; i < n; i = next++) await request(url).post(path).send(body(i)).expect(201);
     }),
   );
+}
+
+/** Two replicas in cluster mode over the platform's database, and two more PostgreSQL servers registered as shards `b` and `c`. */
+export interface ShardedSetup {
+  s: TestServer;
+  second: TestServer;
+  b: TestPostgres;
+  c: TestPostgres;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts what the shard suites run on: PostgreSQL servers `b` and `c` of
+ * their own (killable), two replicas in cluster mode (Redis required), and
+ * the two registered as Shards, ready. `label` names the databases.
+ */
+export async function startShardedReplicas(label: string): Promise<ShardedSetup> {
+  const [b, c] = await Promise.all([TestPostgres.start(`${label}_b`), TestPostgres.start(`${label}_c`)]);
+  const redis = process.env.PLINTH_TEST_REDIS_URL;
+  if (!redis) throw new Error('the shard suites run two replicas in cluster mode: redis-server must be installed');
+  const s = await startTestServer(label, { REDIS_URL: redis });
+  const second = await startTestServerOn(s.database, { REDIS_URL: redis });
+  await registerShard(s.url, 'b', b.url);
+  await registerShard(s.url, 'c', c.url);
+  await Promise.all([waitShardReady(s.url, 'b'), waitShardReady(s.url, 'c'), waitShardReady(s.url, 'default')]);
+  return {
+    s,
+    second,
+    b,
+    c,
+    close: async () => {
+      await second.close();
+      await s.close();
+      await b.close();
+      await c.close();
+    },
+  };
 }
