@@ -85,16 +85,12 @@ export class ShardStatusController implements Controller {
 
   private async ensureDefault(): Promise<void> {
     if (this.defaultWritten) return;
-    try {
-      await this.deps.store.create(systemWriteContext(PLATFORM_TENANT, this.deps.shardResource), {
-        apiVersion: `${this.deps.shardResource.group}/${this.deps.shardResource.version}`,
-        kind: 'Shard',
-        metadata: { name: DEFAULT_SHARD },
-        spec: {},
-      });
-    } catch (err) {
-      if (!(err instanceof ApiError && err.code === 409)) throw err;
-    }
+    await this.createIfMissing(systemWriteContext(PLATFORM_TENANT, this.deps.shardResource), {
+      apiVersion: `${this.deps.shardResource.group}/${this.deps.shardResource.version}`,
+      kind: 'Shard',
+      metadata: { name: DEFAULT_SHARD },
+      spec: {},
+    });
     this.defaultWritten = true;
   }
 

@@ -1,13 +1,9 @@
 /**
  * Connection URLs of shards, as they may be shown: a libpq URL
  * (`postgres://user:password@host:port/db?…`) carries its password, which
- * must never reach a Shard's status, an event, a log line or an error.
+ * must never reach a Shard's status, an event, a log line or an error
+ * (messages are redacted with config/redact-credentials.ts).
  */
-
-import { redactCredentials } from '../config/redact-credentials.js';
-
-/** `text` with the password of every URL in it (and `password=` settings) replaced. Pure. */
-export const redactUrl = redactCredentials;
 
 /**
  * `host:port/database` of a libpq URL (the socket folder for a Unix

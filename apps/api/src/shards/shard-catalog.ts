@@ -11,8 +11,6 @@ export interface ShardSpecView {
   unschedulable: boolean;
   /** Stored bytes of its tenants' objects, as its status last reported. */
   bytes: number;
-  /** Tenants its status last counted. */
-  tenants: number;
 }
 
 /** The Secret reference of a Shard object (key `url` when unset); undefined when it names none. Pure. */
@@ -28,7 +26,7 @@ export function shardView(o: KubeObject): ShardSpecView {
   const spec = isPlainObject(o.spec) ? o.spec : {};
   const status = isPlainObject(o.status) ? o.status : {};
   const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-  return { name: o.metadata.name!, secret: secretRefOf(o), unschedulable: spec.unschedulable === true, bytes: num(status.bytes), tenants: num(status.tenants) };
+  return { name: o.metadata.name!, secret: secretRefOf(o), unschedulable: spec.unschedulable === true, bytes: num(status.bytes) };
 }
 
 /**
@@ -38,7 +36,7 @@ export function shardView(o: KubeObject): ShardSpecView {
  * written.
  */
 export class ShardCatalog {
-  private readonly shards = new Map<string, ShardSpecView>([[DEFAULT_SHARD, { name: DEFAULT_SHARD, unschedulable: false, bytes: 0, tenants: 0 }]]);
+  private readonly shards = new Map<string, ShardSpecView>([[DEFAULT_SHARD, { name: DEFAULT_SHARD, unschedulable: false, bytes: 0 }]]);
 
   /** Records a Shard object as it is now. */
   put(view: ShardSpecView): void {

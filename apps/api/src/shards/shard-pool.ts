@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { createDatabase, type Database, DEFAULT_SHARD, migrateToLatest, probeDatabase, setPoolSize, type ShardHandle, type ShardRouter, StorageError } from '@plinth/storage';
-import { redactUrl, urlHost } from './connection-url.js';
+import { redactCredentials } from '../config/redact-credentials.js';
+import { urlHost } from './connection-url.js';
 import type { TenantDirectory } from './tenant-directory.js';
 
 /** How often each shard is probed, and how long a probe may take before the shard counts as down. */
@@ -92,9 +93,11 @@ export class ShardPool implements ShardRouter {
     return () => this.listeners.delete(l);
   }
 
-  async dbFor(tenant: string): Promise<Database> {
-    const shard = this.directory.peek(tenant) ?? (await this.directory.shardOf(tenant));
-    return this.dbOfShard(shard, tenant);
+  /** Synchronous when the directory knows the tenant (every statement of a request asks): no promise on the hot path. */
+  dbFor(tenant: string): Database | Promise<Database> {
+    const known = this.directory.peek(tenant);
+    if (known !== undefined) return this.dbOfShard(known, tenant);
+    return this.directory.shardOf(tenant).then((shard) => this.dbOfShard(shard, tenant));
   }
 
   /** The pool of `shard`, or a StorageError Unavailable naming the shard (and `tenant`) when it cannot serve. */
@@ -170,7 +173,7 @@ export class ShardPool implements ShardRouter {
       return this.state(name)!;
     }
     if (current) await this.remove(name);
-    const db = createDatabase({ connectionString: url, maxConnections: MIN_POOL, connectionTimeoutMs: 2000, onPoolError: (err) => this.logger.debug({ shard: name, err: redactUrl(err.message) }, 'shard connection error') });
+    const db = createDatabase({ connectionString: url, maxConnections: MIN_POOL, connectionTimeoutMs: 2000, onPoolError: (err) => this.logger.debug({ shard: name, err: redactCredentials(err.message) }, 'shard connection error') });
     const entry: Entry = { name, host: urlHost(url), ready: false, db, url, owned: true, migrated: false, announced: false };
     this.entries.set(name, entry);
     this.rebalance();
@@ -251,6 +254,6 @@ export class ShardPool implements ShardRouter {
 
 /** The message of a failed connection or migration, with credentials removed and the host named. */
 function describe(err: unknown, host: string): string {
-  const message = redactUrl(err instanceof Error ? err.message : String(err));
+  const message = redactCredentials(err instanceof Error ? err.message : String(err));
   return message.includes(host) ? message : `${host}: ${message}`;
 }

@@ -11,7 +11,7 @@ import type { ShardSpecView } from './shard-catalog.js';
  * instead of piling on the first. Returns undefined when no shard can take
  * one. Pure.
  */
-export function pickShard(shards: ShardSpecView[], ready: (name: string) => boolean): string | undefined {
+export function pickShard(shards: Array<ShardSpecView & { tenants: number }>, ready: (name: string) => boolean): string | undefined {
   const candidates = shards.filter((s) => !s.unschedulable && ready(s.name));
   candidates.sort((a, b) => a.bytes - b.bytes || a.tenants - b.tenants || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return candidates[0]?.name;
