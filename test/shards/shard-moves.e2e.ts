@@ -23,16 +23,19 @@ class Reflector {
   private req: ReturnType<typeof https.get> | undefined;
   readonly done: Promise<void>;
 
+  /** `from`: start watching from this resourceVersion instead of listing first (a client that was away). */
   constructor(
     private readonly urls: string[],
     private readonly path: string,
+    from?: string,
   ) {
+    if (from !== undefined) this.last = from;
     this.done = this.run();
   }
 
   private async run(): Promise<void> {
     let turn = 0;
-    await this.list(this.urls[0]);
+    if (this.last === '') await this.list(this.urls[0]);
     while (!this.stopped) {
       const expired = await this.watchOnce(this.urls[turn++ % this.urls.length]);
       if (this.stopped) return;
@@ -133,12 +136,16 @@ describe('shards: moving a tenant live between shards', { timeout: 300_000 }, ()
       }
     });
     await new Promise((r) => setTimeout(r, 500));
+    // A client that saw the tenant at this resourceVersion and comes back only after the move.
+    const away = (await request(s.url).get(P).expect(200)).body.metadata.resourceVersion as string;
     await request(s.url).patch(`${TENANTS}/mover`).set('Content-Type', 'application/merge-patch+json').send({ spec: { shard: 'c' } }).expect(200);
     const moved = await eventually(async () => {
       const t = (await request(s.url).get(`${TENANTS}/mover`)).body;
       return conditionOf(t, 'Moved')?.status === 'True' && t.status.shard === 'c' ? t : false;
     }, { message: 'the Moved condition', timeoutMs: 60_000 });
     const since = Number(moved.status.shardResourceVersion);
+    assert.ok(Number(away) < since, 'the returning client resumes from before the switch');
+    const returning = new Reflector([second.url, s.url], P, away);
     await new Promise((r) => setTimeout(r, 1000));
     stop = true;
     await Promise.all(writers);
@@ -158,6 +165,14 @@ describe('shards: moving a tenant live between shards', { timeout: 300_000 }, ()
     const last = Math.max(...acked.values());
     await eventually(async () => (watchers.every((w) => w.revisions.length > 0 && w.revisions[w.revisions.length - 1] >= last)), { message: 'watchers caught up', timeoutMs: 60_000 });
     for (const w of watchers) await w.stop();
+    // The returning client gets, from the destination, every change after the resourceVersion it had: those made on
+    // the source before the switch (the copied history) and those after, each once, in order, without a 410.
+    await eventually(async () => returning.revisions.length > 0 && returning.revisions[returning.revisions.length - 1] >= last, { message: 'the returning client caught up', timeoutMs: 60_000 });
+    await returning.stop();
+    assert.equal(returning.relists, 0);
+    for (let k = 1; k < returning.revisions.length; k++) assert.ok(returning.revisions[k] > returning.revisions[k - 1], `returning client in order at ${k}`);
+    for (const [name, rv] of acked) assert.deepEqual(returning.added.get(name), rv > Number(away) ? [rv] : undefined, `returning client and ${name}@${rv}`);
+    assert.ok([...acked.values()].some((rv) => rv > Number(away) && rv < since), 'some of what it missed was written on the source');
     for (const [i, w] of watchers.entries()) {
       assert.equal(w.relists, 0, `watcher ${i} never got 410`);
       assert.ok(w.rewatches >= 1, `watcher ${i}'s stream ended at the switch and it re-watched`);
