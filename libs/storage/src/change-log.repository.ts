@@ -3,7 +3,7 @@ import type { ChangesTable, DB } from './db.js';
 import { type ObjectKey, withResourceVersion } from './object-key.js';
 import { DURABLE, flushWal } from './object-store.repository.js';
 import type { ChangeScope } from './change-scope-sql.js';
-import { type DatabaseSource, routerOf, type ShardRouter } from './shard-router.js';
+import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
 import { StorageError } from './storage-error.js';
 import { isEncryptedBody, openBody } from './value/stored-body.js';
 
@@ -168,7 +168,7 @@ export class ChangeLogRepository {
    * decrypted ({@link openChange}: one that cannot be is marked unreadable).
    */
   async changesInScope(after: number, limit: number, scope: ChangeScope): Promise<{ events: ChangeEvent[]; scannedTo: number }> {
-    const db = await this.router.dbFor(scope.tenant);
+    const db = await tenantDb(this.router, scope.tenant);
     const { rows } = await sql<ChangeRow & { compacted: number; current: number; revision: number | null; durable: boolean }>`
       SELECT greatest(cs.compacted_revision, ${tenantFloor(scope.tenant)}) AS compacted, rc.value AS current, ${DURABLE} AS durable, c.*
       FROM compaction_state cs CROSS JOIN revision_counter rc

@@ -1,5 +1,6 @@
-import { type Generated, Kysely, PostgresDialect } from 'kysely';
+import type { Generated, Kysely } from 'kysely';
 import pg from 'pg';
+import { platformHandle, poolOf } from './tenant-scope.js';
 
 /** Row of `tenants`. */
 export interface TenantsTable {
@@ -106,6 +107,11 @@ export interface DatabaseOptions {
   onPoolError?: (err: Error) => void;
   /** How long a request waits for a connection before failing (ms, default 5000). */
   connectionTimeoutMs?: number;
+  /**
+   * Whether handles from tenantScoped() run as the request role under
+   * row-level security (default true; PLINTH_ROW_LEVEL_SECURITY=off).
+   */
+  rowSecurity?: boolean;
 }
 
 /**
@@ -148,12 +154,8 @@ export function createDatabase(opts: DatabaseOptions): Kysely<DB> {
   pool.on('connect', (client) => {
     client.on('error', report);
   });
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  pools.set(db, pool);
-  return db;
+  return platformHandle(pool, opts.rowSecurity ?? true);
 }
-
-const pools = new WeakMap<Kysely<DB>, pg.Pool>();
 
 /**
  * Changes how many connections `db`'s pool may open (pg-pool reads its
@@ -162,6 +164,6 @@ const pools = new WeakMap<Kysely<DB>, pg.Pool>();
  * handle not made by {@link createDatabase}.
  */
 export function setPoolSize(db: Kysely<DB>, max: number): void {
-  const pool = pools.get(db);
+  const pool = poolOf(db);
   if (pool) (pool.options as { max: number }).max = max;
 }

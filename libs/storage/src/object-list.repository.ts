@@ -4,7 +4,7 @@ import { keyFilters, nameLookup, OBJECT_LABELS, REMAINING_COUNT_CAP, type StateR
 import { type StoredObject, withResourceVersion } from './object-key.js';
 import { DURABLE, flushWal } from './object-store.repository.js';
 import { BY_NAME_THRESHOLD, PastStateReader } from './past-state-reader.js';
-import { type DatabaseSource, routerOf, type ShardRouter } from './shard-router.js';
+import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
 import type { KeyFieldRequirement, LabelRequirementLike } from './selector-sql.js';
 import { openBody } from './value/stored-body.js';
 
@@ -131,7 +131,7 @@ export class ObjectListRepository {
 
   /** The newest committed revision of `tenant`'s shard (the default shard when omitted). */
   async currentRevision(tenant?: string): Promise<number> {
-    const db = tenant === undefined ? this.router.shards()[0].db : await this.router.dbFor(tenant);
+    const db = tenant === undefined ? this.router.shards()[0].db : await tenantDb(this.router, tenant);
     const row = await db.selectFrom('revision_counter').select('value').executeTakeFirstOrThrow();
     return row.value;
   }
@@ -230,7 +230,7 @@ export class ObjectListRepository {
    * (at least one); `scanned` says how many were read before that cap.
    */
   private async readLatest(q: ListQuery, after: ListCursor | undefined, n: number | null, maxBytes?: number): Promise<{ rows: StateRow[]; revision: number; scanned: number }> {
-    const db = await this.router.dbFor(q.tenant);
+    const db = await tenantDb(this.router, q.tenant);
     const limited = sql`
         SELECT namespace, name, revision, body
         FROM objects

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from './db.js';
 import { type ObjectKey, type StoredObject, withResourceVersion, withoutResourceVersion } from './object-key.js';
-import { type DatabaseSource, routerOf, type ShardRouter } from './shard-router.js';
+import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
 import { StorageError } from './storage-error.js';
 import { ENCRYPTED_FIELD, isStaleBody, openBody, openBodyOrSkip, sealBody } from './value/stored-body.js';
 import { type BatchedWrite, WriteBatcher, type WriteBatcherOptions, type WriteOutcome, writeInTransaction } from './write-batcher.js';
@@ -92,7 +92,7 @@ export class ObjectStoreRepository {
    * Throws StorageError Internal when the stored body cannot be decrypted.
    */
   async get(key: ObjectKey, tx?: Kysely<DB>, internal = false): Promise<StoredObject | undefined> {
-    const db = tx ?? (await this.router.dbFor(key.tenant));
+    const db = tx ?? (await tenantDb(this.router, key.tenant));
     const { rows } = await sql<{ revision: number | null; body: Record<string, unknown> | null; durable: boolean }>`
       SELECT o.revision, o.body, ${DURABLE} AS durable
       FROM (SELECT 1) AS one
@@ -174,20 +174,20 @@ export class ObjectStoreRepository {
 
   /** Returns once every commit made so far on `tenant`'s shard (every shard when omitted) is durable (see {@link flushWal}). */
   async ensureDurable(tenant?: string): Promise<void> {
-    if (tenant !== undefined) return flushWal(await this.router.dbFor(tenant));
+    if (tenant !== undefined) return flushWal(await tenantDb(this.router, tenant));
     for (const s of this.router.shards()) await flushWal(s.db);
   }
 
   /** The newest committed revision of `tenant`'s shard (the default shard when omitted). */
   async currentRevision(tenant?: string): Promise<number> {
-    const db = tenant === undefined ? this.router.shards()[0].db : await this.router.dbFor(tenant);
+    const db = tenant === undefined ? this.router.shards()[0].db : await tenantDb(this.router, tenant);
     const row = await db.selectFrom('revision_counter').select('value').executeTakeFirstOrThrow();
     return row.value;
   }
 
   /** Counts the objects of a resource in a namespace ('' counts cluster-wide for namespaced kinds is not meant). */
   async countInNamespace(tenant: string, namespace: string): Promise<number> {
-    const row = await (await this.router.dbFor(tenant))
+    const row = await (await tenantDb(this.router, tenant))
       .selectFrom('objects')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('tenant', '=', tenant)
@@ -212,7 +212,7 @@ export class ObjectStoreRepository {
 
   /** The distinct resources that have objects in a namespace, for namespace deletion. */
   async resourcesInNamespace(tenant: string, namespace: string): Promise<string[]> {
-    const rows = await (await this.router.dbFor(tenant))
+    const rows = await (await tenantDb(this.router, tenant))
       .selectFrom('objects')
       .select('resource')
       .distinct()

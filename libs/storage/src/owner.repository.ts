@@ -3,7 +3,7 @@ import type { DB, ObjectsTable } from './db.js';
 import type { StoredObject } from './object-key.js';
 import { withResourceVersion } from './object-key.js';
 import { sweepShards } from './object-store.repository.js';
-import { type DatabaseSource, routerOf, type ShardRouter } from './shard-router.js';
+import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
 import { openBodyOrSkip } from './value/stored-body.js';
 
 /**
@@ -35,7 +35,7 @@ export class OwnerRepository {
     const { rows } = await sql<{ uid: string }>`
       SELECT body -> 'metadata' ->> 'uid' AS uid FROM objects
       WHERE ${byUid(uids)} AND tenant = ${tenant} AND body -> 'metadata' ->> 'uid' = ANY (${uids}::text[])
-    `.execute(await this.router.dbFor(tenant));
+    `.execute(await tenantDb(this.router, tenant));
     return new Set(rows.map((r) => r.uid));
   }
 
@@ -45,7 +45,7 @@ export class OwnerRepository {
     const { rows } = await sql<{ resource: string; namespace: string; name: string; revision: number; body: Record<string, unknown> }>`
       SELECT resource, namespace, name, revision, body FROM objects
       WHERE ${byUid(uids)} AND tenant = ${tenant} AND body -> 'metadata' ->> 'uid' = ANY (${uids}::text[])
-    `.execute(await this.router.dbFor(tenant));
+    `.execute(await tenantDb(this.router, tenant));
     return toStored(rows.map((r) => ({ ...r, tenant })));
   }
 
@@ -56,7 +56,7 @@ export class OwnerRepository {
       WHERE tenant = ${tenant} AND body -> 'metadata' ? 'ownerReferences'
         AND body -> 'metadata' -> 'ownerReferences' @> ${JSON.stringify([{ uid: ownerUid }])}::jsonb
       ORDER BY resource, namespace, name LIMIT ${limit}
-    `.execute(await this.router.dbFor(tenant));
+    `.execute(await tenantDb(this.router, tenant));
     return toStored(rows.map((r) => ({ ...r, tenant })));
   }
 

@@ -6,7 +6,7 @@ import { afterCursor, keyFilters, nameLookup, OBJECT_LABELS, REMAINING_COUNT_CAP
 import { compareByteOrder } from './object-key.js';
 import type { ListCursor, ListQuery } from './object-list.repository.js';
 import { DURABLE, flushWal } from './object-store.repository.js';
-import type { ShardRouter } from './shard-router.js';
+import { type ShardRouter, tenantDb } from './shard-router.js';
 import { StorageError } from './storage-error.js';
 
 /**
@@ -56,7 +56,7 @@ export class PastStateReader {
    */
   async read(q: ListQuery, after: ListCursor | undefined, n: number | null, at: number): Promise<{ rows: StateRow[]; revision: number }> {
     let durable = true;
-    const db = await this.router.dbFor(q.tenant);
+    const db = await tenantDb(this.router, q.tenant);
     const rows = await db
       .transaction()
       .setIsolationLevel('repeatable read')

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from './db.js';
 import { mapWriteError, sweepShards } from './object-store.repository.js';
-import { type DatabaseSource, routerOf, type ShardRouter } from './shard-router.js';
+import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
 
 /** One counted resource of a ResourceQuota: its storage resource, its name in `spec.hard`, its hard limit. */
 export interface QuotaItem {
@@ -33,7 +33,7 @@ export class QuotaRepository {
    */
   async set(tenant: string, namespace: string, name: string, items: QuotaItem[]): Promise<void> {
     try {
-      await sql`SELECT plinth_set_quota(${tenant}, ${namespace}, ${name}, ${items.map((i) => i.resource)}::text[], ${items.map((i) => i.hardName)}::text[], ${items.map((i) => i.max)}::bigint[])`.execute(await this.router.dbFor(tenant));
+      await sql`SELECT plinth_set_quota(${tenant}, ${namespace}, ${name}, ${items.map((i) => i.resource)}::text[], ${items.map((i) => i.hardName)}::text[], ${items.map((i) => i.max)}::bigint[])`.execute(await tenantDb(this.router, tenant));
     } catch (err) {
       mapWriteError(err, { tenant, resource: 'resourcequotas', namespace, name });
     }
@@ -45,7 +45,7 @@ export class QuotaRepository {
       const q = db.selectFrom('quota_usage').select(['tenant', 'namespace', 'quota', 'hard_name', 'objects']);
       return (tenant === undefined ? q : q.where('tenant', '=', tenant)).execute();
     };
-    const rows = tenant !== undefined ? await read(await this.router.dbFor(tenant)) : await sweepShards(this.router, Number.MAX_SAFE_INTEGER, read);
+    const rows = tenant !== undefined ? await read(await tenantDb(this.router, tenant)) : await sweepShards(this.router, Number.MAX_SAFE_INTEGER, read);
     const out = new Map<string, QuotaUsed>();
     for (const r of rows) {
       const key = `${r.tenant}/${r.namespace}/${r.quota}`;

@@ -1,5 +1,6 @@
 import { Kysely } from 'kysely';
 import type { DB } from './db.js';
+import { tenantScoped } from './tenant-scope.js';
 
 /** The name of the shard that is the platform's own database (it holds the Tenant and Shard objects). */
 export const DEFAULT_SHARD = 'default';
@@ -56,4 +57,16 @@ export type DatabaseSource = Kysely<DB> | ShardRouter;
 /** The router of `source`: itself, or a single-shard router over a plain database. Pure. */
 export function routerOf(source: DatabaseSource): ShardRouter {
   return source instanceof Kysely ? singleShard(source) : source;
+}
+
+/**
+ * The request path's handle on `tenant`'s data: its shard's database,
+ * scoped so that row-level security shows and lets change only `tenant`'s
+ * rows (see tenant-scope.ts). Every statement that addresses one tenant
+ * runs on it; sweeps across tenants use {@link ShardRouter.shards}.
+ * Synchronous when the router is.
+ */
+export function tenantDb(router: ShardRouter, tenant: string): Kysely<DB> | Promise<Kysely<DB>> {
+  const db = router.dbFor(tenant);
+  return db instanceof Promise ? db.then((d) => tenantScoped(d, tenant)) : tenantScoped(db, tenant);
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import { sweepShards } from './object-store.repository.js';
 import type { DB } from './db.js';
-import { type DatabaseSource, routerOf, type ShardRouter } from './shard-router.js';
+import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
 import { StorageError } from './storage-error.js';
 
 /** The lifecycle phase of a tenant's logical cluster. */
@@ -57,7 +57,7 @@ export class TenantRepository {
 
   /** The database of `name`'s shard. */
   private db(name: string): Kysely<DB> | Promise<Kysely<DB>> {
-    return this.router.dbFor(name);
+    return tenantDb(this.router, name);
   }
 
   /**

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from './db.js';
+import { tenantScoped } from './tenant-scope.js';
 import type { ObjectKey } from './object-key.js';
 
 /** One write as the batch functions of migration 0008 take it (see there). */
@@ -195,9 +196,10 @@ export class WriteBatcher {
   /** A batch of one: the single-write procedures of the initial migration, with no savepoint. */
   private async single(w: BatchedWrite): Promise<WriteOutcome> {
     const args = singleArgs(w);
-    if (w.op === 'c') return (await sql<WriteOutcome>`CALL plinth_create_durable(${args}, NULL)`.execute(this.db)).rows[0];
-    if (w.op === 'u') return (await sql<WriteOutcome>`CALL plinth_update_durable(${args}, NULL)`.execute(this.db)).rows[0];
-    return (await sql<WriteOutcome>`CALL plinth_delete_durable(${args}, NULL, NULL)`.execute(this.db)).rows[0];
+    const db = tenantScoped(this.db, w.key.tenant);
+    if (w.op === 'c') return (await sql<WriteOutcome>`CALL plinth_create_durable(${args}, NULL)`.execute(db)).rows[0];
+    if (w.op === 'u') return (await sql<WriteOutcome>`CALL plinth_update_durable(${args}, NULL)`.execute(db)).rows[0];
+    return (await sql<WriteOutcome>`CALL plinth_delete_durable(${args}, NULL, NULL)`.execute(db)).rows[0];
   }
 
   /**
@@ -220,9 +222,11 @@ export class WriteBatcher {
     }
   }
 
+  /** Sends writes of one tenant (as every batch is) under that tenant's row-level security. */
   private async many(writes: BatchedWrite[]): Promise<Result[]> {
     const ops = JSON.stringify(writes.map(opJson));
-    const { rows } = await sql<{ results: Result[] }>`CALL plinth_write_batch_durable(${ops}::jsonb, NULL)`.execute(this.db);
+    const db = tenantScoped(this.db, writes[0].key.tenant);
+    const { rows } = await sql<{ results: Result[] }>`CALL plinth_write_batch_durable(${ops}::jsonb, NULL)`.execute(db);
     return rows[0].results;
   }
 }

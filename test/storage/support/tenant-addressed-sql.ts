@@ -20,6 +20,8 @@ const NO_DATA: RegExp[] = [
   /^\s*(savepoint|release savepoint|rollback to savepoint)\s+"?\w+"?\s*;?\s*$/i,
   /^\s*SELECT set_config\('synchronous_commit', 'on', false\) WHERE current_setting\('synchronous_commit'\) = 'off'\s*$/,
   /^\s*SELECT (set_config\('enable_\w+', '(on|off)', true\)(,\s*)?)+\s*$/,
+  // A pooled connection going back to the platform's role after serving a tenant (row-level security, migration 0019).
+  /^\s*RESET ROLE; RESET plinth\.tenant\s*$/,
 ];
 
 /**
@@ -68,6 +70,8 @@ function boundTenants(st: SentStatement): unknown[] {
       }
     }
   }
+  // A connection made to run as the request role for one tenant (row-level security, migration 0019).
+  for (const m of text.matchAll(/set_config\('plinth\.tenant',\s*\$(\d+)/g)) found.push(param(st.values, m[1]));
   for (const m of text.matchAll(/\b(plinth_\w+)\(\s*\$(\d+)/g)) {
     if (!NOT_TENANT_FIRST.has(m[1])) found.push(param(st.values, m[2]));
   }

@@ -42,6 +42,10 @@ class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1000)
   PLINTH_DB_POOL_SIZE?: number;
 
+  /** Row-level security between tenants on the request path's statements (default on; docs/hardening.md). */
+  @IsOptional() @IsIn(['on', 'off'])
+  PLINTH_ROW_LEVEL_SECURITY?: string;
+
   @IsOptional() @Type(() => Number) @IsInt() @Min(60)
   PLINTH_HISTORY_RETENTION_SECONDS?: number;
 
@@ -202,6 +206,8 @@ export interface AppConfig {
   logLevel: string;
   embeddedPgPort: number;
   dbPoolSize: number;
+  /** PLINTH_ROW_LEVEL_SECURITY: the request path runs under PostgreSQL row-level security, one tenant per statement. */
+  rowLevelSecurity: boolean;
   historyRetentionSeconds: number;
   watchCacheSize: number;
   bookmarkIntervalSeconds: number;
@@ -338,6 +344,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: parsed.LOG_LEVEL ?? 'info',
     embeddedPgPort: parsed.PLINTH_EMBEDDED_PG_PORT ?? 54329,
     dbPoolSize: parsed.PLINTH_DB_POOL_SIZE ?? 20,
+    rowLevelSecurity: parsed.PLINTH_ROW_LEVEL_SECURITY !== 'off',
     historyRetentionSeconds: parsed.PLINTH_HISTORY_RETENTION_SECONDS ?? 24 * 3600,
     watchCacheSize: parsed.PLINTH_WATCH_CACHE_SIZE ?? 10000,
     bookmarkIntervalSeconds: parsed.PLINTH_BOOKMARK_INTERVAL_SECONDS ?? 60,

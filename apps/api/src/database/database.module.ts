@@ -55,6 +55,7 @@ async function connect(config: AppConfig, logger: Logger): Promise<DatabaseConne
   const db = createDatabase({
     connectionString: url,
     maxConnections: config.dbPoolSize,
+    rowSecurity: config.rowLevelSecurity,
     onPoolError: (err) => logger.warn({ err: err.message }, 'database connection error'),
   });
   const connection = new DatabaseConnection(db, url, embedded);

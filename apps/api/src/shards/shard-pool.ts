@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { createDatabase, type Database, DEFAULT_SHARD, migrateToLatest, probeDatabase, setPoolSize, type ShardHandle, type ShardRouter, StorageError } from '@plinth/storage';
+import { createDatabase, type Database, DEFAULT_SHARD, migrateToLatest, probeDatabase, rowSecurityOf, setPoolSize, type ShardHandle, type ShardRouter, StorageError } from '@plinth/storage';
 import { redactCredentials } from '../config/redact-credentials.js';
 import { urlHost } from './connection-url.js';
 import type { TenantDirectory } from './tenant-directory.js';
@@ -173,7 +173,8 @@ export class ShardPool implements ShardRouter {
       return this.state(name)!;
     }
     if (current) await this.remove(name);
-    const db = createDatabase({ connectionString: url, maxConnections: MIN_POOL, connectionTimeoutMs: 2000, onPoolError: (err) => this.logger.debug({ shard: name, err: redactCredentials(err.message) }, 'shard connection error') });
+    const rowSecurity = rowSecurityOf(this.entries.get(DEFAULT_SHARD)!.db!);
+    const db = createDatabase({ connectionString: url, maxConnections: MIN_POOL, connectionTimeoutMs: 2000, rowSecurity, onPoolError: (err) => this.logger.debug({ shard: name, err: redactCredentials(err.message) }, 'shard connection error') });
     const entry: Entry = { name, host: urlHost(url), ready: false, db, url, owned: true, migrated: false, announced: false };
     this.entries.set(name, entry);
     this.rebalance();
