@@ -30,7 +30,8 @@ function refusal(outcome: HoldDone | HoldRefusal): HoldRefusal {
 
 describe('ThrottledWrites', () => {
   it('holds writes while the share is used up and lets them go in order, one at a time, once it has refilled (none lost)', async () => {
-    const { tw, budget } = throttled({ msPerSecond: 1000, debtMs: 30 });
+    // Debts of a quarter second and more: a loaded machine must not refill the share between two statements of the test.
+    const { tw, budget } = throttled({ msPerSecond: 1000, debtMs: 250 });
     assert.ok(tw.mustHold('t', 'POST', 'g', 'r'));
     const order: string[] = [];
     const a = hold(tw).then((o) => (order.push('a'), o));
@@ -40,7 +41,7 @@ describe('ThrottledWrites', () => {
     assert.equal(typeof doneA, 'function');
     assert.equal(budget.msUntilAvailable('t'), 0, 'let through only once the share has time left');
     // While the write let through runs (its validation charges the share), the next stays held.
-    budget.charge('t', 20);
+    budget.charge('t', 200);
     assert.equal(tw.heldOf('t'), 1);
     assert.deepEqual(order, ['a']);
     (doneA as HoldDone)();
