@@ -1,0 +1,119 @@
+import { type Agent, request } from 'undici';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../test/console/console-browser.js';
+import { benchAgent, progress, runBenchmark, startBenchPostgres, startServerProcess, stopServerAndDatabase } from './bench-support.js';
+
+const OBJECTS = Number(process.env.BENCH_CONSOLE_OBJECTS ?? 5000);
+const RUNS = 5;
+const CONCURRENCY = 8;
+
+async function call(base: string, agent: Agent, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const res = await request(`${base}${path}`, { method: method as 'POST', dispatcher: agent, body: body === undefined ? undefined : JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  const text = await res.body.text();
+  if (res.statusCode >= 300) throw new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 200)}`);
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
+/** A cluster-admin ServiceAccount token of the platform scope, made as README's "Web console" section says. */
+async function consoleToken(base: string, agent: Agent): Promise<string> {
+  await call(base, agent, 'POST', '/api/v1/namespaces/kube-system/serviceaccounts', { metadata: { name: 'console-admin' } });
+  await call(base, agent, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    metadata: { name: 'console-admin' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+    subjects: [{ kind: 'ServiceAccount', name: 'console-admin', namespace: 'kube-system' }],
+  });
+  const tr = await call(base, agent, 'POST', '/api/v1/namespaces/kube-system/serviceaccounts/console-admin/token', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {} });
+  return (tr['status'] as { token: string }).token;
+}
+
+async function createConfigMaps(base: string, agent: Agent): Promise<void> {
+  await call(base, agent, 'POST', '/api/v1/namespaces', { metadata: { name: 'bench' } });
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      for (let i = next++; i < OBJECTS; i = next++) {
+        await call(base, agent, 'POST', '/api/v1/namespaces/bench/configmaps', { metadata: { name: `cm-${String(i).padStart(5, '0')}`, labels: { app: 'bench' } }, data: { i: String(i) } });
+        if (i % 1000 === 999) progress(`${i + 1} ConfigMaps created`);
+      }
+    }),
+  );
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** A cold first load of /console/ in a fresh context: bytes of every response, requests, ms until the login form shows. */
+async function firstLoad(browser: Browser, base: string): Promise<{ bytes: number; requests: number; ms: number; warmRequests: number }> {
+  const context = await browser.newContext({ ignoreHTTPSErrors: true });
+  const page = await context.newPage();
+  const sizes: Promise<number>[] = [];
+  page.on('response', (r) => sizes.push(r.body().then((b) => b.length, () => 0)));
+  const t0 = performance.now();
+  await page.goto(`${base}/console/`);
+  await page.waitForSelector('#token');
+  const ms = performance.now() - t0;
+  const bytes = (await Promise.all(sizes)).reduce((a, b) => a + b, 0);
+  const requests = sizes.length;
+  let warm = 0;
+  page.on('request', () => warm++);
+  await page.reload();
+  await page.waitForSelector('#token');
+  await context.close();
+  return { bytes, requests, ms, warmRequests: warm };
+}
+
+/** Ms from opening the list of OBJECTS ConfigMaps (one page of all of them) until every row is rendered and the watch is on. */
+async function listRender(page: Page, base: string): Promise<number> {
+  await page.goto(`${base}/console/#/`);
+  await page.waitForSelector('[data-testid=whoami] span');
+  const t0 = performance.now();
+  await page.goto(`${base}/console/#/r/v1/configmaps?ns=bench&limit=5000`);
+  // A function, not a string: the console's CSP forbids the eval a string predicate needs.
+  await page.waitForFunction(
+    (n) => {
+      const doc = (globalThis as unknown as { document: { querySelector(s: string): { textContent: string | null } | null } }).document;
+      return doc.querySelector('[data-testid=count]')?.textContent === `${n} shown` && doc.querySelector('[data-testid=live].on') !== null;
+    },
+    OBJECTS,
+    { timeout: 120_000, polling: 'raf' },
+  );
+  return performance.now() - t0;
+}
+
+/**
+ * The console's first load (bytes and time, cold cache; then what a warm
+ * reload asks again) and the time to render a list of BENCH_CONSOLE_OBJECTS
+ * (5,000) ConfigMaps with their printer columns, in Debian's Chromium
+ * against a real server on loopback.
+ */
+async function main(): Promise<void> {
+  const pgPort = 59500 + (process.pid % 400);
+  const apiPort = 20500 + (process.pid % 400);
+  const db = await startBenchPostgres('console', pgPort);
+  const server = await startServerProcess({ DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '16' }, apiPort);
+  const agent = await benchAgent({ connections: CONCURRENCY + 2 });
+  const base = `https://127.0.0.1:${apiPort}`;
+  const browser = await launchChromium();
+  try {
+    const token = await consoleToken(base, agent);
+    progress(`creating ${OBJECTS} ConfigMaps`);
+    await createConfigMaps(base, agent);
+    const loads = [];
+    for (let i = 0; i < RUNS; i++) loads.push(await firstLoad(browser, base));
+    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    const page = await context.newPage();
+    await page.goto(`${base}/console/`);
+    await page.fill('#token', token);
+    await page.click('button[type=submit]');
+    const renders = [];
+    for (let i = 0; i < RUNS; i++) renders.push(await listRender(page, base));
+    console.log(`console first load (cold cache): ${loads[0]!.bytes} bytes in ${loads[0]!.requests} requests; ms to the login form: median ${median(loads.map((l) => l.ms)).toFixed(0)} (runs ${loads.map((l) => l.ms.toFixed(0)).join(', ')})`);
+    console.log(`warm reload: ${loads[0]!.warmRequests} requests (hashed assets come from the cache)`);
+    console.log(`list of ${OBJECTS} ConfigMaps rendered and watching: median ${median(renders).toFixed(0)} ms (runs ${renders.map((r) => r.toFixed(0)).join(', ')})`);
+  } finally {
+    await browser.close();
+    await agent.close();
+    await stopServerAndDatabase(server, db);
+  }
+}
+
+runBenchmark(main);
