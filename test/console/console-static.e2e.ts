@@ -38,6 +38,24 @@ describe('the console at /console/ (static files before authentication)', () => 
     await anon.get(script).set('If-None-Match', res.headers['etag'] as string).expect(304);
   });
 
+  it('sends gzip to clients that accept it, as its own representation', async () => {
+    const html = (await anon.get('/console/').expect(200)).text;
+    const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(html)![1]!;
+    const plain = await anon.get(script).set('Accept-Encoding', 'identity').expect(200);
+    const zipped = await anon.get(script).set('Accept-Encoding', 'gzip, br').expect(200);
+    assert.equal(zipped.headers['content-encoding'], 'gzip');
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.equal(zipped.text, plain.text, 'the same script once decoded');
+    assert.match(zipped.headers['vary'] as string, /Accept-Encoding/);
+    assert.notEqual(zipped.headers['etag'], plain.headers['etag']);
+  });
+
+  it('names no OIDC issuer when none is configured, and lets the page fetch only its own origin', async () => {
+    assert.deepEqual((await anon.get('/console/oidc.json').expect(200)).body, { issuers: [] });
+    const csp = (await anon.get('/console/').expect(200)).headers['content-security-policy'] as string;
+    assert.match(csp, /connect-src 'self';/);
+  });
+
   it('answers deep links with the page, /console with a redirect, unknown assets 404, writes 405', async () => {
     const deep = await anon.get('/console/r/v1/configmaps').expect(200);
     assert.match(deep.text, /<div id="app">/);

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 
 /** One file of the built console, held in memory. */
 export interface ConsoleAsset {
@@ -8,6 +9,15 @@ export interface ConsoleAsset {
   contentType: string;
   /** Hashed file names never change content: cached for a year; index.html is revalidated every time. */
   immutable: boolean;
+  /** The body gzipped once at start-up, for clients that accept it (text files only; absent when it would not be smaller). */
+  gzip?: Buffer;
+}
+
+/** `body` gzipped at the highest level when that saves bytes (text types only). */
+export function gzipped(body: Buffer, contentType: string): Buffer | undefined {
+  if (!/^(text\/|application\/json|image\/svg)/.test(contentType)) return undefined;
+  const z = gzipSync(body, { level: 9 });
+  return z.length < body.length ? z : undefined;
 }
 
 const TYPES: Record<string, string> = {
@@ -39,12 +49,9 @@ export function loadConsoleAssets(dir: string): Map<string, ConsoleAsset> {
       const rel = sub ? `${sub}/${entry.name}` : entry.name;
       if (entry.isDirectory()) walk(rel);
       else {
-        const ext = path.extname(entry.name);
-        out.set(`/console/${rel}`, {
-          body: readFileSync(path.join(dir, rel)),
-          contentType: TYPES[ext] ?? 'application/octet-stream',
-          immutable: rel.startsWith('assets/'),
-        });
+        const body = readFileSync(path.join(dir, rel));
+        const contentType = TYPES[path.extname(entry.name)] ?? 'application/octet-stream';
+        out.set(`/console/${rel}`, { body, contentType, immutable: rel.startsWith('assets/'), gzip: gzipped(body, contentType) });
       }
     }
   };
