@@ -22,7 +22,7 @@ spec:
   limits:
     objects: 500
     objectsPerResource:
-      configmaps: 50
+      configmaps: 200
 `;
 
 /** Fails with axe's findings when the page has any. */
@@ -171,6 +171,37 @@ describe('the web console in Chromium, against a real server', () => {
     await page.click('text=Save and take over the fields (force)');
     await page.waitForSelector('text=Saved');
     assert.equal(ok(await kubectl(acme, ['get', 'cm', 'shared', '-n', 'acme-team', '-o', 'jsonpath={.data.color}'])), 'red');
+  });
+
+  it('filters by label selector and pages with limit/continue', async () => {
+    const items = Array.from({ length: 60 }, (_, i) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `bulk-${String(i).padStart(2, '0')}`, namespace: 'acme-team', labels: { tier: 'bulk' } } }));
+    ok(await kubectl(acme, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items })));
+    const page = await open(ownerToken);
+    await page.goto(`${s.url}/console/#/r/v1/configmaps?ns=acme-team&l=tier%3Dbulk&limit=50`);
+    await page.waitForSelector('[data-testid=count]:has-text("50 shown")');
+    assert.equal(await page.$('[data-testid=list] a:has-text("web")'), null, 'the selector leaves out unlabelled objects');
+    await page.click('button:has-text("Next page")');
+    await page.waitForSelector('[data-testid=count]:has-text("10 shown")');
+    await page.waitForSelector('[data-testid=list] a:has-text("bulk-59")');
+    await page.click('button:has-text("Previous page")');
+    await page.waitForSelector('[data-testid=list] a:has-text("bulk-00")');
+  });
+
+  it('deletes an object with the cascade chosen (orphan keeps its dependents)', async () => {
+    const page = await open(ownerToken);
+    ok(await kubectl(acme, ['create', 'configmap', 'doomed', '-n', 'acme-team']));
+    const uid = ok(await kubectl(acme, ['get', 'cm', 'doomed', '-n', 'acme-team', '-o', 'jsonpath={.metadata.uid}']));
+    const child = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'child', namespace: 'acme-team', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'doomed', uid }] } };
+    ok(await kubectl(acme, ['create', '-f', '-'], JSON.stringify(child)));
+    await page.goto(`${s.url}/console/#/o/v1/configmaps/acme-team/doomed`);
+    await page.click('.actions button:has-text("Delete")');
+    await page.check('input[value=Orphan]');
+    await assertAccessible(page, 'delete dialog');
+    await page.click('form.confirm button[type=submit]');
+    await page.waitForSelector('[data-testid=list]');
+    await eventually(async () => /NotFound/.test((await kubectl(acme, ['get', 'cm', 'doomed', '-n', 'acme-team'])).stderr), { ...eventuallyLong, message: 'doomed is gone' });
+    // Orphan: the dependent stays, without its owner reference.
+    await eventually(async () => ok(await kubectl(acme, ['get', 'cm', 'child', '-n', 'acme-team', '-o', 'jsonpath={.metadata.ownerReferences}'])) === '', { ...eventuallyLong, message: 'child orphaned' });
   });
 
   it('a forbidden user sees the server\'s forbidden message', async () => {

@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
-import { type Api, ApiFailure, messageOf } from '../api.js';
+import type { Api } from '../api.js';
 import { resourcePath, type ServedResource, servedResources } from '../discovery.js';
 import { href } from '../router.js';
-import { applyEvent, type Table, TABLE_ACCEPT, type TableRow } from '../table.js';
+import { useWatchedTable } from '../table-watch.js';
 import { Problem } from './problem.js';
 
 interface Props {
@@ -26,44 +26,11 @@ export function ResourceListView({ api, gv, resource, query }: Props) {
   const selector = query.get('l') ?? '';
   const limit = query.get('limit') ?? '200';
   const [pages, setPages] = useState<string[]>(['']);
-  const [table, setTable] = useState<Table | null>(null);
-  const [rows, setRows] = useState<TableRow[]>([]);
-  const [error, setError] = useState<unknown>(null);
-  const [live, setLive] = useState(false);
   const cont = pages[pages.length - 1]!;
   useEffect(() => {
     servedResources(api).then((rs) => setInfo(rs.find((r) => r.gv === gv && r.name === resource)), () => undefined);
   }, [gv, resource]);
-  useEffect(() => {
-    const abort = new AbortController();
-    setError(null);
-    setLive(false);
-    const q = new URLSearchParams({ limit });
-    if (selector) q.set('labelSelector', selector);
-    if (cont) q.set('continue', cont);
-    const path = resourcePath(api, gv, resource, ns || undefined);
-    api
-      .json<Table>(`${path}?${q}`, { accept: TABLE_ACCEPT, signal: abort.signal })
-      .then((t) => {
-        setTable(t);
-        setRows(t.rows ?? []);
-        const w = new URLSearchParams({ watch: '1', resourceVersion: t.metadata.resourceVersion ?? '0', allowWatchBookmarks: 'false' });
-        if (selector) w.set('labelSelector', selector);
-        setLive(true);
-        const lastPage = !t.metadata.continue;
-        return api.watch(`${path}?${w}`, TABLE_ACCEPT, (e) => {
-          if (e.type === 'ERROR') return;
-          setRows((rs) => applyEvent(rs, e.type, e.object as Table, lastPage));
-        }, abort.signal);
-      })
-      .catch((e) => {
-        if (!abort.signal.aborted) setError(e);
-      })
-      .finally(() => {
-        if (!abort.signal.aborted) setLive(false);
-      });
-    return () => abort.abort();
-  }, [gv, resource, ns, selector, limit, cont]);
+  const { table, rows, error, live } = useWatchedTable(api, resourcePath(api, gv, resource, ns || undefined), selector, limit, cont);
   const namespaced = info?.namespaced ?? true;
   const nav = (patch: Record<string, string>) => {
     location.hash = href(['r', gv, resource], { ns, l: selector, limit, ...patch });
@@ -146,10 +113,3 @@ export function ResourceListView({ api, gv, resource, query }: Props) {
     </section>
   );
 }
-
-/** Whether `e` is a refusal by RBAC. */
-export function isForbidden(e: unknown): boolean {
-  return e instanceof ApiFailure && e.code === 403;
-}
-
-export { messageOf };
