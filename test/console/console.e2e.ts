@@ -112,10 +112,11 @@ describe('the web console in Chromium, against a real server', () => {
     await page.click('button[aria-label="Delete tenant scratch"]');
     await page.fill('#confirm-name', 'scratch');
     await page.click('button:has-text("Delete tenant")');
-    await eventually(async () => {
-      const text = (await page.$('tr[data-tenant=scratch]')) ? await page.textContent('tr[data-tenant=scratch]') : 'gone';
-      return /Terminating|gone/.test(text ?? '');
-    }, { ...eventuallyLong, message: 'tenant scratch shows Terminating (or is gone)' });
+    // Read without waiting (the row may go at any moment): its text while it is there, nothing once it is gone.
+    const rowText = async () => (await page.locator('tr[data-tenant=scratch]').allTextContents()).join('');
+    await eventually(async () => /Terminating/.test(await rowText()) || (await rowText()) === '', { ...eventuallyLong, message: 'tenant scratch shows Terminating (or is gone)' });
+    await eventually(async () => (await rowText()) === '', { ...eventuallyLong, message: 'tenant scratch leaves the list once deleted' });
+    assert.match((await kubectl(platform, ['get', 'tenant', 'scratch'])).stderr, /NotFound/);
   });
 
   it('a tenant owner sees only their tenant', async () => {
@@ -133,6 +134,7 @@ describe('the web console in Chromium, against a real server', () => {
     const page = await open(ownerToken);
     await page.goto(`${s.url}/console/#/r/v1/configmaps?ns=acme-team`);
     await page.waitForSelector('[data-testid=live].on');
+    assert.equal(await page.inputValue('#limit'), '200', 'the default page size');
     ok(await kubectl(acme, ['create', 'configmap', 'web', '-n', 'acme-team', '--from-literal=color=blue']));
     await page.waitForSelector('[data-testid=list] a:has-text("web")');
     await assertAccessible(page, 'configmaps list');
@@ -179,6 +181,7 @@ describe('the web console in Chromium, against a real server', () => {
     const page = await open(ownerToken);
     await page.goto(`${s.url}/console/#/r/v1/configmaps?ns=acme-team&l=tier%3Dbulk&limit=50`);
     await page.waitForSelector('[data-testid=count]:has-text("50 shown")');
+    assert.equal(await page.inputValue('#limit'), '50', 'the page size shown is the one in use');
     assert.equal(await page.$('[data-testid=list] a:has-text("web")'), null, 'the selector leaves out unlabelled objects');
     await page.click('button:has-text("Next page")');
     await page.waitForSelector('[data-testid=count]:has-text("10 shown")');

@@ -14,6 +14,7 @@ interface Props {
 
 const PAGE_SIZES = ['50', '200', '500', '5000'];
 
+
 /**
  * A resource's list with the server's printer columns (Table API), in one
  * namespace or all, filtered by a label selector, paged with
@@ -59,9 +60,9 @@ export function ResourceListView({ api, gv, resource, query }: Props) {
         <label for="l">Label selector</label>
         <input id="l" name="l" defaultValue={selector} placeholder="app=web,tier!=db" />
         <label for="limit">Page size</label>
-        <select id="limit" name="limit" defaultValue={limit}>
+        <select id="limit" name="limit">
           {PAGE_SIZES.map((s) => (
-            <option key={s} value={s}>
+            <option key={s} value={s} selected={s === limit}>
               {s}
             </option>
           ))}
