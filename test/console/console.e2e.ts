@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { eventually } from '../support/eventually.js';
@@ -25,6 +28,8 @@ spec:
       configmaps: 200
 `;
 
+const MASTERS_TOKEN = 'console-e2e-masters-token-0123456789';
+
 /** Fails with axe's findings when the page has any. */
 async function assertAccessible(page: Page, what: string): Promise<void> {
   const vs = await axeViolations(page);
@@ -43,7 +48,10 @@ describe('the web console in Chromium, against a real server', () => {
   const eventuallyLong = { timeoutMs: 30_000, intervalMs: 200 };
 
   before(async () => {
-    s = await startTestServer('console');
+    // A static token of system:masters: a platform administrator's identity that every tenant accepts.
+    const tokenFile = path.join(mkdtempSync(path.join(tmpdir(), 'plinth-console-tokens-')), 'tokens.csv');
+    writeFileSync(tokenFile, `${MASTERS_TOKEN},plinth-ops,ops-1,"system:masters"\n`);
+    s = await startTestServer('console', { PLINTH_TOKEN_AUTH_FILE: tokenFile });
     platform = writeTestKubeconfig(s.url);
     acme = writeTestKubeconfig(`${s.url}/clusters/acme`);
     const globex = writeTestKubeconfig(`${s.url}/clusters/globex`);
@@ -117,6 +125,20 @@ describe('the web console in Chromium, against a real server', () => {
     await eventually(async () => /Terminating/.test(await rowText()) || (await rowText()) === '', { ...eventuallyLong, message: 'tenant scratch shows Terminating (or is gone)' });
     await eventually(async () => (await rowText()) === '', { ...eventuallyLong, message: 'tenant scratch leaves the list once deleted' });
     assert.match((await kubectl(platform, ['get', 'tenant', 'scratch'])).stderr, /NotFound/);
+  });
+
+  it('opens a tenant from the platform view with the same token, and comes back', async () => {
+    const page = await open(MASTERS_TOKEN);
+    await page.click('button[aria-label="Open tenant acme"]');
+    await page.waitForSelector('.scope:has-text("tenant acme")');
+    await page.waitForSelector('[data-testid=list] a:has-text("acme-team")');
+    assert.match((await page.textContent('[data-testid=whoami]')) ?? '', /plinth-ops/);
+    await page.click('button:has-text("Back to the platform scope")');
+    await page.waitForSelector('[data-testid=tenants] tr[data-tenant=globex]');
+    // A ServiceAccount token of the platform scope is worth nothing in a tenant: the server's 401 shows.
+    const sa = await open(adminToken);
+    await sa.click('button[aria-label="Open tenant acme"]');
+    assert.match((await (await sa.waitForSelector('[data-testid=problem]')).textContent()) ?? '', /401 Unauthorized/);
   });
 
   it('a tenant owner sees only their tenant', async () => {

@@ -28,9 +28,17 @@ export function App() {
       />
     );
   }
+  const switchTenant = (tenant: string) => {
+    const next = { ...session, home: session.home ?? session.tenant, tenant };
+    saveSession(next);
+    setSession(next);
+    location.hash = '';
+  };
   return (
     <Shell
+      key={session.tenant}
       api={new Api(session)}
+      onSwitch={switchTenant}
       onLogout={() => {
         clearSession();
         setSession(null);
@@ -40,7 +48,8 @@ export function App() {
   );
 }
 
-function Shell({ api, onLogout }: { api: Api; onLogout: () => void }) {
+/** The logged-in console: header, navigation, and the view of the route; `onSwitch` opens another tenant with the same token. */
+function Shell({ api, onLogout, onSwitch }: { api: Api; onLogout: () => void; onSwitch: (tenant: string) => void }) {
   const route = useRoute();
   const [who, setWho] = useState<Whoami | string | null>(null);
   useEffect(() => {
@@ -62,6 +71,11 @@ function Shell({ api, onLogout }: { api: Api; onLogout: () => void }) {
           Plinth
         </a>
         <span class="scope">{platform ? 'platform scope' : `tenant ${api.session.tenant}`}</span>
+        {!platform && (api.session.home ?? api.session.tenant) === 'default' && (
+          <button type="button" onClick={() => onSwitch('default')}>
+            Back to the platform scope
+          </button>
+        )}
         <span class="whoami" data-testid="whoami" aria-live="polite">
           {who === null ? '…' : typeof who === 'string' ? <span class="error">{who}</span> : <>
             <span>{who.username}</span> <small>{(who.groups ?? []).join(', ')}</small>
@@ -98,7 +112,7 @@ function Shell({ api, onLogout }: { api: Api; onLogout: () => void }) {
           ) : view === 'access' ? (
             <AccessView api={api} namespace={route.query.get('ns') ?? 'default'} />
           ) : platform ? (
-            <PlatformView api={api} />
+            <PlatformView api={api} onOpen={onSwitch} />
           ) : (
             <ResourceListView key="ns" api={api} gv="v1" resource="namespaces" query={route.query} />
           )}

@@ -5,8 +5,10 @@
  */
 export interface Session {
   token: string;
-  /** The tenant the token is for; `default` is the platform scope. */
+  /** The tenant the console addresses now; `default` is the platform scope. */
   tenant: string;
+  /** The tenant logged in to: the platform scope lets the user open tenants (with the same token) and come back. */
+  home?: string;
 }
 
 const KEY = 'plinth.console.session';

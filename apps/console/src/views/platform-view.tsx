@@ -19,9 +19,12 @@ interface Tenant extends KubeObject {
  * shard and usage against `spec.limits`, requests per second and 429s per
  * tenant over the last minutes (from /metrics), a form to create one, and
  * delete with confirmation; the list is watched, so `Terminating` and the
- * falling usage show as the deletion proceeds.
+ * falling usage show as the deletion proceeds. Opening a tenant addresses
+ * it with the same token (`onOpen`): a token valid everywhere (a static
+ * token of `system:masters`, an unrestricted OIDC identity) sees inside;
+ * a ServiceAccount token of the platform scope gets the server's 401.
  */
-export function PlatformView({ api }: { api: Api }) {
+export function PlatformView({ api, onOpen }: { api: Api; onOpen: (tenant: string) => void }) {
   const [tenants, setTenants] = useState<Tenant[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [deleting, setDeleting] = useState<string | null>(null);
@@ -73,7 +76,15 @@ export function PlatformView({ api }: { api: Api }) {
               const name = t.metadata.name;
               return (
                 <tr key={name} data-tenant={name}>
-                  <th scope="row">{name}</th>
+                  <th scope="row">
+                    {name === 'default' ? (
+                      name
+                    ) : (
+                      <button type="button" class="link" onClick={() => onOpen(name)} aria-label={`Open tenant ${name}`}>
+                        {name}
+                      </button>
+                    )}
+                  </th>
                   <td class={`phase ${t.status?.phase ?? ''}`}>{t.status?.phase ?? '…'}</td>
                   <td>{(t.spec?.owners ?? []).map((o) => `${o.kind}:${o.name}`).join(', ')}</td>
                   <td>{t.status?.shard ?? t.spec?.shard ?? ''}</td>
