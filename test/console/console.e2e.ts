@@ -28,6 +28,30 @@ spec:
       configmaps: 200
 `;
 
+const POLICY = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: cm-size
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["configmaps"]
+  validations:
+  - expression: "!has(object.data) || size(object.data) < 100"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: cm-size
+spec:
+  policyName: cm-size
+  validationActions: [Deny]
+`;
+
 const MASTERS_TOKEN = 'console-e2e-masters-token-0123456789';
 
 /** Fails with axe's findings when the page has any. */
@@ -249,6 +273,26 @@ describe('the web console in Chromium, against a real server', () => {
     await page.waitForSelector('h2:has-text("Validating admission policies") + p');
     await assertAccessible(page, 'admission');
     await screenshot(page, 'tenant-admission');
+  });
+
+  it('the admission view shows a policy of the tenant with its calls from the metrics', async () => {
+    ok(await kubectl(acme, ['apply', '-f', '-'], POLICY));
+    const page = await open(MASTERS_TOKEN);
+    await page.click('button[aria-label="Open tenant acme"]');
+    await page.waitForSelector('.scope:has-text("tenant acme")');
+    await page.goto(`${s.url}/console/#/admission`);
+    let n = 0;
+    const calls = await eventually(async () => {
+      // Each try writes a ConfigMap the policy checks (the policy takes effect once loaded), then reads the view afresh.
+      await kubectl(acme, ['create', 'configmap', `checked-${n++}`, '-n', 'acme-team']);
+      await page.reload();
+      const cell = await page.waitForSelector('tr[data-admission=cm-size] [data-testid=calls]:not(:has-text("–"))');
+      const total = Number(((await cell.textContent()) ?? '').split('/')[1]);
+      return total > 0 && total;
+    }, { ...eventuallyLong, message: 'the policy\'s calls show' });
+    assert.ok(calls >= 1);
+    await assertAccessible(page, 'admission with a policy');
+    await screenshot(page, 'tenant-admission-policy');
   });
 
   it('no page broke the CSP, threw, or asked another origin for anything', () => {

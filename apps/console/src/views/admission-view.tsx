@@ -15,37 +15,59 @@ const SOURCES: Source[] = [
   { title: 'Validating admission policies', path: '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies', kind: 'policy' },
 ];
 
-/** Calls, failures and mean latency of one webhook or policy in `tenant` since the server started, from the latest scrape. */
-function stats(s: Scrape | undefined, kind: Source['kind'], tenant: string, name: string): { calls: number; failures: number; meanMs: number } | null {
-  if (!s) return null;
+interface Stats {
+  calls: number;
+  failures: number;
+  /** Seconds spent in all calls, and how many were timed. */
+  seconds: number;
+  timed: number;
+}
+
+/** Calls, failures and time of one webhook or policy in `tenant` since the server started, from one scrape. */
+function stats(s: Scrape, kind: Source['kind'], tenant: string, name: string): Stats {
   if (kind === 'webhook') {
     const m = { tenant, name };
-    const calls = sum(s, 'plinth_admission_webhook_requests_total', m);
-    const n = sum(s, 'plinth_admission_webhook_duration_seconds_count', m);
-    return { calls, failures: sum(s, 'plinth_admission_webhook_failures_total', m), meanMs: n ? (sum(s, 'plinth_admission_webhook_duration_seconds_sum', m) / n) * 1000 : 0 };
+    return {
+      calls: sum(s, 'plinth_admission_webhook_requests_total', m),
+      failures: sum(s, 'plinth_admission_webhook_failures_total', m),
+      seconds: sum(s, 'plinth_admission_webhook_duration_seconds_sum', m),
+      timed: sum(s, 'plinth_admission_webhook_duration_seconds_count', m),
+    };
   }
   const m = { tenant, policy: name };
-  const n = sum(s, 'plinth_admission_policy_check_duration_seconds_count', m);
   const errors = s.samples.filter((x) => x.name === 'plinth_admission_policy_check_total' && x.labels['tenant'] === tenant && x.labels['policy'] === name && x.labels['error_type'] && x.labels['error_type'] !== 'no_error');
-  return { calls: sum(s, 'plinth_admission_policy_check_total', m), failures: errors.reduce((a, x) => a + x.value, 0), meanMs: n ? (sum(s, 'plinth_admission_policy_check_duration_seconds_sum', m) / n) * 1000 : 0 };
+  return {
+    calls: sum(s, 'plinth_admission_policy_check_total', m),
+    failures: errors.reduce((a, x) => a + x.value, 0),
+    seconds: sum(s, 'plinth_admission_policy_check_duration_seconds_sum', m),
+    timed: sum(s, 'plinth_admission_policy_check_duration_seconds_count', m),
+  };
 }
+
+/** `b - a`: what happened between two scrapes (a restart in between counts from zero). */
+function since(a: Stats, b: Stats): Stats {
+  const d = (x: number, y: number) => (y >= x ? y - x : y);
+  return { calls: d(a.calls, b.calls), failures: d(a.failures, b.failures), seconds: d(a.seconds, b.seconds), timed: d(a.timed, b.timed) };
+}
+
+const meanMs = (s: Stats) => (s.timed ? `${((s.seconds / s.timed) * 1000).toFixed(1)} ms` : '–');
 
 /** The tenant's admission webhooks and policies, each with its calls, failures and latency from the server's metrics (when RBAC lets the user read /metrics). */
 export function AdmissionView({ api }: { api: Api }) {
   const { scrapes, error: metricsError } = useMetrics(api, 10000);
-  const latest = scrapes[scrapes.length - 1];
   return (
     <section aria-labelledby="admission-title">
       <h1 id="admission-title">Admission</h1>
       {metricsError ? <p class="note">Calls and latency need read access to /metrics: {String((metricsError as Error).message)}</p> : null}
       {SOURCES.map((src) => (
-        <AdmissionList key={src.path} api={api} src={src} latest={latest} />
+        <AdmissionList key={src.path} api={api} src={src} scrapes={scrapes} />
       ))}
     </section>
   );
 }
 
-function AdmissionList({ api, src, latest }: { api: Api; src: Source; latest: Scrape | undefined }) {
+/** One kind of admission configuration, each webhook or policy with its calls since the first scrape of this page (up to five minutes back) and since the server started. */
+function AdmissionList({ api, src, scrapes }: { api: Api; src: Source; scrapes: Scrape[] }) {
   const [items, setItems] = useState<KubeObject[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
@@ -66,21 +88,24 @@ function AdmissionList({ api, src, latest }: { api: Api; src: Source; latest: Sc
             <tr>
               <th scope="col">Configuration</th>
               <th scope="col">{src.kind === 'webhook' ? 'Webhook' : 'Policy'}</th>
-              <th scope="col">Calls</th>
-              <th scope="col">Failures</th>
-              <th scope="col">Mean latency</th>
+              <th scope="col">Calls (recent / since start)</th>
+              <th scope="col">Failures (recent / since start)</th>
+              <th scope="col">Mean latency (recent / since start)</th>
             </tr>
           </thead>
           <tbody>
             {rows.map((r) => {
-              const s = stats(latest, src.kind, api.session.tenant, r.name);
+              const first = scrapes[0];
+              const last = scrapes[scrapes.length - 1];
+              const total = last ? stats(last, src.kind, api.session.tenant, r.name) : null;
+              const recent = first && last && total ? since(stats(first, src.kind, api.session.tenant, r.name), total) : null;
               return (
-                <tr key={`${r.config}/${r.name}`}>
+                <tr key={`${r.config}/${r.name}`} data-admission={r.name}>
                   <td>{r.config}</td>
                   <td>{r.name}</td>
-                  <td>{s ? s.calls : '–'}</td>
-                  <td>{s ? s.failures : '–'}</td>
-                  <td>{s ? `${s.meanMs.toFixed(1)} ms` : '–'}</td>
+                  <td data-testid="calls">{total && recent ? `${recent.calls} / ${total.calls}` : '–'}</td>
+                  <td>{total && recent ? `${recent.failures} / ${total.failures}` : '–'}</td>
+                  <td>{total && recent ? `${meanMs(recent)} / ${meanMs(total)}` : '–'}</td>
                 </tr>
               );
             })}
