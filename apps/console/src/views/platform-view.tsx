@@ -25,28 +25,9 @@ interface Tenant extends KubeObject {
  * a ServiceAccount token of the platform scope gets the server's 401.
  */
 export function PlatformView({ api, onOpen }: { api: Api; onOpen: (tenant: string) => void }) {
-  const [tenants, setTenants] = useState<Tenant[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { tenants, error } = useWatchedTenants(api);
   const [deleting, setDeleting] = useState<string | null>(null);
   const { scrapes, error: metricsError } = useMetrics(api);
-  useEffect(() => {
-    const abort = new AbortController();
-    api
-      .json<{ items: Tenant[]; metadata: { resourceVersion: string } }>(TENANTS, { signal: abort.signal })
-      .then((l) => {
-        setTenants(l.items);
-        return api.watch(`${TENANTS}?watch=1&resourceVersion=${l.metadata.resourceVersion}`, 'application/json', (e) => {
-          const t = e.object as Tenant;
-          if (e.type === 'ERROR') return;
-          setTenants((ts) => {
-            const rest = (ts ?? []).filter((x) => x.metadata.name !== t.metadata.name);
-            return e.type === 'DELETED' ? rest : [...rest, t].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
-          });
-        }, abort.signal);
-      })
-      .catch((e) => !abort.signal.aborted && setError(e));
-    return () => abort.abort();
-  }, [api.session.token]);
   return (
     <section aria-labelledby="tenants-title">
       <h1 id="tenants-title">Tenants</h1>
@@ -118,6 +99,43 @@ export function PlatformView({ api, onOpen }: { api: Api; onOpen: (tenant: strin
   );
 }
 
+/**
+ * Every Tenant, listed then watched (phase, usage and deletions live); a
+ * watch that ends by itself lists again a second later.
+ */
+function useWatchedTenants(api: Api): { tenants: Tenant[] | null; error: unknown } {
+  const [tenants, setTenants] = useState<Tenant[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [round, setRound] = useState(0);
+  useEffect(() => {
+    const abort = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    api
+      .json<{ items: Tenant[]; metadata: { resourceVersion: string } }>(TENANTS, { signal: abort.signal })
+      .then((l) => {
+        setTenants(l.items);
+        return api.watch(`${TENANTS}?watch=1&resourceVersion=${l.metadata.resourceVersion}`, 'application/json', (e) => {
+          const t = e.object as Tenant;
+          if (e.type === 'ERROR') return;
+          setTenants((ts) => {
+            const rest = (ts ?? []).filter((x) => x.metadata.name !== t.metadata.name);
+            return e.type === 'DELETED' ? rest : [...rest, t].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+          });
+        }, abort.signal);
+      })
+      .then(() => {
+        if (!abort.signal.aborted) timer = setTimeout(() => setRound((r) => r + 1), 1000);
+      })
+      .catch((e) => !abort.signal.aborted && setError(e));
+    return () => {
+      abort.abort();
+      clearTimeout(timer);
+    };
+  }, [api.session.token, round]);
+  return { tenants, error };
+}
+
+/** Asks for the tenant's name before deleting it (everything in it goes). */
 function DeleteTenant({ api, name, onClose }: { api: Api; name: string; onClose: () => void }) {
   const [typed, setTyped] = useState('');
   const [error, setError] = useState<unknown>(null);
