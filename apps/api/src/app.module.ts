@@ -8,6 +8,7 @@ import { AuthzModule } from './authz/authz.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { CertificatesModule } from './certificates/certificates.module.js';
 import { ConfigModule } from './config/config.module.js';
+import { ConsoleModule } from './console/console.module.js';
 import { ControllersModule } from './controllers/controllers.module.js';
 import { CrdModule } from './crd/crd.module.js';
 import { DatabaseModule } from './database/database.module.js';
@@ -76,6 +77,7 @@ export class AppModule implements BeforeApplicationShutdown {
         FlowControlModule,
         AuditModule,
         DiscoveryModule,
+        ConsoleModule,
         RequestPipelineModule,
         HealthModule,
         ResourceApiModule,

@@ -1,0 +1,58 @@
+import type { Api } from './api.js';
+
+/** A served resource, as discovery lists it. */
+export interface ServedResource {
+  /** `v1` or `group/version`. */
+  gv: string;
+  group: string;
+  name: string;
+  kind: string;
+  namespaced: boolean;
+  verbs: string[];
+}
+
+interface ApiResourceList {
+  groupVersion: string;
+  resources: { name: string; kind: string; namespaced: boolean; verbs: string[] }[];
+}
+
+const cache = new Map<string, Promise<ServedResource[]>>();
+
+/**
+ * Every listable resource the tenant serves (built-in kinds and its CRDs):
+ * the core group, then each group's preferred version, from discovery.
+ * Cached per token and tenant for the page's life.
+ */
+export function servedResources(api: Api): Promise<ServedResource[]> {
+  const key = `${api.session.tenant}\n${api.session.token}`;
+  let p = cache.get(key);
+  if (!p) {
+    p = load(api);
+    p.catch(() => cache.delete(key));
+    cache.set(key, p);
+  }
+  return p;
+}
+
+async function load(api: Api): Promise<ServedResource[]> {
+  const groups = await api.json<{ groups: { name: string; preferredVersion: { groupVersion: string } }[] }>(api.t('/apis'));
+  const gvs = ['v1', ...groups.groups.map((g) => g.preferredVersion.groupVersion)];
+  const lists = await Promise.all(gvs.map((gv) => api.json<ApiResourceList>(api.t(gv === 'v1' ? '/api/v1' : `/apis/${gv}`)).catch(() => null)));
+  const out: ServedResource[] = [];
+  for (const list of lists) {
+    if (!list) continue;
+    const group = list.groupVersion.includes('/') ? list.groupVersion.split('/')[0]! : '';
+    for (const r of list.resources) {
+      if (r.name.includes('/') || !r.verbs.includes('list')) continue;
+      out.push({ gv: list.groupVersion, group, name: r.name, kind: r.kind, namespaced: r.namespaced, verbs: r.verbs });
+    }
+  }
+  return out;
+}
+
+/** The URL path of `resource` in `gv` (namespace `ns` when given), under the session's tenant. */
+export function resourcePath(api: Api, gv: string, resource: string, ns?: string, name?: string): string {
+  const base = gv === 'v1' ? '/api/v1' : `/apis/${gv}`;
+  const nsPart = ns ? `/namespaces/${encodeURIComponent(ns)}` : '';
+  return api.t(`${base}${nsPart}/${resource}${name ? `/${encodeURIComponent(name)}` : ''}`);
+}

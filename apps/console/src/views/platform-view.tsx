@@ -1,0 +1,165 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { Api, KubeObject } from '../api.js';
+import { rates, useMetrics } from '../metrics.js';
+import { parseQuantity } from '../quantity.js';
+import { Sparkline, UsageBar } from './charts.js';
+import { Problem } from './problem.js';
+import { TenantForm } from './tenant-form.js';
+
+/** The Tenants collection of the platform scope. */
+export const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
+
+interface Tenant extends KubeObject {
+  spec?: { owners?: { kind: string; name: string }[]; limits?: Record<string, unknown> & { objectsPerResource?: Record<string, number> }; shard?: string };
+  status?: { phase?: string; shard?: string; url?: string; usage?: { objects?: number; bytes?: number | string; objectsPerResource?: Record<string, number> } };
+}
+
+/**
+ * Platform administrators' view: every tenant with its phase, owners,
+ * shard and usage against `spec.limits`, requests per second and 429s per
+ * tenant over the last minutes (from /metrics), a form to create one, and
+ * delete with confirmation; the list is watched, so `Terminating` and the
+ * falling usage show as the deletion proceeds. Opening a tenant addresses
+ * it with the same token (`onOpen`): a token valid everywhere (a static
+ * token of `system:masters`, an unrestricted OIDC identity) sees inside;
+ * a ServiceAccount token of the platform scope gets the server's 401.
+ */
+export function PlatformView({ api, onOpen }: { api: Api; onOpen: (tenant: string) => void }) {
+  const { tenants, error } = useWatchedTenants(api);
+  const [deleting, setDeleting] = useState<string | null>(null);
+  const { scrapes, error: metricsError } = useMetrics(api);
+  return (
+    <section aria-labelledby="tenants-title">
+      <h1 id="tenants-title">Tenants</h1>
+      {error ? <Problem error={error} /> : null}
+      {metricsError ? (
+        <p class="note">Request charts need read access to /metrics: {String((metricsError as Error).message)}</p>
+      ) : null}
+      {tenants && (
+        <table class="list tenants" data-testid="tenants">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Phase</th>
+              <th scope="col">Owners</th>
+              <th scope="col">Shard</th>
+              <th scope="col">Usage</th>
+              <th scope="col">Requests</th>
+              <th scope="col">
+                <span class="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {tenants.map((t) => {
+              const limits = t.spec?.limits ?? {};
+              const usage = t.status?.usage ?? {};
+              const name = t.metadata.name;
+              return (
+                <tr key={name} data-tenant={name}>
+                  <th scope="row">
+                    {name === 'default' ? (
+                      name
+                    ) : (
+                      <button type="button" class="link" onClick={() => onOpen(name)} aria-label={`Open tenant ${name}`}>
+                        {name}
+                      </button>
+                    )}
+                  </th>
+                  <td class={`phase ${t.status?.phase ?? ''}`}>{t.status?.phase ?? '…'}</td>
+                  <td>{(t.spec?.owners ?? []).map((o) => `${o.kind}:${o.name}`).join(', ')}</td>
+                  <td>{t.status?.shard ?? t.spec?.shard ?? ''}</td>
+                  <td>
+                    <UsageBar label="objects" used={usage.objects ?? 0} limit={parseQuantity(limits['objects'])} />
+                    <UsageBar label="bytes" used={parseQuantity(usage.bytes) ?? 0} limit={parseQuantity(limits['bytes'])} />
+                    {Object.entries(limits.objectsPerResource ?? {}).map(([r, n]) => (
+                      <UsageBar key={r} label={r} used={usage.objectsPerResource?.[r] ?? 0} limit={n} />
+                    ))}
+                  </td>
+                  <td>
+                    <Sparkline label="requests" values={rates(scrapes, 'plinth_flowcontrol_request_wait_duration_seconds_count', { tenant: name })} />
+                    <Sparkline label="429s" values={rates(scrapes, 'plinth_flowcontrol_rejected_requests_total', { tenant: name })} />
+                  </td>
+                  <td>
+                    {name !== 'default' && !t.metadata.deletionTimestamp && (
+                      <button type="button" class="danger" onClick={() => setDeleting(name)} aria-label={`Delete tenant ${name}`}>
+                        Delete
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+      {deleting && <DeleteTenant api={api} name={deleting} onClose={() => setDeleting(null)} />}
+      <TenantForm api={api} />
+    </section>
+  );
+}
+
+/**
+ * Every Tenant, listed then watched (phase, usage and deletions live); a
+ * watch that ends by itself lists again a second later.
+ */
+function useWatchedTenants(api: Api): { tenants: Tenant[] | null; error: unknown } {
+  const [tenants, setTenants] = useState<Tenant[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [round, setRound] = useState(0);
+  useEffect(() => {
+    const abort = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    api
+      .json<{ items: Tenant[]; metadata: { resourceVersion: string } }>(TENANTS, { signal: abort.signal })
+      .then((l) => {
+        setTenants(l.items);
+        return api.watch(`${TENANTS}?watch=1&resourceVersion=${l.metadata.resourceVersion}`, 'application/json', (e) => {
+          const t = e.object as Tenant;
+          if (e.type === 'ERROR') return;
+          setTenants((ts) => {
+            const rest = (ts ?? []).filter((x) => x.metadata.name !== t.metadata.name);
+            return e.type === 'DELETED' ? rest : [...rest, t].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+          });
+        }, abort.signal);
+      })
+      .then(() => {
+        if (!abort.signal.aborted) timer = setTimeout(() => setRound((r) => r + 1), 1000);
+      })
+      .catch((e) => !abort.signal.aborted && setError(e));
+    return () => {
+      abort.abort();
+      clearTimeout(timer);
+    };
+  }, [api.session.token, round]);
+  return { tenants, error };
+}
+
+/** Asks for the tenant's name before deleting it (everything in it goes). */
+function DeleteTenant({ api, name, onClose }: { api: Api; name: string; onClose: () => void }) {
+  const [typed, setTyped] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  return (
+    <form
+      class="confirm"
+      aria-label={`Delete tenant ${name}`}
+      onSubmit={(e) => {
+        e.preventDefault();
+        api.json(`${TENANTS}/${encodeURIComponent(name)}`, { method: 'DELETE' }).then(onClose, setError);
+      }}
+    >
+      <p>
+        Deleting tenant <strong>{name}</strong> removes everything in it. Type its name to confirm.
+      </p>
+      <label for="confirm-name">Tenant name</label>
+      <input id="confirm-name" value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
+      <button type="submit" class="danger" disabled={typed !== name}>
+        Delete tenant
+      </button>
+      <button type="button" onClick={onClose}>
+        Cancel
+      </button>
+      {error ? <Problem error={error} /> : null}
+    </form>
+  );
+}
