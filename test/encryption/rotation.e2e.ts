@@ -32,16 +32,25 @@ interface Writer {
   failures: string[];
 }
 
-/** One writer: merge-patches its Secrets in turn with a new value until `stop()` says so. */
+/**
+ * One writer: patches its Secrets in turn with a new value until `stop()`
+ * says so. Each patch first tests (JSON patch `test`) that the Secret still
+ * holds the value last acknowledged for it, so a write lost in between (laid
+ * over by an older body) fails the next one.
+ */
 async function write(url: string, w: number, stop: () => boolean, acked: () => void): Promise<Writer> {
   const state: Writer = { acked: new Map(), writes: 0, failures: [] };
+  for (let i = 0; i < PER_WRITER; i++) state.acked.set(`w${w}-${i}`, `w${w}-${i}-v0`);
   for (let n = 1; !stop(); n++) {
     const name = `w${w}-${n % PER_WRITER}`;
     const value = `w${w}-${n % PER_WRITER}-v${n}`;
     const res = await request(url)
       .patch(`/api/v1/namespaces/busy/secrets/${name}`)
-      .set('Content-Type', 'application/merge-patch+json')
-      .send({ data: { v: b64(value) } });
+      .set('Content-Type', 'application/json-patch+json')
+      .send([
+        { op: 'test', path: '/data/v', value: b64(state.acked.get(name)!) },
+        { op: 'replace', path: '/data/v', value: b64(value) },
+      ]);
     if (res.status === 200) {
       state.acked.set(name, value);
       state.writes++;
