@@ -8,7 +8,9 @@ import { type Kysely, sql } from 'kysely';
  * of the last row it checked: `objects` by (tenant, resource, namespace,
  * name), `changes` by (tenant, revision)) and its counts. The job saves
  * the cursor after every batch, so a job stopped mid-way (a restart, a
- * leader that died) continues from it rather than from the start. Each
+ * leader that died) continues from it rather than from the start.
+ * `requested`: the value of the Shard's `encryption.plinth.dev/rotate`
+ * annotation when the pass began (a new value asks for another pass). Each
  * shard is its own database, so each has its own row.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -16,6 +18,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     CREATE TABLE encryption_rotation (
       id smallint PRIMARY KEY CHECK (id = 1),
       target text NOT NULL,
+      requested text,
       phase text NOT NULL CHECK (phase IN ('objects', 'changes', 'done')),
       cursor_tenant text COLLATE "C",
       cursor_resource text COLLATE "C",

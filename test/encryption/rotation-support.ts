@@ -69,8 +69,10 @@ export async function dumpTables(url: string): Promise<string> {
 }
 
 /** The saved state of the rotation on the database at `url` (migration 0017), or undefined. */
-export async function rotationState(url: string): Promise<{ target: string; phase: string; checked: number; rewritten: number; failed: number; started_at: Date } | undefined> {
-  const rows = await query<{ target: string; phase: string; checked: string; rewritten: string; failed: string; started_at: Date }>(url, 'SELECT * FROM encryption_rotation WHERE id = 1');
+export async function rotationState(
+  url: string,
+): Promise<{ target: string; requested: string | null; phase: string; checked: number; rewritten: number; failed: number; started_at: Date } | undefined> {
+  const rows = await query<{ target: string; requested: string | null; phase: string; checked: string; rewritten: string; failed: string; started_at: Date }>(url, 'SELECT * FROM encryption_rotation WHERE id = 1');
   const r = rows[0];
   return r && { ...r, checked: Number(r.checked), rewritten: Number(r.rewritten), failed: Number(r.failed) };
 }

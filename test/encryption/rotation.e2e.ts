@@ -163,5 +163,14 @@ describe('encryption rotation: a new first key, then the rotation job, under 16 
     assert.deepEqual(events.filter((e) => e.type === 'ERROR'), [], 'every change of the kept history decrypts with key2 alone');
     await waitRotated(s.url, tdb.url, finalHash);
     assert.equal((await rotationState(tdb.url))?.rewritten, 0, 'nothing was left for the pass after key1 went');
+
+    // After restarts, the operator asks for another pass with an annotation on the Shard.
+    const passed = await rotationState(tdb.url);
+    const annotated = await kubectl(kc, ['annotate', 'shard', 'default', 'encryption.plinth.dev/rotate=after-restarts']);
+    assert.equal(annotated.code, 0, annotated.stderr);
+    await eventually(async () => {
+      const st = await rotationState(tdb.url);
+      return st?.requested === 'after-restarts' && st.phase === 'done' && st.started_at.getTime() > passed!.started_at.getTime();
+    }, { timeoutMs: 60_000, intervalMs: 200, message: 'the annotation asked for another pass, and it ran' });
   });
 });

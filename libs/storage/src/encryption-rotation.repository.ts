@@ -8,6 +8,8 @@ import { isStaleBody, openBody, sealBody } from './value/stored-body.js';
 export interface RotationState {
   /** The configuration rotated to: the `sha256:` hash of the EncryptionConfiguration file. */
   target: string;
+  /** What asked for the pass besides a new configuration (the Shard's annotation value), if anything. */
+  requested?: string;
   /** `objects` (current rows), then `changes` (the kept history), then `done`. */
   phase: 'objects' | 'changes' | 'done';
   /** The last object row checked in the `objects` phase; undefined: from the start. */
@@ -37,6 +39,7 @@ export interface RotationBatch {
 
 interface StateRow {
   target: string;
+  requested: string | null;
   phase: RotationState['phase'];
   cursor_tenant: string | null;
   cursor_resource: string | null;
@@ -77,6 +80,7 @@ async function eachConcurrently<T>(items: T[], limit: number, work: (item: T) =>
 function toState(r: StateRow): RotationState {
   const state: RotationState = { target: r.target, phase: r.phase, checked: r.checked, rewritten: r.rewritten, failed: r.failed, startedAt: r.started_at };
   if (r.finished_at) state.finishedAt = r.finished_at;
+  if (r.requested !== null) state.requested = r.requested;
   if (r.cursor_tenant !== null && r.phase === 'objects') {
     state.objectCursor = { tenant: r.cursor_tenant, resource: r.cursor_resource ?? '', namespace: r.cursor_namespace ?? '', name: r.cursor_name ?? '' };
   }
@@ -100,11 +104,11 @@ export class EncryptionRotationRepository {
     return rows[0] && toState(rows[0]);
   }
 
-  /** Starts a rotation to `target` from the beginning, replacing any state (one statement). Returns the new state. */
-  async begin(db: Kysely<DB>, target: string): Promise<RotationState> {
+  /** Starts a rotation to `target` from the beginning (for `requested`, if set), replacing any state (one statement). Returns the new state. */
+  async begin(db: Kysely<DB>, target: string, requested?: string): Promise<RotationState> {
     const { rows } = await sql<StateRow>`
-      INSERT INTO encryption_rotation (id, target, phase) VALUES (1, ${target}, 'objects')
-      ON CONFLICT (id) DO UPDATE SET target = EXCLUDED.target, phase = 'objects', cursor_tenant = NULL, cursor_resource = NULL,
+      INSERT INTO encryption_rotation (id, target, requested, phase) VALUES (1, ${target}, ${requested ?? null}, 'objects')
+      ON CONFLICT (id) DO UPDATE SET target = EXCLUDED.target, requested = EXCLUDED.requested, phase = 'objects', cursor_tenant = NULL, cursor_resource = NULL,
         cursor_namespace = NULL, cursor_name = NULL, cursor_revision = NULL, checked = 0, rewritten = 0, failed = 0,
         started_at = now(), updated_at = now(), finished_at = NULL
       RETURNING *`.execute(db);

@@ -5,6 +5,8 @@ import type { RotationMetrics } from './rotation-metrics.js';
 
 /** The Shard condition that reports the rotation. */
 export const ROTATION_CONDITION = 'EncryptionRotated';
+/** The Shard annotation that asks for another pass when its value changes (after restarts, see docs/encryption.md). */
+export const ROTATE_ANNOTATION = 'encryption.plinth.dev/rotate';
 
 /** A condition of the rotation, as written on a Shard object. */
 export interface RotationCondition {
@@ -19,6 +21,8 @@ export interface EncryptionRotationDeps {
   configHash: () => string;
   /** The shards this replica is connected to. */
   shards: () => readonly ShardHandle[];
+  /** The value of the Shard's {@link ROTATE_ANNOTATION}, if set: a value no pass was begun for asks for one. */
+  requested: (shard: string) => Promise<string | undefined>;
   repository: EncryptionRotationRepository;
   /** Writes the condition on the shard's Shard object (throws when it cannot). */
   report: (shard: string, condition: RotationCondition) => Promise<void>;
@@ -107,10 +111,12 @@ export class EncryptionRotationController implements Controller {
 
   private async reconcileShard(shard: ShardHandle, target: string): Promise<void> {
     let state = await this.deps.repository.state(shard.db);
-    if (!state || state.target !== target) {
+    const requested = await this.deps.requested(shard.name);
+    const asked = state?.phase === 'done' && requested !== undefined && requested !== state.requested;
+    if (!state || state.target !== target || asked) {
       if (Date.now() - this.seenAt < this.deps.settleMs) return;
-      state = await this.deps.repository.begin(shard.db, target);
-      this.deps.logger.info({ shard: shard.name, target }, 'encryption rotation: started');
+      state = await this.deps.repository.begin(shard.db, target, requested);
+      this.deps.logger.info({ shard: shard.name, target, requested }, 'encryption rotation: started');
     } else if (state.phase !== 'done') {
       this.deps.logger.info({ shard: shard.name, target, phase: state.phase, checked: state.checked }, 'encryption rotation: resuming from its cursor');
     }
@@ -183,7 +189,7 @@ export class EncryptionRotationController implements Controller {
 
   /** Reports a finished pass once per replica (True, or False naming the unreadable values); retried at the next check if the write fails. */
   private async reportEnd(shard: string, state: RotationState): Promise<void> {
-    const id = `${shard} ${state.target}`;
+    const id = `${shard} ${state.target} ${state.requested ?? ''}`;
     if (this.reported.has(id)) return;
     const counts = `${state.checked} rows checked, ${state.rewritten} rewritten`;
     const condition: RotationCondition =

@@ -1,7 +1,7 @@
 import { Inject, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { ApiError, type KubeObject } from '@plinth/apimachinery';
-import { EncryptionRotationRepository } from '@plinth/storage';
+import { EncryptionRotationRepository, ObjectStoreRepository } from '@plinth/storage';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { ControllerManager } from '../../controllers/controller-manager.js';
@@ -15,7 +15,7 @@ import { StoreModule } from '../../store/store.module.js';
 import { systemWriteContext } from '../../tenancy/tenant-provisioner.js';
 import type { DynamicEncryption } from '../dynamic-encryption.js';
 import { ENCRYPTION } from '../encryption.module.js';
-import { EncryptionRotationController, ROTATION_CONDITION, type RotationCondition } from './encryption-rotation.controller.js';
+import { EncryptionRotationController, ROTATE_ANNOTATION, ROTATION_CONDITION, type RotationCondition } from './encryption-rotation.controller.js';
 import { RotationMetrics } from './rotation-metrics.js';
 
 interface StoredCondition extends RotationCondition {
@@ -46,6 +46,13 @@ async function reportOnShard(store: ResourceStoreService, shard: string, conditi
   }
 }
 
+/** The Shard's {@link ROTATE_ANNOTATION} value (internal read), or undefined. */
+async function requestedOn(objects: ObjectStoreRepository, shard: string): Promise<string | undefined> {
+  const o = await objects.get({ tenant: PLATFORM_TENANT, resource: platformShardResource.storageResource, namespace: '', name: shard }, undefined, true);
+  const value = (o?.body as KubeObject | undefined)?.metadata?.annotations?.[ROTATE_ANNOTATION];
+  return typeof value === 'string' ? value : undefined;
+}
+
 /**
  * The encryption rotation job, registered with the controller manager (one
  * replica runs it) when PLINTH_ENCRYPTION_PROVIDER_CONFIG is set; see
@@ -56,6 +63,7 @@ function createRotation(
   config: AppConfig,
   pool: ShardPool,
   store: ResourceStoreService,
+  objects: ObjectStoreRepository,
   manager: ControllerManager,
   metrics: Metrics,
   logger: Logger,
@@ -64,6 +72,7 @@ function createRotation(
   const controller = new EncryptionRotationController({
     configHash: () => encryption.configHash,
     shards: () => pool.shards(),
+    requested: (shard) => requestedOn(objects, shard),
     repository: new EncryptionRotationRepository(),
     report: (shard, condition) => reportOnShard(store, shard, condition),
     metrics: new RotationMetrics(metrics.registry),
@@ -82,7 +91,7 @@ function createRotation(
     {
       provide: EncryptionRotationController,
       useFactory: createRotation,
-      inject: [ENCRYPTION, APP_CONFIG, ShardPool, ResourceStoreService, ControllerManager, Metrics, LOGGER],
+      inject: [ENCRYPTION, APP_CONFIG, ShardPool, ResourceStoreService, ObjectStoreRepository, ControllerManager, Metrics, LOGGER],
     },
   ],
 })
