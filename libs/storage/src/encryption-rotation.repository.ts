@@ -65,6 +65,17 @@ export function resealStoredBody(key: ObjectKey, stored: Record<string, unknown>
   return sealBody(key, openBody(key, stored));
 }
 
+/**
+ * Makes the statement's own (implicit) transaction commit without waiting
+ * for its WAL flush: a rewrite lost in a crash only leaves its row stale,
+ * to be found again, and the cursor saved after the batch
+ * ({@link EncryptionRotationRepository.save}, a synchronous commit) flushes
+ * the WAL up to itself, every rewrite before it included. So a batch costs
+ * one flush instead of one per row, and the cursor never gets durable
+ * ahead of the rows it passed.
+ */
+const NO_FLUSH = sql`set_config('synchronous_commit', 'off', true) AS no_flush`;
+
 /** Rows of a batch rewritten this many at a time (each its own statement and commit: no lock held across rows). */
 const WRITES_IN_FLIGHT = 8;
 
@@ -221,7 +232,7 @@ export class EncryptionRotationRepository {
         FROM (SELECT w.size - o.size AS delta FROM written w, old o) d
         WHERE d.delta <> 0 AND u.tenant = ${key.tenant} AND u.usage_key = ANY (plinth_usage_keys(${key.resource}))
       )
-      SELECT count(*)::int AS n FROM written`.execute(db);
+      SELECT ${NO_FLUSH}, (SELECT count(*)::int FROM written) AS n`.execute(db);
     return rows[0].n === 1;
   }
 
@@ -234,10 +245,14 @@ export class EncryptionRotationRepository {
     next: { object: Record<string, unknown> | null; prev: Record<string, unknown> | null },
   ): Promise<boolean> {
     const json = (v: Record<string, unknown> | null) => (v === null ? null : JSON.stringify(v));
-    const result = await sql`
-      UPDATE changes SET object = ${json(next.object)}::jsonb, prev_object = ${json(next.prev)}::jsonb
-      WHERE tenant = ${tenant} AND revision = ${revision}
-        AND object IS NOT DISTINCT FROM ${json(old.object)}::jsonb AND prev_object IS NOT DISTINCT FROM ${json(old.prev)}::jsonb`.execute(db);
-    return Number(result.numAffectedRows ?? 0) === 1;
+    const { rows } = await sql<{ n: number }>`
+      WITH written AS (
+        UPDATE changes SET object = ${json(next.object)}::jsonb, prev_object = ${json(next.prev)}::jsonb
+        WHERE tenant = ${tenant} AND revision = ${revision}
+          AND object IS NOT DISTINCT FROM ${json(old.object)}::jsonb AND prev_object IS NOT DISTINCT FROM ${json(old.prev)}::jsonb
+        RETURNING 1
+      )
+      SELECT ${NO_FLUSH}, (SELECT count(*)::int FROM written) AS n`.execute(db);
+    return rows[0].n === 1;
   }
 }
