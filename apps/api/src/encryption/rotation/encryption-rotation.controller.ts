@@ -65,7 +65,7 @@ export class EncryptionRotationController implements Controller {
   readonly name = 'encryption-rotation-controller';
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
-  private stopped = true;
+  private stopped = false;
   private seenHash = '';
   private seenAt = 0;
   /** `<shard> <target>` of the passes whose end this replica has reported. */
