@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
+import { AesGcmTransformer } from '@plinth/storage';
+import { encryptionConfigHash } from '../../apps/api/src/encryption/encryption-config.parser.js';
 import { eventually } from '../support/eventually.js';
 import { kubectl, type KubectlResult, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
@@ -133,6 +135,9 @@ describe('encryption at rest with PLINTH_ENCRYPTION_PROVIDER_CONFIG (aesgcm for 
     assert.match((await storedForms('enc2', 'new')).encrypted, /^k8s:enc:aesgcm:v1:key2:/);
     assert.equal(ok(await k(['get', 'secret', 'db', '-n', 'enc', '-o', 'jsonpath={.data.password}'])), b64(PLAIN));
     // Upstream's rotation step: rewriting an object unchanged stores it with the first key (it was read as stale).
+    // The rotation job re-encrypts every Secret by itself (docs/encryption.md): once it is done, put one back under key1.
+    await rotationDone(aesgcmConfig(['key2', KEY2], ['key1', KEY1]));
+    await backUnderKey1('enc', 'db');
     const before = await storedForms('enc', 'db');
     assert.match(before.encrypted, /^k8s:enc:aesgcm:v1:key1:/);
     ok(await k(['replace', '-f', '-'], ok(await k(['get', 'secret', 'db', '-n', 'enc', '-o', 'json']))));
@@ -170,7 +175,34 @@ describe('encryption at rest with PLINTH_ENCRYPTION_PROVIDER_CONFIG (aesgcm for 
     assert.equal(ok(await k(['get', 'secret', 'other', '-n', 'enc', '-o', 'jsonpath={.data.password}'])), b64('changed-value'));
   });
 
+  /** Waits until the rotation job has finished its pass to the configuration `content`. */
+  async function rotationDone(content: string): Promise<void> {
+    const hash = encryptionConfigHash(Buffer.from(content));
+    await eventually(async () => (await admin.query(`SELECT 1 FROM encryption_rotation WHERE target = $1 AND phase = 'done'`, [hash])).rowCount === 1, {
+      timeoutMs: 30_000,
+      message: 'the rotation job is done',
+    });
+  }
+
+  /**
+   * Stores Secret `ns/name` under key1 again, in place, as it was before the
+   * rotation job re-encrypted it with key2: a value whose key an operator
+   * removes before the job has reached it.
+   */
+  async function backUnderKey1(ns: string, name: string): Promise<void> {
+    const { rows } = await admin.query<{ tenant: string; enc: string }>(`SELECT tenant, body ->> 'k8s:enc' AS enc FROM objects WHERE resource = 'secrets' AND namespace = $1 AND name = $2`, [ns, name]);
+    const prefix = 'k8s:enc:aesgcm:v1:key2:';
+    assert.ok(rows[0].enc.startsWith(prefix), rows[0].enc);
+    const aad = Buffer.from(`/${rows[0].tenant}/secrets/${ns}/${name}`);
+    const plain = new AesGcmTransformer(Buffer.from(KEY2, 'base64')).fromStorage(Buffer.from(rows[0].enc.slice(prefix.length), 'base64'), aad).data;
+    const enc = `k8s:enc:aesgcm:v1:key1:${new AesGcmTransformer(Buffer.from(KEY1, 'base64')).toStorage(plain, aad).toString('base64')}`;
+    await admin.query(`UPDATE objects SET body = jsonb_set(body, '{k8s:enc}', to_jsonb($3::text)) WHERE resource = 'secrets' AND namespace = $1 AND name = $2`, [ns, name, enc]);
+  }
+
   it('a removed key: that Secret answers upstream\'s InternalError, every other Secret is served', async () => {
+    // The rotation job has re-encrypted every Secret with key2 (docs/encryption.md); put one back under key1.
+    await rotationDone(aesgcmConfig(['key2', KEY2], ['key1', KEY1]));
+    await backUnderKey1('enc', 'other');
     writeFileSync(file, aesgcmConfig(['key2', KEY2]));
     const failed = await eventually(
       async () => {

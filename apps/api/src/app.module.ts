@@ -14,6 +14,7 @@ import { CrdModule } from './crd/crd.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { DiscoveryModule } from './discovery/discovery.module.js';
 import { EncryptionModule } from './encryption/encryption.module.js';
+import { EncryptionRotationModule } from './encryption/rotation/encryption-rotation.module.js';
 import { FlowControlModule } from './flowcontrol/flowcontrol.module.js';
 import { GarbageCollectionModule } from './gc/gc.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -70,6 +71,7 @@ export class AppModule implements BeforeApplicationShutdown {
         CrdModule,
         TenancyModule,
         ShardingModule,
+        EncryptionRotationModule,
         QuotaModule,
         GarbageCollectionModule,
         NamespaceModule,

@@ -28,3 +28,4 @@ export * from './value/aes-transformers.js';
 export * from './value/secretbox-transformer.js';
 export * from './value/identity-transformer.js';
 export * from './value/stored-body.js';
+export * from './encryption-rotation.repository.js';

@@ -188,6 +188,10 @@ class EnvironmentVariables {
   /** How often the file is checked for changes when reloading (upstream: every minute). */
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(3600)
   PLINTH_ENCRYPTION_PROVIDER_CONFIG_RELOAD_INTERVAL_SECONDS?: number;
+
+  /** The most stored rows the encryption rotation job checks per second on each shard (0: as fast as it can). */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(1_000_000)
+  PLINTH_ENCRYPTION_ROTATION_ROWS_PER_SECOND?: number;
 }
 
 /** Plinth's typed configuration. Nothing else reads process.env. */
@@ -274,7 +278,7 @@ export interface AppConfig {
   serviceAccountKeyFile?: string;
   serviceAccountMaxTokenSeconds: number;
   /** Encryption at rest: the EncryptionConfiguration file, whether it is reloaded when it changes, and how often that is checked. */
-  encryption: { providerConfigFile?: string; automaticReload: boolean; reloadIntervalSeconds: number };
+  encryption: { providerConfigFile?: string; automaticReload: boolean; reloadIntervalSeconds: number; rotationRowsPerSecond: number };
 }
 
 /**
@@ -393,6 +397,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       providerConfigFile: parsed.PLINTH_ENCRYPTION_PROVIDER_CONFIG || undefined,
       automaticReload: parsed.PLINTH_ENCRYPTION_PROVIDER_CONFIG_AUTOMATIC_RELOAD === 'true',
       reloadIntervalSeconds: parsed.PLINTH_ENCRYPTION_PROVIDER_CONFIG_RELOAD_INTERVAL_SECONDS ?? 60,
+      rotationRowsPerSecond: parsed.PLINTH_ENCRYPTION_ROTATION_ROWS_PER_SECOND ?? 0,
     },
   };
 }

@@ -138,7 +138,10 @@ export class ShardStatusController implements Controller {
     if (isDeepStrictEqual(next, current.status)) return;
     try {
       await this.deps.store.systemUpdate(systemWriteContext(PLATFORM_TENANT, this.deps.shardResource), name, (o: KubeObject) => {
-        o.status = next;
+        // Keeps the other conditions as stored now: another controller may have written one since the read.
+        const others = ((o.status as { conditions?: Array<{ type: string }> } | undefined)?.conditions ?? []).filter((c) => c.type !== 'Ready');
+        const own = (next.conditions as Array<{ type: string }>).filter((c) => c.type === 'Ready');
+        o.status = { ...next, conditions: [...own, ...others] };
       });
     } catch (err) {
       if (err instanceof ApiError && err.code === 404) return;
@@ -151,8 +154,8 @@ export class ShardStatusController implements Controller {
     const state = this.deps.pool.state(name);
     const totals = state?.ready ? await this.deps.tenants.shardTotals(name).catch(() => undefined) : undefined;
     const ready = state?.ready === true && totals !== undefined;
-    const old = (o.status ?? {}) as Record<string, unknown> & { conditions?: ReadyCondition[] };
-    const before = old.conditions?.find((c) => c.type === 'Ready');
+    const old = (o.status ?? {}) as Record<string, unknown> & { conditions?: Array<ReadyCondition | { type: string }> };
+    const before = old.conditions?.find((c): c is ReadyCondition => c.type === 'Ready');
     const status = ready ? 'True' : 'False';
     const condition: ReadyCondition = {
       type: 'Ready',
@@ -162,6 +165,8 @@ export class ShardStatusController implements Controller {
       lastTransitionTime: before && before.status === status ? before.lastTransitionTime : now(),
     };
     const counts = totals ?? { tenants: old.tenants ?? 0, objects: old.objects ?? 0, bytes: old.bytes ?? 0 };
-    return { host: state?.host ?? old.host ?? '', ...counts, observedGeneration: o.metadata.generation, conditions: [condition] };
+    // Other controllers' conditions (the encryption rotation's) stay as they are.
+    const others = (old.conditions ?? []).filter((c) => c.type !== 'Ready');
+    return { host: state?.host ?? old.host ?? '', ...counts, observedGeneration: o.metadata.generation, conditions: [condition, ...others] };
   }
 }
