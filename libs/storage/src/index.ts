@@ -27,3 +27,6 @@ export * from './value/aes-transformers.js';
 export * from './value/secretbox-transformer.js';
 export * from './value/identity-transformer.js';
 export * from './value/stored-body.js';
+export * from './value/hkdf-gcm-transformer.js';
+export * from './value/encrypted-object.js';
+export * from './value/tenant-key-store.repository.js';
