@@ -57,6 +57,12 @@ export interface ResourceTransformers {
    * have). Optional: transformers whose keys are all in memory have none.
    */
   prepare?(key: ObjectKey, sealed?: string): Promise<void> | undefined;
+  /**
+   * True when `sealed`, though written by the resource's first provider,
+   * is stale all the same (KMS v2: written under another key_id than the
+   * plugin's current one). Optional; must not throw.
+   */
+  isStale?(key: ObjectKey, sealed: string): boolean;
 }
 
 let installed: ResourceTransformers | undefined;
@@ -194,7 +200,7 @@ export function isStaleBody(key: ObjectKey, stored: Record<string, unknown>): bo
   const sealed = stored[ENCRYPTED_FIELD];
   const rt = installed?.forResource(key.resource);
   if (typeof sealed !== 'string') return rt?.encrypts === true;
-  return !rt?.encrypts || !sealed.startsWith(writePrefixOf(rt.transformer));
+  return !rt?.encrypts || !sealed.startsWith(writePrefixOf(rt.transformer)) || installed?.isStale?.(key, sealed) === true;
 }
 
 /**
