@@ -67,11 +67,9 @@ export class TenantKeyStore {
     } catch (err) {
       throw new Error(`key store ${redact(url)}: ${(err as Error).message}`);
     }
-    const pool = new pg.Pool({ connectionString: url, max: maxConnections, connectionTimeoutMillis: 5000 });
+    // A destroyed key must stay destroyed after a crash: every session commits synchronously, whatever the server's default.
+    const pool = new pg.Pool({ connectionString: url, max: maxConnections, connectionTimeoutMillis: 5000, options: '-c synchronous_commit=on' });
     pool.on('error', () => undefined);
-    pool.on('connect', (c) => {
-      c.query(`SET synchronous_commit = on`).catch(() => undefined);
-    });
     await pool.query(SCHEMA);
     return new TenantKeyStore(pool);
   }
