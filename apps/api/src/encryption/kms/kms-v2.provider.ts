@@ -49,6 +49,8 @@ interface WriteKey {
   keyId: string;
   transformer: HkdfGcmTransformer;
   expires: number;
+  /** Counts a write under this key_id (the metric's labelled child, resolved once). */
+  count: () => void;
 }
 
 /**
@@ -152,7 +154,7 @@ export class KmsV2Provider implements ValueTransformer {
       throw new DataKeyNeeded(`the data key of tenant ${ctx.tenant} is being loaded; retry the request`, this.once(`w:${ctx.tenant}`, () => this.loadWriteKey(ctx.tenant)));
     }
     const encryptedData = w.transformer.toStorage(data, aad);
-    this.deps.metrics.keyIdHashTotal.inc({ transformation_type: 'to_storage', provider_name: this.name, key_id_hash: keyIdHash(w.keyId), apiserver_id_hash: this.deps.apiServerIdHash });
+    w.count();
     return encodeEncryptedObject({
       encryptedData,
       keyID: w.keyId,
@@ -226,7 +228,7 @@ export class KmsV2Provider implements ValueTransformer {
     }
     transformer ??= this.seeds.get(row.ref) ?? (await this.unwrap(row));
     this.seeds.set(row.ref, transformer);
-    this.writeKeys.set(tenant, { ref: row.ref, keyId: row.keyId, transformer, expires: Date.now() + WRITE_KEY_TTL_MS });
+    this.writeKeys.set(tenant, { ref: row.ref, keyId: row.keyId, transformer, expires: Date.now() + WRITE_KEY_TTL_MS, count: this.keyIdUse('to_storage', row.keyId) });
     this.deps.metrics.dekSourceCacheSize.set({ provider_name: this.name }, this.seeds.size);
   }
 
@@ -244,8 +246,19 @@ export class KmsV2Provider implements ValueTransformer {
 
   private async unwrap(row: TenantDataKey): Promise<HkdfGcmTransformer> {
     const seed = await this.kms('decrypt', () => this.client.decrypt({ ciphertext: row.wrapped, uid: randomUUID(), key_id: row.keyId, annotations: row.annotations }));
-    this.deps.metrics.keyIdHashTotal.inc({ transformation_type: 'from_storage', provider_name: this.name, key_id_hash: keyIdHash(row.keyId), apiserver_id_hash: this.deps.apiServerIdHash });
+    this.keyIdUse('from_storage', row.keyId)();
     return new HkdfGcmTransformer(seed);
+  }
+
+  /** Records one use of `keyId` (upstream's key_id_hash_total and its last timestamp), labels resolved once. */
+  private keyIdUse(type: 'to_storage' | 'from_storage', keyId: string): () => void {
+    const labels = { transformation_type: type, provider_name: this.name, key_id_hash: keyIdHash(keyId), apiserver_id_hash: this.deps.apiServerIdHash };
+    const total = this.deps.metrics.keyIdHashTotal.labels(labels);
+    const last = this.deps.metrics.keyIdHashLast.labels(labels);
+    return () => {
+      total.inc();
+      last.set(Date.now() / 1000);
+    };
   }
 
   private async kms<T>(op: 'encrypt' | 'decrypt', call: () => Promise<T>): Promise<T> {
