@@ -6,6 +6,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { request } from 'undici';
 import { kmsConfig, KmsTestPlugin } from '../test/encryption/kms-test-plugin.js';
+import { processTreeCpuMs } from './process-cpu.js';
 import { benchAgent, percentiles, progress, runBenchmark, runLoad, startBenchPostgres, startServerProcess } from './bench-support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -32,6 +33,9 @@ interface Row {
   createP99: number;
   gets: number;
   getP99: number;
+  /** Server CPU (its process tree) per operation, µs: steadier than throughput on a busy host. */
+  createCpuUs: number;
+  getCpuUs: number;
   kmsPer1000?: { encrypt: number; decrypt: number };
 }
 
@@ -45,7 +49,7 @@ async function createDatabase(adminUrl: string, name: string): Promise<string> {
 }
 
 /** Secret creates then gets against one server, `CONCURRENCY` keep-alive clients. */
-async function measure(name: string, port: number, plugin?: KmsTestPlugin): Promise<Row> {
+async function measure(name: string, port: number, serverPid: number, plugin?: KmsTestPlugin): Promise<Row> {
   const base = `https://127.0.0.1:${port}`;
   const agent = await benchAgent({ connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 30000 });
   const call = async (method: 'GET' | 'POST', p: string, body?: string) => {
@@ -58,11 +62,14 @@ async function measure(name: string, port: number, plugin?: KmsTestPlugin): Prom
   await runLoad(CONCURRENCY, 1000, async (i) => call('POST', '/api/v1/namespaces/bench/secrets', secret(`warm-${i}`)));
   const before = plugin?.snapshot();
   progress(`${name}: Secret creates, ${CONCURRENCY} clients for ${SECONDS}s`);
+  const cpu0 = processTreeCpuMs(serverPid);
   const creates = await runLoad(CONCURRENCY, SECONDS * 1000, async (i) => call('POST', '/api/v1/namespaces/bench/secrets', secret(`s-${i}`)));
+  const cpu1 = processTreeCpuMs(serverPid);
   const after = plugin?.snapshot();
   progress(`${name}: Secret gets for ${SECONDS}s`);
   const n = Math.max(1, creates.latencies.length);
   const gets = await runLoad(CONCURRENCY, SECONDS * 1000, async (i) => call('GET', `/api/v1/namespaces/bench/secrets/s-${i % n}`));
+  const cpu2 = processTreeCpuMs(serverPid);
   await agent.close();
   const writes = creates.latencies.length;
   return {
@@ -71,6 +78,8 @@ async function measure(name: string, port: number, plugin?: KmsTestPlugin): Prom
     createP99: percentiles(creates.latencies).p99,
     gets: gets.opsPerSec,
     getP99: percentiles(gets.latencies).p99,
+    createCpuUs: ((cpu1 - cpu0) * 1000) / Math.max(1, creates.latencies.length),
+    getCpuUs: ((cpu2 - cpu1) * 1000) / Math.max(1, gets.latencies.length),
     kmsPer1000: before && after ? { encrypt: ((after.Encrypt - before.Encrypt) * 1000) / writes, decrypt: ((after.Decrypt - before.Decrypt) * 1000) / writes } : undefined,
   };
 }
@@ -105,7 +114,7 @@ async function main(): Promise<void> {
       }
       const server = await startServerProcess(env, apiPort);
       try {
-        rows.push(await measure(v.name, apiPort, v.name.startsWith('KMS') ? plugin : undefined));
+        rows.push(await measure(v.name, apiPort, server.pid!, v.name.startsWith('KMS') ? plugin : undefined));
       } finally {
         await stop(server);
       }
@@ -117,11 +126,15 @@ async function main(): Promise<void> {
   const identity = rows[0];
   console.log(`\nSecrets, ${CONCURRENCY} keep-alive HTTPS clients, ${SECONDS}s each (one server process, embedded PostgreSQL, durable):`);
   console.log(`  ${'provider'.padEnd(28)} ${'creates/s'.padStart(10)} ${'vs identity'.padStart(12)} ${'p99 ms'.padStart(8)} ${'gets/s'.padStart(10)} ${'vs identity'.padStart(12)} ${'p99 ms'.padStart(8)}`);
+  const rel = (a: number, b: number) => `${a >= b ? '+' : ''}${(((a - b) / b) * 100).toFixed(1)}%`;
   for (const r of rows) {
-    const rel = (a: number, b: number) => `${(((a - b) / b) * 100).toFixed(1)}%`;
     console.log(
       `  ${r.name.padEnd(28)} ${r.creates.toFixed(0).padStart(10)} ${rel(r.creates, identity.creates).padStart(12)} ${r.createP99.toFixed(1).padStart(8)} ${r.gets.toFixed(0).padStart(10)} ${rel(r.gets, identity.gets).padStart(12)} ${r.getP99.toFixed(1).padStart(8)}`,
     );
+  }
+  console.log(`\nServer CPU per operation, µs (its process tree; PostgreSQL apart):`);
+  for (const r of rows) {
+    console.log(`  ${r.name.padEnd(28)} create ${r.createCpuUs.toFixed(0).padStart(6)} (${rel(r.createCpuUs, identity.createCpuUs)})   get ${r.getCpuUs.toFixed(0).padStart(6)} (${rel(r.getCpuUs, identity.getCpuUs)})`);
   }
   const kms = rows.find((r) => r.kmsPer1000);
   if (kms?.kmsPer1000) console.log(`  KMS calls per 1,000 writes (after the tenant's first): Encrypt ${kms.kmsPer1000.encrypt.toFixed(2)}, Decrypt ${kms.kmsPer1000.decrypt.toFixed(2)} (Status is polled apart, every 60 s)`);
