@@ -156,10 +156,18 @@ describe('KMS v2 (a real gRPC plugin on a unix socket) with a data key per tenan
     await eventually(async () => (await request(s.url).post(SECRETS('alpha')).send(secret('after-slow', 'z'))).status === 201, { timeoutMs: 20_000, intervalMs: 100, message: 'writes to recover' });
   });
 
-  it('a restarted server unwraps each seed once (one Decrypt per tenant key generation, not per read)', async () => {
+  it('a restarted server unwraps each seed once (one Decrypt per tenant key generation, not per read), watches included', async () => {
+    const b0 = await request(s.url).get(`${SECRETS('beta')}/b0`).expect(200);
+    const from = Number(b0.body.metadata.resourceVersion) - 1;
     await s.close();
     s = await startTestServerOn(db, env);
     const before = plugin.snapshot();
+    // A watch from before b0's creation: its seed is fetched (one Decrypt) before the event is decrypted.
+    const watched = await fetch(`${s.url}${SECRETS('beta')}?watch=1&resourceVersion=${from}&timeoutSeconds=1`);
+    const events = (await watched.text()).trim().split('\n').map((l) => JSON.parse(l) as { type: string; object: { metadata: { name: string }; data?: Record<string, string> } });
+    const added = events.find((e) => e.object.metadata.name === 'b0');
+    assert.equal(added?.type, 'ADDED', JSON.stringify(events).slice(0, 300));
+    assert.equal(added?.object.data?.password, b64('beta-plain-0'));
     for (let i = 0; i < 3; i++) {
       const list = await request(s.url).get(SECRETS('alpha')).expect(200);
       assert.ok(list.body.items.some((x: { metadata: { name: string }; data: { password: string } }) => x.metadata.name === 'a7' && x.data.password === b64('alpha-plain-7')));
