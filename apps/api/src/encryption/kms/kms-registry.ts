@@ -11,6 +11,7 @@ import { type KmsProviderDeps, KmsV2Provider } from './kms-v2.provider.js';
  */
 export class KmsRegistry {
   private readonly providers = new Map<string, KmsV2Provider>();
+  private readonly started = new Set<KmsV2Provider>();
 
   constructor(private readonly deps: Omit<KmsProviderDeps, 'keyStore'> & { keyStore?: TenantKeyStore }) {}
 
@@ -52,12 +53,13 @@ export class KmsRegistry {
       if (!used.has(p)) {
         p.stop();
         this.providers.delete(id);
+        this.started.delete(p);
       }
     }
-    await Promise.all(inUse.filter((p) => !this.started.has(p)).map((p) => (this.started.add(p), p.start())));
+    const fresh = inUse.filter((p) => !this.started.has(p));
+    for (const p of fresh) this.started.add(p);
+    await Promise.all(fresh.map((p) => p.start()));
   }
-
-  private readonly started = new Set<KmsV2Provider>();
 
   /** Every provider in force. */
   all(): KmsV2Provider[] {
