@@ -5,7 +5,7 @@ import { DURABLE, flushWal } from './object-store.repository.js';
 import type { ChangeScope } from './change-scope-sql.js';
 import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
 import { StorageError } from './storage-error.js';
-import { isEncryptedBody, openBody } from './value/stored-body.js';
+import { isEncryptedBody, openBody, prepareBodies } from './value/stored-body.js';
 
 /** One committed change, as watchers receive it. */
 export interface ChangeEvent {
@@ -40,6 +40,15 @@ export function openChange(change: ChangeEvent): ChangeEvent {
   } catch (err) {
     return { ...change, unreadable: (err as Error).message };
   }
+}
+
+/**
+ * Fetches ahead the data keys that opening `changes` needs (KMS v2 on a
+ * cache miss): undefined when every one is in memory. Never rejects (a key
+ * that cannot be had marks its change unreadable in openChange).
+ */
+export function prepareChanges(changes: ChangeEvent[]): Promise<void> | undefined {
+  return prepareBodies(changes.flatMap((c) => (c.unreadable !== undefined ? [] : [{ key: c.key, body: c.object }, { key: c.key, body: c.prevObject }])));
 }
 
 /** True when the change carries an encrypted body (the stream's form, not yet opened). */
@@ -185,7 +194,9 @@ export class ChangeLogRepository {
     }
     const read = rows.filter((r) => r.revision !== null);
     const scannedTo = read.length === limit ? Number(read[read.length - 1].revision) : Math.max(after, Number(current));
-    return { events: toEvents(rows).map(openChange), scannedTo };
+    const events = toEvents(rows);
+    await prepareChanges(events);
+    return { events: events.map(openChange), scannedTo };
   }
 
   /** The oldest revision a watch or list may start from. */

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from './db.js';
 import type { ObjectKey } from './object-key.js';
-import { errorMessage } from './value/value-transformer.js';
+import { errorMessage, withDataKeys } from './value/value-transformer.js';
 import { isStaleBody, openBody, sealBody } from './value/stored-body.js';
 
 /** Where a rotation stands on one shard (the row of migration 0017). */
@@ -207,7 +207,8 @@ export class EncryptionRotationRepository {
   private async rewrite<T>(batch: RotationBatch, key: ObjectKey, reseal: () => T | undefined, write: (next: T) => Promise<boolean>): Promise<void> {
     let next: T | undefined;
     try {
-      next = reseal();
+      // A KMS v2 data key not in memory yet (a tenant's seed under the current key_id) is fetched, then the reseal runs again.
+      next = await withDataKeys(reseal);
       if (next === undefined) return;
       if (await write(next)) batch.rewritten++;
       else batch.superseded++;

@@ -29,3 +29,6 @@ export * from './value/secretbox-transformer.js';
 export * from './value/identity-transformer.js';
 export * from './value/stored-body.js';
 export * from './encryption-rotation.repository.js';
+export * from './value/hkdf-gcm-transformer.js';
+export * from './value/encrypted-object.js';
+export * from './value/tenant-key-store.repository.js';

@@ -6,7 +6,7 @@ import { DURABLE, flushWal } from './object-store.repository.js';
 import { BY_NAME_THRESHOLD, PastStateReader } from './past-state-reader.js';
 import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
 import type { KeyFieldRequirement, LabelRequirementLike } from './selector-sql.js';
-import { openBody } from './value/stored-body.js';
+import { openBody, prepareBodies } from './value/stored-body.js';
 
 export { REMAINING_COUNT_CAP } from './list-sql.js';
 export { BY_NAME_THRESHOLD } from './past-state-reader.js';
@@ -95,6 +95,12 @@ function toItem(q: ListQuery, row: StateRow): StoredObject | undefined {
   return { key, revision: row.revision, body };
 }
 
+/** Fetches ahead the data keys the rows' bodies need (KMS v2 on a cache miss); nothing to await on the hot path. */
+async function prepareRows(q: ListQuery, rows: StateRow[]): Promise<void> {
+  const p = prepareBodies(rows.map((r) => ({ key: { tenant: q.tenant, resource: q.resource, namespace: r.namespace, name: r.name }, body: r.body })));
+  if (p) await p;
+}
+
 /** The stored objects of `rows` that pass the query's `filter`, in order. */
 function toItems(q: ListQuery, rows: StateRow[]): StoredObject[] {
   return rows.map((r) => toItem(q, r)).filter((i): i is StoredObject => i !== undefined);
@@ -146,11 +152,13 @@ export class ObjectListRepository {
     for (;;) {
       if (!limit) {
         const all = await this.readChunk(q, after, null, revision);
+        await prepareRows(q, all.rows);
         return { items: toItems(q, all.rows), revision: all.revision };
       }
       const want = limit - items.length;
       const chunk = q.filter ? Math.max(want, Math.min(CHUNK, limit * 2)) : want;
       const page = await this.readChunk(q, after, chunk + 1, revision);
+      await prepareRows(q, page.rows);
       revision = page.revision;
       const rows = page.rows.slice(0, chunk);
       const more = page.rows.length > chunk;
@@ -197,6 +205,7 @@ export class ObjectListRepository {
     for (let first = true; ; first = false) {
       const read = first && revision === undefined ? await this.readLatest(query, after, n, size.firstBytes) : await this.readChunk(query, after, n, revision);
       revision = read.revision;
+      await prepareRows(q, read.rows);
       const bytes = read.rows.reduce((sum, r) => sum + Number(r.size), 0);
       yield { items: toItems(q, read.rows), rows: read.rows.length, bytes, revision };
       // A chunk that read fewer rows than asked, and kept all it read, was the last; one whose byte cap dropped

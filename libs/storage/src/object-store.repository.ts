@@ -3,7 +3,8 @@ import type { DB } from './db.js';
 import { type ObjectKey, type StoredObject, withResourceVersion, withoutResourceVersion } from './object-key.js';
 import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
 import { StorageError } from './storage-error.js';
-import { ENCRYPTED_FIELD, isStaleBody, openBody, openBodyOrSkip, sealBody } from './value/stored-body.js';
+import { ENCRYPTED_FIELD, isStaleBody, openBody, openBodyOrSkip, prepareBodies, sealBody } from './value/stored-body.js';
+import { withDataKeys } from './value/value-transformer.js';
 import { type BatchedWrite, WriteBatcher, type WriteBatcherOptions, type WriteOutcome, writeInTransaction } from './write-batcher.js';
 
 interface PgError {
@@ -102,13 +103,15 @@ export class ObjectStoreRepository {
     const row = rows[0];
     if (!row.durable && !internal && !tx) await flushWal(db);
     if (!row.body || row.revision === null) return undefined;
+    const keys = prepareBodies([{ key, body: row.body }]);
+    if (keys) await keys;
     return { key, revision: row.revision, body: withResourceVersion(openBody(key, row.body), row.revision), stale: isStaleBody(key, row.body) };
   }
 
   /** Inserts a new object (encrypted when its resource is configured so). Throws StorageError AlreadyExists. Does not mutate `body`. */
   async create(key: ObjectKey, body: Record<string, unknown>, tx?: Kysely<DB>): Promise<StoredObject> {
     const stored = withoutResourceVersion(body);
-    const { r } = await this.write({ op: 'c', key, body: sealBody(key, stored) }, tx);
+    const { r } = await this.write({ op: 'c', key, body: await withDataKeys(() => sealBody(key, stored)) }, tx);
     return { key, revision: r, body: withResourceVersion(stored, r) };
   }
 
@@ -118,7 +121,7 @@ export class ObjectStoreRepository {
    */
   async update(key: ObjectKey, body: Record<string, unknown>, expectedRevision: number | null, tx?: Kysely<DB>): Promise<StoredObject> {
     const stored = withoutResourceVersion(body);
-    const { r } = await this.write({ op: 'u', key, body: sealBody(key, stored), expected: expectedRevision }, tx);
+    const { r } = await this.write({ op: 'u', key, body: await withDataKeys(() => sealBody(key, stored)), expected: expectedRevision }, tx);
     return { key, revision: r, body: withResourceVersion(stored, r) };
   }
 

@@ -192,6 +192,13 @@ class EnvironmentVariables {
   /** The most stored rows the encryption rotation job checks per second on each shard (0: as fast as it can). */
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(1_000_000)
   PLINTH_ENCRYPTION_ROTATION_ROWS_PER_SECOND?: number;
+  /** The tenants' data keys of KMS v2 providers: a PostgreSQL URL (default: the object database's name + `_keys`, same server). */
+  @IsOptional() @IsString()
+  PLINTH_KEY_STORE_URL?: string;
+
+  /** How often a KMS plugin's Status is polled (upstream: every 60 s while healthy, 10 s while not); one value for both. */
+  @IsOptional() @Type(() => Number) @Min(0.05) @Max(3600)
+  PLINTH_KMS_STATUS_INTERVAL_SECONDS?: number;
 }
 
 /** Plinth's typed configuration. Nothing else reads process.env. */
@@ -278,7 +285,17 @@ export interface AppConfig {
   serviceAccountKeyFile?: string;
   serviceAccountMaxTokenSeconds: number;
   /** Encryption at rest: the EncryptionConfiguration file, whether it is reloaded when it changes, and how often that is checked. */
-  encryption: { providerConfigFile?: string; automaticReload: boolean; reloadIntervalSeconds: number; rotationRowsPerSecond: number };
+  encryption: {
+    providerConfigFile?: string;
+    automaticReload: boolean;
+    reloadIntervalSeconds: number;
+    /** PLINTH_ENCRYPTION_ROTATION_ROWS_PER_SECOND (0: no limit). */
+    rotationRowsPerSecond: number;
+    /** Undefined: beside the object database (see defaultKeyStoreUrl). */
+    keyStoreUrl?: string;
+    /** Undefined: upstream's 60 s healthy, 10 s unhealthy. */
+    kmsStatusIntervalSeconds?: number;
+  };
 }
 
 /**
@@ -398,6 +415,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       automaticReload: parsed.PLINTH_ENCRYPTION_PROVIDER_CONFIG_AUTOMATIC_RELOAD === 'true',
       reloadIntervalSeconds: parsed.PLINTH_ENCRYPTION_PROVIDER_CONFIG_RELOAD_INTERVAL_SECONDS ?? 60,
       rotationRowsPerSecond: parsed.PLINTH_ENCRYPTION_ROTATION_ROWS_PER_SECOND ?? 0,
+      keyStoreUrl: parsed.PLINTH_KEY_STORE_URL || undefined,
+      kmsStatusIntervalSeconds: parsed.PLINTH_KMS_STATUS_INTERVAL_SECONDS,
     },
   };
 }

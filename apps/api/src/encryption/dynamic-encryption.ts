@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { ResourceTransformer, ResourceTransformers, TransformationEvent } from '@plinth/storage';
+import { decodeEncryptedObject, type ObjectKey, type ResourceTransformer, type ResourceTransformers, type TransformationEvent } from '@plinth/storage';
+import type { KmsRegistry } from './kms/kms-registry.js';
+import type { KmsV2Provider } from './kms/kms-v2.provider.js';
 import { encryptionConfigHash } from './encryption-config.parser.js';
 import { type LoadedEncryption, loadEncryptionConfig, ruleFor, storageGroupResource, type TransformerRules } from './encryption-transformers.js';
 
@@ -51,7 +53,11 @@ export interface DynamicEncryptionOptions {
   initial: LoadedEncryption;
   registry: Registry;
   logger: Logger;
+  /** The process's KMS v2 providers (reloads build theirs from it). */
+  kms?: KmsRegistry;
 }
+
+const KMS_PREFIX = 'k8s:enc:kms:v2:';
 
 /**
  * The process's encryption configuration as storage uses it (installed
@@ -63,6 +69,7 @@ export interface DynamicEncryptionOptions {
 export class DynamicEncryption implements ResourceTransformers {
   private rules: TransformerRules;
   private hash: string;
+  private kms: Map<string, KmsV2Provider>;
   /** Rules by storage resource, resolved once per configuration. */
   private readonly byResource = new Map<string, ResourceTransformer | undefined>();
   private readonly metrics: EncryptionMetrics;
@@ -72,6 +79,7 @@ export class DynamicEncryption implements ResourceTransformers {
   constructor(private readonly opts: DynamicEncryptionOptions) {
     this.rules = opts.initial.rules;
     this.hash = opts.initial.hash;
+    this.kms = opts.initial.kms;
     this.metrics = new EncryptionMetrics(opts.registry);
     this.idHash = `sha256:${createHash('sha256').update(`${hostname()}-${process.pid}`).digest('hex')}`;
     this.metrics.configInfo.set({ apiserver_id_hash: this.idHash, hash: this.hash }, 1);
@@ -80,6 +88,39 @@ export class DynamicEncryption implements ResourceTransformers {
   /** The hash of the configuration in force (upstream's `sha256:<hex>` of the file). */
   get configHash(): string {
     return this.hash;
+  }
+
+  /** The process's KMS v2 registry (its key store included), when one was given. */
+  get kmsRegistry(): KmsRegistry | undefined {
+    return this.opts.kms;
+  }
+
+  /** The KMS v2 providers of the configuration in force (for health and tenant deletion). */
+  kmsProviders(): KmsV2Provider[] {
+    return [...this.kms.values()];
+  }
+
+  prepare(_key: ObjectKey, sealed?: string): Promise<void> | undefined {
+    const found = sealed === undefined ? undefined : this.kmsOf(sealed);
+    return found?.provider.prepareRead(found.payload);
+  }
+
+  isStale(_key: ObjectKey, sealed: string): boolean {
+    const found = this.kmsOf(sealed);
+    if (!found) return false;
+    try {
+      return found.provider.isStaleKeyId(decodeEncryptedObject(found.payload).keyID);
+    } catch {
+      return true;
+    }
+  }
+
+  /** The KMS v2 provider that wrote `sealed` and its payload, or undefined for any other value. */
+  private kmsOf(sealed: string): { provider: KmsV2Provider; payload: Buffer } | undefined {
+    if (this.kms.size === 0 || !sealed.startsWith(KMS_PREFIX)) return undefined;
+    const colon = sealed.lastIndexOf(':');
+    const provider = this.kms.get(sealed.slice(KMS_PREFIX.length, colon));
+    return provider && { provider, payload: Buffer.from(sealed.slice(colon + 1), 'base64') };
   }
 
   forResource(resource: string): ResourceTransformer | undefined {
@@ -122,11 +163,14 @@ export class DynamicEncryption implements ResourceTransformers {
     const now = Date.now() / 1000;
     try {
       if (encryptionConfigHash(readFileSync(path)) === this.hash) return 'unchanged';
-      const loaded = loadEncryptionConfig(path);
+      const loaded = loadEncryptionConfig(path, this.opts.kms);
       if (loaded.hash === this.hash) return 'unchanged';
       this.metrics.configInfo.reset();
       this.rules = loaded.rules;
       this.hash = loaded.hash;
+      this.kms = loaded.kms;
+      // New providers start (their first Status call) in the background; writes through them wait for it (503 until then).
+      void this.opts.kms?.settle([...loaded.kms.values()]);
       this.byResource.clear();
       this.metrics.configInfo.set({ apiserver_id_hash: this.idHash, hash: loaded.hash }, 1);
       this.metrics.reloads.inc({ status: 'success', apiserver_id_hash: this.idHash });

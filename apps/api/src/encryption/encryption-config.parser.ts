@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import { decodeKmsConfiguration, type KmsConfiguration } from './kms/kms-config.js';
 
 /** One named key of an aescbc, aesgcm or secretbox provider (`secret`: base64). */
 export interface EncryptionKey {
@@ -14,7 +15,7 @@ export interface ProviderConfiguration {
   aescbc?: { keys: EncryptionKey[] };
   secretbox?: { keys: EncryptionKey[] };
   identity?: Record<string, never>;
-  kms?: Record<string, unknown>;
+  kms?: KmsConfiguration;
 }
 
 /** One entry of `resources`: the resources it names and their providers, the first one writing. */
@@ -39,7 +40,6 @@ const KNOWN: Record<string, readonly string[]> = {
   keyed: ['keys'],
   key: ['name', 'secret'],
   identity: [],
-  kms: ['apiVersion', 'name', 'cachesize', 'endpoint', 'timeout'],
 };
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -100,9 +100,7 @@ function decodeProvider(value: unknown, path: string): ProviderConfiguration {
     p.identity = {};
   }
   if (o.kms !== undefined && o.kms !== null) {
-    const kms = object(o.kms, `${path}.kms`, 'v1.KMSConfiguration');
-    checkFields(kms, KNOWN.kms, `${path}.kms`);
-    p.kms = kms;
+    p.kms = decodeKmsConfiguration(object(o.kms, `${path}.kms`, 'v1.KMSConfiguration'), `${path}.kms`);
   }
   return p;
 }

@@ -88,11 +88,21 @@ describe('EncryptionConfiguration validation (upstream\'s field paths and messag
     assert.equal(one(['serviceipallocations']), 'resources[0].resources[0]: Invalid value: "serviceipallocations": resources which do not have REST API/s cannot be encrypted');
   });
 
-  it('stops at a kms provider, naming the field: KMS v2 is not built yet', () => {
-    assert.equal(
-      validationOf([{ resources: ['secrets'], providers: [{ identity: {} }, { kms: { apiVersion: 'v2', name: 'k', endpoint: 'unix:///tmp/kms.sock' } }] }]),
-      'resources[0].providers[1].kms: Forbidden: KMS v2 is not supported by Plinth yet; use aesgcm, aescbc or secretbox (or identity)',
-    );
+  it('accepts a kms v2 provider, defaults its timeout to 3s and its apiVersion to v1', () => {
+    assert.equal(validationOf([{ resources: ['secrets'], providers: [{ identity: {} }, { kms: { apiVersion: 'v2', name: 'k', endpoint: 'unix:///tmp/kms.sock' } }] }]), '');
+    const c = decodeEncryptionConfiguration(config([{ resources: ['secrets'], providers: [{ kms: { name: 'k', endpoint: 'unix:///tmp/kms.sock', timeout: '1m30s' } }] }]));
+    assert.equal(c.resources[0].providers[0].kms?.apiVersion, 'v1');
+    assert.equal(c.resources[0].providers[0].kms?.timeoutMs, 90_000);
+  });
+
+  it('validates kms fields with upstream\'s messages', () => {
+    const kms = (k: Record<string, unknown>) => validationOf([{ resources: ['secrets'], providers: [{ kms: { apiVersion: 'v2', name: 'k', endpoint: 'unix:///tmp/kms.sock', ...k } }] }]);
+    assert.equal(kms({ name: '' }), 'resources[0].providers[0].kms.name: Required value: name is a mandatory field for a provider');
+    assert.equal(kms({ endpoint: '' }), 'resources[0].providers[0].kms.endpoint: Invalid value: "": endpoint is a mandatory field for a kms');
+    assert.equal(kms({ cachesize: 5 }), 'resources[0].providers[0].kms.cachesize: Invalid value: 5: cachesize is not supported in v2');
+    assert.equal(kms({ apiVersion: 'v3' }), 'resources[0].providers[0].kms.apiVersion: Invalid value: "v3": unsupported apiVersion apiVersion for KMS provider, only v1 and v2 are supported');
+    assert.equal(kms({ timeout: '-1s' }), 'resources[0].providers[0].kms.timeout: Invalid value: -1s: timeout should be a positive value');
+    assert.throws(() => decodeEncryptionConfiguration(config([{ resources: ['secrets'], providers: [{ kms: { name: 'k', endpoint: 'unix:///x', timeout: '3 s' } }] }])), /time: invalid duration "3 s"/);
   });
 });
 

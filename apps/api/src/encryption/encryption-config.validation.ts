@@ -1,4 +1,5 @@
 import type { EncryptionConfiguration, EncryptionKey, ProviderConfiguration } from './encryption-config.parser.js';
+import { validateKmsConfiguration } from './kms/kms-config.js';
 
 /** One field error, formatted as k8s.io/apimachinery's field.Error. */
 export interface EncryptionFieldError {
@@ -26,8 +27,6 @@ const resourceNameErr = 'resource name should not contain capital letters';
 const resourceAcrossGroupErr = 'encrypting the same resource across groups is not supported';
 const duplicateResourceErr = 'the same resource cannot be specified multiple times';
 const base64EncodingErr = 'secrets must be base64 encoded';
-/** Plinth's own: the kms provider (KMS v2 over gRPC) is not built yet. */
-export const KMS_UNSUPPORTED = 'KMS v2 is not supported by Plinth yet; use aesgcm, aescbc or secretbox (or identity)';
 
 const AES_KEY_SIZES = [16, 24, 32];
 const SECRETBOX_KEY_SIZES = [32];
@@ -104,12 +103,12 @@ function validateKeys(keys: EncryptionKey[], path: string, sizes: number[]): Enc
   return out;
 }
 
-function validateProvider(provider: ProviderConfiguration, path: string): EncryptionFieldError[] {
+function validateProvider(provider: ProviderConfiguration, path: string, kmsNames: Set<string>): EncryptionFieldError[] {
   const set = (['kms', 'aesgcm', 'aescbc', 'secretbox', 'identity'] as const).filter((k) => provider[k] !== undefined);
   const shown = JSON.stringify(provider);
   if (set.length === 0) return [{ field: path, type: 'Invalid value', value: shown, detail: noProviderErr }];
   if (set.length > 1) return [{ field: path, type: 'Invalid value', value: shown, detail: moreThanOneElementErr }];
-  if (provider.kms) return [{ field: `${path}.kms`, type: 'Forbidden', detail: KMS_UNSUPPORTED }];
+  if (provider.kms) return validateKmsConfiguration(provider.kms, `${path}.kms`, kmsNames);
   if (provider.aesgcm) return validateKeys(provider.aesgcm.keys, `${path}.aesgcm.keys`, AES_KEY_SIZES);
   if (provider.aescbc) return validateKeys(provider.aescbc.keys, `${path}.aescbc.keys`, AES_KEY_SIZES);
   if (provider.secretbox) return validateKeys(provider.secretbox.keys, `${path}.secretbox.keys`, SECRETBOX_KEY_SIZES);
@@ -118,13 +117,14 @@ function validateProvider(provider: ProviderConfiguration, path: string): Encryp
 
 /**
  * Validates a decoded EncryptionConfiguration as upstream's
- * ValidateEncryptionConfiguration does, with its paths and messages; a kms
- * provider is refused (KMS v2 is not built yet). Returns every error, none
- * when valid. Pure.
+ * ValidateEncryptionConfiguration does, with its paths and messages
+ * (KMS v1 passes here and is refused when building, as upstream does).
+ * Returns every error, none when valid. Pure.
  */
 export function validateEncryptionConfiguration(c: EncryptionConfiguration): EncryptionFieldError[] {
   if (c.resources.length === 0) return [{ field: 'resources', type: 'Required value', detail: 'at least one resources is required' }];
   const out: EncryptionFieldError[] = [];
+  const kmsNames = new Set<string>();
   c.resources.forEach((conf, i) => {
     const r = `resources[${i}].resources`;
     const p = `resources[${i}].providers`;
@@ -135,7 +135,7 @@ export function validateEncryptionConfiguration(c: EncryptionConfiguration): Enc
       if (detail) out.push({ field: `${r}[${j}]`, type: 'Invalid value', value: quote(res), detail });
     });
     if (conf.providers.length === 0) out.push({ field: p, type: 'Required value', detail: `at least one ${p} is required` });
-    conf.providers.forEach((provider, j) => out.push(...validateProvider(provider, `${p}[${j}]`)));
+    conf.providers.forEach((provider, j) => out.push(...validateProvider(provider, `${p}[${j}]`, kmsNames)));
   });
   return out;
 }

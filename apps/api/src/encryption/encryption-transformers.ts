@@ -10,6 +10,9 @@ import {
 } from '@plinth/storage';
 import { type EncryptionConfiguration, type EncryptionKey, type ProviderConfiguration, readEncryptionConfigFile } from './encryption-config.parser.js';
 import { aggregateFieldErrors, parseGroupResource, validateEncryptionConfiguration } from './encryption-config.validation.js';
+import { KMS_V1_REFUSED } from './kms/kms-config.js';
+import type { KmsRegistry } from './kms/kms-registry.js';
+import type { KmsV2Provider } from './kms/kms-v2.provider.js';
 
 /** The transformers of a configuration, by `group/resource` rule (`/secrets`, `apps/*`, `*\/*`). */
 export type TransformerRules = Map<string, ResourceTransformer>;
@@ -31,8 +34,15 @@ function keyed(keys: EncryptionKey[], noMatch: string, make: (secret: Buffer) =>
   );
 }
 
-/** The prefix transformer of one provider entry (validated: exactly one provider, not kms). */
-function providerTransformer(p: ProviderConfiguration): PrefixTransformer {
+/** The prefix transformer of one provider entry (validated: exactly one provider); kms ones are collected in `kms`. */
+function providerTransformer(p: ProviderConfiguration, registry: KmsRegistry | undefined, kms: Map<string, KmsV2Provider>): PrefixTransformer {
+  if (p.kms) {
+    if (p.kms.apiVersion !== 'v2') throw new Error(KMS_V1_REFUSED);
+    if (!registry) throw new Error(`kms provider ${p.kms.name}: KMS v2 is not available in this process`);
+    const provider = registry.provider(p.kms);
+    kms.set(p.kms.name, provider);
+    return { prefix: provider.prefix, transformer: provider };
+  }
   if (p.aesgcm) {
     return { prefix: Buffer.from('k8s:enc:aesgcm:v1:'), transformer: keyed(p.aesgcm.keys, 'no matching key was found for the provided AES transformer', (k) => new AesGcmTransformer(k)) };
   }
@@ -52,13 +62,15 @@ function providerTransformer(p: ProviderConfiguration): PrefixTransformer {
  * The transformers of a validated configuration, as upstream's
  * getTransformerOverrides builds them: each resource rule gets the
  * providers of every entry naming it, in order; a rule masked by an
- * earlier `*.group` or `*.*` rule is an error. Throws an Error with
- * upstream's message. Pure.
+ * earlier `*.group` or `*.*` rule is an error; a kms provider must be v2
+ * (KMS v1 is refused, as upstream without its feature gate). Throws an
+ * Error with upstream's message. Pure apart from creating kms providers in
+ * `registry` (collected by name in `kms`).
  */
-export function buildTransformerRules(config: EncryptionConfiguration): TransformerRules {
+export function buildTransformerRules(config: EncryptionConfiguration, registry?: KmsRegistry, kms = new Map<string, KmsV2Provider>()): TransformerRules {
   const lists = new Map<string, PrefixTransformer[]>();
   for (const entry of config.resources) {
-    const transformers = entry.providers.map(providerTransformer);
+    const transformers = entry.providers.map((p) => providerTransformer(p, registry, kms));
     for (const res of entry.resources) {
       const gr = parseGroupResource(res);
       for (const [g, r] of [[gr.group, '*'], ['*', '*']] as const) {
@@ -95,18 +107,21 @@ export function ruleFor(rules: TransformerRules, storage: string): ResourceTrans
   return rules.get(ruleKey(group, resource)) ?? rules.get(ruleKey(group, '*')) ?? rules.get(ruleKey('*', '*'));
 }
 
-/** A loaded configuration: its rules and the hash of the file they came from. */
+/** A loaded configuration: its rules, the hash of the file they came from, its KMS v2 providers by name. */
 export interface LoadedEncryption {
   rules: TransformerRules;
   hash: string;
+  kms: Map<string, KmsV2Provider>;
 }
 
 /**
  * Reads, decodes, validates and builds the configuration file at `path`,
  * with upstream's messages (`error while parsing file: …`, `error while
- * building transformers: …`). Throws an Error when anything is wrong.
+ * building transformers: …`); kms providers come from `registry` (not
+ * started: see KmsRegistry.settle). Throws an Error when anything is wrong,
+ * a kms endpoint with no socket included.
  */
-export function loadEncryptionConfig(path: string): LoadedEncryption {
+export function loadEncryptionConfig(path: string, registry?: KmsRegistry): LoadedEncryption {
   let parsed;
   try {
     parsed = readEncryptionConfigFile(path);
@@ -116,7 +131,8 @@ export function loadEncryptionConfig(path: string): LoadedEncryption {
     throw new Error(`error while parsing file: ${(err as Error).message}`);
   }
   try {
-    return { rules: buildTransformerRules(parsed.config), hash: parsed.hash };
+    const kms = new Map<string, KmsV2Provider>();
+    return { rules: buildTransformerRules(parsed.config, registry, kms), hash: parsed.hash, kms };
   } catch (err) {
     throw new Error(`error while building transformers: ${(err as Error).message}`);
   }

@@ -21,6 +21,11 @@ export class HealthController {
     send(reply, await this.health.readiness(verbose !== undefined));
   }
 
+  @Get('readyz/kms-providers')
+  async kms(@Res() reply: FastifyReply): Promise<void> {
+    send(reply, (await this.health.answer('/readyz/kms-providers'))!);
+  }
+
   @Get('metrics')
   async metrics(@Res() reply: FastifyReply): Promise<void> {
     send(reply, await this.health.metricsText());

@@ -5,6 +5,8 @@ import { GracefulShutdown } from '../lifecycle/graceful-shutdown.js';
 import { Metrics } from '../observability/metrics.js';
 import { WatchService } from '../watch/watch.service.js';
 import { ShardPool } from '../shards/shard-pool.js';
+import type { DynamicEncryption } from '../encryption/dynamic-encryption.js';
+import { ENCRYPTION } from '../encryption/encryption.module.js';
 
 /** A plain-text health answer. */
 export interface HealthAnswer {
@@ -24,7 +26,21 @@ export class HealthService {
     @Inject(GracefulShutdown) private readonly shutdown: GracefulShutdown,
     @Inject(Metrics) private readonly metrics: Metrics,
     @Inject(ShardPool) private readonly shards: ShardPool,
+    @Inject(ENCRYPTION) private readonly encryption: DynamicEncryption | null,
   ) {}
+
+  /**
+   * Upstream's `kms-providers` check: the last Status call of every KMS v2
+   * provider in force said healthz `ok`, version v2 and a key_id; undefined
+   * when none is configured.
+   */
+  kmsProviders(): { ok: boolean; line: string } | undefined {
+    const providers = this.encryption?.kmsProviders() ?? [];
+    if (providers.length === 0) return undefined;
+    const failed = providers.filter((p) => !p.status.healthy);
+    if (failed.length === 0) return { ok: true, line: '[+]kms-providers ok' };
+    return { ok: false, line: `[-]kms-providers failed: ${failed.map((p) => p.status.error).join('; ')}` };
+  }
 
   /** /healthz and /livez: the process answers. */
   liveness(): HealthAnswer {
@@ -58,6 +74,11 @@ export class HealthService {
     } else lines.push('[+]watch-pipeline ok');
     const degraded = await this.watch.degradations();
     lines.push(degraded.length > 0 ? `[+]watch-fanout ok (degraded: ${degraded.join('; ')})` : '[+]watch-fanout ok');
+    const kms = this.kmsProviders();
+    if (kms) {
+      ok &&= kms.ok;
+      lines.push(kms.line);
+    }
     // Other shards do not make the replica unready: only their own tenants are refused while one is down.
     for (const s of this.shards.states()) {
       if (s.name === DEFAULT_SHARD) continue;
@@ -76,6 +97,11 @@ export class HealthService {
   async answer(path: string, verbose = false): Promise<HealthAnswer | undefined> {
     if (path === '/healthz' || path === '/livez') return this.liveness();
     if (path === '/readyz') return this.readiness(verbose);
+    if (path === '/readyz/kms-providers') {
+      const kms = this.kmsProviders();
+      if (!kms) return { code: 404, contentType: TEXT, body: 'no such health check: "kms-providers"' };
+      return { code: kms.ok ? 200 : 500, contentType: TEXT, body: kms.ok ? 'ok' : `${kms.line}\nhealthz check failed` };
+    }
     if (path === '/metrics') return this.metricsText();
     return undefined;
   }

@@ -15,6 +15,7 @@ import { StoreHooks } from '../store/store-hooks.js';
 import { StoreModule } from '../store/store.module.js';
 import { TenantCache } from '../storage/tenant-cache.js';
 import { TenantDirectory } from '../shards/tenant-directory.js';
+import { TenantDataKeys } from '../encryption/encryption.module.js';
 import { TenantDeletionRunner } from './tenant-deletion.runner.js';
 import { TenantLifecycleService } from './tenant-lifecycle.service.js';
 import { TenantProvisioner } from './tenant-provisioner.js';
@@ -41,8 +42,8 @@ import { OBSERVE_CHANGES } from '../watch/watch.module.js';
     },
     {
       provide: TenantDeletionRunner,
-      useFactory: (tenants: TenantRepository, logger: Logger) => new TenantDeletionRunner(tenants, logger),
-      inject: [TenantRepository, LOGGER],
+      useFactory: (tenants: TenantRepository, logger: Logger, keys: TenantDataKeys) => new TenantDeletionRunner(tenants, logger, undefined, (t) => keys.destroy(t)),
+      inject: [TenantRepository, LOGGER, TenantDataKeys],
     },
     {
       provide: TenantLifecycleService,

@@ -7,7 +7,9 @@ export const TENANT_PURGE_BATCH = 500;
 
 /**
  * Removes everything stored for a tenant: marks it Terminating (from then on
- * storage refuses its writes), deletes its rows from every per-tenant table
+ * storage refuses its writes), destroys its data keys (`destroyKeys`: the
+ * crypto-erasure of its encrypted objects, first, so that even rows a crash
+ * leaves behind, and every backup, stay unreadable), deletes its rows from every per-tenant table
  * in bounded batches, each its own short statement, then its own row, which
  * frees the name. Idempotent and resumable: running it again, here or on
  * another replica, continues where it stopped. One run per tenant at a time
@@ -20,6 +22,7 @@ export class TenantDeletionRunner {
     private readonly tenants: TenantRepository,
     private readonly logger: Logger,
     private readonly batch = TENANT_PURGE_BATCH,
+    private readonly destroyKeys: (tenant: string) => Promise<number> = async () => 0,
   ) {}
 
   /** True while this process is deleting `name`. */
@@ -39,6 +42,8 @@ export class TenantDeletionRunner {
 
   private async purge(name: string): Promise<void> {
     if (!(await this.tenants.markTerminating(name))) return;
+    const keys = await this.destroyKeys(name);
+    if (keys > 0) this.logger.info({ tenant: name, keys }, 'tenant data keys destroyed (crypto-erasure)');
     let total = 0;
     // Another replica may finish first: stop once the row is gone.
     while ((await this.tenants.get(name))?.phase === 'Terminating') {

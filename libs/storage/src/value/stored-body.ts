@@ -1,7 +1,7 @@
 import type { ObjectKey } from '../object-key.js';
 import { StorageError } from '../storage-error.js';
 import { IDENTITY } from './identity-transformer.js';
-import { errorMessage, PrefixTransformers, type ValueTransformer } from './value-transformer.js';
+import { DataKeyNeeded, errorMessage, PrefixTransformers, type ValueTransformer } from './value-transformer.js';
 
 /**
  * The field of an encrypted body that holds upstream's stored value: the
@@ -48,6 +48,21 @@ export interface ResourceTransformers {
   forResource(resource: string): ResourceTransformer | undefined;
   /** Told of every transformation of a configured resource and every failure. Must not throw. */
   observe?(event: TransformationEvent): void;
+  /**
+   * Fetches ahead the data keys that reading `sealed` (a stored
+   * {@link ENCRYPTED_FIELD} value of `key`) would need, or that a write of
+   * `key` would need when `sealed` is undefined. Returns undefined when they
+   * are in memory (the hot path: no promise), else a promise that settles
+   * once fetched (it may reject: the transformation then fails as it would
+   * have). Optional: transformers whose keys are all in memory have none.
+   */
+  prepare?(key: ObjectKey, sealed?: string): Promise<void> | undefined;
+  /**
+   * True when `sealed`, though written by the resource's first provider,
+   * is stale all the same (KMS v2: written under another key_id than the
+   * plugin's current one). Optional; must not throw.
+   */
+  isStale?(key: ObjectKey, sealed: string): boolean;
 }
 
 let installed: ResourceTransformers | undefined;
@@ -119,8 +134,9 @@ export function sealBody(key: ObjectKey, body: Record<string, unknown>): Record<
   const prefix = writePrefixOf(rt.transformer);
   let stored: Buffer;
   try {
-    stored = rt.transformer.toStorage(Buffer.from(JSON.stringify(body)), authenticatedData(key));
+    stored = rt.transformer.toStorage(Buffer.from(JSON.stringify(body)), authenticatedData(key), { tenant: key.tenant });
   } catch (err) {
+    if (err instanceof StorageError) throw err;
     installed?.observe?.({ key, type: 'to_storage', prefix: providerPrefix(prefix), error: errorMessage(err) });
     throw new StorageError('Internal', errorMessage(err));
   }
@@ -158,8 +174,9 @@ export function openBody(key: ObjectKey, stored: Record<string, unknown>, inList
   let body: Record<string, unknown>;
   try {
     const bytes = Buffer.concat([Buffer.from(prefix), Buffer.from(sealed.slice(colon + 1), 'base64')]);
-    body = JSON.parse(t.fromStorage(bytes, authenticatedData(key)).data.toString()) as Record<string, unknown>;
+    body = JSON.parse(t.fromStorage(bytes, authenticatedData(key), { tenant: key.tenant }).data.toString()) as Record<string, unknown>;
   } catch (err) {
+    if (err instanceof DataKeyNeeded) throw err;
     throw failure(key, providerPrefix(prefix), errorMessage(err), inList);
   }
   installed?.observe?.({ key, type: 'from_storage', prefix: providerPrefix(prefix) });
@@ -183,7 +200,36 @@ export function isStaleBody(key: ObjectKey, stored: Record<string, unknown>): bo
   const sealed = stored[ENCRYPTED_FIELD];
   const rt = installed?.forResource(key.resource);
   if (typeof sealed !== 'string') return rt?.encrypts === true;
-  return !rt?.encrypts || !sealed.startsWith(writePrefixOf(rt.transformer));
+  return !rt?.encrypts || !sealed.startsWith(writePrefixOf(rt.transformer)) || installed?.isStale?.(key, sealed) === true;
+}
+
+/**
+ * Fetches ahead the data keys that opening these stored bodies needs (see
+ * ResourceTransformers.prepare): undefined when every one is in memory or
+ * nothing is encrypted with such keys, else a promise that settles when
+ * all were fetched. Never rejects: a key that cannot be fetched fails the
+ * read of its own object (openBody), not the others.
+ */
+export function prepareBodies(entries: Iterable<{ key: ObjectKey; body: Record<string, unknown> | null | undefined }>): Promise<void> | undefined {
+  const prepare = installed?.prepare;
+  if (!prepare) return undefined;
+  let pending: Promise<void>[] | undefined;
+  for (const { key, body } of entries) {
+    const sealed = body?.[ENCRYPTED_FIELD];
+    if (typeof sealed !== 'string') continue;
+    const p = prepare.call(installed, key, sealed);
+    if (p) (pending ??= []).push(p.catch(() => undefined));
+  }
+  return pending && Promise.all(pending).then(() => undefined);
+}
+
+/**
+ * Fetches ahead the data key a write of `key` needs: undefined when it is in
+ * memory (or its resource needs none), else a promise; rejects when the key
+ * cannot be had (the KMS plugin is down: StorageError Unavailable).
+ */
+export function prepareWrite(key: ObjectKey): Promise<void> | undefined {
+  return installed?.prepare?.(key);
 }
 
 /** {@link openBody}, or undefined when the body cannot be read (sweeps over every tenant skip such objects). */
@@ -191,6 +237,7 @@ export function openBodyOrSkip(key: ObjectKey, stored: Record<string, unknown>):
   try {
     return openBody(key, stored);
   } catch {
+    // A key still to fetch is skipped too: its fetch is under way, and the sweep comes back.
     return undefined;
   }
 }

@@ -1,4 +1,4 @@
-import { type ChangeEvent, type ChangeLogRepository, openChange } from '../change-log.repository.js';
+import { type ChangeEvent, type ChangeLogRepository, openChange, prepareChanges } from '../change-log.repository.js';
 import { isStorageError } from '../storage-error.js';
 import type { PipelineLogger } from './pipeline-logger.js';
 import type { WatchCache } from './watch-cache.js';
@@ -40,11 +40,14 @@ export class CacheFeeder {
 
   /** Applies changes from the stream, filling any hole from the change log first. */
   applyStream(changes: ChangeEvent[]): Promise<void> {
-    if (this.pending === 0 && this.contiguous(changes)) {
+    // A data key still to fetch (KMS v2) sends the batch down the serial path, which awaits it in order.
+    const keys = prepareChanges(changes);
+    if (!keys && this.pending === 0 && this.contiguous(changes)) {
       this.applyLog(changes);
       return Promise.resolve();
     }
     return this.serial(async () => {
+      if (keys) await keys;
       for (const c of changes) {
         if (c.revision <= this.opts.cache.revision) continue;
         if (c.revision > this.opts.cache.revision + 1) await this.fill(c.revision - 1);
@@ -83,6 +86,8 @@ export class CacheFeeder {
     try {
       while (upTo === undefined || cache.revision < upTo) {
         const batch = await changes.changesAfter(cache.revision, BATCH);
+        const keys = prepareChanges(batch);
+        if (keys) await keys;
         this.applyLog(batch);
         read += batch.length;
         if (batch.length < BATCH) break;
