@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { UserInfo } from '@plinth/admission';
+import type { AuthorizationDecision } from '@plinth/apimachinery';
 import { type PolicyRule, rulesOf } from '../kinds/rbac/policy-rule.js';
 
 /** The storage resources (`group/resource`) the index follows. */
@@ -8,6 +9,8 @@ export const ROLES = `${RBAC_GROUP}/roles`;
 export const CLUSTER_ROLES = `${RBAC_GROUP}/clusterroles`;
 export const ROLE_BINDINGS = `${RBAC_GROUP}/rolebindings`;
 export const CLUSTER_ROLE_BINDINGS = `${RBAC_GROUP}/clusterrolebindings`;
+/** Decisions a tenant's index remembers at most (a few hundred bytes each). */
+const DECISION_CACHE_SIZE = 4096;
 /** Every storage resource an index is fed from. */
 export const RBAC_STORAGE_RESOURCES = [ROLES, CLUSTER_ROLES, ROLE_BINDINGS, CLUSTER_ROLE_BINDINGS];
 
@@ -143,6 +146,12 @@ export class TenantRbacIndex {
   private readonly namespacedBySubject = new Map<string, ByRole>();
   /** How many bindings (of any kind, anywhere in the tenant) name each subject key: tenant membership. */
   private readonly subjectBindings = new Map<string, number>();
+  /**
+   * Decisions already taken over this index's current content (see
+   * {@link decisionOf}); emptied by every {@link put} and {@link remove}, so
+   * a revoked binding or an edited role takes effect on the next request.
+   */
+  private readonly decisions = new LRUCache<string, AuthorizationDecision>({ max: DECISION_CACHE_SIZE });
 
   /** How many objects the index holds. */
   get size(): number {
@@ -151,6 +160,7 @@ export class TenantRbacIndex {
 
   /** Adds or replaces the object `obj` of storage resource `resource`. Keeps no reference into `obj`. */
   put(resource: string, obj: Record<string, unknown>): void {
+    this.decisions.clear();
     const m = meta(obj);
     const name = str(m.name);
     const namespace = str(m.namespace);
@@ -171,6 +181,7 @@ export class TenantRbacIndex {
 
   /** Forgets the object `namespace/name` of `resource`; a no-op when absent. */
   remove(resource: string, namespace: string, name: string): void {
+    this.decisions.clear();
     switch (resource) {
       case CLUSTER_ROLES:
         this.clusterRoles.delete(name);
@@ -185,6 +196,22 @@ export class TenantRbacIndex {
         this.removeBinding('ClusterRoleBinding', '', name);
         return;
     }
+  }
+
+  /**
+   * The decision for the request described by `key` (every attribute the
+   * decision reads, see rbac-authorizer's decisionKey) over the index as it
+   * is now: the remembered one when the same key was decided since the last
+   * change of the index, else `decide()`, remembered (at most
+   * DECISION_CACHE_SIZE keys, least recently used dropped). `decide` must
+   * be pure over the index.
+   */
+  decisionOf(key: string, decide: () => AuthorizationDecision): AuthorizationDecision {
+    const known = this.decisions.get(key);
+    if (known) return known;
+    const decision = decide();
+    this.decisions.set(key, decision);
+    return decision;
   }
 
   /** Every ClusterRole (for aggregation). The entries must not be mutated. */
