@@ -14,6 +14,7 @@ import * as changesScopeReader from './0012-changes-scope-reader.migration.js';
 import * as changesNameOrderIndex from './0013-changes-name-order-index.migration.js';
 import * as tenantPlacement from './0014-tenant-placement.migration.js';
 import * as changesKeyedByTenant from './0015-changes-keyed-by-tenant.migration.js';
+import * as changesLabelIndex from './0018-changes-label-index.migration.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0013-changes-name-order-index': changesNameOrderIndex,
   '0014-tenant-placement': tenantPlacement,
   '0015-changes-keyed-by-tenant': changesKeyedByTenant,
+  '0018-changes-label-index': changesLabelIndex,
 };
