@@ -6,16 +6,17 @@ import { type Kysely, sql } from 'kysely';
  *
  * A change matters to a label-selected watch when its new state or its
  * previous state matches (entering the selection is sent as ADDED, leaving
- * it as DELETED). Each change row gets `labels`, a two-element array: the
- * labels of the new state and of the previous one, each key prefixed with
- * "<tenant> <resource> " (neither a tenant name, a storage resource nor a
- * label key holds a space), indexed by GIN with jsonb_path_ops. A selector's
- * equality terms become one containment query,
- * `labels @> '[{"t r app": "web", "t r tier": "db"}]'`, true exactly when one
- * state has all those labels: the index entries are per tenant, resource,
- * key and value, so a catch-up reads only the changes of its own tenant and
- * resource that carry them. The test is a necessary condition only; the
- * watch still filters every change it reads with the whole selector.
+ * it as DELETED). Each change row gets `labels`, an array of one element
+ * per distinct state, `{"s": "<tenant> <resource>", "l": <its labels>}`,
+ * indexed by GIN with jsonb_path_ops. A selector's equality terms become one
+ * containment query, `labels @> '[{"s": "t r", "l": {"app": "web"}}]'`,
+ * true exactly when one state of a change of that scope has all those
+ * labels. GIN drives the scan from the rarest entry (a label value) and
+ * skips through the scope's, so a catch-up reads only the changes of its
+ * own tenant and resource that carry them. The test is a necessary
+ * condition only; the watch still filters every change it reads with the
+ * whole selector. The element is built with plain expressions (no query
+ * per key): the trigger's one query is the object row's lookup.
  *
  * `labels` is filled by a trigger on insert, so every writer of the log
  * (the write functions, batched writes, tenant moves) gets it without
@@ -37,17 +38,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     );
     INSERT INTO change_label_index (id, from_revision) SELECT 1, value + 1 FROM revision_counter;
 
-    CREATE FUNCTION plinth_scoped_labels(p_tenant text, p_resource text, p_labels jsonb) RETURNS jsonb
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
-      SELECT CASE WHEN jsonb_typeof(p_labels) = 'object'
-        THEN coalesce((SELECT jsonb_object_agg(p_tenant || ' ' || p_resource || ' ' || e.key, e.value) FROM jsonb_each(p_labels) e), '{}'::jsonb)
-        ELSE '{}'::jsonb END
-    $fn$;
-
     CREATE FUNCTION plinth_change_labels() RETURNS trigger LANGUAGE plpgsql AS $fn$
     DECLARE
+      scope text := NEW.tenant || ' ' || NEW.resource;
       new_labels jsonb;
-      prev_labels jsonb := NEW.prev_object -> 'metadata' -> 'labels';
+      prev_labels jsonb := coalesce(NEW.prev_object -> 'metadata' -> 'labels', '{}');
     BEGIN
       IF NEW.object IS NOT NULL THEN
         new_labels := NEW.object -> 'metadata' -> 'labels';
@@ -57,11 +52,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         SELECT o.body -> 'metadata' -> 'labels' INTO new_labels FROM objects o
           WHERE o.tenant = NEW.tenant AND o.resource = NEW.resource AND o.namespace = NEW.namespace AND o.name = NEW.name;
       END IF;
+      new_labels := coalesce(new_labels, '{}');
       -- One element when both states carry the same labels (most updates): half the bytes and index entries.
-      IF prev_labels IS NOT DISTINCT FROM new_labels OR NEW.type = 'A' THEN
-        NEW.labels := jsonb_build_array(plinth_scoped_labels(NEW.tenant, NEW.resource, new_labels));
+      IF prev_labels = new_labels OR NEW.type = 'A' THEN
+        NEW.labels := jsonb_build_array(jsonb_build_object('s', scope, 'l', new_labels));
       ELSE
-        NEW.labels := jsonb_build_array(plinth_scoped_labels(NEW.tenant, NEW.resource, new_labels), plinth_scoped_labels(NEW.tenant, NEW.resource, prev_labels));
+        NEW.labels := jsonb_build_array(jsonb_build_object('s', scope, 'l', new_labels), jsonb_build_object('s', scope, 'l', prev_labels));
       END IF;
       RETURN NEW;
     END $fn$;
@@ -90,7 +86,6 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     DROP INDEX changes_labels_idx;
     DROP TRIGGER changes_labels ON changes;
     DROP FUNCTION plinth_change_labels();
-    DROP FUNCTION plinth_scoped_labels(text, text, jsonb);
     DROP TABLE change_label_index;
     ALTER TABLE changes DROP COLUMN labels;
   `.execute(db);

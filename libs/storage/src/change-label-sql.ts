@@ -2,25 +2,24 @@ import { type RawBuilder, sql } from 'kysely';
 import type { LabelRequirementLike } from './selector-sql.js';
 
 /**
- * The labels every change a selector with `requirements` can match must
- * carry in its new or its previous state, keyed as migration 0018 indexes
- * them ("<tenant> <resource> <key>"): the equality terms (`=`, `==`, and
- * `in` with a single value). Undefined when there are none (the index
- * cannot narrow the read). Pure.
+ * The element one state of every change a selector with `requirements`
+ * can match carries in its `labels` (migration 0018): its scope
+ * ("<tenant> <resource>") and the equality terms (`=`, `==`, and `in` with
+ * a single value). Undefined when there are none (the index cannot narrow
+ * the read). Pure.
  */
-export function labelContainment(tenant: string, resource: string, requirements: LabelRequirementLike[]): Record<string, string> | undefined {
+export function labelContainment(tenant: string, resource: string, requirements: LabelRequirementLike[]): { s: string; l: Record<string, string> } | undefined {
   const out: Record<string, string> = {};
   let any = false;
   for (const r of requirements) {
     const single = r.operator === 'Equals' || r.operator === 'DoubleEquals' || (r.operator === 'In' && r.values.length === 1);
     if (!single) continue;
-    const key = `${tenant} ${resource} ${r.key}`;
     // Two different values required for one key: nothing can match, but the watch's own filter says so; keep the first.
-    if (key in out) continue;
-    out[key] = r.values[0];
+    if (r.key in out) continue;
+    out[r.key] = r.values[0];
     any = true;
   }
-  return any ? out : undefined;
+  return any ? { s: `${tenant} ${resource}`, l: out } : undefined;
 }
 
 /**
