@@ -29,9 +29,13 @@ const CATEGORIES = [
   ['storage layer', /libs\/storage\//],
   ['metrics', /prom-client|observability/],
   ['logging', /node_modules\/(pino|sonic-boom)/],
+  ['handlers and generic store', /apps\/api\/src\/(api|handlers|store|pipeline)\//],
   ['other Plinth code', /\/(apps|libs)\//],
   ['NestJS', /node_modules\/@nestjs\//],
   ['Fastify', /node_modules\/(fastify|@fastify|avvio|light-my-request|fast-json-stringify|secure-json-parse)/],
+  ['AsyncResource.bind (Fastify, per request body; Node 20 builds two deprecation wrappers each)', /node:async_hooks|node:internal\/util deprecate$/],
+  // Node encrypts TLS records inside the socket's native writev: TLS's cost shows there, not under node:tls.
+  ['socket writes (TLS encryption + syscall)', /^ (writev|writeBuffer|writeUtf8String|writeLatin1String)$/],
   ['TLS', /node:(_tls_wrap|_tls_common|tls|internal\/tls)/],
   ['HTTP (node:http)', /node:(_http_|http|internal\/http)/],
   ['streams, sockets, timers', /node:(internal\/streams|net|stream|internal\/timers|timers|internal\/stream_base)/],
