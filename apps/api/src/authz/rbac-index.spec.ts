@@ -115,6 +115,19 @@ describe('tenantDecision over a changing index (decisions are remembered per ind
     assert.equal(denied.reason, 'RBAC: role.rbac.authorization.k8s.io "writer" not found');
   });
 
+  it('keeps the decisions of one tenant\'s index from answering for another', () => {
+    const granting = new TenantRbacIndex();
+    const other = new TenantRbacIndex();
+    for (const idx of [granting, other]) {
+      idx.put(ROLES, { metadata: { name: 'writer', namespace: 'ns' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create'] }] });
+    }
+    granting.put(ROLE_BINDINGS, binding('b', 'ns', 'Role', 'writer', [{ kind: 'User', name: 'carol' }]));
+    other.put(ROLE_BINDINGS, binding('b', 'ns', 'Role', 'writer', [{ kind: 'User', name: 'dave' }]));
+    const request = attrs('carol', ['system:authenticated'], 'create', 'configmaps', 'ns');
+    assert.equal(tenantDecision(granting, request).allowed, true);
+    assert.equal(tenantDecision(other, request).allowed, false);
+  });
+
   it('tells apart requests that differ in any attribute the decision reads', () => {
     const idx = new TenantRbacIndex();
     idx.put(ROLES, { metadata: { name: 'one', namespace: 'ns' }, rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: ['a'], verbs: ['get'] }] });
