@@ -14,6 +14,8 @@ const VALUE = 'x'.repeat(1024 - 120);
  * gets, lists and raw PostgreSQL inserts): a shorter run for measuring before and after back to back.
  */
 const QUICK = process.env.BENCH_WRITE_QUICK === '1';
+/** BENCH_WRITE_TENANTS=32 adds a phase of the same creates spread over that many tenants (one tenant's batches go out one at a time). */
+const TENANTS = Number(process.env.BENCH_WRITE_TENANTS ?? 0);
 
 function configMap(name: string): string {
   return JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'bench' }, data: { v: VALUE } });
@@ -239,6 +241,7 @@ async function main(): Promise<void> {
     // The peer runs right after Plinth's creates, on the same machine and load, so the two rates are comparable.
     const etcd = await etcdPhase(etcdPort);
     const auth = QUICK ? undefined : await authPhases(callWith, agent, tokenAgent, (t) => (token = t));
+    const spread = TENANTS > 1 ? await tenantsPhase(call, pids) : undefined;
     progress(`HTTP gets for ${SECONDS / 2}s`);
     const { result: gets, cpu: getsCpu } = await cpuDuring(pids, () =>
       runLoad(CONCURRENCY, (SECONDS * 1000) / 2, async (i) => void (await call('GET', `/api/v1/namespaces/bench/configmaps/cm-${i % 1000}`))),
@@ -267,6 +270,7 @@ async function main(): Promise<void> {
       rows.push([name, r.opsPerSec, p.p50, p.p99, r.errors]);
     };
     if (etcd) loadRow('etcd 3.4 put, JSON gateway (32 clients)', etcd.run);
+    if (spread) loadRow(`API create over ${TENANTS} tenants`, spread.result);
     if (auth) {
       loadRow('API create, SA token, kept-alive', auth.tokenCreates);
       loadRow('API create, client cert, new TLS each', auth.certPerConn);
@@ -297,6 +301,7 @@ async function main(): Promise<void> {
       ['create (client certificate)', createsCpu, creates.latencies.length],
       ['get', getsCpu, gets.latencies.length],
       ['list page (100 objects)', listsCpu, lists.latencies.length],
+      ...(spread ? [[`create over ${TENANTS} tenants`, spread.cpu, spread.result.latencies.length] as [string, CpuSplit, number]] : []),
     ]);
     if (auth) printAuth(certAuth, auth, creates);
     console.log(`\nbatches during the client-certificate creates: ${batches}`);
@@ -316,6 +321,33 @@ async function main(): Promise<void> {
     await tokenAgent.close();
     await stopServerAndDatabase(server, db);
   }
+}
+
+/**
+ * Creates tenants t0…t<TENANTS-1> (waiting until each serves its namespace
+ * `default`), then the same create load as the main phase, op i going to
+ * tenant i mod TENANTS.
+ */
+async function tenantsPhase(call: (method: 'GET' | 'POST', path: string, body?: string) => Promise<string>, pids: { serverPid: number; postgresPid: number }) {
+  progress(`creating ${TENANTS} tenants`);
+  for (let t = 0; t < TENANTS; t++) {
+    await call('POST', '/apis/tenancy.plinth.dev/v1beta1/tenants', JSON.stringify({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: `t${t}` }, spec: {} }));
+  }
+  for (let t = 0; t < TENANTS; t++) {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await call('GET', `/clusters/t${t}/api/v1/namespaces/default/configmaps?limit=1`);
+        break;
+      } catch (err) {
+        if (attempt > 100) throw err;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  }
+  const body = (name: string) => configMap(name).replace('"bench"', '"default"');
+  await runLoad(CONCURRENCY, 1000, async (i) => void (await call('POST', `/clusters/t${i % TENANTS}/api/v1/namespaces/default/configmaps`, body(`warm-${i}`))));
+  progress(`HTTP creates over ${TENANTS} tenants: ${CONCURRENCY} keep-alive clients for ${SECONDS}s`);
+  return cpuDuring(pids, () => runLoad(CONCURRENCY, SECONDS * 1000, async (i) => void (await call('POST', `/clusters/t${i % TENANTS}/api/v1/namespaces/default/configmaps`, body(`cm-${i}`)))));
 }
 
 /** The storage layer alone, batched then unbatched. */
