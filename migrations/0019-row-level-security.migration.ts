@@ -50,7 +50,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       END IF;
     END $do$;
     GRANT USAGE ON SCHEMA public TO plinth_request;
-    GRANT SELECT, INSERT, UPDATE, DELETE ON tenants, revision_counter, compaction_state, objects, changes, tenant_usage, quota_usage TO plinth_request;
+    -- Every table of the schema but the migrator's own bookkeeping; tables of later migrations by default.
+    DO $do$ DECLARE t text; BEGIN
+      FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename NOT LIKE 'kysely\_%' LOOP
+        EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I TO plinth_request', t);
+      END LOOP;
+    END $do$;
     ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO plinth_request;
     -- The durability barrier emits a WAL message, which needs the owner's rights, not the request role's.
     ALTER FUNCTION plinth_flush() SECURITY DEFINER SET search_path = pg_catalog, public;

@@ -15,6 +15,7 @@ import * as changesNameOrderIndex from './0013-changes-name-order-index.migratio
 import * as tenantPlacement from './0014-tenant-placement.migration.js';
 import * as changesKeyedByTenant from './0015-changes-keyed-by-tenant.migration.js';
 import * as encryptionRotation from './0017-encryption-rotation.migration.js';
+import * as changesLabelIndex from './0018-changes-label-index.migration.js';
 import * as rowLevelSecurity from './0019-row-level-security.migration.js';
 
 /** Every migration, by name; names sort in the order they must run. */
@@ -35,5 +36,6 @@ export const migrations: Record<string, Migration> = {
   '0014-tenant-placement': tenantPlacement,
   '0015-changes-keyed-by-tenant': changesKeyedByTenant,
   '0017-encryption-rotation': encryptionRotation,
+  '0018-changes-label-index': changesLabelIndex,
   '0019-row-level-security': rowLevelSecurity,
 };

@@ -163,8 +163,9 @@ describe('every statement on the request path addresses one tenant', { timeout: 
         ORDER BY 1, 2`);
       const tenantColumn = (table: string) => (table === 'tenants' ? 'name' : 'tenant');
       // Shard-level watermarks (one row per database; on Citus they would become per tenant, see docs/sharding.md),
-      // and the encryption rotation job's cursor over the whole shard (migration 0017).
-      const watermarks = new Set(['revision_counter', 'compaction_state', 'encryption_rotation']);
+      // the encryption rotation job's cursor over the whole shard (migration 0017), and change_label_index: the first
+      // revision written with the change log's label index (migration 0018).
+      const watermarks = new Set(['revision_counter', 'compaction_state', 'encryption_rotation', 'change_label_index']);
       const bad = rows.filter((r) => !watermarks.has(r.table) && (r.primary ? r.columns[0] !== tenantColumn(r.table) : !r.columns.includes(tenantColumn(r.table))));
       assert.deepEqual(bad, []);
       const keyed = rows.filter((r) => r.primary).map((r) => r.table);

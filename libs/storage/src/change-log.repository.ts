@@ -3,6 +3,8 @@ import type { ChangesTable, DB } from './db.js';
 import { type ObjectKey, withResourceVersion } from './object-key.js';
 import { DURABLE, flushWal } from './object-store.repository.js';
 import type { ChangeScope } from './change-scope-sql.js';
+import { labelContainment, labelIndexCovers } from './change-label-sql.js';
+import type { LabelRequirementLike } from './selector-sql.js';
 import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
 import { StorageError } from './storage-error.js';
 import { isEncryptedBody, openBody, prepareBodies } from './value/stored-body.js';
@@ -175,28 +177,43 @@ export class ChangeLogRepository {
    * {@link changesAfter}. Reads through migration 0012's function, which
    * keeps each batch an index range in revision order. Objects come
    * decrypted ({@link openChange}: one that cannot be is marked unreadable).
+   *
+   * With `labels` (requirements of the watch's label selector), changes
+   * neither of whose states has the requirements' equality labels may be
+   * left out (migration 0018's label index finds the rest); `events` then
+   * holds every change of the scope up to `scannedTo` that may match, and
+   * the caller filters them with its whole selector as before. `indexed`
+   * says whether the index was used (it is not for selectors without
+   * equality terms, nor for history older than the index).
    */
-  async changesInScope(after: number, limit: number, scope: ChangeScope): Promise<{ events: ChangeEvent[]; scannedTo: number }> {
+  async changesInScope(after: number, limit: number, scope: ChangeScope, labels?: LabelRequirementLike[]): Promise<{ events: ChangeEvent[]; scannedTo: number; indexed: boolean }> {
     const db = await tenantDb(this.router, scope.tenant);
-    const { rows } = await sql<ChangeRow & { compacted: number; current: number; revision: number | null; durable: boolean }>`
-      SELECT greatest(cs.compacted_revision, ${tenantFloor(scope.tenant)}) AS compacted, rc.value AS current, ${DURABLE} AS durable, c.*
+    const contains = labels && labelContainment(scope.tenant, scope.resource, labels);
+    const args = sql`${scope.tenant}::text, ${scope.resource}::text, ${scope.namespace ?? null}::text, ${scope.name ?? null}::text, ${after}::bigint, ${limit}::integer`;
+    const read = contains
+      ? sql`SELECT * FROM plinth_changes_with_labels(${args}, ${JSON.stringify([contains])}::jsonb) WHERE ${labelIndexCovers(scope.tenant, after)}
+          UNION ALL SELECT * FROM plinth_changes_in_scope(${args}) WHERE NOT ${labelIndexCovers(scope.tenant, after)}`
+      : sql`SELECT * FROM plinth_changes_in_scope(${args})`;
+    const indexedColumn = contains ? labelIndexCovers(scope.tenant, after) : sql<boolean>`false`;
+    const { rows } = await sql<ChangeRow & { compacted: number; current: number; revision: number | null; durable: boolean; indexed: boolean }>`
+      SELECT greatest(cs.compacted_revision, ${tenantFloor(scope.tenant)}) AS compacted, rc.value AS current, ${DURABLE} AS durable, ${indexedColumn} AS indexed, c.*
       FROM compaction_state cs CROSS JOIN revision_counter rc
       LEFT JOIN LATERAL (
         SELECT ${CHANGE_COLUMNS}
-        FROM plinth_changes_in_scope(${scope.tenant}::text, ${scope.resource}::text, ${scope.namespace ?? null}::text, ${scope.name ?? null}::text, ${after}::bigint, ${limit}::integer) c
+        FROM (${read}) c
         ORDER BY c.revision
       ) c ON TRUE
     `.execute(db);
-    const { compacted, current, durable } = rows[0];
+    const { compacted, current, durable, indexed } = rows[0];
     if (!durable) await flushWal(db);
     if (after < compacted) {
       throw new StorageError('Expired', `too old resource version: ${after} (${compacted})`, undefined, compacted);
     }
-    const read = rows.filter((r) => r.revision !== null);
-    const scannedTo = read.length === limit ? Number(read[read.length - 1].revision) : Math.max(after, Number(current));
+    const found = rows.filter((r) => r.revision !== null);
+    const scannedTo = found.length === limit ? Number(found[found.length - 1].revision) : Math.max(after, Number(current));
     const events = toEvents(rows);
     await prepareChanges(events);
-    return { events: events.map(openChange), scannedTo };
+    return { events: events.map(openChange), scannedTo, indexed };
   }
 
   /** The oldest revision a watch or list may start from. */
@@ -240,7 +257,7 @@ export class ChangeLogRepository {
 }
 
 /** A `changes` row as read for followers. */
-type ChangeRow = Omit<ChangesTable, 'created_at'>;
+type ChangeRow = Omit<ChangesTable, 'created_at' | 'labels'>;
 
 /** The events of the rows read (none when the scope had none: the LEFT JOIN's single row of NULLs), leaving out a purged tenant's rows whose state is gone. */
 function toEvents(rows: Array<Omit<ChangeRow, 'revision'> & { revision: number | null }>): ChangeEvent[] {

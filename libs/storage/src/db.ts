@@ -53,6 +53,8 @@ export interface ChangesTable {
   object: Record<string, unknown> | null;
   prev_object: Record<string, unknown> | null;
   prev_revision: number | null;
+  /** Labels of the new and previous state, scoped and indexed for label-selected catch-up (migration 0018; set by a trigger). */
+  labels: Generated<unknown[] | null>;
   created_at: Generated<Date>;
 }
 

@@ -25,7 +25,7 @@ import { handleUpdate } from '../handlers/update.handler.js';
 import { handleWatch } from '../handlers/watch.handler.js';
 import { parseListOptions } from '../http/options/list-options.dto.js';
 import { firstValues, parseBool, type RawQuery } from '../http/options/query-validation.js';
-import { parseRequestInfo, type RequestInfo } from '../http/request-info.js';
+import { requestInfoOf, type RequestInfo } from '../http/request-info.js';
 import { setWarnings } from '../http/response-writer.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import { selfSubjectReviewResource, serviceAccountResource, tokenReviewResource } from '../kinds/authentication/authentication.resources.js';
@@ -78,8 +78,7 @@ export class ResourceController {
   async handle(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const rawQuery = (req.query ?? {}) as RawQuery;
     const query = firstValues(rawQuery);
-    const path = req.url.split('?')[0];
-    const info = parseRequestInfo(req.method, path, parseBool(query.watch) === true);
+    const info = requestInfoOf(req, parseBool(query.watch) === true);
     // Metric labels only ever name resources the tenant serves: made-up paths share the empty label.
     req.plinth = { verb: info.verb || req.method.toLowerCase(), group: '', resource: '' };
     const tenant = await this.tenants.get(info.tenant);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { UserInfo } from '@plinth/admission';
-import { parseRequestInfo } from '../http/request-info.js';
+import { requestInfoOf } from '../http/request-info.js';
 import type { AuditLogWriter } from './audit-log.writer.js';
 import type { AuditAttributes, AuditDecision, AuditPolicy, AuditStage } from './audit-policy.js';
 import { sourceIps } from './source-ips.js';
@@ -40,8 +40,7 @@ const MAX_BODY_BYTES = 1024 * 1024;
 const VERBS: Record<string, string> = { GET: 'get', HEAD: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'delete' };
 
 function attributesOf(req: FastifyRequest, user: UserInfo | undefined): { attrs: AuditAttributes; tenant: string; version: string } {
-  const path = req.url.split('?')[0];
-  const info = parseRequestInfo(req.method, path, /[?&]watch=(true|1)(&|$)/.test(req.url));
+  const info = requestInfoOf(req);
   const resourceRequest = info.isResourceRequest && !!info.verb;
   return {
     tenant: info.tenant,

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { UserInfo } from '@plinth/apimachinery';
 import type { AuthorizationAttributes, Authorizer } from '@plinth/apimachinery';
 import { ApiError } from '@plinth/apimachinery';
-import { parseRequestInfo } from '../http/request-info.js';
+import { requestInfoOf } from '../http/request-info.js';
 import { sendPlain } from '../http/response-writer.js';
 import type { AuthenticationService } from './authentication.service.js';
 import { bearerTokenOf } from './bearer-token.js';
@@ -25,9 +25,7 @@ declare module 'fastify' {
 
 /** The authorization attributes of a request, as upstream's RequestInfo resolver derives them. */
 export function requestAttributes(req: FastifyRequest, user: UserInfo): AuthorizationAttributes {
-  const path = req.url.split('?')[0];
-  const watch = /[?&]watch=(true|1)(&|$)/.test(req.url);
-  const info = parseRequestInfo(req.method, path, watch);
+  const info = requestInfoOf(req);
   if (!info.isResourceRequest || !info.verb) {
     const verb = { GET: 'get', HEAD: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'delete' }[req.method] ?? req.method.toLowerCase();
     return { user, tenant: info.tenant, verb, resourceRequest: false, apiGroup: '', apiVersion: '', resource: '', subresource: '', namespace: '', name: '', path: info.path };

@@ -27,6 +27,26 @@ export function isTenantMember(index: TenantRbacIndex, user: UserInfo, tenant: s
  * tenant's API groups, OpenAPI or kinds. Then upstream's RBAC decision.
  */
 export function tenantDecision(index: TenantRbacIndex, attrs: AuthorizationAttributes): AuthorizationDecision {
+  return index.decisionOf(decisionKey(attrs), () => uncachedTenantDecision(index, attrs));
+}
+
+/**
+ * Every attribute a tenant decision reads, as one string: the user's name,
+ * groups and tenant claims (membership and subjects), then the request's
+ * verb, group, resource, subresource, namespace, name and, for
+ * non-resource requests, path. Requests with equal keys get equal
+ * decisions over the same index.
+ */
+function decisionKey(attrs: AuthorizationAttributes): string {
+  const { user } = attrs;
+  const tenants = user.extra?.[TENANT_EXTRA_KEY] ?? [];
+  const request = attrs.resourceRequest
+    ? `r\u0001${attrs.verb}\u0001${attrs.apiGroup}\u0001${attrs.resource}\u0001${attrs.subresource}\u0001${attrs.namespace}\u0001${attrs.name}`
+    : `n\u0001${attrs.verb}\u0001${attrs.path}`;
+  return `${user.username}\u0002${user.groups.join('\u0001')}\u0002${tenants.join('\u0001')}\u0002${request}`;
+}
+
+function uncachedTenantDecision(index: TenantRbacIndex, attrs: AuthorizationAttributes): AuthorizationDecision {
   if (isSelfReview(attrs)) return { allowed: true, reason: 'RBAC: every authenticated user may review themselves' };
   if (!(!attrs.resourceRequest && PUBLIC_INFO.test(attrs.path)) && !isTenantMember(index, attrs.user, attrs.tenant)) return { allowed: false, noOpinion: true };
   return rbacDecision(index, attrs);

@@ -92,3 +92,53 @@ describe('TenantRbacIndex', () => {
     assert.equal(idx.rulesFor({ username: 'u', groups: [] }, '').rules.length, 1);
   });
 });
+
+describe('tenantDecision over a changing index (decisions are remembered per index content)', () => {
+  it('a revoked binding, a narrowed role and a removed role take effect on the next decision', () => {
+    const idx = new TenantRbacIndex();
+    const request = attrs('alice', ['system:authenticated'], 'create', 'configmaps', 'ns');
+    idx.put(ROLES, { metadata: { name: 'writer', namespace: 'ns' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create'] }] });
+    idx.put(ROLE_BINDINGS, binding('alice-writes', 'ns', 'Role', 'writer', [{ kind: 'User', name: 'alice' }]));
+    assert.equal(tenantDecision(idx, request).allowed, true);
+    assert.equal(tenantDecision(idx, request).allowed, true, 'the same request again');
+    idx.remove(ROLE_BINDINGS, 'ns', 'alice-writes');
+    assert.equal(tenantDecision(idx, request).allowed, false, 'the revoked binding no longer grants');
+    idx.put(ROLE_BINDINGS, binding('alice-writes', 'ns', 'Role', 'writer', [{ kind: 'User', name: 'alice' }]));
+    assert.equal(tenantDecision(idx, request).allowed, true, 'granted again once bound again');
+    idx.put(ROLES, { metadata: { name: 'writer', namespace: 'ns' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] });
+    assert.equal(tenantDecision(idx, request).allowed, false, 'the role no longer has the verb');
+    idx.put(ROLES, { metadata: { name: 'writer', namespace: 'ns' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create'] }] });
+    assert.equal(tenantDecision(idx, request).allowed, true);
+    idx.remove(ROLES, 'ns', 'writer');
+    const denied = tenantDecision(idx, request);
+    assert.equal(denied.allowed, false);
+    assert.equal(denied.reason, 'RBAC: role.rbac.authorization.k8s.io "writer" not found');
+  });
+
+  it('keeps the decisions of one tenant\'s index from answering for another', () => {
+    const granting = new TenantRbacIndex();
+    const other = new TenantRbacIndex();
+    for (const idx of [granting, other]) {
+      idx.put(ROLES, { metadata: { name: 'writer', namespace: 'ns' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create'] }] });
+    }
+    granting.put(ROLE_BINDINGS, binding('b', 'ns', 'Role', 'writer', [{ kind: 'User', name: 'carol' }]));
+    other.put(ROLE_BINDINGS, binding('b', 'ns', 'Role', 'writer', [{ kind: 'User', name: 'dave' }]));
+    const request = attrs('carol', ['system:authenticated'], 'create', 'configmaps', 'ns');
+    assert.equal(tenantDecision(granting, request).allowed, true);
+    assert.equal(tenantDecision(other, request).allowed, false);
+  });
+
+  it('tells apart requests that differ in any attribute the decision reads', () => {
+    const idx = new TenantRbacIndex();
+    idx.put(ROLES, { metadata: { name: 'one', namespace: 'ns' }, rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: ['a'], verbs: ['get'] }] });
+    idx.put(ROLE_BINDINGS, binding('b', 'ns', 'Role', 'one', [{ kind: 'Group', name: 'devs' }]));
+    const base = attrs('bob', ['devs'], 'get', 'configmaps', 'ns');
+    assert.equal(tenantDecision(idx, { ...base, name: 'a' }).allowed, true);
+    assert.equal(tenantDecision(idx, { ...base, name: 'b' }).allowed, false, 'another name');
+    assert.equal(tenantDecision(idx, { ...base, name: 'a', verb: 'delete' }).allowed, false, 'another verb');
+    assert.equal(tenantDecision(idx, { ...base, name: 'a', subresource: 'status' }).allowed, false, 'a subresource');
+    assert.equal(tenantDecision(idx, { ...base, name: 'a', namespace: 'other' }).allowed, false, 'another namespace');
+    assert.equal(tenantDecision(idx, { ...base, name: 'a', user: { username: 'bob', groups: ['ops'] } }).allowed, false, 'other groups');
+    assert.equal(tenantDecision(idx, { ...base, name: 'a', apiGroup: 'apps' }).allowed, false, 'another group');
+  });
+});

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { UserInfo } from '@plinth/admission';
+import type { AuthorizationDecision } from '@plinth/apimachinery';
 import { type PolicyRule, rulesOf } from '../kinds/rbac/policy-rule.js';
 
 /** The storage resources (`group/resource`) the index follows. */
@@ -8,6 +9,17 @@ export const ROLES = `${RBAC_GROUP}/roles`;
 export const CLUSTER_ROLES = `${RBAC_GROUP}/clusterroles`;
 export const ROLE_BINDINGS = `${RBAC_GROUP}/rolebindings`;
 export const CLUSTER_ROLE_BINDINGS = `${RBAC_GROUP}/clusterrolebindings`;
+/**
+ * Decisions remembered over all tenants' indexes: one LRU bounded in
+ * entries and in key characters (a key holds user names and paths a
+ * client chooses), so neither many tenants nor long names grow it.
+ */
+const DECISIONS = new LRUCache<string, AuthorizationDecision>({
+  max: 10_000,
+  maxSize: 4_000_000,
+  sizeCalculation: (_decision, key) => key.length + 64,
+});
+let nextIndexId = 0;
 /** Every storage resource an index is fed from. */
 export const RBAC_STORAGE_RESOURCES = [ROLES, CLUSTER_ROLES, ROLE_BINDINGS, CLUSTER_ROLE_BINDINGS];
 
@@ -143,6 +155,15 @@ export class TenantRbacIndex {
   private readonly namespacedBySubject = new Map<string, ByRole>();
   /** How many bindings (of any kind, anywhere in the tenant) name each subject key: tenant membership. */
   private readonly subjectBindings = new Map<string, number>();
+  /** Names this index's decisions in the shared cache (see {@link decisionOf}). */
+  private readonly id = nextIndexId++;
+  /**
+   * Bumped by every {@link put} and {@link remove}: decisions remembered
+   * under an older generation are never read again (they age out of the
+   * LRU), so a revoked binding or an edited role takes effect on the next
+   * request.
+   */
+  private generation = 0;
 
   /** How many objects the index holds. */
   get size(): number {
@@ -151,6 +172,7 @@ export class TenantRbacIndex {
 
   /** Adds or replaces the object `obj` of storage resource `resource`. Keeps no reference into `obj`. */
   put(resource: string, obj: Record<string, unknown>): void {
+    this.generation++;
     const m = meta(obj);
     const name = str(m.name);
     const namespace = str(m.namespace);
@@ -171,6 +193,7 @@ export class TenantRbacIndex {
 
   /** Forgets the object `namespace/name` of `resource`; a no-op when absent. */
   remove(resource: string, namespace: string, name: string): void {
+    this.generation++;
     switch (resource) {
       case CLUSTER_ROLES:
         this.clusterRoles.delete(name);
@@ -185,6 +208,23 @@ export class TenantRbacIndex {
         this.removeBinding('ClusterRoleBinding', '', name);
         return;
     }
+  }
+
+  /**
+   * The decision for the request described by `key` (every attribute the
+   * decision reads, see rbac-authorizer's decisionKey) over the index as it
+   * is now: the remembered one when the same key was decided since the last
+   * change of the index, else `decide()`, remembered in a cache shared by
+   * all indexes (bounded, least recently used dropped). `decide` must be
+   * pure over the index.
+   */
+  decisionOf(key: string, decide: () => AuthorizationDecision): AuthorizationDecision {
+    const scoped = `${this.id}\u0003${this.generation}\u0003${key}`;
+    const known = DECISIONS.get(scoped);
+    if (known) return known;
+    const decision = decide();
+    DECISIONS.set(scoped, decision);
+    return decision;
   }
 
   /** Every ClusterRole (for aggregation). The entries must not be mutated. */

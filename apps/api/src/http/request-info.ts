@@ -98,3 +98,32 @@ function verbFor(method: string, hasName: boolean, watch: boolean): Verb | '' {
       return '';
   }
 }
+
+/** The watch parameter as the request filters read it before the query is parsed: `watch=true` or `watch=1`. */
+const WATCH_PARAM = /[?&]watch=(true|1)(&|$)/;
+
+/** What {@link requestInfoOf} remembers of a request: the inputs it parsed and the result. */
+interface ParsedInfo {
+  method: string;
+  url: string;
+  watch: boolean;
+  info: RequestInfo;
+}
+
+const parsed = new WeakMap<object, ParsedInfo>();
+
+/**
+ * {@link parseRequestInfo} of a request's method and path, parsed once per
+ * request and shared by the request filters and the handler (the
+ * authentication, audit and routing stages each asked for it). `watch`
+ * defaults to the URL's `watch=true|1`. The result is shared: callers must
+ * not mutate it. Never throws.
+ */
+export function requestInfoOf(req: { method: string; url: string }, watch = WATCH_PARAM.test(req.url)): RequestInfo {
+  const known = parsed.get(req);
+  if (known && known.method === req.method && known.url === req.url && known.watch === watch) return known.info;
+  const q = req.url.indexOf('?');
+  const info = parseRequestInfo(req.method, q === -1 ? req.url : req.url.slice(0, q), watch);
+  parsed.set(req, { method: req.method, url: req.url, watch, info });
+  return info;
+}

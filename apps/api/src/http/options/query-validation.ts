@@ -21,14 +21,25 @@ export function firstValues(q: RawQuery): Record<string, string> {
  * parameter codec does for unparseable values.
  */
 export function validateQuery<T extends object>(cls: new () => T, q: Record<string, string>): T {
+  // Most requests carry no query at all; whether an empty one is valid depends on the DTO alone, so it is checked once per DTO.
+  let isEmpty = true;
+  for (const _ in q) {
+    isEmpty = false;
+    break;
+  }
+  if (isEmpty && EMPTY_QUERY_VALID.has(cls)) return plainToInstance(cls, q);
   const dto = plainToInstance(cls, q);
   const errors = validateSync(dto, { forbidUnknownValues: false });
   if (errors.length > 0) {
     const msgs = errors.flatMap((e) => Object.values(e.constraints ?? {}));
     throw ApiError.badRequest(msgs.join('; '));
   }
+  if (isEmpty) EMPTY_QUERY_VALID.add(cls);
   return dto;
 }
+
+/** The DTO classes an empty query has been validated against without errors (see {@link validateQuery}). */
+const EMPTY_QUERY_VALID = new WeakSet<new () => object>();
 
 /** Parses a query boolean as Go's strconv.ParseBool; undefined when absent. */
 export function parseBool(v: string | undefined): boolean | undefined {
