@@ -91,6 +91,27 @@ function sample(metrics: string, name: string, labels = ''): number {
   return Number(line?.split(' ').at(-1) ?? NaN);
 }
 
+/** Polls the adaptive limit and the loop delay from /metrics every 250 ms until `stop` is called; returns their means (delay in ms). */
+function pollLoop(base: string, admin: Agent): () => Promise<{ limit: number; delayMs: number }> {
+  const limits: number[] = [];
+  const delays: number[] = [];
+  let stopped = false;
+  const polling = (async () => {
+    while (!stopped) {
+      const text = await (await request(`${base}/metrics`, { dispatcher: admin })).body.text();
+      limits.push(sample(text, 'plinth_flowcontrol_adaptive_limit'));
+      delays.push(sample(text, 'plinth_flowcontrol_event_loop_delay_seconds') * 1000);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  })();
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  return async () => {
+    stopped = true;
+    await polling;
+    return { limit: mean(limits), delayMs: mean(delays) };
+  };
+}
+
 interface Phase {
   quietAlone: { opsPerSec: number; p50: number; p99: number; errors: number };
   quietFlood: { opsPerSec: number; p50: number; p99: number; errors: number };
@@ -100,9 +121,9 @@ interface Phase {
   /** B's admissions, and those that waited for a seat longer than 0.1 s. */
   bAdmitted: number;
   bWaitedOver100ms: number;
-  /** The adaptive limit and the event loop's delay (p99 over the last window) at the end of the flood, from /metrics. */
-  limitAtEnd: number;
-  loopDelayMsAtEnd: number;
+  /** The replica-wide limit and the event loop's mean delay, averaged over each phase (polled from /metrics). */
+  loopAlone: { limit: number; delayMs: number };
+  loopFlood: { limit: number; delayMs: number };
   /** plinth_create/s with and without usage accounting (measured in one configuration only). */
   accounting?: { withAccounting: number; without: number };
 }
@@ -130,7 +151,9 @@ async function measure(label: string, env: Record<string, string>, pgPort: numbe
     if ((await callAs(base, bob, tokenB, 'POST', '/clusters/b/api/v1/namespaces/default/configmaps', { metadata: { name: 'seed' } })) !== 201) throw new Error('seeding tenant B');
     if ((await callAs(base, alice, tokenA, 'POST', '/clusters/a/api/v1/namespaces/default/configmaps', { metadata: { name: 'seed' } })) !== 201) throw new Error('seeding tenant A');
     progress(`[${label}] tenant B alone: ${QUIET_CLIENTS} clients of creates and gets for ${SECONDS}s`);
+    const stopAlone = pollLoop(base, admin);
     const quiet = await runLoad(QUIET_CLIENTS, SECONDS * 1000, quietWorker(base, bob, tokenB, 'q'));
+    const loopAlone = await stopAlone();
     progress(`[${label}] tenant A floods with ${FLOOD_CLIENTS} clients of creates and gets (${HOSTILE ? 'ignoring' : 'honouring'} Retry-After) while B runs again, ${SECONDS}s`);
     const before = await (await request(`${base}/metrics`, { dispatcher: admin })).body.text();
     let floodOk = 0;
@@ -151,7 +174,9 @@ async function measure(label: string, env: Record<string, string>, pgPort: numbe
         }
       }),
     );
+    const stopFlood = pollLoop(base, admin);
     const loud = await runLoad(QUIET_CLIENTS, SECONDS * 1000, quietWorker(base, bob, tokenB, 'l'));
+    const loopFlood = await stopFlood();
     const after = await (await request(`${base}/metrics`, { dispatcher: admin })).body.text();
     await flooding;
     const waits = (text: string, le: string) => sample(text, 'plinth_flowcontrol_request_wait_duration_seconds_bucket', `le="${le}",tenant="b"`) || sample(text, 'plinth_flowcontrol_request_wait_duration_seconds_bucket', `tenant="b",le="${le}"`);
@@ -169,8 +194,8 @@ async function measure(label: string, env: Record<string, string>, pgPort: numbe
       floodOther,
       bAdmitted: admitted,
       bWaitedOver100ms: admitted - (waits(after, '0.1') - waits(before, '0.1')),
-      limitAtEnd: sample(after, 'plinth_flowcontrol_adaptive_limit'),
-      loopDelayMsAtEnd: sample(after, 'plinth_flowcontrol_event_loop_delay_seconds') * 1000,
+      loopAlone,
+      loopFlood,
     };
   } finally {
     await admin.close();
@@ -205,12 +230,12 @@ async function main(): Promise<void> {
   for (const [i, [name, env]] of all.entries()) results.push([name, await measure(name, env, pgPort, apiPort, i === all.length - 1 && process.env.BENCH_ACCOUNTING !== '0')]);
   const [load2] = loadavg();
   console.log(`\nfairness benchmark (one replica, embedded PostgreSQL, default flow-control settings, ${SECONDS}s phases; load average ${load1.toFixed(2)} -> ${load2.toFixed(2)})\n`);
-  console.log('config            B alone ops/s p50/p99 ms    B under flood ops/s p50/p99 ms   p99 ratio   A served/s  A 429/s  A other  B waited>0.1s  limit  loop p99 ms');
+  console.log('config            B alone ops/s p50/p99 ms    B under flood ops/s p50/p99 ms   p99 ratio   A served/s  A 429/s  A other  B waited>0.1s  limit alone/flood  loop delay ms alone/flood');
   for (const [name, r] of results) {
     const a = r.quietAlone;
     const f = r.quietFlood;
     console.log(
-      `${name.padEnd(16)} ${a.opsPerSec.toFixed(0).padStart(6)} ${a.p50.toFixed(1).padStart(7)}/${a.p99.toFixed(1).padEnd(7)}   ${f.opsPerSec.toFixed(0).padStart(6)} ${f.p50.toFixed(1).padStart(7)}/${f.p99.toFixed(1).padEnd(7)}   ${(f.p99 / a.p99).toFixed(2).padStart(6)}x   ${(r.floodOk / SECONDS).toFixed(0).padStart(8)}  ${(r.flood429 / SECONDS).toFixed(0).padStart(7)}  ${String(r.floodOther).padStart(7)}  ${`${r.bWaitedOver100ms}/${r.bAdmitted}`.padStart(12)}  ${String(r.limitAtEnd).padStart(5)}  ${r.loopDelayMsAtEnd.toFixed(1).padStart(8)}`,
+      `${name.padEnd(16)} ${a.opsPerSec.toFixed(0).padStart(6)} ${a.p50.toFixed(1).padStart(7)}/${a.p99.toFixed(1).padEnd(7)}   ${f.opsPerSec.toFixed(0).padStart(6)} ${f.p50.toFixed(1).padStart(7)}/${f.p99.toFixed(1).padEnd(7)}   ${(f.p99 / a.p99).toFixed(2).padStart(6)}x   ${(r.floodOk / SECONDS).toFixed(0).padStart(8)}  ${(r.flood429 / SECONDS).toFixed(0).padStart(7)}  ${String(r.floodOther).padStart(7)}  ${`${r.bWaitedOver100ms}/${r.bAdmitted}`.padStart(12)}  ${`${r.loopAlone.limit.toFixed(0)}/${r.loopFlood.limit.toFixed(1)}`.padStart(17)}  ${`${r.loopAlone.delayMs.toFixed(1)}/${r.loopFlood.delayMs.toFixed(1)}`.padStart(24)}`,
     );
     if (a.errors + f.errors > 0) console.log(`  B errors: ${a.errors} alone, ${f.errors} under the flood`);
   }

@@ -184,6 +184,16 @@ class EnvironmentVariables {
   /** How often the file is checked for changes when reloading (upstream: every minute). */
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(3600)
   PLINTH_ENCRYPTION_PROVIDER_CONFIG_RELOAD_INTERVAL_SECONDS?: number;
+
+  /** Adaptive replica-wide concurrency (docs/fairness.md): `on` (default) or `off` (PLINTH_MAX_REQUESTS_INFLIGHT stays fixed). */
+  @IsOptional() @IsIn(['on', 'off'])
+  PLINTH_ADAPTIVE_CONCURRENCY?: string;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100000)
+  PLINTH_ADAPTIVE_CONCURRENCY_MIN_SEATS?: number;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(10000)
+  PLINTH_ADAPTIVE_CONCURRENCY_TARGET_DELAY_MS?: number;
 }
 
 /** Plinth's typed configuration. Nothing else reads process.env. */
@@ -269,6 +279,13 @@ export interface AppConfig {
   serviceAccountMaxTokenSeconds: number;
   /** Encryption at rest: the EncryptionConfiguration file, whether it is reloaded when it changes, and how often that is checked. */
   encryption: { providerConfigFile?: string; automaticReload: boolean; reloadIntervalSeconds: number };
+  /**
+   * Adaptive replica-wide concurrency: whether the replica-wide seat limit
+   * shrinks when the event loop's delay passes `targetDelayMs` and grows back
+   * (by one seat per window) when it is below, between `minSeats` and
+   * `maxRequestsInflight` (docs/fairness.md).
+   */
+  adaptiveConcurrency: { enabled: boolean; minSeats: number; targetDelayMs: number };
 }
 
 /**
@@ -386,6 +403,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       providerConfigFile: parsed.PLINTH_ENCRYPTION_PROVIDER_CONFIG || undefined,
       automaticReload: parsed.PLINTH_ENCRYPTION_PROVIDER_CONFIG_AUTOMATIC_RELOAD === 'true',
       reloadIntervalSeconds: parsed.PLINTH_ENCRYPTION_PROVIDER_CONFIG_RELOAD_INTERVAL_SECONDS ?? 60,
+    },
+    adaptiveConcurrency: {
+      enabled: (parsed.PLINTH_ADAPTIVE_CONCURRENCY ?? 'on') === 'on',
+      minSeats: parsed.PLINTH_ADAPTIVE_CONCURRENCY_MIN_SEATS ?? 4,
+      targetDelayMs: parsed.PLINTH_ADAPTIVE_CONCURRENCY_TARGET_DELAY_MS ?? 10,
     },
   };
 }
