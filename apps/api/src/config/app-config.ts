@@ -194,6 +194,9 @@ class EnvironmentVariables {
 
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(10000)
   PLINTH_ADAPTIVE_CONCURRENCY_TARGET_DELAY_MS?: number;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100)
+  PLINTH_ADAPTIVE_CONCURRENCY_TARGET_UTILIZATION?: number;
 }
 
 /** Plinth's typed configuration. Nothing else reads process.env. */
@@ -281,11 +284,12 @@ export interface AppConfig {
   encryption: { providerConfigFile?: string; automaticReload: boolean; reloadIntervalSeconds: number };
   /**
    * Adaptive replica-wide concurrency: whether the replica-wide seat limit
-   * shrinks when the event loop's delay passes `targetDelayMs` and grows back
-   * (by one seat per window) when it is below, between `minSeats` and
+   * shrinks while the event loop's delay is over `targetDelayMs` and the loop
+   * busy for at least `targetUtilization` (0 to 1) of the time, and grows
+   * back (by one seat per window) otherwise, between `minSeats` and
    * `maxRequestsInflight` (docs/fairness.md).
    */
-  adaptiveConcurrency: { enabled: boolean; minSeats: number; targetDelayMs: number };
+  adaptiveConcurrency: { enabled: boolean; minSeats: number; targetDelayMs: number; targetUtilization: number };
 }
 
 /**
@@ -406,8 +410,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     adaptiveConcurrency: {
       enabled: (parsed.PLINTH_ADAPTIVE_CONCURRENCY ?? 'on') === 'on',
-      minSeats: parsed.PLINTH_ADAPTIVE_CONCURRENCY_MIN_SEATS ?? 4,
+      minSeats: parsed.PLINTH_ADAPTIVE_CONCURRENCY_MIN_SEATS ?? 8,
       targetDelayMs: parsed.PLINTH_ADAPTIVE_CONCURRENCY_TARGET_DELAY_MS ?? 10,
+      targetUtilization: (parsed.PLINTH_ADAPTIVE_CONCURRENCY_TARGET_UTILIZATION ?? 90) / 100,
     },
   };
 }

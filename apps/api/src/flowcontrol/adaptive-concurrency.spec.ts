@@ -6,46 +6,56 @@ import { FairQueuing, type FlowObserver, type ReleaseSeats } from './fair-queuin
 const quiet: FlowObserver = { admitted: () => undefined, rejected: () => undefined, changed: () => undefined };
 
 describe('AdaptiveLimit (replica-wide seats from the event loop delay)', () => {
-  const options = { min: 4, max: 64, targetDelayMs: 10 };
+  const options = { min: 4, max: 64, targetDelayMs: 10, targetUtilization: 0.9 };
 
   it('starts at the most seats and stays there while the loop keeps up', () => {
     const c = new AdaptiveLimit(options);
     assert.equal(c.limit, 64);
-    for (let i = 0; i < 20; i++) assert.equal(c.update({ delayMs: 2, limited: true }), 64);
+    for (let i = 0; i < 20; i++) assert.equal(c.update({ delayMs: 2, utilization: 1, limited: true }), 64);
   });
 
   it('shrinks while the delay grows past the target, at most halving in one window, never below the minimum', () => {
     const c = new AdaptiveLimit(options);
-    assert.equal(c.update({ delayMs: 1000, limited: true }), 32, 'halved, not cut to 64 * 10/1000');
-    assert.equal(c.update({ delayMs: 20, limited: true }), 16, 'target ÷ delay = 0.5');
-    assert.equal(c.update({ delayMs: 12.5, limited: false }), 12, 'target ÷ delay = 0.8');
-    assert.equal(c.update({ delayMs: 10.5, limited: false }), 11, 'at least one seat less while above the target');
+    assert.equal(c.update({ delayMs: 1000, utilization: 1, limited: true }), 32, 'halved, not cut to 64 * 10/1000');
+    assert.equal(c.update({ delayMs: 20, utilization: 1, limited: true }), 16, 'target ÷ delay = 0.5');
+    assert.equal(c.update({ delayMs: 12.5, utilization: 1, limited: false }), 12, 'target ÷ delay = 0.8');
+    assert.equal(c.update({ delayMs: 10.5, utilization: 1, limited: false }), 11, 'at least one seat less while above the target');
     const limits: number[] = [];
-    for (let i = 0; i < 20; i++) limits.push(c.update({ delayMs: 15 + i, limited: true }));
+    for (let i = 0; i < 20; i++) limits.push(c.update({ delayMs: 15 + i, utilization: 1, limited: true }));
     assert.ok(limits.every((l, i) => l <= (i === 0 ? 11 : limits[i - 1])), `never grows while above the target: ${limits.join(',')}`);
     assert.equal(c.limit, 4);
-    assert.equal(c.update({ delayMs: 500, limited: true }), 4);
+    assert.equal(c.update({ delayMs: 500, utilization: 1, limited: true }), 4);
   });
 
   it('grows back one seat per window once the delay is within the target, only while the limit holds requests back, up to the maximum', () => {
     const c = new AdaptiveLimit(options);
-    for (let i = 0; i < 10; i++) c.update({ delayMs: 100, limited: true });
+    for (let i = 0; i < 10; i++) c.update({ delayMs: 100, utilization: 1, limited: true });
     assert.equal(c.limit, 4);
-    assert.equal(c.update({ delayMs: 5, limited: false }), 4, 'nothing waits for a seat: no reason to grow');
-    assert.equal(c.update({ delayMs: 5, limited: true }), 5);
-    assert.equal(c.update({ delayMs: 10, limited: true }), 6, 'at the target counts as within it');
-    for (let i = 0; i < 100; i++) c.update({ delayMs: 1, limited: true });
+    assert.equal(c.update({ delayMs: 5, utilization: 1, limited: false }), 4, 'nothing waits for a seat: no reason to grow');
+    assert.equal(c.update({ delayMs: 5, utilization: 1, limited: true }), 5);
+    assert.equal(c.update({ delayMs: 10, utilization: 1, limited: true }), 6, 'at the target counts as within it');
+    for (let i = 0; i < 100; i++) c.update({ delayMs: 1, utilization: 1, limited: true });
     assert.equal(c.limit, 64);
+  });
+
+  it('does not shrink for a delay the requests did not cause: the loop mostly idle (other processes, requests waiting on PostgreSQL) grows the limit instead', () => {
+    const c = new AdaptiveLimit(options);
+    c.update({ delayMs: 100, utilization: 1, limited: true });
+    assert.equal(c.limit, 32);
+    assert.equal(c.update({ delayMs: 100, utilization: 0.5, limited: true }), 33);
+    assert.equal(c.update({ delayMs: 100, utilization: 0.89, limited: false }), 33);
+    assert.equal(c.update({ delayMs: 100, utilization: 0.9, limited: false }), 16, 'busy for the target share and delayed: shrinks');
   });
 
   it('ignores samples that are not a delay, and refuses bounds that contradict each other', () => {
     const c = new AdaptiveLimit(options);
-    c.update({ delayMs: 40, limited: true });
-    assert.equal(c.update({ delayMs: Number.NaN, limited: true }), 32);
-    assert.equal(c.update({ delayMs: -1, limited: true }), 32);
-    assert.equal(c.update({ delayMs: Number.POSITIVE_INFINITY, limited: true }), 32);
-    assert.throws(() => new AdaptiveLimit({ min: 0, max: 8, targetDelayMs: 10 }));
-    assert.throws(() => new AdaptiveLimit({ min: 9, max: 8, targetDelayMs: 10 }));
+    c.update({ delayMs: 40, utilization: 1, limited: true });
+    assert.equal(c.update({ delayMs: Number.NaN, utilization: 1, limited: true }), 32);
+    assert.equal(c.update({ delayMs: -1, utilization: 1, limited: true }), 32);
+    assert.equal(c.update({ delayMs: 40, utilization: Number.NaN, limited: true }), 32);
+    assert.equal(c.update({ delayMs: Number.POSITIVE_INFINITY, utilization: 1, limited: true }), 32);
+    assert.throws(() => new AdaptiveLimit({ ...options, min: 0, max: 8 }));
+    assert.throws(() => new AdaptiveLimit({ ...options, min: 9, max: 8 }));
   });
 });
 

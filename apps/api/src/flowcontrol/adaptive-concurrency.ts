@@ -1,4 +1,4 @@
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { type EventLoopUtilization, monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
 
 /** How the replica-wide seat limit adapts to the event loop's delay. */
 export interface AdaptiveLimitOptions {
@@ -6,14 +6,23 @@ export interface AdaptiveLimitOptions {
   min: number;
   /** The most replica-wide seats (PLINTH_MAX_REQUESTS_INFLIGHT): the limit never goes above it. */
   max: number;
-  /** Loop delay (ms) above which the limit shrinks; at or below it, a limit that held requests back grows. */
+  /** Loop delay (ms) above which, with the loop this busy, the limit shrinks; at or below it, a limit that held requests back grows. */
   targetDelayMs: number;
+  /**
+   * Share of the window the loop was busy (0 to 1) from which the loop
+   * counts as saturated: below it, a delay over the target is not the
+   * requests' doing (other processes, a pause) and more seats would use
+   * idle time (requests waiting on PostgreSQL), so the limit does not shrink.
+   */
+  targetUtilization: number;
 }
 
 /** What one window of the event loop showed the controller. */
 export interface LoopSample {
   /** The event loop's mean delay over the window, in milliseconds. */
   delayMs: number;
+  /** The share of the window the event loop was busy, 0 to 1 (performance.eventLoopUtilization). */
+  utilization: number;
   /** Whether the replica-wide limit held a request back during the window (or requests wait for it now). */
   limited: boolean;
 }
@@ -24,13 +33,15 @@ export interface LoopSample {
  * congestion control and Netflix's concurrency-limits (AIMD, Gradient):
  * deterministic, fed one {@link LoopSample} per window.
  *
- * - Delay above the target: the loop itself has become a queue, so the
+ * - Delay above the target while the loop was busy for at least the
+ *   target share of the window: the loop itself has become a queue, so the
  *   limit shrinks in proportion to the overshoot (target ÷ delay, at most
  *   halving in one window) and excess requests wait in the per-tenant fair
  *   queues instead, where the lightest tenant goes first.
- * - Delay at or below the target while the limit held requests back: one
- *   seat more (additive increase), so throughput comes back as soon as the
- *   loop has room.
+ * - Otherwise, while the limit held requests back: one seat more (additive
+ *   increase), so throughput comes back as soon as the loop has room, and a
+ *   replica whose requests mostly wait on PostgreSQL (loop not saturated)
+ *   keeps the seats that overlap those waits.
  * - Otherwise (the limit is not what bounds the work) it stays.
  *
  * The limit stays within [min, max] whatever the samples; a sample that is
@@ -53,8 +64,8 @@ export class AdaptiveLimit {
   /** Feeds one window's sample; returns the new limit. Mutates only this controller. */
   update(sample: LoopSample): number {
     const { min, max, targetDelayMs } = this.options;
-    if (!Number.isFinite(sample.delayMs) || sample.delayMs < 0) return this.current;
-    if (sample.delayMs > targetDelayMs) {
+    if (!Number.isFinite(sample.delayMs) || sample.delayMs < 0 || !(sample.utilization >= 0)) return this.current;
+    if (sample.delayMs > targetDelayMs && sample.utilization >= this.options.targetUtilization) {
       const gradient = Math.max(0.5, targetDelayMs / sample.delayMs);
       this.current = Math.max(min, Math.min(this.current - 1, Math.floor(this.current * gradient)));
     } else if (sample.limited) {
@@ -72,8 +83,8 @@ export interface SeatLimitTarget {
   setSeatLimit(seats: number): void;
 }
 
-/** Reports the limit and the loop delay each window (metrics). */
-export type AdaptiveObserver = (limit: number, delayMs: number) => void;
+/** Reports the limit, the loop delay and the loop's utilization each window (metrics). */
+export type AdaptiveObserver = (limit: number, delayMs: number, utilization: number) => void;
 
 /**
  * Drives an {@link AdaptiveLimit} from the event loop: Node's own loop
@@ -86,6 +97,7 @@ export type AdaptiveObserver = (limit: number, delayMs: number) => void;
 export class EventLoopLimiter {
   private readonly histogram: IntervalHistogram;
   private timer?: NodeJS.Timeout;
+  private elu?: EventLoopUtilization;
 
   constructor(
     private readonly controller: AdaptiveLimit | undefined,
@@ -101,6 +113,7 @@ export class EventLoopLimiter {
   start(): void {
     if (this.timer) return;
     this.histogram.enable();
+    this.elu = performance.eventLoopUtilization();
     this.timer = setInterval(() => this.tick(), this.windowMs);
     this.timer.unref();
   }
@@ -116,12 +129,15 @@ export class EventLoopLimiter {
     // No sample in the window (the loop was blocked for all of it): the window's own length is the delay seen.
     const delayMs = this.histogram.count > 0 ? this.histogram.mean / 1e6 : this.windowMs;
     this.histogram.reset();
+    const now = performance.eventLoopUtilization();
+    const utilization = performance.eventLoopUtilization(now, this.elu).utilization;
+    this.elu = now;
     if (!this.controller) {
-      this.observe(this.target.currentSeatLimit, delayMs);
+      this.observe(this.target.currentSeatLimit, delayMs, utilization);
       return;
     }
-    const limit = this.controller.update({ delayMs, limited: this.target.takeLimited() });
+    const limit = this.controller.update({ delayMs, utilization, limited: this.target.takeLimited() });
     this.target.setSeatLimit(limit);
-    this.observe(limit, delayMs);
+    this.observe(limit, delayMs, utilization);
   }
 }

@@ -46,10 +46,10 @@ const FLOW_OBSERVER = Symbol('FLOW_OBSERVER');
       useFactory: (config: AppConfig, queuing: FairQueuing, metrics: Metrics) => {
         const report = adaptiveMetrics(metrics.registry);
         const max = config.maxRequestsInflight;
-        report(max, 0);
-        const { enabled, minSeats, targetDelayMs } = config.adaptiveConcurrency;
+        report(max, 0, 0);
+        const { enabled, minSeats, targetDelayMs, targetUtilization } = config.adaptiveConcurrency;
         // No replica-wide limit (0) or adaptation off: the limit stays fixed; the loop's delay is still reported.
-        const controller = enabled && max > 0 ? new AdaptiveLimit({ min: Math.min(minSeats, max), max, targetDelayMs }) : undefined;
+        const controller = enabled && max > 0 ? new AdaptiveLimit({ min: Math.min(minSeats, max), max, targetDelayMs, targetUtilization }) : undefined;
         return new EventLoopLimiter(controller, queuing, report);
       },
       inject: [APP_CONFIG, FairQueuing, Metrics],
