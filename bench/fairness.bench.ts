@@ -91,16 +91,25 @@ function sample(metrics: string, name: string, labels = ''): number {
   return Number(line?.split(' ').at(-1) ?? NaN);
 }
 
-/** Polls the adaptive limit and the loop delay from /metrics every 250 ms until `stop` is called; returns their means (delay in ms). */
-function pollLoop(base: string, admin: Agent): () => Promise<{ limit: number; delayMs: number }> {
+/** What the replica reported of its event loop over one phase: means of the limit, the loop's delay (ms) and its utilization. */
+interface LoopSeen {
+  limit: number;
+  delayMs: number;
+  utilization: number;
+}
+
+/** Polls the adaptive limit, the loop delay and utilization from /metrics every 250 ms until the returned function is called; resolves with their means. */
+function pollLoop(base: string, admin: Agent): () => Promise<LoopSeen> {
   const limits: number[] = [];
   const delays: number[] = [];
+  const busy: number[] = [];
   let stopped = false;
   const polling = (async () => {
     while (!stopped) {
       const text = await (await request(`${base}/metrics`, { dispatcher: admin })).body.text();
       limits.push(sample(text, 'plinth_flowcontrol_adaptive_limit'));
       delays.push(sample(text, 'plinth_flowcontrol_event_loop_delay_seconds') * 1000);
+      busy.push(sample(text, 'plinth_flowcontrol_event_loop_utilization'));
       await new Promise((r) => setTimeout(r, 250));
     }
   })();
@@ -108,7 +117,7 @@ function pollLoop(base: string, admin: Agent): () => Promise<{ limit: number; de
   return async () => {
     stopped = true;
     await polling;
-    return { limit: mean(limits), delayMs: mean(delays) };
+    return { limit: mean(limits), delayMs: mean(delays), utilization: mean(busy) };
   };
 }
 
@@ -122,8 +131,8 @@ interface Phase {
   bAdmitted: number;
   bWaitedOver100ms: number;
   /** The replica-wide limit and the event loop's mean delay, averaged over each phase (polled from /metrics). */
-  loopAlone: { limit: number; delayMs: number };
-  loopFlood: { limit: number; delayMs: number };
+  loopAlone: LoopSeen;
+  loopFlood: LoopSeen;
   /** plinth_create/s with and without usage accounting (measured in one configuration only). */
   accounting?: { withAccounting: number; without: number };
 }
@@ -230,12 +239,12 @@ async function main(): Promise<void> {
   for (const [i, [name, env]] of all.entries()) results.push([name, await measure(name, env, pgPort, apiPort, i === all.length - 1 && process.env.BENCH_ACCOUNTING !== '0')]);
   const [load2] = loadavg();
   console.log(`\nfairness benchmark (one replica, embedded PostgreSQL, default flow-control settings, ${SECONDS}s phases; load average ${load1.toFixed(2)} -> ${load2.toFixed(2)})\n`);
-  console.log('config            B alone ops/s p50/p99 ms    B under flood ops/s p50/p99 ms   p99 ratio   A served/s  A 429/s  A other  B waited>0.1s  limit alone/flood  loop delay ms alone/flood');
+  console.log('config            B alone ops/s p50/p99 ms    B under flood ops/s p50/p99 ms   p99 ratio   A served/s  A 429/s  A other  B waited>0.1s  limit alone/flood  loop delay ms alone/flood  loop busy alone/flood');
   for (const [name, r] of results) {
     const a = r.quietAlone;
     const f = r.quietFlood;
     console.log(
-      `${name.padEnd(16)} ${a.opsPerSec.toFixed(0).padStart(6)} ${a.p50.toFixed(1).padStart(7)}/${a.p99.toFixed(1).padEnd(7)}   ${f.opsPerSec.toFixed(0).padStart(6)} ${f.p50.toFixed(1).padStart(7)}/${f.p99.toFixed(1).padEnd(7)}   ${(f.p99 / a.p99).toFixed(2).padStart(6)}x   ${(r.floodOk / SECONDS).toFixed(0).padStart(8)}  ${(r.flood429 / SECONDS).toFixed(0).padStart(7)}  ${String(r.floodOther).padStart(7)}  ${`${r.bWaitedOver100ms}/${r.bAdmitted}`.padStart(12)}  ${`${r.loopAlone.limit.toFixed(0)}/${r.loopFlood.limit.toFixed(1)}`.padStart(17)}  ${`${r.loopAlone.delayMs.toFixed(1)}/${r.loopFlood.delayMs.toFixed(1)}`.padStart(24)}`,
+      `${name.padEnd(16)} ${a.opsPerSec.toFixed(0).padStart(6)} ${a.p50.toFixed(1).padStart(7)}/${a.p99.toFixed(1).padEnd(7)}   ${f.opsPerSec.toFixed(0).padStart(6)} ${f.p50.toFixed(1).padStart(7)}/${f.p99.toFixed(1).padEnd(7)}   ${(f.p99 / a.p99).toFixed(2).padStart(6)}x   ${(r.floodOk / SECONDS).toFixed(0).padStart(8)}  ${(r.flood429 / SECONDS).toFixed(0).padStart(7)}  ${String(r.floodOther).padStart(7)}  ${`${r.bWaitedOver100ms}/${r.bAdmitted}`.padStart(12)}  ${`${r.loopAlone.limit.toFixed(0)}/${r.loopFlood.limit.toFixed(1)}`.padStart(17)}  ${`${r.loopAlone.delayMs.toFixed(1)}/${r.loopFlood.delayMs.toFixed(1)}`.padStart(24)}  ${`${(r.loopAlone.utilization * 100).toFixed(0)}%/${(r.loopFlood.utilization * 100).toFixed(0)}%`.padStart(20)}`,
     );
     if (a.errors + f.errors > 0) console.log(`  B errors: ${a.errors} alone, ${f.errors} under the flood`);
   }
