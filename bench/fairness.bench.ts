@@ -85,6 +85,31 @@ function quietWorker(base: string, agent: Agent, token: string, tag: string): (i
   };
 }
 
+/**
+ * Tenant A's flood: FLOOD_CLIENTS clients alternating plain creates and
+ * gets of its seed ConfigMap until `until` (ms since the epoch); counts the
+ * answers served, refused with 429 (then waits Retry-After unless
+ * BENCH_HOSTILE=1) and anything else.
+ */
+async function flood(base: string, agent: Agent, token: string, until: number): Promise<{ ok: number; refused: number; other: number }> {
+  const counts = { ok: 0, refused: 0, other: 0 };
+  await Promise.all(
+    Array.from({ length: FLOOD_CLIENTS }, async (_, c) => {
+      for (let i = 0; Date.now() < until; i++) {
+        const create = i % 2 === 0;
+        const s = await callAs(base, agent, token, create ? 'POST' : 'GET', `/clusters/a/api/v1/namespaces/default/configmaps${create ? '' : '/seed'}`, create ? { metadata: { name: `f-${c}-${i}` } } : undefined).catch(() => 0);
+        if (s === 429) {
+          counts.refused++;
+          // As client-go and kubectl do: wait Retry-After (1 s) before trying again.
+          if (!HOSTILE) await new Promise((r) => setTimeout(r, 1000));
+        } else if (s < 300 && s > 0) counts.ok++;
+        else counts.other++;
+      }
+    }),
+  );
+  return counts;
+}
+
 /** The value of the first sample of `name` (with `labels` in its label set) in a Prometheus text exposition; NaN when absent. */
 function sample(metrics: string, name: string, labels = ''): number {
   const line = metrics.split('\n').find((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && l.includes(labels));
@@ -165,29 +190,12 @@ async function measure(label: string, env: Record<string, string>, pgPort: numbe
     const loopAlone = await stopAlone();
     progress(`[${label}] tenant A floods with ${FLOOD_CLIENTS} clients of creates and gets (${HOSTILE ? 'ignoring' : 'honouring'} Retry-After) while B runs again, ${SECONDS}s`);
     const before = await (await request(`${base}/metrics`, { dispatcher: admin })).body.text();
-    let floodOk = 0;
-    let flood429 = 0;
-    let floodOther = 0;
-    const until = Date.now() + SECONDS * 1000;
-    const flooding = Promise.all(
-      Array.from({ length: FLOOD_CLIENTS }, async (_, c) => {
-        for (let i = 0; Date.now() < until; i++) {
-          const create = i % 2 === 0;
-          const s = await callAs(base, alice, tokenA, create ? 'POST' : 'GET', `/clusters/a/api/v1/namespaces/default/configmaps${create ? '' : '/seed'}`, create ? { metadata: { name: `f-${c}-${i}` } } : undefined).catch(() => 0);
-          if (s === 429) {
-            flood429++;
-            // As client-go and kubectl do: wait Retry-After (1 s) before trying again.
-            if (!HOSTILE) await new Promise((r) => setTimeout(r, 1000));
-          } else if (s < 300 && s > 0) floodOk++;
-          else floodOther++;
-        }
-      }),
-    );
+    const flooding = flood(base, alice, tokenA, Date.now() + SECONDS * 1000);
     const stopFlood = pollLoop(base, admin);
     const loud = await runLoad(QUIET_CLIENTS, SECONDS * 1000, quietWorker(base, bob, tokenB, 'l'));
     const loopFlood = await stopFlood();
     const after = await (await request(`${base}/metrics`, { dispatcher: admin })).body.text();
-    await flooding;
+    const { ok: floodOk, refused: flood429, other: floodOther } = await flooding;
     const waits = (text: string, le: string) => sample(text, 'plinth_flowcontrol_request_wait_duration_seconds_bucket', `le="${le}",tenant="b"`) || sample(text, 'plinth_flowcontrol_request_wait_duration_seconds_bucket', `tenant="b",le="${le}"`);
     const admitted = waits(after, '+Inf') - waits(before, '+Inf');
     const q = percentiles(quiet.latencies);
