@@ -38,13 +38,15 @@ describe('AdaptiveLimit (replica-wide seats from the event loop delay)', () => {
     assert.equal(c.limit, 64);
   });
 
-  it('does not shrink for a delay the requests did not cause: the loop mostly idle (other processes, requests waiting on PostgreSQL) grows the limit instead', () => {
+  it('does not shrink for a delay the requests did not cause (loop not saturated: other processes, requests waiting on PostgreSQL), and grows fast while the loop is mostly idle', () => {
     const c = new AdaptiveLimit(options);
     c.update({ delayMs: 100, utilization: 1, limited: true });
     assert.equal(c.limit, 32);
     assert.equal(c.update({ delayMs: 100, utilization: 0.5, limited: true }), 33);
-    assert.equal(c.update({ delayMs: 100, utilization: 0.89, limited: false }), 33);
-    assert.equal(c.update({ delayMs: 100, utilization: 0.9, limited: false }), 16, 'busy for the target share and delayed: shrinks');
+    assert.equal(c.update({ delayMs: 1, utilization: 0.44, limited: true }), 42, 'mostly idle with requests held back: a quarter more');
+    assert.equal(c.update({ delayMs: 100, utilization: 1, limited: true }), 21);
+    assert.equal(c.update({ delayMs: 100, utilization: 0.89, limited: false }), 21);
+    assert.equal(c.update({ delayMs: 100, utilization: 0.9, limited: false }), 10, 'busy for the target share and delayed: shrinks');
   });
 
   it('ignores samples that are not a delay, and refuses bounds that contradict each other', () => {

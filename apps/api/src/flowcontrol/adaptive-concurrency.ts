@@ -41,7 +41,10 @@ export interface LoopSample {
  * - Otherwise, while the limit held requests back: one seat more (additive
  *   increase), so throughput comes back as soon as the loop has room, and a
  *   replica whose requests mostly wait on PostgreSQL (loop not saturated)
- *   keeps the seats that overlap those waits.
+ *   keeps the seats that overlap those waits; a quarter more when the loop
+ *   was busy less than half the target share (the seats are held by
+ *   requests waiting elsewhere, e.g. on a slow webhook, and the others
+ *   should not wait for them).
  * - Otherwise (the limit is not what bounds the work) it stays.
  *
  * The limit stays within [min, max] whatever the samples; a sample that is
@@ -69,7 +72,10 @@ export class AdaptiveLimit {
       const gradient = Math.max(0.5, targetDelayMs / sample.delayMs);
       this.current = Math.max(min, Math.min(this.current - 1, Math.floor(this.current * gradient)));
     } else if (sample.limited) {
-      this.current = Math.min(max, this.current + 1);
+      // A mostly idle loop with requests held back: the seats are taken by requests waiting on something else
+      // (PostgreSQL, a slow webhook), so grow by a quarter rather than one seat per window.
+      const idle = sample.utilization < this.options.targetUtilization / 2;
+      this.current = Math.min(max, idle ? Math.max(this.current + 1, Math.ceil(this.current * 1.25)) : this.current + 1);
     }
     return this.current;
   }
