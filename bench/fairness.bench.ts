@@ -1,6 +1,7 @@
-import { type Agent, request } from 'undici';
+import { loadavg } from 'node:os';
+import { Agent, request } from 'undici';
 import pg from 'pg';
-import { benchAgent, benchUserAgent, percentiles, progress, runBenchmark, runLoad, startBenchPostgres, startServerProcess, stopServerAndDatabase } from './bench-support.js';
+import { benchAgent, benchTls, percentiles, progress, runBenchmark, runLoad, startBenchPostgres, startServerProcess, stopServerAndDatabase } from './bench-support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const QUIET_CLIENTS = 4;
@@ -13,15 +14,6 @@ async function call(base: string, dispatcher: Agent, method: 'GET' | 'POST', pat
   const res = await request(`${base}${path}`, { method, dispatcher, body: body === undefined ? undefined : JSON.stringify(body), headers: { 'content-type': 'application/json' } });
   await res.body.text();
   return res.statusCode;
-}
-
-/** B's workload: creates, and gets of an object that exists, alternating; each must succeed. */
-function quietWorker(base: string, agent: Agent, tag: string): (i: number) => Promise<void> {
-  return async (i) => {
-    const name = `${tag}-${i}`;
-    const status = i % 2 === 0 ? await call(base, agent, 'POST', '/clusters/b/api/v1/namespaces/default/configmaps', { metadata: { name } }) : await call(base, agent, 'GET', '/clusters/b/api/v1/namespaces/default/configmaps/seed');
-    if (status >= 300) throw new Error(`quiet tenant got ${status}`);
-  };
 }
 
 /**
@@ -56,73 +48,217 @@ async function accountingCost(url: string): Promise<{ withAccounting: number; wi
   return { withAccounting: withAccounting.opsPerSec, without: without.opsPerSec };
 }
 
+/** A tenant's ServiceAccount `bench` (RoleBinding to `edit` in `default`) and a token of it: how the issue measured, each tenant as its own ServiceAccount. */
+async function tenantToken(base: string, admin: Agent, tenant: string): Promise<string> {
+  const post = async (path: string, body: unknown) => {
+    const res = await request(`${base}/clusters/${tenant}${path}`, { method: 'POST', dispatcher: admin, body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const text = await res.body.text();
+    if (res.statusCode >= 300) throw new Error(`POST ${path} in ${tenant}: ${res.statusCode} ${text}`);
+    return JSON.parse(text) as { status?: { token?: string } };
+  };
+  await post('/api/v1/namespaces/default/serviceaccounts', { metadata: { name: 'bench' } });
+  await post('/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings', {
+    metadata: { name: 'bench-edit' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' },
+    subjects: [{ kind: 'ServiceAccount', name: 'bench', namespace: 'default' }],
+  });
+  return String((await post('/api/v1/namespaces/default/serviceaccounts/bench/token', { spec: {} })).status?.token);
+}
+
+/** A token-only client (trusts the CA, presents no certificate) with `connections` keep-alive connections. */
+async function tokenAgent(connections: number): Promise<Agent> {
+  return new Agent({ connections, pipelining: 1, keepAliveTimeout: 30000, connect: { ca: (await benchTls()).ca } });
+}
+
+/** One HTTPS call with a bearer token; resolves with the status (429s are part of the measurement). */
+async function callAs(base: string, dispatcher: Agent, token: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<number> {
+  const res = await request(`${base}${path}`, { method, dispatcher, body: body === undefined ? undefined : JSON.stringify(body), headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` } });
+  await res.body.text();
+  return res.statusCode;
+}
+
+/** B's workload: creates, and gets of an object that exists, alternating; each must succeed. */
+function quietWorker(base: string, agent: Agent, token: string, tag: string): (i: number) => Promise<void> {
+  return async (i) => {
+    const status = i % 2 === 0 ? await callAs(base, agent, token, 'POST', '/clusters/b/api/v1/namespaces/default/configmaps', { metadata: { name: `${tag}-${i}` } }) : await callAs(base, agent, token, 'GET', '/clusters/b/api/v1/namespaces/default/configmaps/seed');
+    if (status >= 300) throw new Error(`quiet tenant got ${status}`);
+  };
+}
+
 /**
- * Tenant B (4 clients of creates and gets) alone, then while tenant A floods
- * with 64 clients: B's p50/p99 in both phases, A's throughput and share of
- * 429s, and the cost of usage accounting on creates.
+ * Tenant A's flood: FLOOD_CLIENTS clients alternating plain creates and
+ * gets of its seed ConfigMap until `until` (ms since the epoch); counts the
+ * answers served, refused with 429 (then waits Retry-After unless
+ * BENCH_HOSTILE=1) and anything else.
  */
-async function main(): Promise<void> {
-  const pgPort = 57900 + (process.pid % 400);
-  const apiPort = 18900 + (process.pid % 400);
-  const db = await startBenchPostgres('fairness', pgPort);
-  const server = await startServerProcess({ DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '32', PLINTH_TENANT_QUEUE_LENGTH: '16', PLINTH_MAX_REQUESTS_INFLIGHT: process.env.BENCH_MAX_INFLIGHT ?? '8' }, apiPort);
+async function flood(base: string, agent: Agent, token: string, until: number): Promise<{ ok: number; refused: number; other: number }> {
+  const counts = { ok: 0, refused: 0, other: 0 };
+  await Promise.all(
+    Array.from({ length: FLOOD_CLIENTS }, async (_, c) => {
+      for (let i = 0; Date.now() < until; i++) {
+        const create = i % 2 === 0;
+        const s = await callAs(base, agent, token, create ? 'POST' : 'GET', `/clusters/a/api/v1/namespaces/default/configmaps${create ? '' : '/seed'}`, create ? { metadata: { name: `f-${c}-${i}` } } : undefined).catch(() => 0);
+        if (s === 429) {
+          counts.refused++;
+          // As client-go and kubectl do: wait Retry-After (1 s) before trying again.
+          if (!HOSTILE) await new Promise((r) => setTimeout(r, 1000));
+        } else if (s < 300 && s > 0) counts.ok++;
+        else counts.other++;
+      }
+    }),
+  );
+  return counts;
+}
+
+/** The value of the first sample of `name` (with `labels` in its label set) in a Prometheus text exposition; NaN when absent. */
+function sample(metrics: string, name: string, labels = ''): number {
+  const line = metrics.split('\n').find((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && l.includes(labels));
+  return Number(line?.split(' ').at(-1) ?? NaN);
+}
+
+/** What the replica reported of its event loop over one phase: means of the limit, the loop's delay (ms) and its utilization. */
+interface LoopSeen {
+  limit: number;
+  delayMs: number;
+  utilization: number;
+}
+
+/** Polls the adaptive limit, the loop delay and utilization from /metrics every 250 ms until the returned function is called; resolves with their means. */
+function pollLoop(base: string, admin: Agent): () => Promise<LoopSeen> {
+  const limits: number[] = [];
+  const delays: number[] = [];
+  const busy: number[] = [];
+  let stopped = false;
+  const polling = (async () => {
+    while (!stopped) {
+      const text = await (await request(`${base}/metrics`, { dispatcher: admin })).body.text();
+      limits.push(sample(text, 'plinth_flowcontrol_adaptive_limit'));
+      delays.push(sample(text, 'plinth_flowcontrol_event_loop_delay_seconds') * 1000);
+      busy.push(sample(text, 'plinth_flowcontrol_event_loop_utilization'));
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  })();
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  return async () => {
+    stopped = true;
+    await polling;
+    return { limit: mean(limits), delayMs: mean(delays), utilization: mean(busy) };
+  };
+}
+
+interface Phase {
+  quietAlone: { opsPerSec: number; p50: number; p99: number; errors: number };
+  quietFlood: { opsPerSec: number; p50: number; p99: number; errors: number };
+  floodOk: number;
+  flood429: number;
+  floodOther: number;
+  /** B's admissions, and those that waited for a seat longer than 0.1 s. */
+  bAdmitted: number;
+  bWaitedOver100ms: number;
+  /** The replica-wide limit and the event loop's mean delay, averaged over each phase (polled from /metrics). */
+  loopAlone: LoopSeen;
+  loopFlood: LoopSeen;
+  /** plinth_create/s with and without usage accounting (measured in one configuration only). */
+  accounting?: { withAccounting: number; without: number };
+}
+
+/**
+ * One server with `env` on top of the defaults: tenant B (4 clients of
+ * creates and gets, its own ServiceAccount token) alone, then while tenant
+ * A (its own ServiceAccount) floods with 64 clients of plain creates and
+ * gets.
+ */
+async function measure(label: string, env: Record<string, string>, pgPort: number, apiPort: number, withAccounting: boolean): Promise<Phase> {
+  const db = await startBenchPostgres(`fairness-${label}`, pgPort);
+  const server = await startServerProcess({ DATABASE_URL: db.url, ...env }, apiPort);
   const base = `https://127.0.0.1:${apiPort}`;
   const admin = await benchAgent({ connections: 4 });
-  const alice = await benchUserAgent('alice', [], { connections: FLOOD_CLIENTS, pipelining: 1 });
-  const bob = await benchUserAgent('bob', [], { connections: QUIET_CLIENTS, pipelining: 1 });
+  const alice = await tokenAgent(FLOOD_CLIENTS);
+  const bob = await tokenAgent(QUIET_CLIENTS);
   try {
-    for (const [name, owner, limits] of [['a', 'alice', { concurrentRequests: 8 }], ['b', 'bob', {}]] as const) {
-      const status = await call(base, admin, 'POST', '/apis/tenancy.plinth.dev/v1beta1/tenants', { apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name }, spec: { owners: [{ kind: 'User', name: owner }], limits } });
+    for (const [name, owner] of [['a', 'alice'], ['b', 'bob']] as const) {
+      const status = await call(base, admin, 'POST', '/apis/tenancy.plinth.dev/v1beta1/tenants', { apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name }, spec: { owners: [{ kind: 'User', name: owner }] } });
       if (status !== 201) throw new Error(`creating tenant ${name}: ${status}`);
     }
-    if ((await call(base, bob, 'POST', '/clusters/b/api/v1/namespaces/default/configmaps', { metadata: { name: 'seed' } })) !== 201) throw new Error('seeding tenant B');
-    progress(`tenant B alone: ${QUIET_CLIENTS} clients of creates and gets for ${SECONDS}s`);
-    const quiet = await runLoad(QUIET_CLIENTS, SECONDS * 1000, quietWorker(base, bob, 'q'));
-    progress(`tenant A floods with ${FLOOD_CLIENTS} clients (8 seats, queue 16; ${HOSTILE ? 'ignoring' : 'honouring'} Retry-After) while B runs again, ${SECONDS}s`);
-    let floodOk = 0;
-    let flood429 = 0;
-    let floodOther = 0;
-    const until = Date.now() + SECONDS * 1000;
-    const flooding = Promise.all(
-      Array.from({ length: FLOOD_CLIENTS }, async (_, c) => {
-        for (let i = 0; Date.now() < until; i++) {
-          const s = await call(base, alice, i % 2 === 0 ? 'POST' : 'GET', i % 2 === 0 ? '/clusters/a/api/v1/namespaces/default/configmaps' : '/clusters/a/api/v1/namespaces/default/configmaps?limit=50', i % 2 === 0 ? { metadata: { name: `f-${c}-${i}` } } : undefined).catch(() => 0);
-          if (s === 429) {
-            flood429++;
-            // As client-go and kubectl do: wait Retry-After (1 s) before trying again.
-            if (!HOSTILE) await new Promise((r) => setTimeout(r, 1000));
-          }
-          else if (s < 300 && s > 0) floodOk++;
-          else floodOther++;
-        }
-      }),
-    );
-    const loud = await runLoad(QUIET_CLIENTS, SECONDS * 1000, quietWorker(base, bob, 'l'));
-    await flooding;
-    progress('usage accounting at the SQL level: plinth_create with and without it, 16 pg clients');
-    const acct = await accountingCost(db.url);
+    const tokenA = await tenantToken(base, admin, 'a');
+    const tokenB = await tenantToken(base, admin, 'b');
+    if ((await callAs(base, bob, tokenB, 'POST', '/clusters/b/api/v1/namespaces/default/configmaps', { metadata: { name: 'seed' } })) !== 201) throw new Error('seeding tenant B');
+    if ((await callAs(base, alice, tokenA, 'POST', '/clusters/a/api/v1/namespaces/default/configmaps', { metadata: { name: 'seed' } })) !== 201) throw new Error('seeding tenant A');
+    progress(`[${label}] tenant B alone: ${QUIET_CLIENTS} clients of creates and gets for ${SECONDS}s`);
+    const stopAlone = pollLoop(base, admin);
+    const quiet = await runLoad(QUIET_CLIENTS, SECONDS * 1000, quietWorker(base, bob, tokenB, 'q'));
+    const loopAlone = await stopAlone();
+    progress(`[${label}] tenant A floods with ${FLOOD_CLIENTS} clients of creates and gets (${HOSTILE ? 'ignoring' : 'honouring'} Retry-After) while B runs again, ${SECONDS}s`);
+    const before = await (await request(`${base}/metrics`, { dispatcher: admin })).body.text();
+    const flooding = flood(base, alice, tokenA, Date.now() + SECONDS * 1000);
+    const stopFlood = pollLoop(base, admin);
+    const loud = await runLoad(QUIET_CLIENTS, SECONDS * 1000, quietWorker(base, bob, tokenB, 'l'));
+    const loopFlood = await stopFlood();
+    const after = await (await request(`${base}/metrics`, { dispatcher: admin })).body.text();
+    const { ok: floodOk, refused: flood429, other: floodOther } = await flooding;
+    const waits = (text: string, le: string) => sample(text, 'plinth_flowcontrol_request_wait_duration_seconds_bucket', `le="${le}",tenant="b"`) || sample(text, 'plinth_flowcontrol_request_wait_duration_seconds_bucket', `tenant="b",le="${le}"`);
+    const admitted = waits(after, '+Inf') - waits(before, '+Inf');
     const q = percentiles(quiet.latencies);
     const l = percentiles(loud.latencies);
-    console.log('\nfairness benchmark (one replica, embedded PostgreSQL)\n');
-    console.log('phase                                   ops/s    p50 ms    p99 ms   errors');
-    console.log(`B alone (4 clients)                   ${quiet.opsPerSec.toFixed(0).padStart(7)}  ${q.p50.toFixed(2).padStart(8)}  ${q.p99.toFixed(2).padStart(8)}   ${quiet.errors}`);
-    console.log(`B while A floods (64 clients${HOSTILE ? ', hostile' : ''})${HOSTILE ? '' : '         '}${loud.opsPerSec.toFixed(0).padStart(7)}  ${l.p50.toFixed(2).padStart(8)}  ${l.p99.toFixed(2).padStart(8)}   ${loud.errors}`);
-    const total = floodOk + flood429 + floodOther;
-    console.log(`\nA: ${(floodOk / SECONDS).toFixed(0)} served/s, ${(flood429 / SECONDS).toFixed(0)} refused/s (429: ${((flood429 / Math.max(1, total)) * 100).toFixed(1)}% of its requests), ${floodOther} other errors`);
-    console.log(`B's p99 under the flood / quiet = ${(l.p99 / q.p99).toFixed(2)}x (target <= 2x)`);
-    // Where B's slow requests waited: for a seat (flow control's wait histogram), or elsewhere.
-    const metrics = await (await request(`${base}/metrics`, { dispatcher: admin })).body.text();
-    const waits = (le: string) =>
-      Number(metrics.split('\n').find((line) => line.startsWith('plinth_flowcontrol_request_wait_duration_seconds_bucket{') && line.includes(`le="${le}"`) && line.includes('tenant="b"'))?.split(' ')[1] ?? NaN);
-    const admitted = waits('+Inf');
-    console.log(`B's requests that waited for a seat longer than 0.1 s: ${admitted - waits('0.1')}, longer than 1 s: ${admitted - waits('1')} (of ${admitted})`);
-    console.log(`usage accounting: plinth_create ${acct.withAccounting.toFixed(0)}/s vs the same statements without it ${acct.without.toFixed(0)}/s = ${((1 - acct.withAccounting / acct.without) * 100).toFixed(1)}% cost (target <= 10%)`);
+    if (withAccounting) progress('usage accounting at the SQL level: plinth_create with and without it, 16 pg clients');
+    const accounting = withAccounting ? await accountingCost(db.url) : undefined;
+    return {
+      accounting,
+      quietAlone: { opsPerSec: quiet.opsPerSec, p50: q.p50, p99: q.p99, errors: quiet.errors },
+      quietFlood: { opsPerSec: loud.opsPerSec, p50: l.p50, p99: l.p99, errors: loud.errors },
+      floodOk,
+      flood429,
+      floodOther,
+      bAdmitted: admitted,
+      bWaitedOver100ms: admitted - (waits(after, '0.1') - waits(before, '0.1')),
+      loopAlone,
+      loopFlood,
+    };
   } finally {
     await admin.close();
     await alice.close();
     await bob.close();
     await stopServerAndDatabase(server, db);
   }
+}
+
+/** The settings compared back to back: BENCH_CONFIGS=`name:VAR=v,VAR=v;name:…` overrides the default pair (adaptive off, adaptive on). */
+function configs(): [string, Record<string, string>][] {
+  const spec = process.env.BENCH_CONFIGS ?? 'adaptive-off:PLINTH_ADAPTIVE_CONCURRENCY=off;adaptive-on:PLINTH_ADAPTIVE_CONCURRENCY=on';
+  return spec.split(';').map((c) => {
+    const [name, vars = ''] = c.split(':');
+    return [name, Object.fromEntries(vars.split(',').filter((v) => v.includes('=')).map((v) => v.split('=') as [string, string]))];
+  });
+}
+
+/**
+ * Issue 29 goal 5 on the default settings: tenant B's p99 alone and under
+ * tenant A's plain flood, the ratio, both tenants' throughput and A's 429s,
+ * for each configuration back to back (by default adaptive concurrency off,
+ * then on), then the cost of usage accounting on creates.
+ */
+async function main(): Promise<void> {
+  const pgPort = 57900 + (process.pid % 400);
+  const apiPort = 18900 + (process.pid % 400);
+  const [load1] = loadavg();
+  const results: [string, Phase][] = [];
+  const all = configs();
+  // The accounting cost is measured once, in the last configuration's database (tenant B exists there); BENCH_ACCOUNTING=0 skips it.
+  for (const [i, [name, env]] of all.entries()) results.push([name, await measure(name, env, pgPort, apiPort, i === all.length - 1 && process.env.BENCH_ACCOUNTING !== '0')]);
+  const [load2] = loadavg();
+  console.log(`\nfairness benchmark (one replica, embedded PostgreSQL, default flow-control settings, ${SECONDS}s phases; load average ${load1.toFixed(2)} -> ${load2.toFixed(2)})\n`);
+  console.log('config            B alone ops/s p50/p99 ms    B under flood ops/s p50/p99 ms   p99 ratio   A served/s  A 429/s  A other  B waited>0.1s  limit alone/flood  loop delay ms alone/flood  loop busy alone/flood');
+  for (const [name, r] of results) {
+    const a = r.quietAlone;
+    const f = r.quietFlood;
+    console.log(
+      `${name.padEnd(16)} ${a.opsPerSec.toFixed(0).padStart(6)} ${a.p50.toFixed(1).padStart(7)}/${a.p99.toFixed(1).padEnd(7)}   ${f.opsPerSec.toFixed(0).padStart(6)} ${f.p50.toFixed(1).padStart(7)}/${f.p99.toFixed(1).padEnd(7)}   ${(f.p99 / a.p99).toFixed(2).padStart(6)}x   ${(r.floodOk / SECONDS).toFixed(0).padStart(8)}  ${(r.flood429 / SECONDS).toFixed(0).padStart(7)}  ${String(r.floodOther).padStart(7)}  ${`${r.bWaitedOver100ms}/${r.bAdmitted}`.padStart(12)}  ${`${r.loopAlone.limit.toFixed(0)}/${r.loopFlood.limit.toFixed(1)}`.padStart(17)}  ${`${r.loopAlone.delayMs.toFixed(1)}/${r.loopFlood.delayMs.toFixed(1)}`.padStart(24)}  ${`${(r.loopAlone.utilization * 100).toFixed(0)}%/${(r.loopFlood.utilization * 100).toFixed(0)}%`.padStart(20)}`,
+    );
+    if (a.errors + f.errors > 0) console.log(`  B errors: ${a.errors} alone, ${f.errors} under the flood`);
+  }
+  console.log('target: B p99 under the flood <= 2x alone; A served at least its fair share (B ops/s under the flood + A served/s split evenly, or all B left)');
+  const acct = results.at(-1)?.[1].accounting;
+  if (acct) console.log(`usage accounting: plinth_create ${acct.withAccounting.toFixed(0)}/s vs the same statements without it ${acct.without.toFixed(0)}/s = ${((1 - acct.withAccounting / acct.without) * 100).toFixed(1)}% cost (target <= 10%)`);
 }
 
 runBenchmark(main);

@@ -199,6 +199,19 @@ class EnvironmentVariables {
   /** How often a KMS plugin's Status is polled (upstream: every 60 s while healthy, 10 s while not); one value for both. */
   @IsOptional() @Type(() => Number) @Min(0.05) @Max(3600)
   PLINTH_KMS_STATUS_INTERVAL_SECONDS?: number;
+
+  /** Adaptive replica-wide concurrency (docs/fairness.md): `on` (default) or `off` (PLINTH_MAX_REQUESTS_INFLIGHT stays fixed). */
+  @IsOptional() @IsIn(['on', 'off'])
+  PLINTH_ADAPTIVE_CONCURRENCY?: string;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100000)
+  PLINTH_ADAPTIVE_CONCURRENCY_MIN_SEATS?: number;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(10000)
+  PLINTH_ADAPTIVE_CONCURRENCY_TARGET_DELAY_MS?: number;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100)
+  PLINTH_ADAPTIVE_CONCURRENCY_TARGET_UTILIZATION?: number;
 }
 
 /** Plinth's typed configuration. Nothing else reads process.env. */
@@ -296,6 +309,14 @@ export interface AppConfig {
     /** Undefined: upstream's 60 s healthy, 10 s unhealthy. */
     kmsStatusIntervalSeconds?: number;
   };
+  /**
+   * Adaptive replica-wide concurrency: whether the replica-wide seat limit
+   * shrinks while the event loop's delay is over `targetDelayMs` and the loop
+   * busy for at least `targetUtilization` (0 to 1) of the time, and grows
+   * back (by one seat per window) otherwise, between `minSeats` and
+   * `maxRequestsInflight` (docs/fairness.md).
+   */
+  adaptiveConcurrency: { enabled: boolean; minSeats: number; targetDelayMs: number; targetUtilization: number };
 }
 
 /**
@@ -417,6 +438,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       rotationRowsPerSecond: parsed.PLINTH_ENCRYPTION_ROTATION_ROWS_PER_SECOND ?? 0,
       keyStoreUrl: parsed.PLINTH_KEY_STORE_URL || undefined,
       kmsStatusIntervalSeconds: parsed.PLINTH_KMS_STATUS_INTERVAL_SECONDS,
+    },
+    adaptiveConcurrency: {
+      enabled: (parsed.PLINTH_ADAPTIVE_CONCURRENCY ?? 'on') === 'on',
+      minSeats: parsed.PLINTH_ADAPTIVE_CONCURRENCY_MIN_SEATS ?? 8,
+      targetDelayMs: parsed.PLINTH_ADAPTIVE_CONCURRENCY_TARGET_DELAY_MS ?? 10,
+      targetUtilization: (parsed.PLINTH_ADAPTIVE_CONCURRENCY_TARGET_UTILIZATION ?? 90) / 100,
     },
   };
 }

@@ -159,6 +159,26 @@ describe('FairQueuing by work (seats per request, virtual time)', () => {
     await d.drain();
   });
 
+  it('does not put a flooder that arrives while the replica is idle behind the virtual time the last busy tenant ran up: the returning light tenant goes first', async () => {
+    const fq = new FairQueuing(roomy, 60_000, quiet, 2);
+    const d = driver(fq);
+    // The light tenant runs alone for a while (its virtual time advances by 100), then is idle for a moment.
+    for (let i = 0; i < 100; i++) {
+      d.submit('light', 1);
+      await d.settle();
+      await d.finishOldest();
+    }
+    // The flooder arrives while nothing runs: it fills both seats and queues a backlog.
+    for (let i = 0; i < 30; i++) d.submit('flood', 1);
+    await d.settle();
+    // The light tenant comes back with one request: the next freed seat is its.
+    d.submit('light', 1);
+    await d.settle();
+    await d.finishOldest();
+    assert.deepEqual(d.log.slice(100), ['flood', 'flood', 'light'], `dispatches after the flood arrived: ${d.log.slice(100, 110).join(',')}`);
+    await d.drain();
+  });
+
   it('lets no request take more than a quarter of the seats, so a wide one never waits for the replica to drain', async () => {
     const fq = new FairQueuing(roomy, 60_000, quiet, 8);
     const d = driver(fq);

@@ -107,6 +107,17 @@ export class FairQueuing {
   /** Tenants with requests executing or waiting. */
   private readonly active = new Set<string>();
   private seatsTotal = 0;
+  /**
+   * The system's virtual time: the least virtual start of the busy
+   * tenants' unfinished work, and when none is busy, the virtual time of
+   * the last tenant that was; it never goes back, so a tenant arriving at
+   * an idle replica starts where the last busy one left off, not behind it.
+   */
+  private systemVt = 0;
+  /** The replica-wide seat limit now: `totalSeats`, or less while adaptive concurrency has lowered it (setSeatLimit). */
+  private seatLimit: number;
+  /** Whether the replica-wide limit held a request back since takeLimited() was last called. */
+  private limited = false;
 
   /**
    * `totalSeats` bounds the seats executing requests occupy on the
@@ -120,7 +131,40 @@ export class FairQueuing {
     private readonly waitMs: number,
     private readonly observer: FlowObserver,
     private readonly totalSeats = 0,
-  ) {}
+  ) {
+    this.seatLimit = totalSeats;
+  }
+
+  /**
+   * Sets the replica-wide seat limit (adaptive concurrency), within 1 and
+   * the configured total; ignored when there is no replica-wide limit
+   * (totalSeats 0). Requests already executing keep their seats when it
+   * shrinks; waiting ones are dispatched at once when it grows.
+   */
+  setSeatLimit(seats: number): void {
+    if (this.totalSeats === 0) return;
+    const next = Math.max(1, Math.min(this.totalSeats, Math.floor(seats)));
+    if (next === this.seatLimit) return;
+    const grew = next > this.seatLimit;
+    this.seatLimit = next;
+    if (grew) this.dispatch();
+  }
+
+  /** The replica-wide seat limit now (0: none). */
+  get currentSeatLimit(): number {
+    return this.seatLimit;
+  }
+
+  /**
+   * Whether the replica-wide limit held a request back since the previous
+   * call, or a request under its tenant's bound waits for it now; resets
+   * the mark (read by adaptive concurrency once per window).
+   */
+  takeLimited(): boolean {
+    const was = this.limited || this.othersCanRun();
+    this.limited = false;
+    return was;
+  }
 
   /**
    * Resolves with the function that gives the seats back once `user`'s
@@ -136,9 +180,12 @@ export class FairQueuing {
       this.observer.rejected(tenant, 'rate');
       return Promise.reject(tooManyRequests(rateWait));
     }
-    const seats = Math.max(1, Math.min(Math.ceil(width), Math.floor(Math.min(limits.concurrency, this.totalSeats || Infinity) / MAX_SHARE_OF_SEATS)));
+    const seats = Math.max(1, Math.min(Math.ceil(width), Math.floor(Math.min(limits.concurrency, this.seatLimit || Infinity) / MAX_SHARE_OF_SEATS)));
     this.activate(tenant, flow);
-    if (flow.queued === 0 && flow.seats + seats <= limits.concurrency && this.globalSeatsFree(seats) && !this.othersCanRun()) return Promise.resolve(this.seat(tenant, flow, seats, 0));
+    if (flow.queued === 0 && flow.seats + seats <= limits.concurrency && !this.othersCanRun()) {
+      if (this.globalSeatsFree(seats)) return Promise.resolve(this.seat(tenant, flow, seats, 0));
+      this.limited = true;
+    }
     if (flow.queued >= limits.queueLength) {
       this.observer.rejected(tenant, 'queue-full');
       this.deactivateIfIdle(tenant, flow);
@@ -203,7 +250,10 @@ export class FairQueuing {
   /**
    * Marks `tenant` busy; if it was idle, moves its virtual time up to the
    * system's (the least virtual start of the other busy tenants' unfinished
-   * work), so time spent idle is not saved up to crowd out others later.
+   * work, or, when none is busy, where the last busy tenant left off), so
+   * time spent idle is not saved up to crowd out others later, and a tenant
+   * that arrives at an idle replica does not start far behind the tenant
+   * that was just running (which would then wait for it to catch up).
    */
   private activate(tenant: string, f: TenantFlow): void {
     if (this.active.has(tenant)) return;
@@ -212,12 +262,15 @@ export class FairQueuing {
       const o = this.flows.get(t)!;
       now = Math.min(now, o.vt - o.seats);
     }
-    if (now !== Infinity) f.vt = Math.max(f.vt, now);
+    if (now !== Infinity) this.systemVt = Math.max(this.systemVt, now);
+    f.vt = Math.max(f.vt, this.systemVt);
     this.active.add(tenant);
   }
 
   private deactivateIfIdle(tenant: string, f: TenantFlow): void {
-    if (f.inflight === 0 && f.queued === 0) this.active.delete(tenant);
+    if (f.inflight !== 0 || f.queued !== 0) return;
+    this.active.delete(tenant);
+    if (this.active.size === 0) this.systemVt = Math.max(this.systemVt, f.vt);
   }
 
   /** Takes one token of the tenant's rate; returns 0, or the seconds until one is due. */
@@ -234,9 +287,13 @@ export class FairQueuing {
     return (1 - f.tokens) / rate;
   }
 
-  /** Whether `seats` replica-wide seats are free. */
+  /**
+   * Whether `seats` replica-wide seats are free. With nothing executing,
+   * any request may run: a request admitted as wider than a limit that
+   * shrank since never waits for ever.
+   */
   private globalSeatsFree(seats: number): boolean {
-    return this.totalSeats === 0 || this.seatsTotal + seats <= this.totalSeats;
+    return this.totalSeats === 0 || this.seatsTotal === 0 || this.seatsTotal + seats <= this.seatLimit;
   }
 
   /** Whether a waiting tenant, under its own bound, is owed the free seats before a new arrival. */
@@ -293,7 +350,11 @@ export class FairQueuing {
         const f = this.flows.get(t)!;
         if (!best || f.vt < best[1].vt || (f.vt === best[1].vt && f.seats < best[1].seats)) best = [t, f, seats];
       }
-      if (!best || !this.globalSeatsFree(best[2])) return;
+      if (!best) return;
+      if (!this.globalSeatsFree(best[2])) {
+        this.limited = true;
+        return;
+      }
       const [tenant, f, seats] = best;
       let queue = f.queues[f.next];
       for (let i = 0; queue.length === 0 && i < QUEUES; i++) {

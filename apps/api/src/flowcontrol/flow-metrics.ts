@@ -4,6 +4,22 @@ import type { FlowObserver } from './fair-queuing.js';
 /** Tenants that get their own label values; the rest share `_other`, so /metrics stays bounded with any number of tenants. */
 const MAX_LABELLED_TENANTS = 100;
 
+/**
+ * The adaptive replica-wide seat limit and the event loop delay and
+ * utilization it reacts to (replica-wide gauges, no labels); returns what
+ * records them.
+ */
+export function adaptiveMetrics(registry: Registry): (limit: number, delayMs: number, utilization: number) => void {
+  const limit = new Gauge({ name: 'plinth_flowcontrol_adaptive_limit', help: 'Replica-wide seats executing requests may occupy now (adaptive concurrency; PLINTH_MAX_REQUESTS_INFLIGHT when off).', registers: [registry] });
+  const delay = new Gauge({ name: 'plinth_flowcontrol_event_loop_delay_seconds', help: 'Mean event loop delay over the last adaptive-concurrency window.', registers: [registry] });
+  const busy = new Gauge({ name: 'plinth_flowcontrol_event_loop_utilization', help: 'Share of the last adaptive-concurrency window the event loop was busy (0 to 1).', registers: [registry] });
+  return (n, ms, u) => {
+    limit.set(n);
+    delay.set(ms / 1000);
+    busy.set(u);
+  };
+}
+
 /** Fair-queuing metrics per tenant (in flight, queued, rejected, wait), as upstream's apiserver_flowcontrol_* per priority level. */
 export function flowMetrics(registry: Registry): FlowObserver {
   const inflight = new Gauge({ name: 'plinth_flowcontrol_current_inflight_requests', help: 'Requests executing, per tenant (first 100 tenants; the rest as _other).', labelNames: ['tenant'] as const, registers: [registry] });

@@ -1,4 +1,4 @@
-import { Inject, Module, type OnModuleInit } from '@nestjs/common';
+import { Inject, Module, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { ObjectListRepository } from '@plinth/storage';
 import { AdmissionChainModule } from '../admission/admission-chain.module.js';
 import { TenantValidationBudget } from '../admission/validation-budget.js';
@@ -7,8 +7,9 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { Metrics } from '../observability/metrics.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 import { OBSERVE_CHANGES } from '../watch/watch.module.js';
+import { AdaptiveLimit, EventLoopLimiter } from './adaptive-concurrency.js';
 import { FairQueuing, type FlowObserver } from './fair-queuing.js';
-import { flowMetrics } from './flow-metrics.js';
+import { adaptiveMetrics, flowMetrics } from './flow-metrics.js';
 import { TenantFlowLimits } from './tenant-flow-limits.js';
 import { ThrottledWrites } from './throttled-writes.js';
 import { WorkEstimator } from './work-estimator.js';
@@ -21,7 +22,8 @@ const FLOW_OBSERVER = Symbol('FLOW_OBSERVER');
  * each tenant's limits from its Tenant object (followed through the change
  * stream, loaded when the module starts), seats by estimated work, queues
  * and 429s, and writes held before their body (or refused) while their
- * tenant's share of validation time is used up.
+ * tenant's share of validation time is used up; the replica-wide seat
+ * limit adapts to the event loop's delay (adaptive concurrency).
  */
 @Module({
   imports: [AdmissionChainModule],
@@ -39,6 +41,19 @@ const FLOW_OBSERVER = Symbol('FLOW_OBSERVER');
         new FairQueuing((t) => limits.limitsOf(t), config.tenantQueueWaitMs, observer, config.maxRequestsInflight),
       inject: [APP_CONFIG, TenantFlowLimits, FLOW_OBSERVER],
     },
+    {
+      provide: EventLoopLimiter,
+      useFactory: (config: AppConfig, queuing: FairQueuing, metrics: Metrics) => {
+        const report = adaptiveMetrics(metrics.registry);
+        const max = config.maxRequestsInflight;
+        report(max, 0, 0);
+        const { enabled, minSeats, targetDelayMs, targetUtilization } = config.adaptiveConcurrency;
+        // No replica-wide limit (0) or adaptation off: the limit stays fixed; the loop's delay is still reported.
+        const controller = enabled && max > 0 ? new AdaptiveLimit({ min: Math.min(minSeats, max), max, targetDelayMs, targetUtilization }) : undefined;
+        return new EventLoopLimiter(controller, queuing, report);
+      },
+      inject: [APP_CONFIG, FairQueuing, Metrics],
+    },
     { provide: WorkEstimator, useFactory: () => new WorkEstimator() },
     {
       provide: ThrottledWrites,
@@ -49,10 +64,18 @@ const FLOW_OBSERVER = Symbol('FLOW_OBSERVER');
   ],
   exports: [FairQueuing, TenantFlowLimits, WorkEstimator, ThrottledWrites],
 })
-export class FlowControlModule implements OnModuleInit {
-  constructor(@Inject(TenantFlowLimits) private readonly limits: TenantFlowLimits) {}
+export class FlowControlModule implements OnModuleInit, OnModuleDestroy {
+  constructor(
+    @Inject(TenantFlowLimits) private readonly limits: TenantFlowLimits,
+    @Inject(EventLoopLimiter) private readonly limiter: EventLoopLimiter,
+  ) {}
 
   async onModuleInit(): Promise<void> {
     await this.limits.load();
+    this.limiter.start();
+  }
+
+  onModuleDestroy(): void {
+    this.limiter.stop();
   }
 }
