@@ -8,7 +8,7 @@ import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type ResourceDeleteService } from '../store/resource-delete.service.js';
 import { forEachConcurrently } from '../store/bounded-concurrency.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
-import { systemWriteContext } from '../tenancy/tenant-provisioner.js';
+import { systemWriteContext } from '../store/write-context.js';
 import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
 import type { WorkQueue } from '../controllers/work-queue.js';

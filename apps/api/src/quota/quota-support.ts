@@ -4,7 +4,7 @@ import { ApiError, isPlainObject, type KubeObject, Quantity } from '@plinth/apim
 import type { QuotaItem, QuotaRepository, QuotaUsed } from '@plinth/storage';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
-import { systemWriteContext } from '../tenancy/tenant-provisioner.js';
+import { systemWriteContext } from '../store/write-context.js';
 import { usageKeyOf } from '../tenancy/tenant-limits.js';
 import { resourceQuotaResource } from './resource-quota.resource.js';
 import type { Controller } from '../controllers/controller.js';

@@ -6,7 +6,7 @@ import type { Controller } from '../controllers/controller.js';
 import { PLATFORM_TENANT } from '../kinds/tenant/tenant-api.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
-import { systemWriteContext } from '../tenancy/tenant-provisioner.js';
+import { systemWriteContext } from '../store/write-context.js';
 import type { ShardCatalog } from '../shards/shard-catalog.js';
 import type { ShardPool } from '../shards/shard-pool.js';
 import type { ConfiguredShard } from '../config/shard-list.js';

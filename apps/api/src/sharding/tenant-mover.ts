@@ -8,7 +8,7 @@ import type { WorkQueue } from '../controllers/work-queue.js';
 import { PLATFORM_TENANT, type TenantCondition, type TenantObject, TENANT_STORAGE_RESOURCE } from '../kinds/tenant/tenant-api.js';
 import { tenantResource } from '../kinds/tenant/tenant.resource.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
-import { systemWriteContext } from '../tenancy/tenant-provisioner.js';
+import { systemWriteContext } from '../store/write-context.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 import type { ShardPool } from '../shards/shard-pool.js';
 

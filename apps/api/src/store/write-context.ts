@@ -21,3 +21,17 @@ export interface WriteContext {
   /** Server-side apply computed managedFields already: the store leaves them as they are. */
   applied?: boolean;
 }
+
+/** A write context of the API server itself (admission runs; the identity is the system's). */
+export function systemWriteContext(tenant: string, def: ResourceDefinition, namespace = ''): WriteContext {
+  return {
+    tenant,
+    def,
+    namespace,
+    subresource: '',
+    user: { username: 'system:apiserver', uid: '', groups: ['system:masters', 'system:authenticated'] },
+    dryRun: false,
+    options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' },
+    warnings: [],
+  };
+}

@@ -9,7 +9,8 @@ import { PLATFORM_TENANT, TENANT_FINALIZER, type TenantCondition, type TenantObj
 import type { TenantDeletionRunner } from './tenant-deletion.runner.js';
 import { usageStatus } from './tenant-limits.js';
 import { isDeepStrictEqual } from 'node:util';
-import { systemWriteContext, type TenantProvisioner } from './tenant-provisioner.js';
+import { systemWriteContext } from '../store/write-context.js';
+import type { TenantProvisioner } from './tenant-provisioner.js';
 import { tenantResource } from '../kinds/tenant/tenant.resource.js';
 import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';

@@ -6,7 +6,7 @@ import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
 import { SYSTEM_NAMESPACES } from '../store/system-namespaces.js';
-import type { WriteContext } from '../store/write-context.js';
+import { systemWriteContext, type WriteContext } from '../store/write-context.js';
 import type { TenantCache } from '../storage/tenant-cache.js';
 import type { TenantLimits, TenantOwner } from '../kinds/tenant/tenant-api.js';
 import { storageLimits } from './tenant-limits.js';
@@ -36,19 +36,6 @@ export interface TenantProvisionerDeps {
   ensureDefaultRbac: EnsureDefaultRbac;
 }
 
-/** A write context of the API server itself (admission runs; the identity is the system's). */
-export function systemWriteContext(tenant: string, def: ResourceDefinition, namespace = ''): WriteContext {
-  return {
-    tenant,
-    def,
-    namespace,
-    subresource: '',
-    user: { username: 'system:apiserver', uid: '', groups: ['system:masters', 'system:authenticated'] },
-    dryRun: false,
-    options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' },
-    warnings: [],
-  };
-}
 
 /**
  * Creates what a tenant's logical cluster consists of: its row (from then

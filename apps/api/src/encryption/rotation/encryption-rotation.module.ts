@@ -12,7 +12,7 @@ import { LOGGER } from '../../observability/observability.module.js';
 import { ShardPool } from '../../shards/shard-pool.js';
 import { ResourceStoreService } from '../../store/resource-store.service.js';
 import { StoreModule } from '../../store/store.module.js';
-import { systemWriteContext } from '../../tenancy/tenant-provisioner.js';
+import { systemWriteContext } from '../../store/write-context.js';
 import type { DynamicEncryption } from '../dynamic-encryption.js';
 import { ENCRYPTION } from '../encryption.module.js';
 import { EncryptionRotationController, ROTATE_ANNOTATION, ROTATION_CONDITION, type RotationCondition } from './encryption-rotation.controller.js';
