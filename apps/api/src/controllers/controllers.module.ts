@@ -14,7 +14,8 @@ import { ControllerMetrics } from './controller-metrics.js';
  * controllers with {@link ControllerManager} when they are built; the
  * controllers start once the server listens and every post-start hook
  * registered before has run (tenants provisioned), on every replica in
- * single-node mode and on the elected one in cluster mode (REDIS_URL), and
+ * single-node mode and on the elected one in cluster mode (REDIS_URL) or
+ * among the worker processes of one host (PLINTH_WORKERS > 1), and
  * stop at shutdown before the database closes.
  */
 @Global()
@@ -24,7 +25,7 @@ import { ControllerMetrics } from './controller-metrics.js';
     {
       provide: ControllerManager,
       useFactory: (config: AppConfig, conn: DatabaseConnection, metrics: ControllerMetrics, logger: Logger) =>
-        new ControllerManager(config.redisUrl ? { kind: 'cluster', databaseUrl: conn.url } : { kind: 'single-node' }, metrics, logger),
+        new ControllerManager(config.redisUrl || config.worker ? { kind: 'cluster', databaseUrl: conn.url } : { kind: 'single-node' }, metrics, logger),
       inject: [APP_CONFIG, DatabaseConnection, ControllerMetrics, LOGGER],
     },
   ],

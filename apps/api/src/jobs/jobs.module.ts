@@ -7,6 +7,7 @@ import { redisKeyPrefix } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { DatabaseConnection } from '../database/database.module.js';
 import { LOGGER } from '../observability/observability.module.js';
+import { ControllerManager } from '../controllers/controller-manager.js';
 import { BullJobQueue, HistoryQueueWorker } from './bullmq-job-queue.js';
 import { InProcessJobQueue } from './in-process-job-queue.js';
 import { JobHandlers } from './job-handlers.js';
@@ -36,11 +37,29 @@ function clusterJobs(redisUrl: string): { imports: DynamicModule[]; providers: P
   };
 }
 
-/** Single node: the same jobs on in-process timers. */
-function singleNodeJobs(): { imports: DynamicModule[]; providers: Provider[] } {
+/** The election under which one of several worker processes runs the in-process scheduled jobs. */
+export const SCHEDULED_JOBS_ELECTION = 'scheduled-jobs';
+
+/**
+ * Single node: the same jobs on in-process timers. Among the worker
+ * processes of one host (PLINTH_WORKERS > 1) the scheduled ones run on
+ * one, elected as a controller is.
+ */
+function singleNodeJobs(config: AppConfig): { imports: DynamicModule[]; providers: Provider[] } {
+  const elected = config.worker !== undefined;
   return {
     imports: [],
-    providers: [{ provide: JOB_QUEUE, useFactory: (handlers: JobHandlers, logger: Logger) => new InProcessJobQueue(handlers, logger), inject: [JobHandlers, LOGGER] }],
+    providers: [
+      {
+        provide: JOB_QUEUE,
+        useFactory: (handlers: JobHandlers, logger: Logger, manager: ControllerManager) => {
+          const queue = new InProcessJobQueue(handlers, logger, { elected });
+          if (elected) manager.register({ name: SCHEDULED_JOBS_ELECTION, start: () => queue.lead(), stop: () => queue.unlead() });
+          return queue;
+        },
+        inject: [JobHandlers, LOGGER, ControllerManager],
+      },
+    ],
   };
 }
 
@@ -60,7 +79,7 @@ export class JobsModule implements BeforeApplicationShutdown {
 
   /** The jobs of `config`'s mode. */
   static forRoot(config: AppConfig): DynamicModule {
-    const mode = config.redisUrl ? clusterJobs(config.redisUrl) : singleNodeJobs();
+    const mode = config.redisUrl ? clusterJobs(config.redisUrl) : singleNodeJobs(config);
     return {
       module: JobsModule,
       imports: [DiscoveryModule, ...mode.imports],
