@@ -170,22 +170,3 @@ describe('PLINTH_WORKERS=2: two server processes on one port, one embedded Postg
     assert.equal(server.postmasterPid(), undefined, 'PostgreSQL shut down cleanly (no postmaster.pid left)');
   });
 });
-
-describe('PLINTH_WORKERS=1: one process, as before', { timeout: 180_000 }, () => {
-  let server: WorkersProcess;
-  after(async () => server?.kill());
-
-  it('forks no worker: the process started serves, runs every controller itself, and stops PostgreSQL on SIGTERM', async () => {
-    server = await WorkersProcess.start(1);
-    const [only] = await server.scrapeEach();
-    assert.equal(sample(only.text, 'plinth_worker_info', `worker="1",pid="${server.proc.pid}"`), undefined);
-    assert.doesNotMatch(only.text, /^plinth_worker_info/m);
-    const led = leaders(only.text);
-    assert.equal(led.get('garbage-collector'), 1);
-    assert.equal(led.has('scheduled-jobs'), false, 'no election for the scheduled jobs of a process serving alone');
-    const postmaster = server.postmasterPid();
-    server.proc.kill('SIGTERM');
-    assert.equal(await server.exited, 0, server.output);
-    assert.equal(isAlive(postmaster!), false);
-  });
-});
