@@ -61,7 +61,10 @@ export class WorkersPrimary {
       this.database = startEmbeddedDatabase(this.config, this.logger);
       await this.database;
     }
+    // A signal meanwhile: fork nothing more (shutdown() stops what runs).
+    if (this.stopping) throw new WorkerStartFailure(0);
     const url = await this.spawn();
+    if (this.stopping) throw new WorkerStartFailure(0);
     await Promise.all(Array.from({ length: this.config.workers - 1 }, () => this.spawn()));
     return url;
   }
