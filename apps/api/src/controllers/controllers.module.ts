@@ -4,6 +4,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { DatabaseConnection } from '../database/database.module.js';
 import { PostStartHooks } from '../lifecycle/post-start-hooks.js';
+import { JOB_QUEUE, type JobQueue } from '../jobs/job-queue.js';
 import { Metrics } from '../observability/metrics.js';
 import { LOGGER } from '../observability/observability.module.js';
 import { ControllerManager } from './controller-manager.js';
@@ -35,7 +36,11 @@ export class ControllersModule implements OnApplicationBootstrap, OnApplicationS
   constructor(
     @Inject(ControllerManager) private readonly manager: ControllerManager,
     @Inject(PostStartHooks) private readonly postStart: PostStartHooks,
-  ) {}
+    @Inject(JOB_QUEUE) jobs: JobQueue,
+  ) {
+    // One of several worker processes runs the scheduled jobs, elected as a controller.
+    if (jobs.election) manager.register(jobs.election);
+  }
 
   /** After every module registered its controllers and post-start hooks: start them last of all hooks. */
   onApplicationBootstrap(): void {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { JobHandlers } from './job-handlers.js';
 import type { JobName, JobPayloads } from './job-names.js';
-import type { JobQueue } from './job-queue.js';
+import { type JobQueue, SCHEDULED_JOBS_ELECTION } from './job-queue.js';
 
 /** Options of {@link InProcessJobQueue}. */
 export interface InProcessJobQueueOptions {
@@ -30,6 +30,8 @@ export class InProcessJobQueue implements JobQueue {
   private readonly schedules = new Map<JobName, JobPayloads[JobName]>();
   private closed = false;
   private leading: boolean;
+  /** With `elected`: the controller whose leader runs the scheduled jobs. */
+  readonly election?: { readonly name: string; start(): Promise<void>; stop(): Promise<void> };
 
   constructor(
     private readonly handlers: JobHandlers,
@@ -37,6 +39,7 @@ export class InProcessJobQueue implements JobQueue {
     opts: InProcessJobQueueOptions = {},
   ) {
     this.leading = !opts.elected;
+    if (opts.elected) this.election = { name: SCHEDULED_JOBS_ELECTION, start: () => this.lead(), stop: () => this.unlead() };
   }
 
   async every<N extends JobName>(name: N, everyMs: number, payload: JobPayloads[N]): Promise<void> {

@@ -7,7 +7,6 @@ import { redisKeyPrefix } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { DatabaseConnection } from '../database/database.module.js';
 import { LOGGER } from '../observability/observability.module.js';
-import { ControllerManager } from '../controllers/controller-manager.js';
 import { BullJobQueue, HistoryQueueWorker } from './bullmq-job-queue.js';
 import { InProcessJobQueue } from './in-process-job-queue.js';
 import { JobHandlers } from './job-handlers.js';
@@ -37,29 +36,17 @@ function clusterJobs(redisUrl: string): { imports: DynamicModule[]; providers: P
   };
 }
 
-/** The election under which one of several worker processes runs the in-process scheduled jobs. */
-export const SCHEDULED_JOBS_ELECTION = 'scheduled-jobs';
-
 /**
  * Single node: the same jobs on in-process timers. Among the worker
  * processes of one host (PLINTH_WORKERS > 1) the scheduled ones run on
- * one, elected as a controller is.
+ * one: the queue's `election`, which ControllersModule registers with the
+ * controllers.
  */
 function singleNodeJobs(config: AppConfig): { imports: DynamicModule[]; providers: Provider[] } {
   const elected = config.worker !== undefined;
   return {
     imports: [],
-    providers: [
-      {
-        provide: JOB_QUEUE,
-        useFactory: (handlers: JobHandlers, logger: Logger, manager: ControllerManager) => {
-          const queue = new InProcessJobQueue(handlers, logger, { elected });
-          if (elected) manager.register({ name: SCHEDULED_JOBS_ELECTION, start: () => queue.lead(), stop: () => queue.unlead() });
-          return queue;
-        },
-        inject: [JobHandlers, LOGGER, ControllerManager],
-      },
-    ],
+    providers: [{ provide: JOB_QUEUE, useFactory: (handlers: JobHandlers, logger: Logger) => new InProcessJobQueue(handlers, logger, { elected }), inject: [JobHandlers, LOGGER] }],
   };
 }
 
