@@ -37,6 +37,8 @@ export async function startEmbeddedDatabase(config: AppConfig, logger: Logger): 
     return await startEmbeddedPostgres({
       dataDir: config.dataDir,
       port: config.embeddedPgPort,
+      // Every worker of PLINTH_WORKERS has its pool plus a few sessions of its own (LISTEN, elections, probes).
+      extraFlags: ['-c', `max_connections=${Math.max(300, config.workers * (config.dbPoolSize + 8) + 20)}`],
       onLog: (m) => {
         recent.push(m.trim());
         if (recent.length > 50) recent.shift();
