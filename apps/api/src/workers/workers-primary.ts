@@ -187,6 +187,8 @@ export async function runWorkersPrimary(config: AppConfig, logger: Logger): Prom
   };
   process.on('SIGTERM', onTerm);
   process.on('SIGINT', onInt);
+  // The configuration's imports may have loaded it already.
+  keepOwnSignalListeners();
   try {
     const url = await primary.start();
     if (!stopping) logger.info({ url, workers: config.workers }, 'Plinth is serving');
