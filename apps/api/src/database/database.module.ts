@@ -1,6 +1,6 @@
 import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { createDatabase, type Database, type EmbeddedDatabase, migrateToLatest, startEmbeddedPostgres } from '@plinth/storage';
+import { createDatabase, type Database, type EmbeddedDatabase, embeddedPostgresUrl, migrateToLatest, startEmbeddedPostgres } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { embeddedPostgresFailure } from '../startup/startup-failure.js';
@@ -25,31 +25,44 @@ export class DatabaseConnection {
 export const DATABASE = Symbol('DATABASE');
 
 /**
- * Connects to `DATABASE_URL`, or starts the embedded PostgreSQL in the data
- * folder when there is none, and migrates to the latest schema before
- * anything else is built. An embedded PostgreSQL that will not start
- * throws a StartupFailure saying why (from its log).
+ * Starts the embedded PostgreSQL in the data folder (initialising it on
+ * first use) and resolves once it accepts connections. Throws a
+ * StartupFailure saying why it would not start (from its log).
+ */
+export async function startEmbeddedDatabase(config: AppConfig, logger: Logger): Promise<EmbeddedDatabase> {
+  logger.info({ dataDir: config.dataDir, port: config.embeddedPgPort }, 'starting embedded PostgreSQL');
+  // Its last lines say why it would not start (the package rejects with nothing when PostgreSQL exits).
+  const recent: string[] = [];
+  try {
+    return await startEmbeddedPostgres({
+      dataDir: config.dataDir,
+      port: config.embeddedPgPort,
+      // Every worker of PLINTH_WORKERS has its pool plus a few sessions of its own (LISTEN, elections, probes).
+      extraFlags: ['-c', `max_connections=${Math.max(300, config.workers * (config.dbPoolSize + 8) + 20)}`],
+      onLog: (m) => {
+        recent.push(m.trim());
+        if (recent.length > 50) recent.shift();
+        logger.debug({ postgres: m.trim() }, 'postgres');
+      },
+    });
+  } catch (err) {
+    throw embeddedPostgresFailure(recent, err, config);
+  }
+}
+
+/**
+ * Connects to `DATABASE_URL`, or to the embedded PostgreSQL in the data
+ * folder: the one the workers' primary started (config.worker),
+ * else one started here. Migrates to the latest schema before anything
+ * else is built. An embedded PostgreSQL that will not start throws a
+ * StartupFailure saying why (from its log).
  */
 async function connect(config: AppConfig, logger: Logger): Promise<DatabaseConnection> {
   let embedded: EmbeddedDatabase | undefined;
   let url = config.databaseUrl;
+  if (!url && config.worker?.attachEmbeddedPostgres) url = embeddedPostgresUrl(config.dataDir, config.embeddedPgPort);
   if (!url) {
-    logger.info({ dataDir: config.dataDir, port: config.embeddedPgPort }, 'starting embedded PostgreSQL');
-    // Its last lines say why it would not start (the package rejects with nothing when PostgreSQL exits).
-    const recent: string[] = [];
-    try {
-      embedded = await startEmbeddedPostgres({
-        dataDir: config.dataDir,
-        port: config.embeddedPgPort,
-        onLog: (m) => {
-          recent.push(m.trim());
-          if (recent.length > 50) recent.shift();
-          logger.debug({ postgres: m.trim() }, 'postgres');
-        },
-      });
-    } catch (err) {
-      throw embeddedPostgresFailure(recent, err, config);
-    }
+    embedded = await startEmbeddedDatabase(config, logger);
     url = embedded.url;
   }
   const db = createDatabase({

@@ -28,4 +28,29 @@ describe('InProcessJobQueue', () => {
     await queue.close();
     assert.deepEqual(seen, ['acme:1', 'globex:1', 'initech:1']);
   });
+
+  it('runs scheduled jobs only while it leads when elected (one of several workers), at once when it starts leading', async () => {
+    const runs: string[] = [];
+    const handlers = { run: async (name: JobName) => void runs.push(name) } as unknown as JobHandlers;
+    const queue = new InProcessJobQueue(handlers, { warn: () => undefined } as unknown as Logger, { elected: true });
+    await queue.every(JobName.CompactHistory, 5, {});
+    await new Promise((r) => setTimeout(r, 30));
+    assert.deepEqual(runs, [], 'a worker that does not lead runs no scheduled job');
+    await queue.lead();
+    await queue.unlead();
+    assert.ok(runs.length >= 1, 'leading runs the schedule at once');
+    const after = runs.length;
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(runs.length, after, 'no run after it stopped leading');
+    await queue.close();
+  });
+
+  it('runs scheduled jobs at once when not elected (a process serving alone)', async () => {
+    const runs: string[] = [];
+    const handlers = { run: async (name: JobName) => void runs.push(name) } as unknown as JobHandlers;
+    const queue = new InProcessJobQueue(handlers, { warn: () => undefined } as unknown as Logger);
+    await queue.every(JobName.CompactHistory, 60_000, {});
+    await queue.close();
+    assert.deepEqual(runs, [JobName.CompactHistory]);
+  });
 });

@@ -15,4 +15,14 @@ export interface JobQueue {
   add<N extends JobName>(name: N, payload: JobPayloads[N]): Promise<void>;
   /** Stops scheduling and waits (bounded) for runs in progress. */
   close(): Promise<void>;
+  /**
+   * Set when this process's scheduled jobs must run on one of several
+   * processes (the in-process queue of a worker of PLINTH_WORKERS > 1): a
+   * controller to elect, started when this process leads and stopped when
+   * it no longer does.
+   */
+  readonly election?: { readonly name: string; start(): Promise<void>; stop(): Promise<void> };
 }
+
+/** The election's name of the scheduled jobs of {@link JobQueue.election}. */
+export const SCHEDULED_JOBS_ELECTION = 'scheduled-jobs';

@@ -36,11 +36,17 @@ function clusterJobs(redisUrl: string): { imports: DynamicModule[]; providers: P
   };
 }
 
-/** Single node: the same jobs on in-process timers. */
-function singleNodeJobs(): { imports: DynamicModule[]; providers: Provider[] } {
+/**
+ * Single node: the same jobs on in-process timers. Among the worker
+ * processes of one host (PLINTH_WORKERS > 1) the scheduled ones run on
+ * one: the queue's `election`, which ControllersModule registers with the
+ * controllers.
+ */
+function singleNodeJobs(config: AppConfig): { imports: DynamicModule[]; providers: Provider[] } {
+  const elected = config.worker !== undefined;
   return {
     imports: [],
-    providers: [{ provide: JOB_QUEUE, useFactory: (handlers: JobHandlers, logger: Logger) => new InProcessJobQueue(handlers, logger), inject: [JobHandlers, LOGGER] }],
+    providers: [{ provide: JOB_QUEUE, useFactory: (handlers: JobHandlers, logger: Logger) => new InProcessJobQueue(handlers, logger, { elected }), inject: [JobHandlers, LOGGER] }],
   };
 }
 
@@ -60,7 +66,7 @@ export class JobsModule implements BeforeApplicationShutdown {
 
   /** The jobs of `config`'s mode. */
   static forRoot(config: AppConfig): DynamicModule {
-    const mode = config.redisUrl ? clusterJobs(config.redisUrl) : singleNodeJobs();
+    const mode = config.redisUrl ? clusterJobs(config.redisUrl) : singleNodeJobs(config);
     return {
       module: JobsModule,
       imports: [DiscoveryModule, ...mode.imports],

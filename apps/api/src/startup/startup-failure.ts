@@ -43,7 +43,8 @@ function reasonOf(err: ErrnoLike): string {
 
 /** A port Plinth could not listen on: which setting chose it, or undefined when the error is about no listener of ours. */
 function listenFailure(err: ErrnoLike, config: AppConfig): StartupFailure | undefined {
-  if (err.syscall !== 'listen' && err.code !== 'EADDRINUSE') return undefined;
+  // A worker of PLINTH_WORKERS > 1 gets the primary's failure to bind the shared port as `bind`.
+  if (err.syscall !== 'listen' && err.syscall !== 'bind' && err.code !== 'EADDRINUSE') return undefined;
   const port = err.port;
   const what =
     port === config.healthPort
