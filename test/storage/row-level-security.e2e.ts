@@ -78,6 +78,22 @@ describe('row-level security between tenants (migration 0019)', () => {
     }
   });
 
+  it('label selectors still use their GIN index under the policy (leakproof marks of migration 0019)', async () => {
+    // Enough rows that the planner prefers the label index to the tenant's key range, as it does with the policy off.
+    await sql`
+      INSERT INTO objects (tenant, resource, namespace, name, revision, body)
+      SELECT 'acme', 'bulk', 'ns', 'b' || i, 1, jsonb_build_object('metadata', jsonb_build_object('labels', jsonb_build_object('pick', CASE WHEN i <= 10 THEN 'yes' ELSE 'no' END)))
+      FROM generate_series(1, 5000) i`.execute(db);
+    await sql`ANALYZE objects`.execute(db);
+    const query = sql`EXPLAIN SELECT name FROM objects WHERE tenant = 'acme' AND resource = 'bulk' AND namespace = 'ns' AND plinth_labels(body) @> '{"pick":"yes"}'`;
+    const plan = async (handle: Kysely<DB>) => (await query.execute(handle)).rows.map((r) => Object.values(r as object)[0]).join('\n');
+    assert.match(await plan(db), /objects_labels_idx/, 'the owner uses the label index');
+    assert.match(await plan(acme), /objects_labels_idx/, 'the request role under the policy uses it too');
+    const { rows } = await sql<{ proname: string }>`
+      SELECT proname FROM pg_proc WHERE NOT proleakproof AND proname IN ('plinth_labels', 'jsonb_contains', 'jsonb_exists', 'hashtextextended', 'textcat')`.execute(db);
+    assert.deepEqual(rows, [], 'functions of label selectors and hashed keys are marked leakproof');
+  });
+
   it('every table with a tenant column has its policy (a new table without one fails here)', async () => {
     const { rows } = await sql<{ table: string; rls: boolean; policies: number }>`
       SELECT c.relname AS table, c.relrowsecurity AS rls, (SELECT count(*)::int FROM pg_policy p WHERE p.polrelid = c.oid) AS policies

@@ -17,8 +17,8 @@ export interface StateRow {
   scanned?: number | null;
 }
 
-/** An object row's labels: exactly the expression migration 0011's GIN index covers, so that label selectors use it. */
-export const OBJECT_LABELS = sql`coalesce(body -> 'metadata' -> 'labels', '{}'::jsonb)`;
+/** An object row's labels: exactly the expression migration 0019's GIN index covers (plinth_labels), so that label selectors use it, under row-level security too. */
+export const OBJECT_LABELS = sql`plinth_labels(body)`;
 
 /**
  * remainingItemCount is counted up to this many items after the cursor;
