@@ -10,6 +10,7 @@ import { encryptionConfigHash } from '../../apps/api/src/encryption/encryption-c
 import { eventually } from '../support/eventually.js';
 import { kubectl, type KubectlResult, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { aesgcmConfig } from './rotation-support.js';
 
 function ok(r: KubectlResult): string {
   assert.equal(r.code, 0, `kubectl failed (${r.code}): ${r.stderr}`);
@@ -19,19 +20,6 @@ function ok(r: KubectlResult): string {
 const KEY1 = randomBytes(32).toString('base64');
 const KEY2 = randomBytes(32).toString('base64');
 
-/** An EncryptionConfiguration for secrets with aesgcm keys in this order (then identity, to read what was stored in plain). */
-function aesgcmConfig(...keys: Array<[string, string]>): string {
-  return `apiVersion: apiserver.config.k8s.io/v1
-kind: EncryptionConfiguration
-resources:
-  - resources: [secrets]
-    providers:
-      - aesgcm:
-          keys:
-${keys.map(([name, secret]) => `            - name: ${name}\n              secret: ${secret}`).join('\n')}
-      - identity: {}
-`;
-}
 
 const secret = (ns: string, name: string, value: string, tier: string) => `apiVersion: v1
 kind: Secret
@@ -63,7 +51,7 @@ describe('encryption at rest with PLINTH_ENCRYPTION_PROVIDER_CONFIG (aesgcm for 
 
   before(async () => {
     file = path.join(mkdtempSync(path.join(tmpdir(), 'plinth-enc-')), 'encryption.yaml');
-    writeFileSync(file, aesgcmConfig(['key1', KEY1]));
+    writeFileSync(file, aesgcmConfig([['key1', KEY1]]));
     s = await startTestServer('encryption', {
       PLINTH_ENCRYPTION_PROVIDER_CONFIG: file,
       PLINTH_ENCRYPTION_PROVIDER_CONFIG_AUTOMATIC_RELOAD: 'true',
@@ -121,7 +109,7 @@ describe('encryption at rest with PLINTH_ENCRYPTION_PROVIDER_CONFIG (aesgcm for 
   });
 
   it('rotation: a new first key writes, the old key still reads', async () => {
-    writeFileSync(file, aesgcmConfig(['key2', KEY2], ['key1', KEY1]));
+    writeFileSync(file, aesgcmConfig([['key2', KEY2], ['key1', KEY1]]));
     await eventually(
       async () => {
         ok(await k(['apply', '-f', '-'], secret('probe', `probe-${Date.now()}`, 'p', 'c')));
@@ -136,7 +124,7 @@ describe('encryption at rest with PLINTH_ENCRYPTION_PROVIDER_CONFIG (aesgcm for 
     assert.equal(ok(await k(['get', 'secret', 'db', '-n', 'enc', '-o', 'jsonpath={.data.password}'])), b64(PLAIN));
     // Upstream's rotation step: rewriting an object unchanged stores it with the first key (it was read as stale).
     // The rotation job re-encrypts every Secret by itself (docs/encryption.md): once it is done, put one back under key1.
-    await rotationDone(aesgcmConfig(['key2', KEY2], ['key1', KEY1]));
+    await rotationDone(aesgcmConfig([['key2', KEY2], ['key1', KEY1]]));
     await backUnderKey1('enc', 'db');
     const before = await storedForms('enc', 'db');
     assert.match(before.encrypted, /^k8s:enc:aesgcm:v1:key1:/);
@@ -165,7 +153,7 @@ describe('encryption at rest with PLINTH_ENCRYPTION_PROVIDER_CONFIG (aesgcm for 
   });
 
   it('a bad file on reload keeps the configuration in force and counts the failure', async () => {
-    writeFileSync(file, aesgcmConfig(['key3', Buffer.from('short').toString('base64')]));
+    writeFileSync(file, aesgcmConfig([['key3', Buffer.from('short').toString('base64')]]));
     await eventually(
       async () => /apiserver_encryption_config_controller_automatic_reloads_total\{status="failure",apiserver_id_hash="sha256:[0-9a-f]+"\} [1-9]/.test(ok(await k(['get', '--raw', '/metrics']))),
       { timeoutMs: 30_000, intervalMs: 500, message: 'a failed reload counted' },
@@ -201,9 +189,9 @@ describe('encryption at rest with PLINTH_ENCRYPTION_PROVIDER_CONFIG (aesgcm for 
 
   it('a removed key: that Secret answers upstream\'s InternalError, every other Secret is served', async () => {
     // The rotation job has re-encrypted every Secret with key2 (docs/encryption.md); put one back under key1.
-    await rotationDone(aesgcmConfig(['key2', KEY2], ['key1', KEY1]));
+    await rotationDone(aesgcmConfig([['key2', KEY2], ['key1', KEY1]]));
     await backUnderKey1('enc', 'other');
-    writeFileSync(file, aesgcmConfig(['key2', KEY2]));
+    writeFileSync(file, aesgcmConfig([['key2', KEY2]]));
     const failed = await eventually(
       async () => {
         const r = await k(['get', 'secret', 'other', '-n', 'enc', '-o', 'name']);

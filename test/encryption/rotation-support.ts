@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import request from 'supertest';
 import { encryptionConfigHash } from '../../apps/api/src/encryption/encryption-config.parser.js';
 import { eventually } from '../support/eventually.js';
+import { query } from '../shards/support/shards.js';
+
+export { query };
 
 export const KEY1 = randomBytes(32).toString('base64');
 export const KEY2 = randomBytes(32).toString('base64');
@@ -36,16 +38,6 @@ export function configFile(initial: string): { file: string; write(content: stri
   return { file, write };
 }
 
-/** Runs one query on `url` with a connection of its own. */
-export async function query<T>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query(text, params)).rows as T[];
-  } finally {
-    await c.end();
-  }
-}
 
 /**
  * Every stored Secret value (object rows, and each non-null `object` and
