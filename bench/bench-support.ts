@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Agent } from 'undici';
+import { Agent, request } from 'undici';
+import type pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@plinth/storage';
 import { CertificateAuthority } from '../apps/api/src/pki/certificate-authority.js';
 import { loadOrCreatePki, type ServingPki } from '../apps/api/src/pki/pki-store.js';
@@ -157,4 +158,45 @@ export const GC_ON_SIGNAL_NODE_ARGS = ['--expose-gc', `--import=${path.resolve('
 export async function collectServerGarbage(server: ChildProcess): Promise<void> {
   server.kill('SIGUSR2');
   await new Promise((r) => setTimeout(r, 1500));
+}
+
+/**
+ * Waits until the server's watch cache has applied every change up to the
+ * newest revision (`plinth_watch_cache_revision` on /metrics): a burst of a
+ * million changes keeps its change feed busy for a while, and a watch
+ * measured meanwhile would measure the feed, not the catch-up.
+ */
+export async function settleWatchCache(base: string, agent: Agent, pool: pg.Pool): Promise<number> {
+  const t0 = Date.now();
+  const newest = Number((await pool.query('SELECT value FROM revision_counter')).rows[0].value);
+  while (Date.now() - t0 < 600_000) {
+    const text = await (await request(`${base}/metrics`, { dispatcher: agent })).body.text();
+    const m = /^plinth_watch_cache_revision (\d+)/m.exec(text);
+    if (m && Number(m[1]) >= newest) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return Date.now() - t0;
+}
+
+/** Opens a watch and resolves with the milliseconds until `want` events arrived (or the stream ended). */
+export async function watchFor(base: string, agent: Agent, path: string, want: number): Promise<{ ms: number; events: number }> {
+  const t0 = process.hrtime.bigint();
+  const res = await request(`${base}${path}`, { dispatcher: agent });
+  let events = 0;
+  let buf = '';
+  // Lines are scanned in place and the remainder kept once per chunk: slicing the buffer after every line
+  // copied it hundreds of times per chunk and made this client, not the server, the bottleneck.
+  for await (const chunk of res.body) {
+    buf += chunk.toString();
+    let start = 0;
+    let nl: number;
+    while ((nl = buf.indexOf('\n', start)) >= 0) {
+      if (buf.startsWith('{"type":"ADDED"', start)) events++;
+      start = nl + 1;
+    }
+    buf = buf.slice(start);
+    if (events >= want) break;
+  }
+  res.body.destroy();
+  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, events };
 }

@@ -1,7 +1,7 @@
 import { type Agent, request } from 'undici';
 import pg from 'pg';
 import { encodeContinue } from '../apps/api/src/handlers/continue-token.js';
-import { benchAgent, percentiles, progress, runBenchmark, startBenchPostgres, startServerProcess, stopServerAndDatabase } from './bench-support.js';
+import { benchAgent, percentiles, progress, runBenchmark, settleWatchCache, startBenchPostgres, startServerProcess, stopServerAndDatabase, watchFor } from './bench-support.js';
 
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 1_000_000);
 const PAGES = Number(process.env.BENCH_PAGES ?? 40);
@@ -88,47 +88,6 @@ function updateBig(pool: pg.Pool, n: number): Promise<number> {
       [from, n, copies],
     ),
   );
-}
-
-/**
- * Waits until the server's watch cache has applied every change up to the
- * newest revision (`plinth_watch_cache_revision` on /metrics): a burst of a
- * million changes keeps its change feed busy for a while, and a watch
- * measured meanwhile would measure the feed, not the catch-up.
- */
-async function settle(base: string, agent: Agent, pool: pg.Pool): Promise<number> {
-  const t0 = Date.now();
-  const newest = Number((await pool.query('SELECT value FROM revision_counter')).rows[0].value);
-  while (Date.now() - t0 < 300_000) {
-    const text = await (await request(`${base}/metrics`, { dispatcher: agent })).body.text();
-    const m = /^plinth_watch_cache_revision (\d+)/m.exec(text);
-    if (m && Number(m[1]) >= newest) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return Date.now() - t0;
-}
-
-/** Opens a watch and resolves with the milliseconds until `want` events arrived (or the stream ended). */
-async function watchFor(base: string, agent: Agent, path: string, want: number): Promise<{ ms: number; events: number }> {
-  const t0 = process.hrtime.bigint();
-  const res = await request(`${base}${path}`, { dispatcher: agent });
-  let events = 0;
-  let buf = '';
-  // Lines are scanned in place and the remainder kept once per chunk: slicing the buffer after every line
-  // copied it hundreds of times per chunk and made this client, not the server, the bottleneck.
-  for await (const chunk of res.body) {
-    buf += chunk.toString();
-    let start = 0;
-    let nl: number;
-    while ((nl = buf.indexOf('\n', start)) >= 0) {
-      if (buf.startsWith('{"type":"ADDED"', start)) events++;
-      start = nl + 1;
-    }
-    buf = buf.slice(start);
-    if (events >= want) break;
-  }
-  res.body.destroy();
-  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, events };
 }
 
 /** Milliseconds of `fn`. */
@@ -228,12 +187,12 @@ async function main(): Promise<void> {
     progress(`watch catch-up: ${FOREIGN_CHANGES.toLocaleString('en-US')} changes of another tenant, then 10 of the watched one`);
     const foreignFrom = await appendChanges(pool, 'noise', 'x', FOREIGN_CHANGES, 0);
     await appendChanges(pool, 'default', 'big', 10, 1);
-    const digestMs = await settle(base, agent, pool);
+    const digestMs = await settleWatchCache(base, agent, pool);
     progress(`the server's change feed digested the burst in ${(digestMs / 1000).toFixed(1)} s`);
     const selective = await watchFor(base, agent, `/api/v1/namespaces/big/configmaps?watch=1&resourceVersion=${foreignFrom}&labelSelector=app%3Dneedle`, 10);
     progress(`unselective catch-up over ${OWN_CHANGES.toLocaleString('en-US')} changes of the watched resource`);
     const ownFrom = await appendChanges(pool, 'default', 'own', OWN_CHANGES, 0);
-    await settle(base, agent, pool);
+    await settleWatchCache(base, agent, pool);
     const unselective = await watchFor(base, agent, `/api/v1/namespaces/own/configmaps?watch=1&resourceVersion=${ownFrom}`, OWN_CHANGES);
     const rawCatchUp = await timed(() =>
       pool.query(
@@ -249,7 +208,7 @@ async function main(): Promise<void> {
     await updateBig(pool, UPDATED_SINCE);
     // As before the catch-up phases: the server's change feed first digests the burst, which would otherwise share the
     // CPU with the first pages measured here (this phase measures the read of a past page, not the burst).
-    progress(`the server's change feed digested the ${UPDATED_SINCE.toLocaleString('en-US')} updates in ${((await settle(base, agent, pool)) / 1000).toFixed(1)} s`);
+    progress(`the server's change feed digested the ${UPDATED_SINCE.toLocaleString('en-US')} updates in ${((await settleWatchCache(base, agent, pool)) / 1000).toFixed(1)} s`);
     const changedMs: number[] = [];
     let changedCont = firstPage.metadata.continue;
     for (let p = 1; p < PAGES && changedCont; p++) {

@@ -2,7 +2,7 @@ import { loadavg } from 'node:os';
 import { execSync } from 'node:child_process';
 import pg from 'pg';
 import { type Agent, request } from 'undici';
-import { benchAgent, progress, runBenchmark, startBenchPostgres, startServerProcess, stopServerAndDatabase } from './bench-support.js';
+import { benchAgent, progress, runBenchmark, settleWatchCache, startBenchPostgres, startServerProcess, stopServerAndDatabase, watchFor } from './bench-support.js';
 
 // Label-selected watch catch-up (issue 29, goal 4): a watch with labelSelector=app=needle resumed from a revision
 // DEPTH changes back, where 10 of those changes match, against the same watch without a selector (every change),
@@ -52,38 +52,6 @@ async function appendChanges(pool: pg.Pool, namespace: string, n: number, matchi
   }
 }
 
-/** Waits until the server's watch cache has applied every change up to the newest revision (its /metrics). */
-async function settle(base: string, agent: Agent, pool: pg.Pool): Promise<void> {
-  const newest = Number((await pool.query('SELECT value FROM revision_counter')).rows[0].value);
-  for (const t0 = Date.now(); Date.now() - t0 < 600_000; ) {
-    const text = await (await request(`${base}/metrics`, { dispatcher: agent })).body.text();
-    const m = /^plinth_watch_cache_revision (\d+)/m.exec(text);
-    if (m && Number(m[1]) >= newest) return;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
-/** Opens a watch and resolves with the milliseconds until `want` events arrived. */
-async function watchFor(base: string, agent: Agent, path: string, want: number): Promise<{ ms: number; events: number }> {
-  const t0 = process.hrtime.bigint();
-  const res = await request(`${base}${path}`, { dispatcher: agent });
-  let events = 0;
-  let buf = '';
-  for await (const chunk of res.body) {
-    buf += chunk.toString();
-    let start = 0;
-    let nl: number;
-    while ((nl = buf.indexOf('\n', start)) >= 0) {
-      if (buf.startsWith('{"type":"ADDED"', start)) events++;
-      start = nl + 1;
-    }
-    buf = buf.slice(start);
-    if (events >= want) break;
-  }
-  res.body.destroy();
-  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, events };
-}
-
 /** Bytes per change of the label column and of the GIN index, over the whole change log. */
 async function indexBytes(pool: pg.Pool): Promise<{ columnBytes: number; indexBytes: number; changes: number }> {
   const { rows } = await pool.query(
@@ -122,7 +90,7 @@ async function main(): Promise<void> {
       progress(`loading ${depth.toLocaleString('en-US')} changes into namespace ${ns} (bulk INSERT … SELECT generate_series; ${MATCHING} labelled app=needle)`);
       const { from, changesMs } = await appendChanges(pool, ns, depth, MATCHING);
       progress(`  change rows inserted in ${(changesMs / 1000).toFixed(1)} s; waiting for the server's change feed to digest them`);
-      await settle(base, agent, pool);
+      await settleWatchCache(base, agent, pool);
       const full: number[] = [];
       const selective: number[] = [];
       for (let run = 0; run < RUNS; run++) {
