@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type CryptoKey, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { stringify } from 'yaml';
 import { CertificateAuthority } from '../../apps/api/src/pki/certificate-authority.js';
 import { requestAs, tokenIdentity } from '../support/credentials.js';
@@ -12,56 +10,11 @@ import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { grantClusterRole } from '../support/rbac.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { eventually } from '../support/eventually.js';
-
-/** An OIDC issuer the test runs itself: discovery, a JWKS with rotating keys, and token signing. */
-class TestIssuer {
-  url = '';
-  jwksFetches = 0;
-  private keys: { kid: string; privateKey: CryptoKey; jwk: JWK }[] = [];
-  private server!: Server;
-
-  async start(ca: CertificateAuthority): Promise<void> {
-    await this.rotate();
-    const cert = await ca.issue({ commonName: 'issuer', ipAddresses: ['127.0.0.1'], dnsNames: ['localhost'], usage: 'server', validDays: 1 });
-    this.server = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
-      res.setHeader('Content-Type', 'application/json');
-      if (req.url === '/.well-known/openid-configuration') res.end(JSON.stringify({ issuer: this.url, jwks_uri: `${this.url}/keys` }));
-      else if (req.url === '/keys') {
-        this.jwksFetches++;
-        res.end(JSON.stringify({ keys: this.keys.map((k) => k.jwk) }));
-      } else res.writeHead(404).end('{}');
-    });
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
-    this.url = `https://127.0.0.1:${(this.server.address() as { port: number }).port}`;
-  }
-
-  /** Replaces the signing key by a new one with a new key id. */
-  async rotate(): Promise<void> {
-    const { privateKey, publicKey } = await generateKeyPair('RS256');
-    const kid = `k${this.keys.length + 1}`;
-    this.keys = [{ kid, privateKey, jwk: { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' } }];
-  }
-
-  sign(claims: Record<string, unknown>, opts: { aud?: string; expiresIn?: number; iss?: string } = {}): Promise<string> {
-    const now = Math.floor(Date.now() / 1000);
-    const k = this.keys[0];
-    return new SignJWT(claims)
-      .setProtectedHeader({ alg: 'RS256', kid: k.kid })
-      .setIssuer(opts.iss ?? this.url)
-      .setAudience(opts.aud ?? 'plinth')
-      .setIssuedAt(now)
-      .setExpirationTime(now + (opts.expiresIn ?? 600))
-      .sign(k.privateKey);
-  }
-
-  close(): Promise<void> {
-    return new Promise((r) => this.server.close(() => r()));
-  }
-}
+import { OidcTestIssuer } from '../support/oidc-test-issuer.js';
 
 describe('external OIDC/JWT issuers (AuthenticationConfiguration)', { timeout: 120_000 }, () => {
   let s: TestServer;
-  const issuer = new TestIssuer();
+  const issuer = new OidcTestIssuer();
   const jane = { sub: 'u-jane', email: 'jane@example.com', email_verified: true, hd: 'example.com', groups: ['devs', 'ops'], tenants: ['acme'] };
 
   before(async () => {
