@@ -3,6 +3,7 @@ import type { EventEmitter } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import request from 'supertest';
+import { eventually } from '../support/eventually.js';
 import { certificateIdentity, type ClientIdentity, requestAs, type RequestAs } from '../support/credentials.js';
 import { type RecordedStatement, SqlRecorder } from '../support/sql-recorder.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
@@ -22,16 +23,6 @@ const CRD = {
     versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } } }],
   },
 };
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** What a tenant's user does through the API: every verb on built-in kinds, lists and watches, then CRDs and RBAC. */
 async function actAsTenantUser(url: string, tenant: string, id: ClientIdentity): Promise<void> {
@@ -84,7 +75,7 @@ async function actAsTenantUser(url: string, tenant: string, id: ClientIdentity):
 async function actOnCrdsAndRbac(api: RequestAs, T: string): Promise<void> {
   await api.post(`${T}${CRD_PATH}`).send(CRD).expect(201);
   const G = `${T}/apis/example.com/v1/namespaces/work/gadgets`;
-  await eventually('gadgets served', async () => ((await api.get(G)).status === 200 ? true : undefined));
+  await eventually(async () => (await api.get(G)).status === 200, { timeoutMs: 20_000, message: 'gadgets served' });
   await api.post(G).send({ apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'g1' }, spec: { size: 1 } }).expect(201);
   await api.get(`${G}/g1`).expect(200);
   await api.patch(`${G}/g1`).set('Content-Type', 'application/merge-patch+json').send({ spec: { size: 2 } }).expect(200);
@@ -116,7 +107,7 @@ describe('every statement on the request path addresses one tenant', { timeout: 
     for (const [name, owner] of [['acme', 'alice'], ['globex', 'bob']]) {
       await request(s.url).post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name }, spec: { owners: [{ kind: 'User', name: owner }] } }).expect(201);
     }
-    for (const name of ['acme', 'globex']) await eventually(`tenant ${name} served`, async () => ((await request(s.url).get(`/clusters/${name}/api/v1/namespaces/default`)).status === 200 ? true : undefined));
+    for (const name of ['acme', 'globex']) await eventually(async () => (await request(s.url).get(`/clusters/${name}/api/v1/namespaces/default`)).status === 200, { timeoutMs: 20_000, message: `tenant ${name} served` });
     recorder.install(apiListenerOf(s));
     recorder.start();
     const [alice, bob] = await Promise.all([certificateIdentity('alice'), certificateIdentity('bob')]);
