@@ -36,7 +36,7 @@ export interface ChangeEvent {
 export function openChange(change: ChangeEvent): ChangeEvent {
   if (change.unreadable !== undefined) return change;
   try {
-    const object = openBody(change.key, change.object);
+    const object = openBody(change.key, change.object, { cached: true });
     const prevObject = change.prevObject && openBody(change.key, change.prevObject);
     return object === change.object && prevObject === change.prevObject ? change : { ...change, object, prevObject };
   } catch (err) {

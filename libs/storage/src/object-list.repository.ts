@@ -90,7 +90,7 @@ export interface ListChunk {
  */
 function toItem(q: ListQuery, row: StateRow): StoredObject | undefined {
   const key = { tenant: q.tenant, resource: q.resource, namespace: row.namespace, name: row.name };
-  const body = withResourceVersion(openBody(key, row.body, true), row.revision);
+  const body = withResourceVersion(openBody(key, row.body, { inList: true, cached: true }), row.revision);
   if (q.filter && !q.filter(body)) return undefined;
   return { key, revision: row.revision, body };
 }

@@ -196,6 +196,10 @@ class EnvironmentVariables {
   /** The most stored rows the encryption rotation job checks per second on each shard (0: as fast as it can). */
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(1_000_000)
   PLINTH_ENCRYPTION_ROTATION_ROWS_PER_SECOND?: number;
+
+  /** MiB of decrypted values each process keeps so that re-reading the same stored value skips decryption (0: off). */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(65_536)
+  PLINTH_ENCRYPTION_READ_CACHE_MB?: number;
   /** The tenants' data keys of KMS v2 providers: a PostgreSQL URL (default: the object database's name + `_keys`, same server). */
   @IsOptional() @IsString()
   PLINTH_KEY_STORE_URL?: string;
@@ -316,6 +320,8 @@ export interface AppConfig {
     reloadIntervalSeconds: number;
     /** PLINTH_ENCRYPTION_ROTATION_ROWS_PER_SECOND (0: no limit). */
     rotationRowsPerSecond: number;
+    /** PLINTH_ENCRYPTION_READ_CACHE_MB in bytes (0: every read decrypts). */
+    readCacheBytes: number;
     /** Undefined: beside the object database (see defaultKeyStoreUrl). */
     keyStoreUrl?: string;
     /** Undefined: upstream's 60 s healthy, 10 s unhealthy. */
@@ -449,6 +455,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       automaticReload: parsed.PLINTH_ENCRYPTION_PROVIDER_CONFIG_AUTOMATIC_RELOAD === 'true',
       reloadIntervalSeconds: parsed.PLINTH_ENCRYPTION_PROVIDER_CONFIG_RELOAD_INTERVAL_SECONDS ?? 60,
       rotationRowsPerSecond: parsed.PLINTH_ENCRYPTION_ROTATION_ROWS_PER_SECOND ?? 0,
+      readCacheBytes: (parsed.PLINTH_ENCRYPTION_READ_CACHE_MB ?? 32) * 1024 * 1024,
       keyStoreUrl: parsed.PLINTH_KEY_STORE_URL || undefined,
       kmsStatusIntervalSeconds: parsed.PLINTH_KMS_STATUS_INTERVAL_SECONDS,
     },

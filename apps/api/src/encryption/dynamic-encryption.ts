@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { LRUCache } from 'lru-cache';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { decodeEncryptedObject, type ObjectKey, type ResourceTransformer, type ResourceTransformers, type TransformationEvent } from '@plinth/storage';
+import { type ObjectKey, type ResourceTransformer, type ResourceTransformers, type TransformationEvent } from '@plinth/storage';
 import type { KmsRegistry } from './kms/kms-registry.js';
-import type { KmsV2Provider } from './kms/kms-v2.provider.js';
+import type { KmsV2Provider, KmsValueHeader } from './kms/kms-v2.provider.js';
 import { encryptionConfigHash } from './encryption-config.parser.js';
 import { type LoadedEncryption, loadEncryptionConfig, ruleFor, storageGroupResource, type TransformerRules } from './encryption-transformers.js';
 
@@ -75,6 +76,17 @@ export class DynamicEncryption implements ResourceTransformers {
   private readonly metrics: EncryptionMetrics;
   private readonly idHash: string;
   private timer: NodeJS.Timeout | undefined;
+  /**
+   * The header of each object's KMS v2 value read last, with the value (a
+   * pure function of it, so a hit needs the very same value): every read
+   * asks (prepare), and decoding the whole EncryptedObject was most of what
+   * a cached read cost. By object, so a lookup hashes a short key, not the
+   * value.
+   */
+  private readonly kmsHeaders = new LRUCache<string, { sealed: string; header: KmsValueHeader }>({
+    maxSize: 16 * 1024 * 1024,
+    sizeCalculation: (e, id) => 2 * (e.sealed.length + id.length) + 128,
+  });
 
   constructor(private readonly opts: DynamicEncryptionOptions) {
     this.rules = opts.initial.rules;
@@ -100,27 +112,29 @@ export class DynamicEncryption implements ResourceTransformers {
     return [...this.kms.values()];
   }
 
-  prepare(_key: ObjectKey, sealed?: string): Promise<void> | undefined {
-    const found = sealed === undefined ? undefined : this.kmsOf(sealed);
-    return found?.provider.prepareRead(found.payload);
+  prepare(key: ObjectKey, sealed?: string): Promise<void> | undefined {
+    const found = sealed === undefined ? undefined : this.kmsOf(key, sealed);
+    return found?.provider.prepareRead(found.header.ref);
   }
 
-  isStale(_key: ObjectKey, sealed: string): boolean {
-    const found = this.kmsOf(sealed);
+  isStale(key: ObjectKey, sealed: string): boolean {
+    const found = this.kmsOf(key, sealed);
     if (!found) return false;
-    try {
-      return found.provider.isStaleKeyId(decodeEncryptedObject(found.payload).keyID);
-    } catch {
-      return true;
-    }
+    return found.header.keyID === undefined || found.provider.isStaleKeyId(found.header.keyID);
   }
 
-  /** The KMS v2 provider that wrote `sealed` and its payload, or undefined for any other value. */
-  private kmsOf(sealed: string): { provider: KmsV2Provider; payload: Buffer } | undefined {
+  /** The KMS v2 provider that wrote `sealed` (a stored value of `key`) and what its payload names, or undefined for any other value. */
+  private kmsOf(key: ObjectKey, sealed: string): { provider: KmsV2Provider; header: KmsValueHeader } | undefined {
     if (this.kms.size === 0 || !sealed.startsWith(KMS_PREFIX)) return undefined;
     const colon = sealed.lastIndexOf(':');
     const provider = this.kms.get(sealed.slice(KMS_PREFIX.length, colon));
-    return provider && { provider, payload: Buffer.from(sealed.slice(colon + 1), 'base64') };
+    if (!provider) return undefined;
+    const id = `${key.tenant}\0${key.resource}\0${key.namespace}\0${key.name}`;
+    const known = this.kmsHeaders.get(id);
+    if (known?.sealed === sealed) return { provider, header: known.header };
+    const header = provider.headerOf(Buffer.from(sealed.slice(colon + 1), 'base64'));
+    this.kmsHeaders.set(id, { sealed, header });
+    return { provider, header };
   }
 
   forResource(resource: string): ResourceTransformer | undefined {

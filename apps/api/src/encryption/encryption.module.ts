@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { defaultKeyStoreUrl, installResourceTransformers, TenantKeyStore } from '@plinth/storage';
+import { configurePlaintextCache, defaultKeyStoreUrl, forgetTenantPlaintexts, installResourceTransformers, TenantKeyStore } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { DatabaseConnection } from '../database/database.module.js';
@@ -57,6 +57,7 @@ async function createKmsRegistry(config: AppConfig, path: string, connection: Da
 async function createEncryption(config: AppConfig, logger: Logger, metrics: Metrics, connection: DatabaseConnection): Promise<DynamicEncryption | null> {
   const path = config.encryption.providerConfigFile;
   if (!path) return null;
+  configurePlaintextCache(config.encryption.readCacheBytes);
   const kms = await createKmsRegistry(config, path, connection, logger, metrics);
   let encryption: DynamicEncryption;
   try {
@@ -83,15 +84,18 @@ export class TenantDataKeys {
 
   /**
    * Destroys every data key of `tenant` in the key store and forgets those
-   * this process holds; returns how many were destroyed (0 when no kms
+   * this process holds, and the plaintexts it decrypted with them; returns how many were destroyed (0 when no kms
    * provider is configured). Idempotent. Rejects when the key store cannot
    * be reached (the deletion must then stop and be retried).
    */
   async destroy(tenant: string): Promise<number> {
+    forgetTenantPlaintexts(tenant);
     const registry = this.encryption?.kmsRegistry;
     if (!registry?.keyStore) return 0;
     const n = await registry.keyStore.destroyTenant(tenant);
     for (const p of registry.all()) p.forgetTenant(tenant);
+    // Again: a read that decrypted before the keys went may have remembered its plaintext since.
+    forgetTenantPlaintexts(tenant);
     return n;
   }
 }

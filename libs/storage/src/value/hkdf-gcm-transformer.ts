@@ -1,5 +1,5 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import type { RandomSource } from './aes-transformers.js';
+import { createCipheriv, createDecipheriv, createHmac } from 'node:crypto';
+import { pooledRandomBytes, type RandomSource } from './aes-transformers.js';
 import type { ReadValue, ValueTransformer } from './value-transformer.js';
 
 /** The seed size KMS v2 generates (upstream's MinSeedSizeExtendedNonceGCM). */
@@ -27,7 +27,7 @@ function expandOnly(seed: Buffer, info: Buffer): Buffer {
 export class HkdfGcmTransformer implements ValueTransformer {
   constructor(
     private readonly seed: Buffer,
-    private readonly random: RandomSource = randomBytes,
+    private readonly random: RandomSource = pooledRandomBytes,
   ) {
     if (seed.length < HKDF_SEED_SIZE) throw new Error(`invalid seed length ${seed.length} used for key generation`);
   }

@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import nacl from 'tweetnacl';
-import type { RandomSource } from './aes-transformers.js';
+import { pooledRandomBytes, type RandomSource } from './aes-transformers.js';
 import type { ReadValue, ValueTransformer } from './value-transformer.js';
 
 const NONCE = nacl.secretbox.nonceLength;
@@ -17,7 +16,7 @@ export class SecretboxTransformer implements ValueTransformer {
 
   constructor(
     key: Buffer,
-    private readonly random: RandomSource = randomBytes,
+    private readonly random: RandomSource = pooledRandomBytes,
   ) {
     if (key.length !== nacl.secretbox.keyLength) throw new Error(`expected key size 32 for secretbox provider, got ${key.length}`);
     this.key = new Uint8Array(key);

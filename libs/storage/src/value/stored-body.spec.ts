@@ -4,7 +4,19 @@ import { afterEach, describe, it } from 'node:test';
 import { isStorageError } from '../storage-error.js';
 import { AesGcmTransformer } from './aes-transformers.js';
 import { IDENTITY } from './identity-transformer.js';
-import { ENCRYPTED_FIELD, installResourceTransformers, isStaleBody, openBody, type ResourceTransformers, registryKey, sealBody } from './stored-body.js';
+import {
+  configurePlaintextCache,
+  ENCRYPTED_FIELD,
+  forgetTenantPlaintexts,
+  installResourceTransformers,
+  isStaleBody,
+  openBody,
+  plaintextCacheSize,
+  type ResourceTransformers,
+  registryKey,
+  sealBody,
+} from './stored-body.js';
+import { DEFAULT_PLAINTEXT_CACHE_BYTES } from './plaintext-cache.js';
 import { PrefixTransformers, type ValueTransformer } from './value-transformer.js';
 
 const key = { tenant: 'acme', resource: 'secrets', namespace: 'ns', name: 'db' };
@@ -53,7 +65,7 @@ describe('encrypted bodies (the storage boundary)', () => {
     install(aesgcm(['key2', new AesGcmTransformer(randomBytes(32))]));
     assert.throws(() => openBody(key, stored), (e: unknown) => isStorageError(e, 'Internal') && e.message === 'no matching key was found for the provided AES transformer');
     assert.throws(
-      () => openBody(key, stored, true),
+      () => openBody(key, stored, { inList: true }),
       (e: unknown) => isStorageError(e, 'Internal') && e.message === 'unable to transform key "/registry/secrets/ns/db": no matching key was found for the provided AES transformer',
     );
   });
@@ -98,5 +110,92 @@ describe('encrypted bodies (the storage boundary)', () => {
   it('names keys as upstream\'s etcd keys in messages', () => {
     assert.equal(registryKey({ tenant: 't', resource: 'apps/deployments', namespace: 'n', name: 'd' }), '/registry/apps/deployments/n/d');
     assert.equal(registryKey({ tenant: 't', resource: 'widgets.example.com', namespace: '', name: 'w' }), '/registry/example.com/widgets/w');
+  });
+});
+
+/** An AES-GCM transformer that counts its decryptions. */
+class CountingGcm extends AesGcmTransformer {
+  reads = 0;
+  override fromStorage(data: Buffer, aad: Buffer) {
+    this.reads++;
+    return super.fromStorage(data, aad);
+  }
+}
+
+describe('the plaintext cache of encrypted reads', () => {
+  afterEach(() => configurePlaintextCache(DEFAULT_PLAINTEXT_CACHE_BYTES));
+
+  it('decrypts a stored value once for cached reads, and gives every reader a body of its own', () => {
+    const k = new CountingGcm(randomBytes(32));
+    install(aesgcm(['key1', k]));
+    const stored = sealBody(key, body);
+    configurePlaintextCache(DEFAULT_PLAINTEXT_CACHE_BYTES);
+    const first = openBody(key, stored, { cached: true });
+    (first.data as Record<string, string>).password = 'changed';
+    const second = openBody(key, stored, { cached: true });
+    assert.equal(k.reads, 1);
+    assert.deepEqual(second, body);
+    openBody(key, stored);
+    assert.equal(k.reads, 2, 'a read that is not cached decrypts');
+  });
+
+  it('remembers what a write sealed, so that reading it back does not decrypt', () => {
+    configurePlaintextCache(DEFAULT_PLAINTEXT_CACHE_BYTES);
+    const k = new CountingGcm(randomBytes(32));
+    install(aesgcm(['key1', k]));
+    const stored = sealBody(key, body);
+    assert.deepEqual(openBody(key, stored, { cached: true }), body);
+    assert.equal(k.reads, 0);
+  });
+
+  it('misses for another stored value of the object, and for the same value under another tenant', () => {
+    const k = new CountingGcm(randomBytes(32));
+    install(aesgcm(['key1', k]));
+    const v1 = sealBody(key, body);
+    const v2 = sealBody(key, { ...body, data: { password: 'bmV3' } });
+    configurePlaintextCache(DEFAULT_PLAINTEXT_CACHE_BYTES);
+    openBody(key, v1, { cached: true });
+    assert.deepEqual(openBody(key, v2, { cached: true }).data, { password: 'bmV3' });
+    assert.equal(k.reads, 2);
+    assert.throws(() => openBody({ ...key, tenant: 'other' }, v2, { cached: true }), (e: unknown) => isStorageError(e, 'Internal'));
+  });
+
+  it('does not serve a value whose key a new configuration removed', () => {
+    configurePlaintextCache(DEFAULT_PLAINTEXT_CACHE_BYTES);
+    install(aesgcm(['key1', new AesGcmTransformer(randomBytes(32))]));
+    const stored = sealBody(key, body);
+    openBody(key, stored, { cached: true });
+    uninstall();
+    install(aesgcm(['key2', new AesGcmTransformer(randomBytes(32))]));
+    assert.throws(() => openBody(key, stored, { cached: true }), (e: unknown) => isStorageError(e, 'Internal') && e.message === 'no matching key was found for the provided AES transformer');
+  });
+
+  it('forgets a deleted tenant\'s plaintexts, and holds none when turned off', () => {
+    configurePlaintextCache(DEFAULT_PLAINTEXT_CACHE_BYTES);
+    const k = new CountingGcm(randomBytes(32));
+    install(aesgcm(['key1', k]));
+    const other = { ...key, tenant: 'beta' };
+    const mine = sealBody(key, body);
+    const theirs = sealBody(other, body);
+    assert.equal(plaintextCacheSize(), 2);
+    forgetTenantPlaintexts('acme');
+    assert.equal(plaintextCacheSize(), 1);
+    openBody(other, theirs, { cached: true });
+    assert.equal(k.reads, 0);
+    openBody(key, mine, { cached: true });
+    assert.equal(k.reads, 1);
+    configurePlaintextCache(0);
+    sealBody(key, body);
+    openBody(key, mine, { cached: true });
+    openBody(key, mine, { cached: true });
+    assert.equal(k.reads, 3);
+    assert.equal(plaintextCacheSize(), 0);
+  });
+
+  it('stays within its bound in bytes, dropping the least recently used', () => {
+    configurePlaintextCache(16 * 1024);
+    install(aesgcm(['key1', new AesGcmTransformer(randomBytes(32))]));
+    for (let i = 0; i < 100; i++) sealBody({ ...key, name: `s-${i}` }, body);
+    assert.ok(plaintextCacheSize() > 0 && plaintextCacheSize() < 100, `held ${plaintextCacheSize()}`);
   });
 });

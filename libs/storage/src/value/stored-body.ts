@@ -1,6 +1,7 @@
 import type { ObjectKey } from '../object-key.js';
 import { StorageError } from '../storage-error.js';
 import { IDENTITY } from './identity-transformer.js';
+import { DEFAULT_PLAINTEXT_CACHE_BYTES, PlaintextCache } from './plaintext-cache.js';
 import { DataKeyNeeded, errorMessage, PrefixTransformers, type ValueTransformer } from './value-transformer.js';
 
 /**
@@ -105,10 +106,18 @@ export function registryKey(key: ObjectKey): string {
   return `/registry/${path}/${key.namespace ? `${key.namespace}/` : ''}${key.name}`;
 }
 
+/** {@link writePrefixOf}'s answers, by transformer (a configuration's transformers never change). */
+const writePrefixes = new WeakMap<ValueTransformer, string>();
+
 /** The full prefix the next write of `t` gets: the provider's and its first key's. */
 function writePrefixOf(t: ValueTransformer): string {
   if (!(t instanceof PrefixTransformers)) return '';
-  return t.writePrefix.toString() + writePrefixOf(t.transformers[0].transformer);
+  let prefix = writePrefixes.get(t);
+  if (prefix === undefined) {
+    prefix = t.writePrefix.toString() + writePrefixOf(t.transformers[0].transformer);
+    writePrefixes.set(t, prefix);
+  }
+  return prefix;
 }
 
 /** The readable metadata of an encrypted body (see {@link READABLE_METADATA}). */
@@ -126,15 +135,17 @@ function readableMetadata(metadata: unknown): Record<string, unknown> {
  * The form of `body` to store for `key`: encrypted by the resource's first
  * provider into `{"k8s:enc": …, "metadata": {readable fields}}`, or `body`
  * itself when no provider encrypts it. Does not mutate `body`. Throws when
- * the provider fails (then nothing is written).
+ * the provider fails (then nothing is written). Remembers the plaintext of
+ * the value it returns in the process's plaintext cache.
  */
 export function sealBody(key: ObjectKey, body: Record<string, unknown>): Record<string, unknown> {
   const rt = installed?.forResource(key.resource);
   if (!rt?.encrypts) return body;
   const prefix = writePrefixOf(rt.transformer);
   let stored: Buffer;
+  const plaintext = JSON.stringify(body);
   try {
-    stored = rt.transformer.toStorage(Buffer.from(JSON.stringify(body)), authenticatedData(key), { tenant: key.tenant });
+    stored = rt.transformer.toStorage(Buffer.from(plaintext), authenticatedData(key), { tenant: key.tenant });
   } catch (err) {
     if (err instanceof StorageError) throw err;
     installed?.observe?.({ key, type: 'to_storage', prefix: providerPrefix(prefix), error: errorMessage(err) });
@@ -142,13 +153,50 @@ export function sealBody(key: ObjectKey, body: Record<string, unknown>): Record<
   }
   installed?.observe?.({ key, type: 'to_storage', prefix: providerPrefix(prefix) });
   const sealed = prefix + stored.subarray(prefix.length).toString('base64');
+  // The change feed's read of this very value, and the gets that follow, need not decrypt it.
+  plaintexts.set(key, sealed, rt.transformer, plaintext);
   return { [ENCRYPTED_FIELD]: sealed, metadata: readableMetadata(body.metadata) };
 }
 
 /** `k8s:enc:aesgcm:v1:` of a full prefix, the label upstream's metrics use; `identity` for none. */
 function providerPrefix(prefix: string): string {
-  const parts = prefix.split(':');
-  return parts.length >= 5 ? `${parts.slice(0, 4).join(':')}:` : 'identity';
+  let label = providerPrefixes.get(prefix);
+  if (label === undefined) {
+    const parts = prefix.split(':');
+    label = parts.length >= 5 ? `${parts.slice(0, 4).join(':')}:` : 'identity';
+    // Prefixes come from the configuration's key names: few, but bounded all the same.
+    if (providerPrefixes.size >= 256) providerPrefixes.clear();
+    providerPrefixes.set(prefix, label);
+  }
+  return label;
+}
+
+/** {@link providerPrefix}'s answers: every read of an encrypted value asks it. */
+const providerPrefixes = new Map<string, string>();
+
+/** How {@link openBody} reads. */
+export interface OpenOptions {
+  /** The failure names the key, as upstream's list does. */
+  inList?: boolean;
+  /** Answer from, and remember in, the process's plaintext cache (reads of the current state: gets and lists). */
+  cached?: boolean;
+}
+
+let plaintexts = new PlaintextCache(DEFAULT_PLAINTEXT_CACHE_BYTES);
+
+/** Replaces the process's plaintext cache with an empty one bounded by `maxBytes` (0: off). */
+export function configurePlaintextCache(maxBytes: number): void {
+  plaintexts = new PlaintextCache(maxBytes);
+}
+
+/** Forgets the plaintexts the process holds of `tenant`'s objects (its deletion, before its keys are destroyed). */
+export function forgetTenantPlaintexts(tenant: string): void {
+  plaintexts.forgetTenant(tenant);
+}
+
+/** How many plaintexts the process's cache holds (tests). */
+export function plaintextCacheSize(): number {
+  return plaintexts.size;
 }
 
 /**
@@ -157,31 +205,39 @@ function providerPrefix(prefix: string): string {
  * resourceVersion a read stamped on `stored` carried over. Throws
  * StorageError Internal with upstream's message when it cannot be read: a
  * key no longer configured, a value that does not decrypt, a plain value
- * where every provider expects a prefix. `inList`: the message names the
- * key, as upstream's list does. Never mutates `stored`.
+ * where every provider expects a prefix. Never mutates `stored`; returns a
+ * body of its own (never one the cache holds).
  */
-export function openBody(key: ObjectKey, stored: Record<string, unknown>, inList = false): Record<string, unknown> {
+export function openBody(key: ObjectKey, stored: Record<string, unknown>, opts: OpenOptions = {}): Record<string, unknown> {
   const sealed = stored[ENCRYPTED_FIELD];
   if (typeof sealed !== 'string') {
     if (installed === undefined) return stored;
     const rt = installed.forResource(key.resource);
     if (!rt || rt.transformer.readsUnprefixed) return stored;
-    throw failure(key, 'unknown', rt.transformer.noMatchError, inList);
+    throw failure(key, 'unknown', rt.transformer.noMatchError, opts.inList === true);
   }
   const t = installed?.forResource(key.resource)?.transformer ?? IDENTITY;
-  const colon = sealed.lastIndexOf(':');
-  const prefix = sealed.slice(0, colon + 1);
-  let body: Record<string, unknown>;
-  try {
-    const bytes = Buffer.concat([Buffer.from(prefix), Buffer.from(sealed.slice(colon + 1), 'base64')]);
-    body = JSON.parse(t.fromStorage(bytes, authenticatedData(key), { tenant: key.tenant }).data.toString()) as Record<string, unknown>;
-  } catch (err) {
-    if (err instanceof DataKeyNeeded) throw err;
-    throw failure(key, providerPrefix(prefix), errorMessage(err), inList);
-  }
-  installed?.observe?.({ key, type: 'from_storage', prefix: providerPrefix(prefix) });
+  const body = JSON.parse((opts.cached && plaintexts.get(key, sealed, t)) || decrypt(key, sealed, t, opts)) as Record<string, unknown>;
   const rv = (stored.metadata as Record<string, unknown> | undefined)?.resourceVersion;
   return rv === undefined ? body : { ...body, metadata: { ...((body.metadata as Record<string, unknown>) ?? {}), resourceVersion: rv } };
+}
+
+/** The plaintext JSON of `sealed` as `t` reads it, observed for metrics and remembered when `opts.cached`. */
+function decrypt(key: ObjectKey, sealed: string, t: ValueTransformer, opts: OpenOptions): string {
+  const colon = sealed.lastIndexOf(':');
+  const prefix = sealed.slice(0, colon + 1);
+  let plaintext: string;
+  try {
+    const bytes = Buffer.allocUnsafe(colon + 1 + Math.ceil(((sealed.length - colon - 1) * 3) / 4));
+    const n = bytes.write(prefix, 'latin1') + bytes.write(sealed.slice(colon + 1), colon + 1, 'base64');
+    plaintext = t.fromStorage(bytes.subarray(0, n), authenticatedData(key), { tenant: key.tenant }).data.toString();
+  } catch (err) {
+    if (err instanceof DataKeyNeeded) throw err;
+    throw failure(key, providerPrefix(prefix), errorMessage(err), opts.inList === true);
+  }
+  installed?.observe?.({ key, type: 'from_storage', prefix: providerPrefix(prefix) });
+  if (opts.cached) plaintexts.set(key, sealed, t, plaintext);
+  return plaintext;
 }
 
 function failure(key: ObjectKey, prefix: string, message: string, inList: boolean): StorageError {

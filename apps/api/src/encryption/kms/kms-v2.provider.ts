@@ -53,6 +53,12 @@ interface WriteKey {
   count: () => void;
 }
 
+/** The parts of a stored KMS v2 value a read needs before decrypting: undefined where the value does not have them (it then fails to read). */
+export interface KmsValueHeader {
+  keyID: string | undefined;
+  ref: string | undefined;
+}
+
 /**
  * One `kms` provider (apiVersion v2): upstream's envelope transformer,
  * with a data-key seed per tenant and KMS key generation kept in the
@@ -179,16 +185,30 @@ export class KmsV2Provider implements ValueTransformer {
     return { data: read.data, stale: o.keyID !== this.health.keyId };
   }
 
-  /** A promise when reading `payload` (the bytes after this provider's prefix) needs a seed not in memory; else undefined. */
-  prepareRead(payload: Buffer): Promise<void> | undefined {
-    let ref: string;
+  /**
+   * What reading `payload` (the bytes after this provider's prefix) needs to
+   * know ahead: its key_id and the key-store row of its seed (undefined when
+   * the payload is not one this provider wrote; reading it then fails).
+   * Pure: decodes only.
+   */
+  headerOf(payload: Buffer): KmsValueHeader {
     try {
       const o = decodeEncryptedObject(payload);
-      ref = refOf(o.encryptedDEKSource, o.encryptedDEKSourceType);
+      let ref: string | undefined;
+      try {
+        ref = refOf(o.encryptedDEKSource, o.encryptedDEKSourceType);
+      } catch {
+        ref = undefined;
+      }
+      return { keyID: o.keyID, ref };
     } catch {
-      return undefined;
+      return { keyID: undefined, ref: undefined };
     }
-    if (this.seeds.has(ref) || this.erased.has(ref)) return undefined;
+  }
+
+  /** A promise when reading a value whose seed is the key-store row `ref` needs that seed, not in memory; else undefined. */
+  prepareRead(ref: string | undefined): Promise<void> | undefined {
+    if (ref === undefined || this.seeds.has(ref) || this.erased.has(ref)) return undefined;
     return this.once(`r:${ref}`, () => this.loadReadKey(ref));
   }
 
