@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { AesCbcTransformer, AesGcmTransformer } from './aes-transformers.js';
+import { AesCbcTransformer, AesGcmTransformer, pooledRandomBytes } from './aes-transformers.js';
 import { IDENTITY } from './identity-transformer.js';
 import { SecretboxTransformer } from './secretbox-transformer.js';
 import { PrefixTransformers, type ValueTransformer } from './value-transformer.js';
@@ -140,5 +140,23 @@ describe('prefix transformers (rotation as upstream: the first writes, any match
 
   it('identity refuses to hand out encrypted data', () => {
     assert.throws(() => IDENTITY.fromStorage(Buffer.from('k8s:enc:aesgcm:v1:key1:xyz')), /identity transformer tried to read encrypted data/);
+  });
+});
+
+describe('pooled random bytes (nonces, IVs, KMS v2 info)', () => {
+  it('never hands out the same bytes twice, across pool refills, and each caller owns its copy', () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 2000; i++) {
+      const b = pooledRandomBytes(12);
+      assert.equal(b.length, 12);
+      seen.add(b.toString('hex'));
+    }
+    assert.equal(seen.size, 2000);
+    const a = pooledRandomBytes(32);
+    const copy = Buffer.from(a);
+    a.fill(0);
+    assert.notDeepEqual(pooledRandomBytes(32), a);
+    assert.ok(!copy.equals(a));
+    assert.equal(pooledRandomBytes(8192).length, 8192);
   });
 });
