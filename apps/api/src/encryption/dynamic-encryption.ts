@@ -123,13 +123,20 @@ export class DynamicEncryption implements ResourceTransformers {
     return found.header.keyID === undefined || found.provider.isStaleKeyId(found.header.keyID);
   }
 
+  /** Remembers the header of a KMS v2 value just written (its provider knows it), so that reading it back decodes nothing. */
+  private rememberWritten(key: ObjectKey, sealed: string): void {
+    if (this.kms.size === 0 || !sealed.startsWith(KMS_PREFIX)) return;
+    const header = this.kms.get(sealed.slice(KMS_PREFIX.length, sealed.lastIndexOf(':')))?.writtenHeader();
+    if (header) this.kmsHeaders.set(objectId(key), { sealed, header });
+  }
+
   /** The KMS v2 provider that wrote `sealed` (a stored value of `key`) and what its payload names, or undefined for any other value. */
   private kmsOf(key: ObjectKey, sealed: string): { provider: KmsV2Provider; header: KmsValueHeader } | undefined {
     if (this.kms.size === 0 || !sealed.startsWith(KMS_PREFIX)) return undefined;
     const colon = sealed.lastIndexOf(':');
     const provider = this.kms.get(sealed.slice(KMS_PREFIX.length, colon));
     if (!provider) return undefined;
-    const id = `${key.tenant}\0${key.resource}\0${key.namespace}\0${key.name}`;
+    const id = objectId(key);
     const known = this.kmsHeaders.get(id);
     if (known?.sealed === sealed) return { provider, header: known.header };
     const header = provider.headerOf(Buffer.from(sealed.slice(colon + 1), 'base64'));
@@ -145,6 +152,7 @@ export class DynamicEncryption implements ResourceTransformers {
   }
 
   observe(e: TransformationEvent): void {
+    if (e.sealed !== undefined) this.rememberWritten(e.key, e.sealed);
     const { group, resource } = storageGroupResource(e.key.resource);
     const gr = group ? `${resource}.${group}` : resource;
     // Upstream's status is a gRPC code; a provider's own error is Unknown.
@@ -198,4 +206,9 @@ export class DynamicEncryption implements ResourceTransformers {
       return 'failed';
     }
   }
+}
+
+/** An object's identity as a map key; NUL cannot occur in any of its parts. */
+function objectId(key: ObjectKey): string {
+  return `${key.tenant}\0${key.resource}\0${key.namespace}\0${key.name}`;
 }

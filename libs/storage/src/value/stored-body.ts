@@ -41,6 +41,8 @@ export interface TransformationEvent {
   prefix: string;
   /** Set when the transformation failed. */
   error?: string;
+  /** A successful to_storage's stored value ({@link ENCRYPTED_FIELD}), observed synchronously right after the provider wrote it. */
+  sealed?: string;
 }
 
 /** The process's encryption configuration as storage sees it. */
@@ -151,8 +153,8 @@ export function sealBody(key: ObjectKey, body: Record<string, unknown>): Record<
     installed?.observe?.({ key, type: 'to_storage', prefix: providerPrefix(prefix), error: errorMessage(err) });
     throw new StorageError('Internal', errorMessage(err));
   }
-  installed?.observe?.({ key, type: 'to_storage', prefix: providerPrefix(prefix) });
   const sealed = prefix + stored.subarray(prefix.length).toString('base64');
+  installed?.observe?.({ key, type: 'to_storage', prefix: providerPrefix(prefix), sealed });
   // The change feed's read of this very value, and the gets that follow, need not decrypt it.
   plaintexts.set(key, sealed, rt.transformer, plaintext);
   return { [ENCRYPTED_FIELD]: sealed, metadata: readableMetadata(body.metadata) };

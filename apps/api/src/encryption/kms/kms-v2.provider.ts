@@ -79,6 +79,12 @@ export class KmsV2Provider implements ValueTransformer {
   /** Objects whose data key is gone from the key store: their reads fail at once with this message. */
   private readonly erased = new LRUCache<string, string>({ max: 10_000, ttl: 60_000 });
   private readonly writeKeys = new Map<string, WriteKey>();
+  /**
+   * The header of the value this provider wrote last: storage observes each
+   * write synchronously right after it (see writtenHeader), so the change
+   * feed's read of that value need not decode it.
+   */
+  private lastWritten: KmsValueHeader | undefined;
   private readonly loading = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -161,6 +167,7 @@ export class KmsV2Provider implements ValueTransformer {
     }
     const encryptedData = w.transformer.toStorage(data, aad);
     w.count();
+    this.lastWritten = { keyID: w.keyId, ref: w.ref };
     return encodeEncryptedObject({
       encryptedData,
       keyID: w.keyId,
@@ -204,6 +211,11 @@ export class KmsV2Provider implements ValueTransformer {
     } catch {
       return { keyID: undefined, ref: undefined };
     }
+  }
+
+  /** The header of the value {@link toStorage} returned last (undefined before any); read it synchronously after the write. */
+  writtenHeader(): KmsValueHeader | undefined {
+    return this.lastWritten;
   }
 
   /** A promise when reading a value whose seed is the key-store row `ref` needs that seed, not in memory; else undefined. */
