@@ -1,6 +1,9 @@
+import { once } from 'node:events';
 import { loadavg } from 'node:os';
+import { Worker } from 'node:worker_threads';
 import { Agent, request } from 'undici';
 import pg from 'pg';
+import { flood, type FloodCounts, type FloodOptions } from './fairness-flood.worker.js';
 import { benchAgent, benchTls, percentiles, progress, runBenchmark, runLoad, startBenchPostgres, startServerProcess, stopServerAndDatabase } from './bench-support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -8,6 +11,8 @@ const QUIET_CLIENTS = 4;
 const FLOOD_CLIENTS = 64;
 /** BENCH_HOSTILE=1: the flooding clients ignore Retry-After and retry at once. */
 const HOSTILE = process.env.BENCH_HOSTILE === '1';
+/** BENCH_FLOOD_IN_PROCESS=1: A's flood runs on the benchmark's main thread beside B's clients (the old, flawed measurement). */
+const IN_PROCESS = process.env.BENCH_FLOOD_IN_PROCESS === '1';
 
 /** One HTTPS call; resolves with the status (any status: 429s are part of the measurement). */
 async function call(base: string, dispatcher: Agent, method: 'GET' | 'POST', path: string, body?: unknown): Promise<number> {
@@ -86,28 +91,22 @@ function quietWorker(base: string, agent: Agent, token: string, tag: string): (i
 }
 
 /**
- * Tenant A's flood: FLOOD_CLIENTS clients alternating plain creates and
- * gets of its seed ConfigMap until `until` (ms since the epoch); counts the
- * answers served, refused with 429 (then waits Retry-After unless
- * BENCH_HOSTILE=1) and anything else.
+ * Tenant A's flood until `until` (ms since the epoch), in a worker thread
+ * of its own (its own event loop and agent, as a separate client), or on
+ * this thread beside B's clients when BENCH_FLOOD_IN_PROCESS=1 (how the
+ * benchmark measured before: A's 64 TLS clients then delay B's on the same
+ * loop, and that client-side delay is counted in B's latency).
  */
-async function flood(base: string, agent: Agent, token: string, until: number): Promise<{ ok: number; refused: number; other: number }> {
-  const counts = { ok: 0, refused: 0, other: 0 };
-  await Promise.all(
-    Array.from({ length: FLOOD_CLIENTS }, async (_, c) => {
-      for (let i = 0; Date.now() < until; i++) {
-        const create = i % 2 === 0;
-        const s = await callAs(base, agent, token, create ? 'POST' : 'GET', `/clusters/a/api/v1/namespaces/default/configmaps${create ? '' : '/seed'}`, create ? { metadata: { name: `f-${c}-${i}` } } : undefined).catch(() => 0);
-        if (s === 429) {
-          counts.refused++;
-          // As client-go and kubectl do: wait Retry-After (1 s) before trying again.
-          if (!HOSTILE) await new Promise((r) => setTimeout(r, 1000));
-        } else if (s < 300 && s > 0) counts.ok++;
-        else counts.other++;
-      }
-    }),
-  );
-  return counts;
+async function startFlood(base: string, token: string, until: number): Promise<FloodCounts> {
+  const options: FloodOptions = { base, ca: (await benchTls()).ca, token, clients: FLOOD_CLIENTS, until, hostile: HOSTILE };
+  if (IN_PROCESS) return flood(options);
+  const worker = new Worker(new URL('./fairness-flood.worker.js', import.meta.url), { workerData: options });
+  try {
+    const [counts] = (await Promise.race([once(worker, 'message'), once(worker, 'error').then(([err]) => Promise.reject(err))])) as [FloodCounts];
+    return counts;
+  } finally {
+    await worker.terminate();
+  }
 }
 
 /** The value of the first sample of `name` (with `labels` in its label set) in a Prometheus text exposition; NaN when absent. */
@@ -173,7 +172,7 @@ async function measure(label: string, env: Record<string, string>, pgPort: numbe
   const server = await startServerProcess({ DATABASE_URL: db.url, ...env }, apiPort);
   const base = `https://127.0.0.1:${apiPort}`;
   const admin = await benchAgent({ connections: 4 });
-  const alice = await tokenAgent(FLOOD_CLIENTS);
+  const alice = await tokenAgent(1);
   const bob = await tokenAgent(QUIET_CLIENTS);
   try {
     for (const [name, owner] of [['a', 'alice'], ['b', 'bob']] as const) {
@@ -190,7 +189,7 @@ async function measure(label: string, env: Record<string, string>, pgPort: numbe
     const loopAlone = await stopAlone();
     progress(`[${label}] tenant A floods with ${FLOOD_CLIENTS} clients of creates and gets (${HOSTILE ? 'ignoring' : 'honouring'} Retry-After) while B runs again, ${SECONDS}s`);
     const before = await (await request(`${base}/metrics`, { dispatcher: admin })).body.text();
-    const flooding = flood(base, alice, tokenA, Date.now() + SECONDS * 1000);
+    const flooding = startFlood(base, tokenA, Date.now() + SECONDS * 1000);
     const stopFlood = pollLoop(base, admin);
     const loud = await runLoad(QUIET_CLIENTS, SECONDS * 1000, quietWorker(base, bob, tokenB, 'l'));
     const loopFlood = await stopFlood();
@@ -246,7 +245,7 @@ async function main(): Promise<void> {
   // The accounting cost is measured once, in the last configuration's database (tenant B exists there); BENCH_ACCOUNTING=0 skips it.
   for (const [i, [name, env]] of all.entries()) results.push([name, await measure(name, env, pgPort, apiPort, i === all.length - 1 && process.env.BENCH_ACCOUNTING !== '0')]);
   const [load2] = loadavg();
-  console.log(`\nfairness benchmark (one replica, embedded PostgreSQL, default flow-control settings, ${SECONDS}s phases; load average ${load1.toFixed(2)} -> ${load2.toFixed(2)})\n`);
+  console.log(`\nfairness benchmark (one replica, embedded PostgreSQL, default flow-control settings, ${SECONDS}s phases, A's flood ${IN_PROCESS ? 'on the same thread as B (BENCH_FLOOD_IN_PROCESS=1)' : 'in its own worker thread'}; load average ${load1.toFixed(2)} -> ${load2.toFixed(2)})\n`);
   console.log('config            B alone ops/s p50/p99 ms    B under flood ops/s p50/p99 ms   p99 ratio   A served/s  A 429/s  A other  B waited>0.1s  limit alone/flood  loop delay ms alone/flood  loop busy alone/flood');
   for (const [name, r] of results) {
     const a = r.quietAlone;
