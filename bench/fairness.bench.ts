@@ -82,11 +82,20 @@ async function callAs(base: string, dispatcher: Agent, token: string, method: 'G
   return res.statusCode;
 }
 
-/** B's workload: creates, and gets of an object that exists, alternating; each must succeed. */
-function quietWorker(base: string, agent: Agent, token: string, tag: string): (i: number) => Promise<void> {
+/** B's latencies (ms) by verb, beside runLoad's overall ones: which of its requests the flood delays. */
+interface ByVerb {
+  create: number[];
+  get: number[];
+}
+
+/** B's workload: creates, and gets of an object that exists, alternating; each must succeed; each latency also goes to `byVerb`. */
+function quietWorker(base: string, agent: Agent, token: string, tag: string, byVerb: ByVerb): (i: number) => Promise<void> {
   return async (i) => {
-    const status = i % 2 === 0 ? await callAs(base, agent, token, 'POST', '/clusters/b/api/v1/namespaces/default/configmaps', { metadata: { name: `${tag}-${i}` } }) : await callAs(base, agent, token, 'GET', '/clusters/b/api/v1/namespaces/default/configmaps/seed');
+    const t0 = performance.now();
+    const create = i % 2 === 0;
+    const status = create ? await callAs(base, agent, token, 'POST', '/clusters/b/api/v1/namespaces/default/configmaps', { metadata: { name: `${tag}-${i}` } }) : await callAs(base, agent, token, 'GET', '/clusters/b/api/v1/namespaces/default/configmaps/seed');
     if (status >= 300) throw new Error(`quiet tenant got ${status}`);
+    (create ? byVerb.create : byVerb.get).push(performance.now() - t0);
   };
 }
 
@@ -148,6 +157,8 @@ function pollLoop(base: string, admin: Agent): () => Promise<LoopSeen> {
 interface Phase {
   quietAlone: { opsPerSec: number; p50: number; p99: number; errors: number };
   quietFlood: { opsPerSec: number; p50: number; p99: number; errors: number };
+  /** B's p99 (ms) of creates and of gets, alone and under the flood. */
+  verbP99: { aloneCreate: number; aloneGet: number; floodCreate: number; floodGet: number };
   floodOk: number;
   flood429: number;
   floodOther: number;
@@ -185,13 +196,15 @@ async function measure(label: string, env: Record<string, string>, pgPort: numbe
     if ((await callAs(base, alice, tokenA, 'POST', '/clusters/a/api/v1/namespaces/default/configmaps', { metadata: { name: 'seed' } })) !== 201) throw new Error('seeding tenant A');
     progress(`[${label}] tenant B alone: ${QUIET_CLIENTS} clients of creates and gets for ${SECONDS}s`);
     const stopAlone = pollLoop(base, admin);
-    const quiet = await runLoad(QUIET_CLIENTS, SECONDS * 1000, quietWorker(base, bob, tokenB, 'q'));
+    const aloneByVerb: ByVerb = { create: [], get: [] };
+    const quiet = await runLoad(QUIET_CLIENTS, SECONDS * 1000, quietWorker(base, bob, tokenB, 'q', aloneByVerb));
     const loopAlone = await stopAlone();
     progress(`[${label}] tenant A floods with ${FLOOD_CLIENTS} clients of creates and gets (${HOSTILE ? 'ignoring' : 'honouring'} Retry-After) while B runs again, ${SECONDS}s`);
     const before = await (await request(`${base}/metrics`, { dispatcher: admin })).body.text();
     const flooding = startFlood(base, tokenA, Date.now() + SECONDS * 1000);
     const stopFlood = pollLoop(base, admin);
-    const loud = await runLoad(QUIET_CLIENTS, SECONDS * 1000, quietWorker(base, bob, tokenB, 'l'));
+    const floodByVerb: ByVerb = { create: [], get: [] };
+    const loud = await runLoad(QUIET_CLIENTS, SECONDS * 1000, quietWorker(base, bob, tokenB, 'l', floodByVerb));
     const loopFlood = await stopFlood();
     const after = await (await request(`${base}/metrics`, { dispatcher: admin })).body.text();
     const { ok: floodOk, refused: flood429, other: floodOther } = await flooding;
@@ -205,6 +218,7 @@ async function measure(label: string, env: Record<string, string>, pgPort: numbe
       accounting,
       quietAlone: { opsPerSec: quiet.opsPerSec, p50: q.p50, p99: q.p99, errors: quiet.errors },
       quietFlood: { opsPerSec: loud.opsPerSec, p50: l.p50, p99: l.p99, errors: loud.errors },
+      verbP99: { aloneCreate: percentiles(aloneByVerb.create).p99, aloneGet: percentiles(aloneByVerb.get).p99, floodCreate: percentiles(floodByVerb.create).p99, floodGet: percentiles(floodByVerb.get).p99 },
       floodOk,
       flood429,
       floodOther,
@@ -253,6 +267,8 @@ async function main(): Promise<void> {
     console.log(
       `${name.padEnd(16)} ${a.opsPerSec.toFixed(0).padStart(6)} ${a.p50.toFixed(1).padStart(7)}/${a.p99.toFixed(1).padEnd(7)}   ${f.opsPerSec.toFixed(0).padStart(6)} ${f.p50.toFixed(1).padStart(7)}/${f.p99.toFixed(1).padEnd(7)}   ${(f.p99 / a.p99).toFixed(2).padStart(6)}x   ${(r.floodOk / SECONDS).toFixed(0).padStart(8)}  ${(r.flood429 / SECONDS).toFixed(0).padStart(7)}  ${String(r.floodOther).padStart(7)}  ${`${r.bWaitedOver100ms}/${r.bAdmitted}`.padStart(12)}  ${`${r.loopAlone.limit.toFixed(0)}/${r.loopFlood.limit.toFixed(1)}`.padStart(17)}  ${`${r.loopAlone.delayMs.toFixed(1)}/${r.loopFlood.delayMs.toFixed(1)}`.padStart(24)}  ${`${(r.loopAlone.utilization * 100).toFixed(0)}%/${(r.loopFlood.utilization * 100).toFixed(0)}%`.padStart(20)}`,
     );
+    const v = r.verbP99;
+    console.log(`  B p99 by verb: creates ${v.aloneCreate.toFixed(1)} -> ${v.floodCreate.toFixed(1)} ms, gets ${v.aloneGet.toFixed(1)} -> ${v.floodGet.toFixed(1)} ms (alone -> under the flood)`);
     if (a.errors + f.errors > 0) console.log(`  B errors: ${a.errors} alone, ${f.errors} under the flood`);
   }
   console.log('target: B p99 under the flood <= 2x alone; A served at least its fair share (B ops/s under the flood + A served/s split evenly, or all B left)');
