@@ -122,4 +122,43 @@ describe('FairQueuing under an adaptive replica-wide limit', () => {
     assert.equal(fq.seatsOf('t'), 10);
     (await wide)();
   });
+
+  it('while the limit is lowered, a flooding tenant holds at most an equal share of it, so a light tenant\'s next request starts at once', async () => {
+    const fq = new FairQueuing(roomy, 60_000, quiet, 16);
+    fq.setSeatLimit(4);
+    const light = await fq.admit('light', 'l');
+    const flood: ReleaseSeats[] = [];
+    for (let i = 0; i < 10; i++) void fq.admit('flood', 'f').then((r) => flood.push(r));
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual([fq.seatsOf('flood'), fq.stats('flood').queued], [2, 8], 'two busy tenants: ceil(4 / 2) = 2 seats each');
+    assert.equal(fq.takeLimited(), true, 'the share held requests back: the limit may grow if the loop has room');
+    let started = false;
+    const next = fq.admit('light', 'l').then((r) => ((started = true), r));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(started, true, 'the light tenant\'s second request took the seat the flooder had to leave');
+    light();
+    (await next)();
+    await new Promise((r) => setImmediate(r));
+    assert.equal(fq.seatsOf('flood'), 4, 'alone again, the flooder may use the whole lowered limit');
+    while (flood.length > 0) {
+      flood.shift()!();
+      await new Promise((r) => setImmediate(r));
+    }
+    assert.deepEqual(fq.stats('flood'), { inflight: 0, queued: 0 });
+  });
+
+  it('keeps sharing work-conserving while the limit is at its total, and lets a tenant with no seat start one request wider than its share', async () => {
+    const fq = new FairQueuing(roomy, 60_000, quiet, 8);
+    const light = await fq.admit('light', 'l');
+    const running: ReleaseSeats[] = [];
+    for (let i = 0; i < 7; i++) running.push(await fq.admit('flood', 'f'));
+    assert.equal(fq.seatsOf('flood'), 7, 'the limit is not lowered: the flooder may take every free seat');
+    for (const r of [light, ...running]) r();
+    const many = new FairQueuing(roomy, 60_000, quiet, 64);
+    many.setSeatLimit(12);
+    const others = await Promise.all(['t1', 't2', 't3', 't4', 't5'].map((t) => many.admit(t, 'u')));
+    const wide = await many.admit('wide', 'w', 3);
+    assert.equal(many.seatsOf('wide'), 3, 'a share of ceil(12 / 6) = 2 seats does not stop a first request of 3');
+    for (const r of [wide, ...others]) r();
+  });
 });

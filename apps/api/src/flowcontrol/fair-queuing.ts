@@ -97,7 +97,9 @@ export function handOf(user: string): number[] {
  * seats it is given and is corrected by the work its requests actually did,
  * and a freed seat goes to the waiting tenant that is furthest behind. A
  * tenant that was idle starts at the virtual time of the busiest-served
- * tenant's oldest unfinished work, so idleness earns no credit.
+ * tenant's oldest unfinished work, so idleness earns no credit. While
+ * adaptive concurrency holds the replica-wide limit below its total, each
+ * busy tenant may hold at most an equal share of it (see withinShare).
  */
 export class FairQueuing {
   /** One entry per tenant that sent an authorized request here (bounded by the tenants that exist). */
@@ -156,12 +158,15 @@ export class FairQueuing {
   }
 
   /**
-   * Whether the replica-wide limit held a request back since the previous
-   * call, or a request under its tenant's bound waits for it now; resets
-   * the mark (read by adaptive concurrency once per window).
+   * Whether the replica-wide limit (or a tenant's share of it while it is
+   * lowered) held a request back since the previous call, or a request
+   * under its tenant's bound waits for it now; resets the mark (read by
+   * adaptive concurrency once per window).
    */
   takeLimited(): boolean {
-    const was = this.limited || this.othersCanRun();
+    // othersCanRun() first: it marks a request its tenant's share holds back now.
+    const canRun = this.othersCanRun();
+    const was = this.limited || canRun;
     this.limited = false;
     return was;
   }
@@ -183,12 +188,14 @@ export class FairQueuing {
     const seats = Math.max(1, Math.min(Math.ceil(width), Math.floor(Math.min(limits.concurrency, this.seatLimit || Infinity) / MAX_SHARE_OF_SEATS)));
     this.activate(tenant, flow);
     if (flow.queued === 0 && flow.seats + seats <= limits.concurrency && !this.othersCanRun()) {
-      if (this.globalSeatsFree(seats)) return Promise.resolve(this.seat(tenant, flow, seats, 0));
+      if (this.globalSeatsFree(seats) && this.withinShare(flow, seats)) return Promise.resolve(this.seat(tenant, flow, seats, 0));
       this.limited = true;
     }
     if (flow.queued >= limits.queueLength) {
       this.observer.rejected(tenant, 'queue-full');
       this.deactivateIfIdle(tenant, flow);
+      // One busy tenant fewer may widen the others' shares of a lowered limit.
+      this.dispatch();
       return Promise.reject(tooManyRequests(1));
     }
     return new Promise((resolve, reject) => {
@@ -296,6 +303,24 @@ export class FairQueuing {
     return this.totalSeats === 0 || this.seatsTotal === 0 || this.seatsTotal + seats <= this.seatLimit;
   }
 
+  /**
+   * Whether `f` may take `seats` more within its equal share of a lowered
+   * replica-wide limit. While adaptive concurrency holds the limit below
+   * the configured total (the event loop is saturated) and several tenants
+   * are busy, each may hold at most `ceil(limit / busy tenants)` seats, so
+   * a flooder cannot fill every seat of the lowered limit: the seats it
+   * leaves are kept for the other tenants' next requests, which then start
+   * at once instead of after one of its requests ends, and the loop runs
+   * fewer of its requests beside theirs. A tenant holding no seat may
+   * always start one request (a request may be wider than a share when
+   * many tenants are busy). Not work-conserving on purpose: the limit was
+   * lowered because the loop had more work than it could serve promptly.
+   */
+  private withinShare(f: TenantFlow, seats: number): boolean {
+    if (this.totalSeats === 0 || this.seatLimit >= this.totalSeats || this.active.size < 2 || f.seats === 0) return true;
+    return f.seats + seats <= Math.ceil(this.seatLimit / this.active.size);
+  }
+
   /** Whether a waiting tenant, under its own bound, is owed the free seats before a new arrival. */
   private othersCanRun(): boolean {
     for (const t of this.waiting) if (this.head(t) !== undefined) return true;
@@ -307,7 +332,12 @@ export class FairQueuing {
     const f = this.flows.get(tenant)!;
     for (let i = 0; i < QUEUES; i++) {
       const q = f.queues[(f.next + i) % QUEUES];
-      if (q.length > 0) return f.seats + q[0].seats <= this.limitsOf(tenant).concurrency ? q[0].seats : undefined;
+      if (q.length === 0) continue;
+      if (f.seats + q[0].seats > this.limitsOf(tenant).concurrency) return undefined;
+      if (this.withinShare(f, q[0].seats)) return q[0].seats;
+      // Held back by its share of the lowered limit, which adaptive concurrency may then raise.
+      this.limited = true;
+      return undefined;
     }
     return undefined;
   }
