@@ -25,6 +25,8 @@ export interface LoopSample {
   utilization: number;
   /** Whether the replica-wide limit held a request back during the window (or requests wait for it now). */
   limited: boolean;
+  /** Whether a tenant's equal share of the lowered limit, not the limit itself, held a request back during the window. */
+  shareLimited?: boolean;
 }
 
 /**
@@ -71,7 +73,9 @@ export class AdaptiveLimit {
     if (sample.delayMs > targetDelayMs && sample.utilization >= this.options.targetUtilization) {
       const gradient = Math.max(0.5, targetDelayMs / sample.delayMs);
       this.current = Math.max(min, Math.min(this.current - 1, Math.floor(this.current * gradient)));
-    } else if (sample.limited) {
+    } else if (sample.limited || (sample.shareLimited && sample.utilization < this.options.targetUtilization)) {
+      // Requests held back only by their tenants' shares: more seats would only widen the flooder's share, so
+      // the limit grows for them only while the loop has idle time to give, not while it is saturated.
       // A mostly idle loop with requests held back: the seats are taken by requests waiting on something else
       // (PostgreSQL, a slow webhook), so grow by a quarter rather than one seat per window.
       const idle = sample.utilization < this.options.targetUtilization / 2;
@@ -85,6 +89,8 @@ export class AdaptiveLimit {
 export interface SeatLimitTarget {
   /** Whether the replica-wide limit held a request back since the previous call (or one waits for it now); resets the mark. */
   takeLimited(): boolean;
+  /** Whether a tenant's equal share of the lowered limit held a request back since the previous call; resets the mark. */
+  takeShareLimited(): boolean;
   /** Applies a new replica-wide seat limit (dispatches waiting requests when it grew). */
   setSeatLimit(seats: number): void;
 }
@@ -142,7 +148,7 @@ export class EventLoopLimiter {
       this.observe(this.target.currentSeatLimit, delayMs, utilization);
       return;
     }
-    const limit = this.controller.update({ delayMs, utilization, limited: this.target.takeLimited() });
+    const limit = this.controller.update({ delayMs, utilization, limited: this.target.takeLimited(), shareLimited: this.target.takeShareLimited() });
     this.target.setSeatLimit(limit);
     this.observe(limit, delayMs, utilization);
   }

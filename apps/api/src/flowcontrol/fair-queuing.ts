@@ -7,6 +7,13 @@ import { ApiError, withoutStack } from '@plinth/apimachinery';
  * drain (and never holds everything while it runs).
  */
 const MAX_SHARE_OF_SEATS = 4;
+/**
+ * How long a tenant whose requests have all ended still counts as busy for
+ * the equal shares of a lowered limit: a light tenant's clients send their
+ * next request a moment after the previous answer, and a flooder must not
+ * fill the seats in that gap.
+ */
+export const SHARE_MEMORY_MS = 250;
 /** Queues per tenant among which users are shuffle-sharded. */
 const QUEUES = 8;
 /** Queues each user is dealt (the shorter one is used). */
@@ -108,6 +115,8 @@ export class FairQueuing {
   private readonly waiting = new Set<string>();
   /** Tenants with requests executing or waiting. */
   private readonly active = new Set<string>();
+  /** Tenants that went idle less than SHARE_MEMORY_MS ago, with when (pruned as they expire or come back). */
+  private readonly recentlyIdle = new Map<string, number>();
   private seatsTotal = 0;
   /**
    * The system's virtual time: the least virtual start of the busy
@@ -120,6 +129,8 @@ export class FairQueuing {
   private seatLimit: number;
   /** Whether the replica-wide limit held a request back since takeLimited() was last called. */
   private limited = false;
+  /** Whether a tenant's share of the lowered limit held a request back since takeShareLimited() was last called. */
+  private shareLimited = false;
 
   /**
    * `totalSeats` bounds the seats executing requests occupy on the
@@ -133,6 +144,8 @@ export class FairQueuing {
     private readonly waitMs: number,
     private readonly observer: FlowObserver,
     private readonly totalSeats = 0,
+    /** The clock (ms) of the shares' memory of busy tenants; tests pass their own. */
+    private readonly now: () => number = () => performance.now(),
   ) {
     this.seatLimit = totalSeats;
   }
@@ -158,16 +171,26 @@ export class FairQueuing {
   }
 
   /**
-   * Whether the replica-wide limit (or a tenant's share of it while it is
-   * lowered) held a request back since the previous call, or a request
-   * under its tenant's bound waits for it now; resets the mark (read by
-   * adaptive concurrency once per window).
+   * Whether the replica-wide limit held a request back since the previous
+   * call, or a request under its tenant's bound waits for it now; resets
+   * the mark (read by adaptive concurrency once per window).
    */
   takeLimited(): boolean {
-    // othersCanRun() first: it marks a request its tenant's share holds back now.
-    const canRun = this.othersCanRun();
-    const was = this.limited || canRun;
+    const was = this.limited || this.othersCanRun();
     this.limited = false;
+    return was;
+  }
+
+  /**
+   * Whether a tenant's equal share of the lowered limit (not the limit
+   * itself) held a request back since the previous call, or holds one back
+   * now; resets the mark (read by adaptive concurrency once per window).
+   */
+  takeShareLimited(): boolean {
+    // othersCanRun() marks a request its tenant's share holds back now.
+    this.othersCanRun();
+    const was = this.shareLimited;
+    this.shareLimited = false;
     return was;
   }
 
@@ -188,8 +211,9 @@ export class FairQueuing {
     const seats = Math.max(1, Math.min(Math.ceil(width), Math.floor(Math.min(limits.concurrency, this.seatLimit || Infinity) / MAX_SHARE_OF_SEATS)));
     this.activate(tenant, flow);
     if (flow.queued === 0 && flow.seats + seats <= limits.concurrency && !this.othersCanRun()) {
-      if (this.globalSeatsFree(seats) && this.withinShare(flow, seats)) return Promise.resolve(this.seat(tenant, flow, seats, 0));
-      this.limited = true;
+      if (!this.globalSeatsFree(seats)) this.limited = true;
+      else if (!this.withinShare(flow, seats)) this.shareLimited = true;
+      else return Promise.resolve(this.seat(tenant, flow, seats, 0));
     }
     if (flow.queued >= limits.queueLength) {
       this.observer.rejected(tenant, 'queue-full');
@@ -272,11 +296,13 @@ export class FairQueuing {
     if (now !== Infinity) this.systemVt = Math.max(this.systemVt, now);
     f.vt = Math.max(f.vt, this.systemVt);
     this.active.add(tenant);
+    this.recentlyIdle.delete(tenant);
   }
 
   private deactivateIfIdle(tenant: string, f: TenantFlow): void {
     if (f.inflight !== 0 || f.queued !== 0) return;
     this.active.delete(tenant);
+    if (this.seatLimit < this.totalSeats) this.recentlyIdle.set(tenant, this.now());
     if (this.active.size === 0) this.systemVt = Math.max(this.systemVt, f.vt);
   }
 
@@ -311,14 +337,25 @@ export class FairQueuing {
    * a flooder cannot fill every seat of the lowered limit: the seats it
    * leaves are kept for the other tenants' next requests, which then start
    * at once instead of after one of its requests ends, and the loop runs
-   * fewer of its requests beside theirs. A tenant holding no seat may
+   * fewer of its requests beside theirs. A tenant counts as busy until
+   * SHARE_MEMORY_MS after its last request ended. A tenant holding no seat may
    * always start one request (a request may be wider than a share when
    * many tenants are busy). Not work-conserving on purpose: the limit was
    * lowered because the loop had more work than it could serve promptly.
    */
   private withinShare(f: TenantFlow, seats: number): boolean {
-    if (this.totalSeats === 0 || this.seatLimit >= this.totalSeats || this.active.size < 2 || f.seats === 0) return true;
-    return f.seats + seats <= Math.ceil(this.seatLimit / this.active.size);
+    if (this.totalSeats === 0 || this.seatLimit >= this.totalSeats || f.seats === 0) return true;
+    const busy = this.busyTenants();
+    return busy < 2 || f.seats + seats <= Math.ceil(this.seatLimit / busy);
+  }
+
+  /** Tenants busy now or within the last SHARE_MEMORY_MS (forgets those idle for longer). */
+  private busyTenants(): number {
+    if (this.recentlyIdle.size > 0) {
+      const since = this.now() - SHARE_MEMORY_MS;
+      for (const [t, at] of this.recentlyIdle) if (at < since) this.recentlyIdle.delete(t);
+    }
+    return this.active.size + this.recentlyIdle.size;
   }
 
   /** Whether a waiting tenant, under its own bound, is owed the free seats before a new arrival. */
@@ -335,8 +372,8 @@ export class FairQueuing {
       if (q.length === 0) continue;
       if (f.seats + q[0].seats > this.limitsOf(tenant).concurrency) return undefined;
       if (this.withinShare(f, q[0].seats)) return q[0].seats;
-      // Held back by its share of the lowered limit, which adaptive concurrency may then raise.
-      this.limited = true;
+      // Held back by its share of the lowered limit, which adaptive concurrency raises only while the loop has room.
+      this.shareLimited = true;
       return undefined;
     }
     return undefined;
