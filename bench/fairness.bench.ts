@@ -13,6 +13,8 @@ const FLOOD_CLIENTS = 64;
 const HOSTILE = process.env.BENCH_HOSTILE === '1';
 /** BENCH_FLOOD_IN_PROCESS=1: A's flood runs on the benchmark's main thread beside B's clients (the old, flawed measurement). */
 const IN_PROCESS = process.env.BENCH_FLOOD_IN_PROCESS === '1';
+/** BENCH_FLOOD_ALONE=1: first a phase of A's flood alone, whose throughput shows what the settings cost a lone flooder. */
+const FLOOD_ALONE = process.env.BENCH_FLOOD_ALONE === '1';
 
 /** One HTTPS call; resolves with the status (any status: 429s are part of the measurement). */
 async function call(base: string, dispatcher: Agent, method: 'GET' | 'POST', path: string, body?: unknown): Promise<number> {
@@ -162,6 +164,8 @@ interface Phase {
   floodOk: number;
   flood429: number;
   floodOther: number;
+  /** A's answers served per second while it floods alone (BENCH_FLOOD_ALONE=1 only). */
+  floodAlone?: number;
   /** B's admissions, and those that waited for a seat longer than 0.1 s. */
   bAdmitted: number;
   bWaitedOver100ms: number;
@@ -194,6 +198,11 @@ async function measure(label: string, env: Record<string, string>, pgPort: numbe
     const tokenB = await tenantToken(base, admin, 'b');
     if ((await callAs(base, bob, tokenB, 'POST', '/clusters/b/api/v1/namespaces/default/configmaps', { metadata: { name: 'seed' } })) !== 201) throw new Error('seeding tenant B');
     if ((await callAs(base, alice, tokenA, 'POST', '/clusters/a/api/v1/namespaces/default/configmaps', { metadata: { name: 'seed' } })) !== 201) throw new Error('seeding tenant A');
+    let floodAlone: number | undefined;
+    if (FLOOD_ALONE) {
+      progress(`[${label}] tenant A floods alone for ${SECONDS}s (what the settings cost a lone flooder)`);
+      floodAlone = (await startFlood(base, tokenA, Date.now() + SECONDS * 1000)).ok / SECONDS;
+    }
     progress(`[${label}] tenant B alone: ${QUIET_CLIENTS} clients of creates and gets for ${SECONDS}s`);
     const stopAlone = pollLoop(base, admin);
     const aloneByVerb: ByVerb = { create: [], get: [] };
@@ -222,6 +231,7 @@ async function measure(label: string, env: Record<string, string>, pgPort: numbe
       floodOk,
       flood429,
       floodOther,
+      floodAlone,
       bAdmitted: admitted,
       bWaitedOver100ms: admitted - (waits(after, '0.1') - waits(before, '0.1')),
       loopAlone,
@@ -269,6 +279,7 @@ async function main(): Promise<void> {
     );
     const v = r.verbP99;
     console.log(`  B p99 by verb: creates ${v.aloneCreate.toFixed(1)} -> ${v.floodCreate.toFixed(1)} ms, gets ${v.aloneGet.toFixed(1)} -> ${v.floodGet.toFixed(1)} ms (alone -> under the flood)`);
+    if (r.floodAlone !== undefined) console.log(`  A alone: ${r.floodAlone.toFixed(0)} served/s`);
     if (a.errors + f.errors > 0) console.log(`  B errors: ${a.errors} alone, ${f.errors} under the flood`);
   }
   console.log('target: B p99 under the flood <= 2x alone; A served at least its fair share (B ops/s under the flood + A served/s split evenly, or all B left)');
