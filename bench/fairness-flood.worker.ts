@@ -17,6 +17,8 @@ export interface FloodOptions {
   until: number;
   /** Ignore Retry-After and retry at once (BENCH_HOSTILE=1). */
   hostile: boolean;
+  /** Prefix of the names of the ConfigMaps it creates (one per phase, so that no create collides with an earlier one). */
+  tag: string;
 }
 
 /** What the flood got: answers served, refused with 429, anything else (errors included). */
@@ -51,7 +53,7 @@ export async function flood(o: FloodOptions): Promise<FloodCounts> {
       Array.from({ length: o.clients }, async (_, c) => {
         for (let i = 0; Date.now() < o.until; i++) {
           const create = i % 2 === 0;
-          const s = await callA(o, agent, create ? 'POST' : 'GET', `/clusters/a/api/v1/namespaces/default/configmaps${create ? '' : '/seed'}`, create ? { metadata: { name: `f-${c}-${i}` } } : undefined);
+          const s = await callA(o, agent, create ? 'POST' : 'GET', `/clusters/a/api/v1/namespaces/default/configmaps${create ? '' : '/seed'}`, create ? { metadata: { name: `${o.tag}-${c}-${i}` } } : undefined);
           if (s === 429) {
             counts.refused++;
             if (!o.hostile) await new Promise((r) => setTimeout(r, 1000));

@@ -108,8 +108,8 @@ function quietWorker(base: string, agent: Agent, token: string, tag: string, byV
  * benchmark measured before: A's 64 TLS clients then delay B's on the same
  * loop, and that client-side delay is counted in B's latency).
  */
-async function startFlood(base: string, token: string, until: number): Promise<FloodCounts> {
-  const options: FloodOptions = { base, ca: (await benchTls()).ca, token, clients: FLOOD_CLIENTS, until, hostile: HOSTILE };
+async function startFlood(base: string, token: string, until: number, tag: string): Promise<FloodCounts> {
+  const options: FloodOptions = { base, ca: (await benchTls()).ca, token, clients: FLOOD_CLIENTS, until, hostile: HOSTILE, tag };
   if (IN_PROCESS) return flood(options);
   const worker = new Worker(new URL('./fairness-flood.worker.js', import.meta.url), { workerData: options });
   try {
@@ -201,7 +201,7 @@ async function measure(label: string, env: Record<string, string>, pgPort: numbe
     let floodAlone: number | undefined;
     if (FLOOD_ALONE) {
       progress(`[${label}] tenant A floods alone for ${SECONDS}s (what the settings cost a lone flooder)`);
-      floodAlone = (await startFlood(base, tokenA, Date.now() + SECONDS * 1000)).ok / SECONDS;
+      floodAlone = (await startFlood(base, tokenA, Date.now() + SECONDS * 1000, 'fa')).ok / SECONDS;
     }
     progress(`[${label}] tenant B alone: ${QUIET_CLIENTS} clients of creates and gets for ${SECONDS}s`);
     const stopAlone = pollLoop(base, admin);
@@ -210,7 +210,7 @@ async function measure(label: string, env: Record<string, string>, pgPort: numbe
     const loopAlone = await stopAlone();
     progress(`[${label}] tenant A floods with ${FLOOD_CLIENTS} clients of creates and gets (${HOSTILE ? 'ignoring' : 'honouring'} Retry-After) while B runs again, ${SECONDS}s`);
     const before = await (await request(`${base}/metrics`, { dispatcher: admin })).body.text();
-    const flooding = startFlood(base, tokenA, Date.now() + SECONDS * 1000);
+    const flooding = startFlood(base, tokenA, Date.now() + SECONDS * 1000, 'f');
     const stopFlood = pollLoop(base, admin);
     const floodByVerb: ByVerb = { create: [], get: [] };
     const loud = await runLoad(QUIET_CLIENTS, SECONDS * 1000, quietWorker(base, bob, tokenB, 'l', floodByVerb));

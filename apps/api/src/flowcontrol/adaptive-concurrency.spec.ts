@@ -58,6 +58,17 @@ describe('AdaptiveLimit (replica-wide seats from the event loop delay)', () => {
     assert.equal(c.update({ delayMs: 5, utilization: 0.95, limited: true, shareLimited: true }), 6, 'the limit itself held a request back: grows as ever');
   });
 
+  it('while several tenants are busy, aims at the contended target and may go down to the contended floor; back to the usual floor when contention ends', () => {
+    const c = new AdaptiveLimit({ ...options, min: 8, contendedTargetDelayMs: 7.5, contendedMin: 4 });
+    for (let i = 0; i < 10; i++) c.update({ delayMs: 100, utilization: 1, limited: true });
+    assert.equal(c.limit, 8, 'a lone tenant: the usual floor');
+    assert.equal(c.update({ delayMs: 9, utilization: 1, limited: true }), 9, 'a lone tenant: 9 ms is within the usual target, so it grows');
+    assert.equal(c.update({ delayMs: 9, utilization: 1, limited: true, contended: true }), 7, 'tenants compete: 9 ms is over the contended target, so it shrinks (9 × 7.5 ÷ 9), below the usual floor');
+    for (let i = 0; i < 10; i++) c.update({ delayMs: 100, utilization: 1, limited: true, contended: true });
+    assert.equal(c.limit, 4, 'the contended floor');
+    assert.equal(c.update({ delayMs: 100, utilization: 1, limited: true }), 8, 'contention over: the usual floor at once');
+  });
+
   it('ignores samples that are not a delay, and refuses bounds that contradict each other', () => {
     const c = new AdaptiveLimit(options);
     c.update({ delayMs: 40, utilization: 1, limited: true });
@@ -142,6 +153,7 @@ describe('FairQueuing under an adaptive replica-wide limit', () => {
     await new Promise((r) => setImmediate(r));
     assert.deepEqual([fq.seatsOf('flood'), fq.stats('flood').queued], [2, 8], 'two busy tenants: ceil(4 / 2) = 2 seats each');
     assert.deepEqual([fq.takeShareLimited(), fq.takeLimited()], [true, false], 'the share held requests back, not the limit (2 of 4 seats free)');
+    assert.equal(fq.takeContended(), true, 'two tenants are busy');
     let started = false;
     const next = fq.admit('light', 'l').then((r) => ((started = true), r));
     await new Promise((r) => setImmediate(r));
@@ -155,6 +167,8 @@ describe('FairQueuing under an adaptive replica-wide limit', () => {
     flood.shift()!();
     await new Promise((r) => setImmediate(r));
     assert.equal(fq.seatsOf('flood'), 4, 'alone for longer, the flooder may use the whole lowered limit');
+    fq.takeContended();
+    assert.equal(fq.takeContended(), false, 'one tenant busy: no contention');
     while (flood.length > 0) {
       flood.shift()!();
       await new Promise((r) => setImmediate(r));

@@ -131,6 +131,8 @@ export class FairQueuing {
   private limited = false;
   /** Whether a tenant's share of the lowered limit held a request back since takeShareLimited() was last called. */
   private shareLimited = false;
+  /** Whether several tenants were busy since takeContended() was last called. */
+  private contended = false;
 
   /**
    * `totalSeats` bounds the seats executing requests occupy on the
@@ -191,6 +193,17 @@ export class FairQueuing {
     this.othersCanRun();
     const was = this.shareLimited;
     this.shareLimited = false;
+    return was;
+  }
+
+  /**
+   * Whether several tenants were busy (counting those idle for less than
+   * SHARE_MEMORY_MS) since the previous call, or are now; resets the mark
+   * (read by adaptive concurrency once per window).
+   */
+  takeContended(): boolean {
+    const was = this.contended || this.busyTenants() >= 2;
+    this.contended = false;
     return was;
   }
 
@@ -297,6 +310,7 @@ export class FairQueuing {
     f.vt = Math.max(f.vt, this.systemVt);
     this.active.add(tenant);
     this.recentlyIdle.delete(tenant);
+    if (this.active.size >= 2) this.contended = true;
   }
 
   private deactivateIfIdle(tenant: string, f: TenantFlow): void {
