@@ -54,7 +54,8 @@ export interface LoopSample {
  *   limit shrinks in proportion to the overshoot (target ÷ delay, at most
  *   halving in one window) and excess requests wait in the per-tenant fair
  *   queues instead, where the lightest tenant goes first.
- * - Otherwise, while the limit held requests back: one seat more (additive
+ * - Otherwise, while the limit held requests back (or, with the loop busy
+ *   less than the target share, tenants' equal shares of it did): one seat more (additive
  *   increase), so throughput comes back as soon as the loop has room, and a
  *   replica whose requests mostly wait on PostgreSQL (loop not saturated)
  *   keeps the seats that overlap those waits; a quarter more when the loop
@@ -99,8 +100,8 @@ export class AdaptiveLimit {
       const gradient = Math.max(0.5, targetDelayMs / sample.delayMs);
       this.current = Math.max(min, Math.min(this.current - 1, Math.floor(this.current * gradient)));
     } else if (sample.limited || (sample.shareLimited && sample.utilization < this.options.targetUtilization)) {
-      // Requests held back only by their tenants' shares: more seats would only widen the flooder's share, so
-      // the limit grows for them only while the loop has idle time to give, not while it is saturated.
+      // Requests held back only by their tenants' shares grow the limit only while the loop has idle time to
+      // give: on a saturated loop, more seats would only widen the flooder's share.
       // A mostly idle loop with requests held back: the seats are taken by requests waiting on something else
       // (PostgreSQL, a slow webhook), so grow by a quarter rather than one seat per window.
       const idle = sample.utilization < this.options.targetUtilization / 2;
