@@ -1,6 +1,9 @@
+import { once } from 'node:events';
 import { loadavg } from 'node:os';
+import { Worker } from 'node:worker_threads';
 import { Agent, request } from 'undici';
 import pg from 'pg';
+import { flood, type FloodCounts, type FloodOptions } from './fairness-flood.worker.js';
 import { benchAgent, benchTls, percentiles, progress, runBenchmark, runLoad, startBenchPostgres, startServerProcess, stopServerAndDatabase } from './bench-support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -8,6 +11,10 @@ const QUIET_CLIENTS = 4;
 const FLOOD_CLIENTS = 64;
 /** BENCH_HOSTILE=1: the flooding clients ignore Retry-After and retry at once. */
 const HOSTILE = process.env.BENCH_HOSTILE === '1';
+/** BENCH_FLOOD_IN_PROCESS=1: A's flood runs on the benchmark's main thread beside B's clients (the old, flawed measurement). */
+const IN_PROCESS = process.env.BENCH_FLOOD_IN_PROCESS === '1';
+/** BENCH_FLOOD_ALONE=1: first a phase of A's flood alone, whose throughput shows what the settings cost a lone flooder. */
+const FLOOD_ALONE = process.env.BENCH_FLOOD_ALONE === '1';
 
 /** One HTTPS call; resolves with the status (any status: 429s are part of the measurement). */
 async function call(base: string, dispatcher: Agent, method: 'GET' | 'POST', path: string, body?: unknown): Promise<number> {
@@ -77,37 +84,40 @@ async function callAs(base: string, dispatcher: Agent, token: string, method: 'G
   return res.statusCode;
 }
 
-/** B's workload: creates, and gets of an object that exists, alternating; each must succeed. */
-function quietWorker(base: string, agent: Agent, token: string, tag: string): (i: number) => Promise<void> {
+/** B's latencies (ms) by verb, beside runLoad's overall ones: which of its requests the flood delays. */
+interface ByVerb {
+  create: number[];
+  get: number[];
+}
+
+/** B's workload: creates, and gets of an object that exists, alternating; each must succeed; each latency also goes to `byVerb`. */
+function quietWorker(base: string, agent: Agent, token: string, tag: string, byVerb: ByVerb): (i: number) => Promise<void> {
   return async (i) => {
-    const status = i % 2 === 0 ? await callAs(base, agent, token, 'POST', '/clusters/b/api/v1/namespaces/default/configmaps', { metadata: { name: `${tag}-${i}` } }) : await callAs(base, agent, token, 'GET', '/clusters/b/api/v1/namespaces/default/configmaps/seed');
+    const t0 = performance.now();
+    const create = i % 2 === 0;
+    const status = create ? await callAs(base, agent, token, 'POST', '/clusters/b/api/v1/namespaces/default/configmaps', { metadata: { name: `${tag}-${i}` } }) : await callAs(base, agent, token, 'GET', '/clusters/b/api/v1/namespaces/default/configmaps/seed');
     if (status >= 300) throw new Error(`quiet tenant got ${status}`);
+    (create ? byVerb.create : byVerb.get).push(performance.now() - t0);
   };
 }
 
 /**
- * Tenant A's flood: FLOOD_CLIENTS clients alternating plain creates and
- * gets of its seed ConfigMap until `until` (ms since the epoch); counts the
- * answers served, refused with 429 (then waits Retry-After unless
- * BENCH_HOSTILE=1) and anything else.
+ * Tenant A's flood until `until` (ms since the epoch), in a worker thread
+ * of its own (its own event loop and agent, as a separate client), or on
+ * this thread beside B's clients when BENCH_FLOOD_IN_PROCESS=1 (how the
+ * benchmark measured before: A's 64 TLS clients then delay B's on the same
+ * loop, and that client-side delay is counted in B's latency).
  */
-async function flood(base: string, agent: Agent, token: string, until: number): Promise<{ ok: number; refused: number; other: number }> {
-  const counts = { ok: 0, refused: 0, other: 0 };
-  await Promise.all(
-    Array.from({ length: FLOOD_CLIENTS }, async (_, c) => {
-      for (let i = 0; Date.now() < until; i++) {
-        const create = i % 2 === 0;
-        const s = await callAs(base, agent, token, create ? 'POST' : 'GET', `/clusters/a/api/v1/namespaces/default/configmaps${create ? '' : '/seed'}`, create ? { metadata: { name: `f-${c}-${i}` } } : undefined).catch(() => 0);
-        if (s === 429) {
-          counts.refused++;
-          // As client-go and kubectl do: wait Retry-After (1 s) before trying again.
-          if (!HOSTILE) await new Promise((r) => setTimeout(r, 1000));
-        } else if (s < 300 && s > 0) counts.ok++;
-        else counts.other++;
-      }
-    }),
-  );
-  return counts;
+async function startFlood(base: string, token: string, until: number, tag: string): Promise<FloodCounts> {
+  const options: FloodOptions = { base, ca: (await benchTls()).ca, token, clients: FLOOD_CLIENTS, until, hostile: HOSTILE, tag };
+  if (IN_PROCESS) return flood(options);
+  const worker = new Worker(new URL('./fairness-flood.worker.js', import.meta.url), { workerData: options });
+  try {
+    const [counts] = (await Promise.race([once(worker, 'message'), once(worker, 'error').then(([err]) => Promise.reject(err))])) as [FloodCounts];
+    return counts;
+  } finally {
+    await worker.terminate();
+  }
 }
 
 /** The value of the first sample of `name` (with `labels` in its label set) in a Prometheus text exposition; NaN when absent. */
@@ -149,9 +159,13 @@ function pollLoop(base: string, admin: Agent): () => Promise<LoopSeen> {
 interface Phase {
   quietAlone: { opsPerSec: number; p50: number; p99: number; errors: number };
   quietFlood: { opsPerSec: number; p50: number; p99: number; errors: number };
+  /** B's p99 (ms) of creates and of gets, alone and under the flood. */
+  verbP99: { aloneCreate: number; aloneGet: number; floodCreate: number; floodGet: number };
   floodOk: number;
   flood429: number;
   floodOther: number;
+  /** A's answers served per second while it floods alone (BENCH_FLOOD_ALONE=1 only). */
+  floodAlone?: number;
   /** B's admissions, and those that waited for a seat longer than 0.1 s. */
   bAdmitted: number;
   bWaitedOver100ms: number;
@@ -173,7 +187,7 @@ async function measure(label: string, env: Record<string, string>, pgPort: numbe
   const server = await startServerProcess({ DATABASE_URL: db.url, ...env }, apiPort);
   const base = `https://127.0.0.1:${apiPort}`;
   const admin = await benchAgent({ connections: 4 });
-  const alice = await tokenAgent(FLOOD_CLIENTS);
+  const alice = await tokenAgent(1);
   const bob = await tokenAgent(QUIET_CLIENTS);
   try {
     for (const [name, owner] of [['a', 'alice'], ['b', 'bob']] as const) {
@@ -184,15 +198,22 @@ async function measure(label: string, env: Record<string, string>, pgPort: numbe
     const tokenB = await tenantToken(base, admin, 'b');
     if ((await callAs(base, bob, tokenB, 'POST', '/clusters/b/api/v1/namespaces/default/configmaps', { metadata: { name: 'seed' } })) !== 201) throw new Error('seeding tenant B');
     if ((await callAs(base, alice, tokenA, 'POST', '/clusters/a/api/v1/namespaces/default/configmaps', { metadata: { name: 'seed' } })) !== 201) throw new Error('seeding tenant A');
+    let floodAlone: number | undefined;
+    if (FLOOD_ALONE) {
+      progress(`[${label}] tenant A floods alone for ${SECONDS}s (what the settings cost a lone flooder)`);
+      floodAlone = (await startFlood(base, tokenA, Date.now() + SECONDS * 1000, 'fa')).ok / SECONDS;
+    }
     progress(`[${label}] tenant B alone: ${QUIET_CLIENTS} clients of creates and gets for ${SECONDS}s`);
     const stopAlone = pollLoop(base, admin);
-    const quiet = await runLoad(QUIET_CLIENTS, SECONDS * 1000, quietWorker(base, bob, tokenB, 'q'));
+    const aloneByVerb: ByVerb = { create: [], get: [] };
+    const quiet = await runLoad(QUIET_CLIENTS, SECONDS * 1000, quietWorker(base, bob, tokenB, 'q', aloneByVerb));
     const loopAlone = await stopAlone();
     progress(`[${label}] tenant A floods with ${FLOOD_CLIENTS} clients of creates and gets (${HOSTILE ? 'ignoring' : 'honouring'} Retry-After) while B runs again, ${SECONDS}s`);
     const before = await (await request(`${base}/metrics`, { dispatcher: admin })).body.text();
-    const flooding = flood(base, alice, tokenA, Date.now() + SECONDS * 1000);
+    const flooding = startFlood(base, tokenA, Date.now() + SECONDS * 1000, 'f');
     const stopFlood = pollLoop(base, admin);
-    const loud = await runLoad(QUIET_CLIENTS, SECONDS * 1000, quietWorker(base, bob, tokenB, 'l'));
+    const floodByVerb: ByVerb = { create: [], get: [] };
+    const loud = await runLoad(QUIET_CLIENTS, SECONDS * 1000, quietWorker(base, bob, tokenB, 'l', floodByVerb));
     const loopFlood = await stopFlood();
     const after = await (await request(`${base}/metrics`, { dispatcher: admin })).body.text();
     const { ok: floodOk, refused: flood429, other: floodOther } = await flooding;
@@ -206,9 +227,11 @@ async function measure(label: string, env: Record<string, string>, pgPort: numbe
       accounting,
       quietAlone: { opsPerSec: quiet.opsPerSec, p50: q.p50, p99: q.p99, errors: quiet.errors },
       quietFlood: { opsPerSec: loud.opsPerSec, p50: l.p50, p99: l.p99, errors: loud.errors },
+      verbP99: { aloneCreate: percentiles(aloneByVerb.create).p99, aloneGet: percentiles(aloneByVerb.get).p99, floodCreate: percentiles(floodByVerb.create).p99, floodGet: percentiles(floodByVerb.get).p99 },
       floodOk,
       flood429,
       floodOther,
+      floodAlone,
       bAdmitted: admitted,
       bWaitedOver100ms: admitted - (waits(after, '0.1') - waits(before, '0.1')),
       loopAlone,
@@ -246,7 +269,7 @@ async function main(): Promise<void> {
   // The accounting cost is measured once, in the last configuration's database (tenant B exists there); BENCH_ACCOUNTING=0 skips it.
   for (const [i, [name, env]] of all.entries()) results.push([name, await measure(name, env, pgPort, apiPort, i === all.length - 1 && process.env.BENCH_ACCOUNTING !== '0')]);
   const [load2] = loadavg();
-  console.log(`\nfairness benchmark (one replica, embedded PostgreSQL, default flow-control settings, ${SECONDS}s phases; load average ${load1.toFixed(2)} -> ${load2.toFixed(2)})\n`);
+  console.log(`\nfairness benchmark (one replica, embedded PostgreSQL, default flow-control settings, ${SECONDS}s phases, A's flood ${IN_PROCESS ? 'on the same thread as B (BENCH_FLOOD_IN_PROCESS=1)' : 'in its own worker thread'}; load average ${load1.toFixed(2)} -> ${load2.toFixed(2)})\n`);
   console.log('config            B alone ops/s p50/p99 ms    B under flood ops/s p50/p99 ms   p99 ratio   A served/s  A 429/s  A other  B waited>0.1s  limit alone/flood  loop delay ms alone/flood  loop busy alone/flood');
   for (const [name, r] of results) {
     const a = r.quietAlone;
@@ -254,6 +277,9 @@ async function main(): Promise<void> {
     console.log(
       `${name.padEnd(16)} ${a.opsPerSec.toFixed(0).padStart(6)} ${a.p50.toFixed(1).padStart(7)}/${a.p99.toFixed(1).padEnd(7)}   ${f.opsPerSec.toFixed(0).padStart(6)} ${f.p50.toFixed(1).padStart(7)}/${f.p99.toFixed(1).padEnd(7)}   ${(f.p99 / a.p99).toFixed(2).padStart(6)}x   ${(r.floodOk / SECONDS).toFixed(0).padStart(8)}  ${(r.flood429 / SECONDS).toFixed(0).padStart(7)}  ${String(r.floodOther).padStart(7)}  ${`${r.bWaitedOver100ms}/${r.bAdmitted}`.padStart(12)}  ${`${r.loopAlone.limit.toFixed(0)}/${r.loopFlood.limit.toFixed(1)}`.padStart(17)}  ${`${r.loopAlone.delayMs.toFixed(1)}/${r.loopFlood.delayMs.toFixed(1)}`.padStart(24)}  ${`${(r.loopAlone.utilization * 100).toFixed(0)}%/${(r.loopFlood.utilization * 100).toFixed(0)}%`.padStart(20)}`,
     );
+    const v = r.verbP99;
+    console.log(`  B p99 by verb: creates ${v.aloneCreate.toFixed(1)} -> ${v.floodCreate.toFixed(1)} ms, gets ${v.aloneGet.toFixed(1)} -> ${v.floodGet.toFixed(1)} ms (alone -> under the flood)`);
+    if (r.floodAlone !== undefined) console.log(`  A alone: ${r.floodAlone.toFixed(0)} served/s`);
     if (a.errors + f.errors > 0) console.log(`  B errors: ${a.errors} alone, ${f.errors} under the flood`);
   }
   console.log('target: B p99 under the flood <= 2x alone; A served at least its fair share (B ops/s under the flood + A served/s split evenly, or all B left)');

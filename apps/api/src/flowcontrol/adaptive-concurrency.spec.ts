@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AdaptiveLimit } from './adaptive-concurrency.js';
-import { FairQueuing, type FlowObserver, type ReleaseSeats } from './fair-queuing.js';
+import { FairQueuing, SHARE_MEMORY_MS, type FlowObserver, type ReleaseSeats } from './fair-queuing.js';
 
 const quiet: FlowObserver = { admitted: () => undefined, rejected: () => undefined, changed: () => undefined };
 
@@ -47,6 +47,26 @@ describe('AdaptiveLimit (replica-wide seats from the event loop delay)', () => {
     assert.equal(c.update({ delayMs: 100, utilization: 1, limited: true }), 21);
     assert.equal(c.update({ delayMs: 100, utilization: 0.89, limited: false }), 21);
     assert.equal(c.update({ delayMs: 100, utilization: 0.9, limited: false }), 10, 'busy for the target share and delayed: shrinks');
+  });
+
+  it('grows for requests held back only by their tenants\' shares while the loop has idle time, not while it is saturated', () => {
+    const c = new AdaptiveLimit(options);
+    for (let i = 0; i < 10; i++) c.update({ delayMs: 100, utilization: 1, limited: true });
+    assert.equal(c.limit, 4);
+    assert.equal(c.update({ delayMs: 5, utilization: 0.95, limited: false, shareLimited: true }), 4, 'saturated loop: a wider share would only feed the flooder');
+    assert.equal(c.update({ delayMs: 5, utilization: 0.8, limited: false, shareLimited: true }), 5, 'the loop has room: one seat more');
+    assert.equal(c.update({ delayMs: 5, utilization: 0.95, limited: true, shareLimited: true }), 6, 'the limit itself held a request back: grows as ever');
+  });
+
+  it('while several tenants are busy, aims at the contended target and may go down to the contended floor; back to the usual floor when contention ends', () => {
+    const c = new AdaptiveLimit({ ...options, min: 8, contendedTargetDelayMs: 7.5, contendedMin: 4 });
+    for (let i = 0; i < 10; i++) c.update({ delayMs: 100, utilization: 1, limited: true });
+    assert.equal(c.limit, 8, 'a lone tenant: the usual floor');
+    assert.equal(c.update({ delayMs: 9, utilization: 1, limited: true }), 9, 'a lone tenant: 9 ms is within the usual target, so it grows');
+    assert.equal(c.update({ delayMs: 9, utilization: 1, limited: true, contended: true }), 7, 'tenants compete: 9 ms is over the contended target, so it shrinks (9 × 7.5 ÷ 9), below the usual floor');
+    for (let i = 0; i < 10; i++) c.update({ delayMs: 100, utilization: 1, limited: true, contended: true });
+    assert.equal(c.limit, 4, 'the contended floor');
+    assert.equal(c.update({ delayMs: 100, utilization: 1, limited: true }), 8, 'contention over: the usual floor at once');
   });
 
   it('ignores samples that are not a delay, and refuses bounds that contradict each other', () => {
@@ -121,5 +141,53 @@ describe('FairQueuing under an adaptive replica-wide limit', () => {
     assert.equal(ran, true);
     assert.equal(fq.seatsOf('t'), 10);
     (await wide)();
+  });
+
+  it('while the limit is lowered, a flooding tenant holds at most an equal share of it, so a light tenant\'s next request starts at once', async () => {
+    let clock = 0;
+    const fq = new FairQueuing(roomy, 60_000, quiet, 16, () => clock);
+    fq.setSeatLimit(4);
+    const light = await fq.admit('light', 'l');
+    const flood: ReleaseSeats[] = [];
+    for (let i = 0; i < 10; i++) void fq.admit('flood', 'f').then((r) => flood.push(r));
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual([fq.seatsOf('flood'), fq.stats('flood').queued], [2, 8], 'two busy tenants: ceil(4 / 2) = 2 seats each');
+    assert.deepEqual([fq.takeShareLimited(), fq.takeLimited()], [true, false], 'the share held requests back, not the limit (2 of 4 seats free)');
+    assert.equal(fq.takeContended(), true, 'two tenants are busy');
+    let started = false;
+    const next = fq.admit('light', 'l').then((r) => ((started = true), r));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(started, true, 'the light tenant\'s second request took the seat the flooder had to leave');
+    light();
+    (await next)();
+    flood.shift()!();
+    await new Promise((r) => setImmediate(r));
+    assert.equal(fq.seatsOf('flood'), 2, `the light tenant still counts as busy for ${SHARE_MEMORY_MS} ms after its last answer`);
+    clock += SHARE_MEMORY_MS + 1;
+    flood.shift()!();
+    await new Promise((r) => setImmediate(r));
+    assert.equal(fq.seatsOf('flood'), 4, 'alone for longer, the flooder may use the whole lowered limit');
+    fq.takeContended();
+    assert.equal(fq.takeContended(), false, 'one tenant busy: no contention');
+    while (flood.length > 0) {
+      flood.shift()!();
+      await new Promise((r) => setImmediate(r));
+    }
+    assert.deepEqual(fq.stats('flood'), { inflight: 0, queued: 0 });
+  });
+
+  it('keeps sharing work-conserving while the limit is at its total, and lets a tenant with no seat start one request wider than its share', async () => {
+    const fq = new FairQueuing(roomy, 60_000, quiet, 8);
+    const light = await fq.admit('light', 'l');
+    const running: ReleaseSeats[] = [];
+    for (let i = 0; i < 7; i++) running.push(await fq.admit('flood', 'f'));
+    assert.equal(fq.seatsOf('flood'), 7, 'the limit is not lowered: the flooder may take every free seat');
+    for (const r of [light, ...running]) r();
+    const many = new FairQueuing(roomy, 60_000, quiet, 64);
+    many.setSeatLimit(12);
+    const others = await Promise.all(['t1', 't2', 't3', 't4', 't5'].map((t) => many.admit(t, 'u')));
+    const wide = await many.admit('wide', 'w', 3);
+    assert.equal(many.seatsOf('wide'), 3, 'a share of ceil(12 / 6) = 2 seats does not stop a first request of 3');
+    for (const r of [wide, ...others]) r();
   });
 });

@@ -15,7 +15,19 @@ export interface AdaptiveLimitOptions {
    * idle time (requests waiting on PostgreSQL), so the limit does not shrink.
    */
   targetUtilization: number;
+  /**
+   * While several tenants are busy (a {@link LoopSample} says `contended`),
+   * the delay target instead (default: `targetDelayMs`): when tenants
+   * compete, the loop's lateness is the light tenant's latency, and is
+   * worth more than a lone flooder's throughput.
+   */
+  contendedTargetDelayMs?: number;
+  /** While several tenants are busy, the fewest seats instead (default: `min`; at least 1, at most `min`). */
+  contendedMin?: number;
 }
+
+/** The resolution (ms) of the loop delay monitor: an idle loop's mean delay is about this, so targets are above it. */
+export const DELAY_RESOLUTION_MS = 5;
 
 /** What one window of the event loop showed the controller. */
 export interface LoopSample {
@@ -25,6 +37,10 @@ export interface LoopSample {
   utilization: number;
   /** Whether the replica-wide limit held a request back during the window (or requests wait for it now). */
   limited: boolean;
+  /** Whether a tenant's equal share of the lowered limit, not the limit itself, held a request back during the window. */
+  shareLimited?: boolean;
+  /** Whether several tenants were busy during the window (then the contended target and floor apply). */
+  contended?: boolean;
 }
 
 /**
@@ -38,7 +54,8 @@ export interface LoopSample {
  *   limit shrinks in proportion to the overshoot (target ÷ delay, at most
  *   halving in one window) and excess requests wait in the per-tenant fair
  *   queues instead, where the lightest tenant goes first.
- * - Otherwise, while the limit held requests back: one seat more (additive
+ * - Otherwise, while the limit held requests back (or, with the loop busy
+ *   less than the target share, tenants' equal shares of it did): one seat more (additive
  *   increase), so throughput comes back as soon as the loop has room, and a
  *   replica whose requests mostly wait on PostgreSQL (loop not saturated)
  *   keeps the seats that overlap those waits; a quarter more when the loop
@@ -46,6 +63,13 @@ export interface LoopSample {
  *   requests waiting elsewhere, e.g. on a slow webhook, and the others
  *   should not wait for them).
  * - Otherwise (the limit is not what bounds the work) it stays.
+ *
+ * While several tenants are busy (the sample says `contended`), the
+ * contended delay target and floor apply instead (with the replica's
+ * defaults: half the lateness above the monitor's resolution, half the
+ * floor), so that a light tenant's requests meet a less crowded loop; a
+ * lone tenant keeps the usual target and floor, and when contention ends
+ * the limit is raised to the usual floor at once.
  *
  * The limit stays within [min, max] whatever the samples; a sample that is
  * not a finite number leaves it unchanged.
@@ -66,12 +90,18 @@ export class AdaptiveLimit {
 
   /** Feeds one window's sample; returns the new limit. Mutates only this controller. */
   update(sample: LoopSample): number {
-    const { min, max, targetDelayMs } = this.options;
+    const { max } = this.options;
+    const min = sample.contended ? Math.max(1, Math.min(this.options.min, this.options.contendedMin ?? this.options.min)) : this.options.min;
+    const targetDelayMs = sample.contended ? (this.options.contendedTargetDelayMs ?? this.options.targetDelayMs) : this.options.targetDelayMs;
     if (!Number.isFinite(sample.delayMs) || sample.delayMs < 0 || !(sample.utilization >= 0)) return this.current;
+    // Contention over: back up to the usual floor at once.
+    this.current = Math.max(this.current, min);
     if (sample.delayMs > targetDelayMs && sample.utilization >= this.options.targetUtilization) {
       const gradient = Math.max(0.5, targetDelayMs / sample.delayMs);
       this.current = Math.max(min, Math.min(this.current - 1, Math.floor(this.current * gradient)));
-    } else if (sample.limited) {
+    } else if (sample.limited || (sample.shareLimited && sample.utilization < this.options.targetUtilization)) {
+      // Requests held back only by their tenants' shares grow the limit only while the loop has idle time to
+      // give: on a saturated loop, more seats would only widen the flooder's share.
       // A mostly idle loop with requests held back: the seats are taken by requests waiting on something else
       // (PostgreSQL, a slow webhook), so grow by a quarter rather than one seat per window.
       const idle = sample.utilization < this.options.targetUtilization / 2;
@@ -85,6 +115,10 @@ export class AdaptiveLimit {
 export interface SeatLimitTarget {
   /** Whether the replica-wide limit held a request back since the previous call (or one waits for it now); resets the mark. */
   takeLimited(): boolean;
+  /** Whether a tenant's equal share of the lowered limit held a request back since the previous call; resets the mark. */
+  takeShareLimited(): boolean;
+  /** Whether several tenants were busy since the previous call (or are now); resets the mark. */
+  takeContended(): boolean;
   /** Applies a new replica-wide seat limit (dispatches waiting requests when it grew). */
   setSeatLimit(seats: number): void;
 }
@@ -110,7 +144,7 @@ export class EventLoopLimiter {
     private readonly target: SeatLimitTarget & { readonly currentSeatLimit: number },
     private readonly observe: AdaptiveObserver,
     private readonly windowMs = 100,
-    resolutionMs = 5,
+    resolutionMs = DELAY_RESOLUTION_MS,
   ) {
     this.histogram = monitorEventLoopDelay({ resolution: resolutionMs });
   }
@@ -142,7 +176,7 @@ export class EventLoopLimiter {
       this.observe(this.target.currentSeatLimit, delayMs, utilization);
       return;
     }
-    const limit = this.controller.update({ delayMs, utilization, limited: this.target.takeLimited() });
+    const limit = this.controller.update({ delayMs, utilization, limited: this.target.takeLimited(), shareLimited: this.target.takeShareLimited(), contended: this.target.takeContended() });
     this.target.setSeatLimit(limit);
     this.observe(limit, delayMs, utilization);
   }

@@ -7,6 +7,13 @@ import { ApiError, withoutStack } from '@plinth/apimachinery';
  * drain (and never holds everything while it runs).
  */
 const MAX_SHARE_OF_SEATS = 4;
+/**
+ * How long a tenant whose requests have all ended still counts as busy for
+ * the equal shares of a lowered limit: a light tenant's clients send their
+ * next request a moment after the previous answer, and a flooder must not
+ * fill the seats in that gap.
+ */
+export const SHARE_MEMORY_MS = 250;
 /** Queues per tenant among which users are shuffle-sharded. */
 const QUEUES = 8;
 /** Queues each user is dealt (the shorter one is used). */
@@ -97,7 +104,9 @@ export function handOf(user: string): number[] {
  * seats it is given and is corrected by the work its requests actually did,
  * and a freed seat goes to the waiting tenant that is furthest behind. A
  * tenant that was idle starts at the virtual time of the busiest-served
- * tenant's oldest unfinished work, so idleness earns no credit.
+ * tenant's oldest unfinished work, so idleness earns no credit. While
+ * adaptive concurrency holds the replica-wide limit below its total, each
+ * busy tenant may hold at most an equal share of it (see withinShare).
  */
 export class FairQueuing {
   /** One entry per tenant that sent an authorized request here (bounded by the tenants that exist). */
@@ -106,6 +115,8 @@ export class FairQueuing {
   private readonly waiting = new Set<string>();
   /** Tenants with requests executing or waiting. */
   private readonly active = new Set<string>();
+  /** Tenants that went idle less than SHARE_MEMORY_MS ago, with when (pruned as they expire or come back). */
+  private readonly recentlyIdle = new Map<string, number>();
   private seatsTotal = 0;
   /**
    * The system's virtual time: the least virtual start of the busy
@@ -118,6 +129,10 @@ export class FairQueuing {
   private seatLimit: number;
   /** Whether the replica-wide limit held a request back since takeLimited() was last called. */
   private limited = false;
+  /** Whether a tenant's share of the lowered limit held a request back since takeShareLimited() was last called. */
+  private shareLimited = false;
+  /** Whether several tenants were busy since takeContended() was last called. */
+  private contended = false;
 
   /**
    * `totalSeats` bounds the seats executing requests occupy on the
@@ -131,6 +146,8 @@ export class FairQueuing {
     private readonly waitMs: number,
     private readonly observer: FlowObserver,
     private readonly totalSeats = 0,
+    /** The clock (ms) of the shares' memory of busy tenants; tests pass their own. */
+    private readonly now: () => number = () => performance.now(),
   ) {
     this.seatLimit = totalSeats;
   }
@@ -167,6 +184,30 @@ export class FairQueuing {
   }
 
   /**
+   * Whether a tenant's equal share of the lowered limit (not the limit
+   * itself) held a request back since the previous call, or holds one back
+   * now; resets the mark (read by adaptive concurrency once per window).
+   */
+  takeShareLimited(): boolean {
+    // othersCanRun() marks a request its tenant's share holds back now.
+    this.othersCanRun();
+    const was = this.shareLimited;
+    this.shareLimited = false;
+    return was;
+  }
+
+  /**
+   * Whether several tenants were busy (counting those idle for less than
+   * SHARE_MEMORY_MS) since the previous call, or are now; resets the mark
+   * (read by adaptive concurrency once per window).
+   */
+  takeContended(): boolean {
+    const was = this.contended || this.busyTenants() >= 2;
+    this.contended = false;
+    return was;
+  }
+
+  /**
    * Resolves with the function that gives the seats back once `user`'s
    * request in `tenant`, occupying `width` seats (at most a quarter of the
    * tenant's and of the replica's), may run; rejects with a 429 ApiError
@@ -183,12 +224,15 @@ export class FairQueuing {
     const seats = Math.max(1, Math.min(Math.ceil(width), Math.floor(Math.min(limits.concurrency, this.seatLimit || Infinity) / MAX_SHARE_OF_SEATS)));
     this.activate(tenant, flow);
     if (flow.queued === 0 && flow.seats + seats <= limits.concurrency && !this.othersCanRun()) {
-      if (this.globalSeatsFree(seats)) return Promise.resolve(this.seat(tenant, flow, seats, 0));
-      this.limited = true;
+      if (!this.globalSeatsFree(seats)) this.limited = true;
+      else if (!this.withinShare(flow, seats)) this.shareLimited = true;
+      else return Promise.resolve(this.seat(tenant, flow, seats, 0));
     }
     if (flow.queued >= limits.queueLength) {
       this.observer.rejected(tenant, 'queue-full');
       this.deactivateIfIdle(tenant, flow);
+      // One busy tenant fewer may widen the others' shares of a lowered limit.
+      this.dispatch();
       return Promise.reject(tooManyRequests(1));
     }
     return new Promise((resolve, reject) => {
@@ -265,11 +309,14 @@ export class FairQueuing {
     if (now !== Infinity) this.systemVt = Math.max(this.systemVt, now);
     f.vt = Math.max(f.vt, this.systemVt);
     this.active.add(tenant);
+    this.recentlyIdle.delete(tenant);
+    if (this.active.size >= 2) this.contended = true;
   }
 
   private deactivateIfIdle(tenant: string, f: TenantFlow): void {
     if (f.inflight !== 0 || f.queued !== 0) return;
     this.active.delete(tenant);
+    if (this.seatLimit < this.totalSeats) this.recentlyIdle.set(tenant, this.now());
     if (this.active.size === 0) this.systemVt = Math.max(this.systemVt, f.vt);
   }
 
@@ -296,6 +343,35 @@ export class FairQueuing {
     return this.totalSeats === 0 || this.seatsTotal === 0 || this.seatsTotal + seats <= this.seatLimit;
   }
 
+  /**
+   * Whether `f` may take `seats` more within its equal share of a lowered
+   * replica-wide limit. While adaptive concurrency holds the limit below
+   * the configured total (the event loop is saturated) and several tenants
+   * are busy, each may hold at most `ceil(limit / busy tenants)` seats, so
+   * a flooder cannot fill every seat of the lowered limit: the seats it
+   * leaves are kept for the other tenants' next requests, which then start
+   * at once instead of after one of its requests ends, and the loop runs
+   * fewer of its requests beside theirs. A tenant counts as busy until
+   * SHARE_MEMORY_MS after its last request ended. A tenant holding no seat may
+   * always start one request (a request may be wider than a share when
+   * many tenants are busy). Not work-conserving on purpose: the limit was
+   * lowered because the loop had more work than it could serve promptly.
+   */
+  private withinShare(f: TenantFlow, seats: number): boolean {
+    if (this.totalSeats === 0 || this.seatLimit >= this.totalSeats || f.seats === 0) return true;
+    const busy = this.busyTenants();
+    return busy < 2 || f.seats + seats <= Math.ceil(this.seatLimit / busy);
+  }
+
+  /** Tenants busy now or within the last SHARE_MEMORY_MS (forgets those idle for longer). */
+  private busyTenants(): number {
+    if (this.recentlyIdle.size > 0) {
+      const since = this.now() - SHARE_MEMORY_MS;
+      for (const [t, at] of this.recentlyIdle) if (at < since) this.recentlyIdle.delete(t);
+    }
+    return this.active.size + this.recentlyIdle.size;
+  }
+
   /** Whether a waiting tenant, under its own bound, is owed the free seats before a new arrival. */
   private othersCanRun(): boolean {
     for (const t of this.waiting) if (this.head(t) !== undefined) return true;
@@ -307,7 +383,12 @@ export class FairQueuing {
     const f = this.flows.get(tenant)!;
     for (let i = 0; i < QUEUES; i++) {
       const q = f.queues[(f.next + i) % QUEUES];
-      if (q.length > 0) return f.seats + q[0].seats <= this.limitsOf(tenant).concurrency ? q[0].seats : undefined;
+      if (q.length === 0) continue;
+      if (f.seats + q[0].seats > this.limitsOf(tenant).concurrency) return undefined;
+      if (this.withinShare(f, q[0].seats)) return q[0].seats;
+      // Held back by its share of the lowered limit, which adaptive concurrency raises only while the loop has room.
+      this.shareLimited = true;
+      return undefined;
     }
     return undefined;
   }
