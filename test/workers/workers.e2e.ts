@@ -46,14 +46,27 @@ async function changes(w: WatchClient, n: number): Promise<WatchEvent[]> {
   return out;
 }
 
+/** /readyz?verbose on eight new connections (the port's scheduler alternates the workers): every answer 200 with `[+]workers ok`. */
+async function assertEveryWorkerReady(url: string): Promise<void> {
+  for (let i = 0; i < 8; i++) {
+    const res = await fetchOnNewConnection(`${url}/readyz?verbose`);
+    assert.equal(res.status, 200, res.text);
+    assert.match(res.text, /^\[\+\]workers ok$/m);
+  }
+}
+
 describe('PLINTH_WORKERS=2: two server processes on one port, one embedded PostgreSQL', { timeout: 600_000 }, () => {
   let server: WorkersProcess;
   const pids = new Set<number>();
   const watches: WatchClient[] = [];
 
+  /** The workers that answered right after /readyz first said 200. */
+  let atReady: WorkerScrape[];
+
   before(async () => {
-    server = await WorkersProcess.start(2);
-    for (const s of await server.scrapeEach()) pids.add(s.pid);
+    server = await WorkersProcess.start(2, {}, true);
+    atReady = await server.scrapeEach();
+    for (const s of atReady) pids.add(s.pid);
     const res = await fetch(`${server.url}/api/v1/namespaces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ metadata: { name: NS } }) });
     assert.equal(res.status, 201);
   });
@@ -70,6 +83,12 @@ describe('PLINTH_WORKERS=2: two server processes on one port, one embedded Postg
     const names = [...leaders(scrapes[0].text).keys()];
     assert.ok(names.includes('garbage-collector') && names.includes('scheduled-jobs'), names.join(','));
     assert.deepEqual(misElected(scrapes), []);
+  });
+
+  it('answers /readyz 200 only once every worker serves (so keep-alive clients spread over them), and each worker says so', async () => {
+    // The second worker starts only after the first serves: ready on the first alone, only one would answer here.
+    assert.equal(atReady.length, 2, 'both workers answered as soon as /readyz said 200');
+    await assertEveryWorkerReady(server.url);
   });
 
   it('delivers every write, through either worker, to watches on every worker once and in order, from any revision either worker returned', async () => {
@@ -147,6 +166,8 @@ describe('PLINTH_WORKERS=2: two server processes on one port, one embedded Postg
     );
     for (const s of after) pids.add(s.pid);
     assert.ok(isAlive(before.find((s) => s.pid !== leader.pid)!.pid), 'the other worker kept serving');
+    // The replacement was told that every worker serves: both answer /readyz 200.
+    await eventually(async () => (await assertEveryWorkerReady(server.url), true), { timeoutMs: 30_000, message: 'both workers ready' });
     assert.ok(!after.some((s) => s.worker === leader.worker), 'the replacement is a new worker');
     // The controllers work on the new leader.
     const owner = (await create(server.url, 'gc-owner-2')) as Written & { uid: string };

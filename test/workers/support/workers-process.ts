@@ -78,8 +78,12 @@ export class WorkersProcess {
     }
   }
 
-  /** Starts it with `workers` workers and waits until every one serves (distinct pids in /metrics). */
-  static async start(workers: number, env: Record<string, string> = {}): Promise<WorkersProcess> {
+  /**
+   * Starts it with `workers` workers and waits until every one serves
+   * (distinct pids in /metrics), or, `untilReady`, only until /readyz first
+   * answers 200 on a new connection.
+   */
+  static async start(workers: number, env: Record<string, string> = {}, untilReady = false): Promise<WorkersProcess> {
     const port = await freePort();
     const dataDir = mkdtempSync(path.join(process.env.PLINTH_TEST_TMP ?? os.tmpdir(), 'workers-'));
     // The embedded PostgreSQL runs as the `postgres` user when the tests run as root: it must reach the folder.
@@ -94,6 +98,14 @@ export class WorkersProcess {
     process.once('exit', reap);
     proc.once('exit', () => process.removeListener('exit', reap));
     const w = new WorkersProcess(`https://127.0.0.1:${port}`, proc, dataDir, workers);
+    if (untilReady) {
+      await eventually(async () => (await fetchOnNewConnection(`${w.url}/readyz`).catch(() => ({ status: 0 }))).status === 200, {
+        timeoutMs: 90_000,
+        intervalMs: 100,
+        message: '/readyz 200',
+      });
+      return w;
+    }
     await eventually(async () => (await w.scrapeEach()).length === workers, {
       timeoutMs: 90_000,
       intervalMs: 250,

@@ -7,6 +7,7 @@ import { WatchService } from '../watch/watch.service.js';
 import { ShardPool } from '../shards/shard-pool.js';
 import type { DynamicEncryption } from '../encryption/dynamic-encryption.js';
 import { ENCRYPTION } from '../encryption/encryption.module.js';
+import { workerSiblings } from './worker-siblings.js';
 
 /** A plain-text health answer. */
 export interface HealthAnswer {
@@ -49,7 +50,8 @@ export class HealthService {
 
   /**
    * /readyz: ready unless this replica cannot serve correctly (shutting
-   * down, PostgreSQL unreachable or the watch pipeline broken). A degraded
+   * down, PostgreSQL unreachable, the watch pipeline broken, or, in a
+   * worker process, not every worker of the host serving yet). A degraded
    * dependency (Redis down while the PostgreSQL fallback serves watches)
    * keeps it ready and shows as a `[+]… ok (degraded: …)` line under
    * `?verbose`, as kube-apiserver lists its checks; so does a shard other
@@ -78,6 +80,11 @@ export class HealthService {
     if (kms) {
       ok &&= kms.ok;
       lines.push(kms.line);
+    }
+    const workers = workerSiblings.readyzLine();
+    if (workers) {
+      ok &&= workers.ok;
+      lines.push(workers.line);
     }
     // Other shards do not make the replica unready: only their own tenants are refused while one is down.
     for (const s of this.shards.states()) {

@@ -10,7 +10,8 @@ import { checkRedis } from '../startup/startup-checks.js';
 import { describeStartupFailure } from '../startup/startup-failure.js';
 import { OBSERVE_CHANGES } from '../watch/watch.module.js';
 import { registerWorkerInfo } from './worker-info.metric.js';
-import type { WorkerServingMessage } from './worker-messages.js';
+import { workerSiblings } from '../health/worker-siblings.js';
+import { isWorkersServingMessage, type WorkerServingMessage } from './worker-messages.js';
 
 /** The server URL clients on this machine use: a wildcard listen address becomes 127.0.0.1. */
 function kubeconfigUrl(url: string, host: string): string {
@@ -86,6 +87,10 @@ export async function runServerProcess(config: AppConfig, logger: Logger, earlyS
   }).start();
   if (config.worker) {
     registerWorkerInfo(server.app.get(Metrics).registry, config.worker.id, process.pid);
+    // Ready (/readyz) once the primary says every worker serves; listen before saying this one does.
+    process.on('message', (m: unknown) => {
+      if (isWorkersServingMessage(m)) workerSiblings.markAllServing();
+    });
     const serving: WorkerServingMessage = { type: 'plinth:serving', url: server.url };
     process.send?.(serving);
   }

@@ -14,3 +14,13 @@ export interface WorkerServingMessage {
 export function isServingMessage(m: unknown): m is WorkerServingMessage {
   return typeof m === 'object' && m !== null && (m as { type?: unknown }).type === 'plinth:serving' && typeof (m as { url?: unknown }).url === 'string';
 }
+
+/** What the primary tells its workers: every worker of the host serves (once started, and to each worker restarted later). */
+export interface WorkersServingMessage {
+  type: 'plinth:workers-serving';
+}
+
+/** True when `m` is a {@link WorkersServingMessage}. Pure. */
+export function isWorkersServingMessage(m: unknown): m is WorkersServingMessage {
+  return typeof m === 'object' && m !== null && (m as { type?: unknown }).type === 'plinth:workers-serving';
+}

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { EmbeddedDatabase } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { describeStartupFailure } from '../startup/startup-failure.js';
-import { isServingMessage } from './worker-messages.js';
+import { isServingMessage, type WorkersServingMessage } from './worker-messages.js';
 
 /** A worker exited before it served (it printed why on stderr): its exit code, or 1 when a signal ended it. */
 export class WorkerStartFailure extends Error {
@@ -36,6 +36,8 @@ export class WorkersPrimary {
   private readonly live = new Set<Worker>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private stopping = false;
+  /** True once every worker of start() served: workers serving from then on are told at once. */
+  private allStarted = false;
   /** Consecutive restarts of workers that died soon after they started. */
   private quickDeaths = 0;
 
@@ -72,6 +74,8 @@ export class WorkersPrimary {
     const url = await this.spawn();
     if (this.stopping) throw new WorkerStartFailure(0);
     await Promise.all(Array.from({ length: this.config.workers - 1 }, () => this.spawn()));
+    this.allStarted = true;
+    for (const w of this.live) tellAllServing(w);
     return url;
   }
 
@@ -86,6 +90,8 @@ export class WorkersPrimary {
         if (serving || !isServingMessage(m)) return;
         serving = true;
         this.logger.info({ worker: worker.id, pid: worker.process.pid }, 'worker serving');
+        // A restarted worker: the others serve already.
+        if (this.allStarted) tellAllServing(worker);
         resolve(m.url);
       });
       worker.once('exit', (code, signal) => {
@@ -205,4 +211,10 @@ export async function runWorkersPrimary(config: AppConfig, logger: Logger): Prom
     await primary.shutdown();
     process.exit(exitCode);
   }
+}
+
+/** Tells `worker` that every worker serves (it then answers /readyz 200); a worker gone meanwhile is skipped. */
+function tellAllServing(worker: Worker): void {
+  const m: WorkersServingMessage = { type: 'plinth:workers-serving' };
+  if (worker.isConnected()) worker.send(m);
 }
