@@ -5,7 +5,7 @@ import type { AdmissionAttributes, AdmissionChain, AdmissionOperation } from '@p
 import { type ObjectKey, ObjectStoreRepository, type StoredObject, isStorageError } from '@plinth/storage';
 import { ApiError } from '@plinth/apimachinery';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
-import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
+import { type KubeObject, cloneJsonValue, isPlainObject } from '@plinth/apimachinery';
 import { fromStorageForm, groupVersion, objectKey, type ResourceDefinition, type ResourceStrategy, servedForm, type StrategyContext, toStorageForm } from '../registry/resource-definition.js';
 import { strategyContext, type StrategyEnvironment } from '../registry/strategy-context.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from '@plinth/apimachinery';
@@ -38,9 +38,9 @@ const MAX_UPDATE_ATTEMPTS = 16;
 const GENERATE_NAME_ATTEMPTS = 8;
 const NAME_SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
-/** Deep copy of a JSON value. */
+/** Deep copy of a JSON value (see cloneJsonValue: plain JSON is walked, not serialised). Pure. */
 export function cloneJson<T>(v: T): T {
-  return structuredClone(v);
+  return cloneJsonValue(v);
 }
 
 function randomSuffix(): string {

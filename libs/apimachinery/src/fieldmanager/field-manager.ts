@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { ApplyConflictError, type Conflict } from './apply-conflict.js';
 import type { ObjectType } from './field-schema.js';
 import { fieldElement } from './fields-v1.js';
+import { cloneJsonValue } from '../object/json-clone.js';
 import {
   capUpdateManagers,
   decodeManagedFields,
@@ -41,8 +42,17 @@ for (const p of [['apiVersion'], ['kind'], ['metadata'], ...['name', 'namespace'
   STRIPPED.insert(p.map(fieldElement));
 }
 
+/** The last second nowRfc3339 formatted and its text: every write of one second shares the formatting. */
+let lastSecond = Number.NaN;
+let lastSecondText = '';
+
 function nowRfc3339(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const second = Math.floor(Date.now() / 1000);
+  if (second !== lastSecond) {
+    lastSecondText = new Date(second * 1000).toISOString().replace('.000Z', 'Z');
+    lastSecond = second;
+  }
+  return lastSecondText;
 }
 
 /** A shallow view of `obj` without metadata.managedFields; shares everything else with `obj`, so callers must not mutate it. */
@@ -222,7 +232,7 @@ export function keepTimestampsWhenUnchanged(next: JsonObject, old: JsonObject): 
   const strip = (entries: unknown[]) => entries.map((e) => ({ ...(e as Record<string, unknown>), time: undefined }));
   if (!isDeepStrictEqual(strip(nm), strip(om))) return;
   if (!isDeepStrictEqual(withoutManagedFields(next), withoutManagedFields(old))) return;
-  next.metadata!.managedFields = structuredClone(om);
+  next.metadata!.managedFields = cloneJsonValue(om);
 }
 
 /** The reason `entries` are not valid managedFields, or undefined when they are. */

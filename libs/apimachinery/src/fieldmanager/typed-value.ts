@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { pathString } from './fields-v1.js';
 import { type FieldSchema, fieldOf, itemElement, mapElement, type ObjectType, type Shape, shapeOf, TypedValueError } from './field-schema.js';
 import { PathSet } from './path-set.js';
+import { cloneJsonValue } from '../object/json-clone.js';
 
 /**
  * Schema-aware operations on whole objects, with structured-merge-diff's
@@ -130,7 +131,7 @@ export function mergeObjects(live: unknown, config: unknown, type: ObjectType): 
 
 /** A deep copy of a JSON value; scalars are returned as they are. */
 function copy<T>(v: T): T {
-  return typeof v === 'object' && v !== null ? structuredClone(v) : v;
+  return cloneJsonValue(v);
 }
 
 function mergeNode(l: unknown, r: unknown, schema: FieldSchema | undefined, root: ObjectType | undefined): unknown {

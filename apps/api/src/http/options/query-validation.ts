@@ -27,7 +27,8 @@ export function validateQuery<T extends object>(cls: new () => T, q: Record<stri
     isEmpty = false;
     break;
   }
-  if (isEmpty && EMPTY_QUERY_VALID.has(cls)) return plainToInstance(cls, q);
+  // The query DTOs declare no transformers, so an empty query's instance is a bare one (plainToInstance costs ~2% of a create).
+  if (isEmpty && EMPTY_QUERY_VALID.has(cls)) return new cls();
   const dto = plainToInstance(cls, q);
   const errors = validateSync(dto, { forbidUnknownValues: false });
   if (errors.length > 0) {
