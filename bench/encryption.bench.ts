@@ -39,6 +39,8 @@ interface Row {
   /** The median over rounds of this provider's rate against identity's in the same round (drift cancels out). */
   createVsIdentity: number;
   getVsIdentity: number;
+  /** Share of the get phase's encrypted reads the plaintext cache answered (undefined: no cache, or nothing encrypted). */
+  getCacheHits?: number;
   kmsPer1000?: { encrypt: number; decrypt: number };
 }
 
@@ -73,6 +75,8 @@ interface Variant {
   pid: number;
   plugin?: KmsTestPlugin;
   call: (method: 'GET' | 'POST', p: string, body?: string) => Promise<void>;
+  /** The value of a sample in the server's /metrics (0 when absent). */
+  metric: (name: string) => Promise<number>;
   close: () => Promise<void>;
   tally: Tally;
 }
@@ -85,11 +89,16 @@ async function connect(name: string, port: number, pid: number, plugin?: KmsTest
     const text = await res.body.text();
     if (res.statusCode >= 300) throw new Error(`${method} ${p}: ${res.statusCode} ${text.slice(0, 200)}`);
   };
+  const metric = async (name: string) => {
+    const res = await request(`${base}/metrics`, { dispatcher: agent });
+    const text = await res.body.text();
+    return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  };
   await call('POST', '/api/v1/namespaces', JSON.stringify({ metadata: { name: 'bench' } }));
   // Warm-up (JIT, connections; for KMS v2 the tenant's first write wraps its seed).
   await runLoad(CONCURRENCY, 1000, async (i) => call('POST', '/api/v1/namespaces/bench/secrets', secret(`warm-${i}`)));
   const tally: Tally = { createLatencies: [], getLatencies: [], createMs: 0, getMs: 0, createCpuMs: 0, getCpuMs: 0, created: 0, getsDone: 0, createRounds: [], getRounds: [] };
-  return { name, port, pid, plugin, call, close: () => agent.close(), tally };
+  return { name, port, pid, plugin, call, metric, close: () => agent.close(), tally };
 }
 
 /** One slice of creates (`phase` create) or gets against `v`, added to its tally. */
@@ -136,12 +145,16 @@ async function measureInterleaved(variants: Variant[]): Promise<Row[]> {
     for (const v of variants) await slice(v, 'create', 1000);
   }
   const after = new Map(variants.map((v) => [v, v.plugin?.snapshot()]));
+  const hits0 = await Promise.all(variants.map(async (v) => [await v.metric('plinth_encryption_read_cache_hits_total'), await v.metric('plinth_encryption_read_cache_misses_total')]));
   for (let round = 0; round < SECONDS; round++) {
     progress(`gets, round ${round + 1}/${SECONDS}`);
     for (const v of variants) await slice(v, 'get', 1000);
   }
-  return variants.map((v) => {
+  const hits1 = await Promise.all(variants.map(async (v) => [await v.metric('plinth_encryption_read_cache_hits_total'), await v.metric('plinth_encryption_read_cache_misses_total')]));
+  return variants.map((v, i) => {
     const t = v.tally;
+    const hits = hits1[i][0] - hits0[i][0];
+    const misses = hits1[i][1] - hits0[i][1];
     const before = snapshots.get(v);
     const end = after.get(v);
     const writes = Math.max(1, t.createLatencies.length);
@@ -156,6 +169,7 @@ async function measureInterleaved(variants: Variant[]): Promise<Row[]> {
       getCpuUs: (t.getCpuMs * 1000) / gets,
       createVsIdentity: medianRatio(t.createRounds, variants[0].tally.createRounds),
       getVsIdentity: medianRatio(t.getRounds, variants[0].tally.getRounds),
+      getCacheHits: hits + misses > 0 ? hits / (hits + misses) : undefined,
       kmsPer1000: before && end ? { encrypt: ((end.Encrypt - before.Encrypt) * 1000) / writes, decrypt: ((end.Decrypt - before.Decrypt) * 1000) / writes } : undefined,
     };
   });
@@ -218,7 +232,7 @@ async function main(): Promise<void> {
   for (const r of rows) {
     console.log(`  ${r.name.padEnd(34)} create ${r.createCpuUs.toFixed(0).padStart(6)} (${rel(r.createCpuUs, identity.createCpuUs)})   get ${r.getCpuUs.toFixed(0).padStart(6)} (${rel(r.getCpuUs, identity.getCpuUs)})`);
   }
-  console.log('  gets read every object in turn; a write remembers the plaintext it sealed, so with the read cache (PLINTH_ENCRYPTION_READ_CACHE_MB, default 32) they do not decrypt, without it every one does');
+  console.log(`  gets read every object in turn; plaintext cache hits during the gets (PLINTH_ENCRYPTION_READ_CACHE_MB, default 64): ${rows.map((r) => `${r.name} ${r.getCacheHits === undefined ? '—' : `${(r.getCacheHits * 100).toFixed(0)}%`}`).join(', ')}`);
   const kms = rows.find((r) => r.kmsPer1000);
   if (kms?.kmsPer1000) console.log(`  KMS calls per 1,000 writes (after the tenant's first): Encrypt ${kms.kmsPer1000.encrypt.toFixed(2)}, Decrypt ${kms.kmsPer1000.decrypt.toFixed(2)} (Status is polled apart, every 60 s)`);
   console.log('  goal: aesgcm and KMS v2 with cached keys within 10% of identity');

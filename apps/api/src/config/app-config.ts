@@ -455,7 +455,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       automaticReload: parsed.PLINTH_ENCRYPTION_PROVIDER_CONFIG_AUTOMATIC_RELOAD === 'true',
       reloadIntervalSeconds: parsed.PLINTH_ENCRYPTION_PROVIDER_CONFIG_RELOAD_INTERVAL_SECONDS ?? 60,
       rotationRowsPerSecond: parsed.PLINTH_ENCRYPTION_ROTATION_ROWS_PER_SECOND ?? 0,
-      readCacheBytes: (parsed.PLINTH_ENCRYPTION_READ_CACHE_MB ?? 32) * 1024 * 1024,
+      readCacheBytes: (parsed.PLINTH_ENCRYPTION_READ_CACHE_MB ?? 64) * 1024 * 1024,
       keyStoreUrl: parsed.PLINTH_KEY_STORE_URL || undefined,
       kmsStatusIntervalSeconds: parsed.PLINTH_KMS_STATUS_INTERVAL_SECONDS,
     },

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { type ObjectKey, type ResourceTransformer, type ResourceTransformers, type TransformationEvent } from '@plinth/storage';
+import { type ObjectKey, plaintextCacheStats, type ResourceTransformer, type ResourceTransformers, type TransformationEvent } from '@plinth/storage';
 import type { KmsRegistry } from './kms/kms-registry.js';
 import type { KmsV2Provider, KmsValueHeader } from './kms/kms-v2.provider.js';
 import { encryptionConfigHash } from './encryption-config.parser.js';
@@ -42,6 +42,39 @@ class EncryptionMetrics {
       help: 'Information about the last applied encryption configuration with hash as label, split by apiserver identity.',
       labelNames: ['apiserver_id_hash', 'hash'],
       registers,
+    });
+    registerReadCacheMetrics(registers);
+  }
+}
+
+/** Plinth's own: the plaintext cache of encrypted reads (PLINTH_ENCRYPTION_READ_CACHE_MB), read when scraped. */
+function registerReadCacheMetrics(registers: Registry[]): void {
+  const counter = (name: string, help: string, read: () => number) => {
+    let seen = 0;
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        const now = read();
+        if (now > seen) this.inc(now - seen);
+        seen = now;
+      },
+    });
+  };
+  counter('plinth_encryption_read_cache_hits_total', 'Reads of an encrypted value answered from the plaintext cache (no decryption).', () => plaintextCacheStats().hits);
+  counter('plinth_encryption_read_cache_misses_total', 'Reads of an encrypted value the plaintext cache could not answer (decrypted).', () => plaintextCacheStats().misses);
+  for (const [name, help, field] of [
+    ['plinth_encryption_read_cache_entries', 'Plaintexts held by the cache.', 'entries'],
+    ['plinth_encryption_read_cache_bytes', 'Bytes of the strings the cache holds (its bound: PLINTH_ENCRYPTION_READ_CACHE_MB).', 'bytes'],
+  ] as const) {
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.set(plaintextCacheStats()[field]);
+      },
     });
   }
 }

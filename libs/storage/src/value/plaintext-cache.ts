@@ -10,8 +10,16 @@ interface Entry {
   tenant: string;
 }
 
-/** The default bound of the process's cache, in bytes of its strings (UTF-16: two per character). */
-export const DEFAULT_PLAINTEXT_CACHE_BYTES = 32 * 1024 * 1024;
+/** The default bound of the process's cache, in bytes of its strings. */
+export const DEFAULT_PLAINTEXT_CACHE_BYTES = 64 * 1024 * 1024;
+
+/** What the cache did so far (counters since the process started) and holds now. */
+export interface PlaintextCacheStats {
+  hits: number;
+  misses: number;
+  entries: number;
+  bytes: number;
+}
 
 /**
  * The plaintexts of encrypted values read lately, by object: reading the
@@ -31,6 +39,8 @@ export const DEFAULT_PLAINTEXT_CACHE_BYTES = 32 * 1024 * 1024;
  */
 export class PlaintextCache {
   private readonly entries: LRUCache<string, Entry> | undefined;
+  private hits = 0;
+  private misses = 0;
 
   /** `maxBytes` 0 turns the cache off: every read decrypts. */
   constructor(maxBytes: number) {
@@ -38,15 +48,23 @@ export class PlaintextCache {
       maxBytes > 0
         ? new LRUCache<string, Entry>({
             maxSize: maxBytes,
-            sizeCalculation: (e, k) => 2 * (e.sealed.length + e.plaintext.length + k.length) + 64,
+            // A stored value is prefix and base64, ASCII: V8 keeps it one byte a character. The plaintext (JSON) may hold
+            // any character and so is counted at two, as V8 then keeps the whole string.
+            sizeCalculation: (e, k) => e.sealed.length + 2 * (e.plaintext.length + k.length) + 64,
           })
         : undefined;
   }
 
   /** The plaintext `reader` decrypted from exactly `sealed` for `key`, or undefined. Marks the entry used. */
   get(key: ObjectKey, sealed: string, reader: ValueTransformer): string | undefined {
-    const e = this.entries?.get(cacheKey(key));
-    return e && e.sealed === sealed && e.reader === reader ? e.plaintext : undefined;
+    if (!this.entries) return undefined;
+    const e = this.entries.get(cacheKey(key));
+    if (e && e.sealed === sealed && e.reader === reader) {
+      this.hits++;
+      return e.plaintext;
+    }
+    this.misses++;
+    return undefined;
   }
 
   /** Remembers that `reader` decrypted `sealed` of `key` into `plaintext`, replacing the object's previous entry. */
@@ -63,6 +81,11 @@ export class PlaintextCache {
   /** How many entries are held (tests, metrics). */
   get size(): number {
     return this.entries?.size ?? 0;
+  }
+
+  /** Hits and misses so far, entries and bytes held now. */
+  stats(): PlaintextCacheStats {
+    return { hits: this.hits, misses: this.misses, entries: this.size, bytes: this.entries?.calculatedSize ?? 0 };
   }
 }
 

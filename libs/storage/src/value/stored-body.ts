@@ -1,7 +1,7 @@
 import type { ObjectKey } from '../object-key.js';
 import { StorageError } from '../storage-error.js';
 import { IDENTITY } from './identity-transformer.js';
-import { DEFAULT_PLAINTEXT_CACHE_BYTES, PlaintextCache } from './plaintext-cache.js';
+import { DEFAULT_PLAINTEXT_CACHE_BYTES, PlaintextCache, type PlaintextCacheStats } from './plaintext-cache.js';
 import { DataKeyNeeded, errorMessage, PrefixTransformers, type ValueTransformer } from './value-transformer.js';
 
 /**
@@ -199,6 +199,11 @@ export function forgetTenantPlaintexts(tenant: string): void {
 /** How many plaintexts the process's cache holds (tests). */
 export function plaintextCacheSize(): number {
   return plaintexts.size;
+}
+
+/** The process's plaintext cache: hits and misses of cached reads so far, what it holds now (metrics). */
+export function plaintextCacheStats(): PlaintextCacheStats {
+  return plaintexts.stats();
 }
 
 /**
