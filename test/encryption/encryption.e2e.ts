@@ -88,6 +88,18 @@ describe('encryption at rest with PLINTH_ENCRYPTION_PROVIDER_CONFIG (aesgcm for 
     assert.ok(cm.rows[0].body.includes('visible-value'));
   });
 
+  it('re-reads of a Secret are answered from the plaintext cache (counted in /metrics), and an update is read anew', async () => {
+    const hits = async () => Number(/^plinth_encryption_read_cache_hits_total (\d+)$/m.exec(ok(await k(['get', '--raw', '/metrics'])))?.[1] ?? Number.NaN);
+    const password = async () => Buffer.from(ok(await k(['get', 'secret', 'cached', '-n', 'enc', '-o', 'jsonpath={.data.password}'])), 'base64').toString();
+    ok(await k(['create', 'secret', 'generic', 'cached', '-n', 'enc', '--from-literal=password=first-value']));
+    const before = await hits();
+    for (let i = 0; i < 3; i++) assert.equal(await password(), 'first-value');
+    assert.ok((await hits()) >= before + 3, 'three gets, three hits');
+    ok(await k(['patch', 'secret', 'cached', '-n', 'enc', '-p', JSON.stringify({ stringData: { password: 'second-value' } })]));
+    assert.equal(await password(), 'second-value');
+    ok(await k(['delete', 'secret', 'cached', '-n', 'enc']));
+  });
+
   it('label selectors, field selectors and server-side type filters still select encrypted Secrets', async () => {
     ok(await k(['apply', '-f', '-'], secret('enc', 'other', 'x-value', 'b')));
     assert.equal(ok(await k(['get', 'secrets', '-n', 'enc', '-l', 'tier=a', '-o', 'name'])).trim(), 'secret/db');

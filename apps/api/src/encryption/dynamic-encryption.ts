@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { type ObjectKey, plaintextCacheStats, type ResourceTransformer, type ResourceTransformers, type TransformationEvent } from '@plinth/storage';
+import { scrapedCounter, scrapedGauge } from '../observability/scraped-metrics.js';
 import type { KmsRegistry } from './kms/kms-registry.js';
 import type { KmsV2Provider, KmsValueHeader } from './kms/kms-v2.provider.js';
 import { encryptionConfigHash } from './encryption-config.parser.js';
@@ -49,34 +50,10 @@ class EncryptionMetrics {
 
 /** Plinth's own: the plaintext cache of encrypted reads (PLINTH_ENCRYPTION_READ_CACHE_MB), read when scraped. */
 function registerReadCacheMetrics(registers: Registry[]): void {
-  const counter = (name: string, help: string, read: () => number) => {
-    let seen = 0;
-    new Counter({
-      name,
-      help,
-      registers,
-      collect() {
-        const now = read();
-        if (now > seen) this.inc(now - seen);
-        seen = now;
-      },
-    });
-  };
-  counter('plinth_encryption_read_cache_hits_total', 'Reads of an encrypted value answered from the plaintext cache (no decryption).', () => plaintextCacheStats().hits);
-  counter('plinth_encryption_read_cache_misses_total', 'Reads of an encrypted value the plaintext cache could not answer (decrypted).', () => plaintextCacheStats().misses);
-  for (const [name, help, field] of [
-    ['plinth_encryption_read_cache_entries', 'Plaintexts held by the cache.', 'entries'],
-    ['plinth_encryption_read_cache_bytes', 'Bytes of the strings the cache holds (its bound: PLINTH_ENCRYPTION_READ_CACHE_MB).', 'bytes'],
-  ] as const) {
-    new Gauge({
-      name,
-      help,
-      registers,
-      collect() {
-        this.set(plaintextCacheStats()[field]);
-      },
-    });
-  }
+  scrapedCounter(registers, 'plinth_encryption_read_cache_hits_total', 'Reads of an encrypted value answered from the plaintext cache (no decryption).', () => plaintextCacheStats().hits);
+  scrapedCounter(registers, 'plinth_encryption_read_cache_misses_total', 'Reads of an encrypted value the plaintext cache could not answer (decrypted).', () => plaintextCacheStats().misses);
+  scrapedGauge(registers, 'plinth_encryption_read_cache_entries', 'Plaintexts held by the cache.', () => plaintextCacheStats().entries);
+  scrapedGauge(registers, 'plinth_encryption_read_cache_bytes', 'Bytes of the strings the cache holds (its bound: PLINTH_ENCRYPTION_READ_CACHE_MB).', () => plaintextCacheStats().bytes);
 }
 
 /** Options of {@link DynamicEncryption}. */

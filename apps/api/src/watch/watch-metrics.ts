@@ -1,5 +1,6 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import type { FanOutTiming } from '@plinth/storage';
+import { scrapedCounter, scrapedGauge } from '../observability/scraped-metrics.js';
 
 /** What the watch gauges read when scraped. */
 export interface WatchMetricsSource {
@@ -50,15 +51,7 @@ export class WatchMetrics {
       registers,
     });
     this.opened = new Counter({ name: 'plinth_watch_opened_total', help: 'Watches started.', registers });
-    const gauge = (name: string, help: string, read: () => number) =>
-      new Gauge({
-        name,
-        help,
-        registers,
-        collect() {
-          this.set(read());
-        },
-      });
+    const gauge = (name: string, help: string, read: () => number) => scrapedGauge(registers, name, help, read);
     gauge('plinth_watchers', 'Open watches on this replica.', src.watchers);
     gauge('plinth_watch_cache_revision', 'Newest revision in the watch cache.', src.cacheRevision);
     gauge('plinth_watch_cache_oldest_resumable_revision', 'Oldest revision a watch can resume from without PostgreSQL.', src.cacheOldestResumable);
@@ -68,19 +61,7 @@ export class WatchMetrics {
     gauge('plinth_watch_compacted_revision', 'Changes at or below this revision may be gone.', src.compactedRevision);
     gauge('plinth_watch_fanout_degraded', '1 while Redis is unreachable and changes reach watchers through the PostgreSQL fallback.', src.degraded);
     // Counters kept by the pipeline, exposed as Prometheus counters that catch up when scraped.
-    const counter = (name: string, help: string, read: () => number) => {
-      let seen = 0;
-      return new Counter({
-        name,
-        help,
-        registers,
-        collect() {
-          const now = read();
-          if (now > seen) this.inc(now - seen);
-          seen = now;
-        },
-      });
-    };
+    const counter = (name: string, help: string, read: () => number) => scrapedCounter(registers, name, help, read);
     counter('plinth_watch_events_sent_total', 'Watch events written to watchers.', src.eventsSent);
     counter('plinth_watch_compacted_changes_total', 'Changes deleted by compaction on this replica.', src.compactedTotal);
     counter('plinth_watch_backfilled_changes_total', 'Changes read from PostgreSQL to fill holes in the stream.', src.backfilled);
