@@ -1,12 +1,10 @@
-import { createCipheriv, createDecipheriv, createHmac } from 'node:crypto';
-import { pooledRandomBytes, type RandomSource } from './aes-transformers.js';
+import { createHmac } from 'node:crypto';
+import { AesGcmTransformer, pooledRandomBytes, type RandomSource } from './aes-transformers.js';
 import type { ReadValue, ValueTransformer } from './value-transformer.js';
 
 /** The seed size KMS v2 generates (upstream's MinSeedSizeExtendedNonceGCM). */
 export const HKDF_SEED_SIZE = 32;
 const INFO = 32;
-const NONCE = 12;
-const TAG = 16;
 
 /**
  * HKDF-SHA256's expand step for one 32-byte output (RFC 5869, no extract,
@@ -34,26 +32,12 @@ export class HkdfGcmTransformer implements ValueTransformer {
 
   fromStorage(data: Buffer, aad: Buffer): ReadValue {
     if (data.length < INFO) throw new Error('the stored data was shorter than the required size');
-    const rest = data.subarray(INFO);
-    if (rest.length < NONCE) throw new Error('the stored data was shorter than the required size');
-    if (rest.length < NONCE + TAG) throw new Error('cipher: message authentication failed');
-    const key = expandOnly(this.seed, data.subarray(0, INFO));
-    const decipher = createDecipheriv('aes-256-gcm', key, rest.subarray(0, NONCE), { authTagLength: TAG });
-    decipher.setAAD(aad);
-    decipher.setAuthTag(rest.subarray(rest.length - TAG));
-    try {
-      return { data: Buffer.concat([decipher.update(rest.subarray(NONCE, rest.length - TAG)), decipher.final()]), stale: false };
-    } catch {
-      throw new Error('cipher: message authentication failed');
-    }
+    return new AesGcmTransformer(expandOnly(this.seed, data.subarray(0, INFO))).fromStorage(data.subarray(INFO), aad);
   }
 
   toStorage(data: Buffer, aad: Buffer): Buffer {
     const info = this.random(INFO);
-    const nonce = this.random(NONCE);
-    const cipher = createCipheriv('aes-256-gcm', expandOnly(this.seed, info), nonce, { authTagLength: TAG });
-    cipher.setAAD(aad);
-    const body = Buffer.concat([cipher.update(data), cipher.final()]);
-    return Buffer.concat([info, nonce, body, cipher.getAuthTag()]);
+    // After the info, the value is upstream's aesgcm format (nonce, ciphertext, tag) under the derived key.
+    return Buffer.concat([info, new AesGcmTransformer(expandOnly(this.seed, info), this.random).toStorage(data, aad)]);
   }
 }
