@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Agent, request } from 'undici';
 import type pg from 'pg';
@@ -99,40 +98,14 @@ export async function startServerProcess(env: Record<string, string>, port: numb
       const { request } = await import('undici');
       const res = await request(`https://127.0.0.1:${port}/readyz`, { dispatcher: agent });
       await res.body.text();
-      if (res.statusCode === 200) {
-        await everyWorkerServing(`https://127.0.0.1:${port}`, agent, Number(env.PLINTH_WORKERS ?? process.env.PLINTH_WORKERS ?? Math.min(64, availableParallelism())), deadline);
-        return child;
-      }
+      // With PLINTH_WORKERS > 1, /readyz answers 200 only once every worker serves (the check `workers`).
+      if (res.statusCode === 200) return child;
     } catch {
       // not listening yet
     }
     if (Date.now() > deadline) throw new Error('server did not become ready');
     await new Promise((r) => setTimeout(r, 200));
   }
-}
-
-/**
- * Waits until each of the server's `workers` worker processes answers
- * (PLINTH_WORKERS > 1 forks the others only once the first serves, so
- * /readyz answers before they start): polls /metrics over a new connection
- * each time, which the primary hands to the workers in turn, until as many
- * distinct `plinth_worker_info` pids answered. Without it a benchmark's
- * first phase would pay the other workers' start-up (about a second of CPU
- * each) and open its keep-alive connections to the first worker alone.
- * Returns at once for a single worker (no such gauge); throws past `deadline`.
- */
-async function everyWorkerServing(base: string, agent: Agent, workers: number, deadline: number): Promise<void> {
-  const seen = new Set<string>();
-  while (Date.now() < deadline) {
-    const res = await request(`${base}/metrics`, { dispatcher: agent, reset: true });
-    const text = await res.body.text();
-    const pids = [...text.matchAll(/^plinth_worker_info\{[^}]*pid="(\d+)"/gm)].map((m) => m[1]);
-    if (pids.length === 0 && res.statusCode === 200) return;
-    for (const pid of pids) seen.add(pid);
-    if (seen.size >= workers) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`not every worker served (${seen.size} of ${workers})`);
 }
 
 /** Runs `worker` on `concurrency` loops until `ms` elapse; returns per-op latencies (ms) and ops/s. */
