@@ -26,13 +26,18 @@ interface Read {
   reset: boolean;
 }
 
+/** How long a dripping client waits for the server to close before the test fails saying what it read (not a timing assertion: every server deadline here is 1 s). */
+const CLOSE_WAIT_MS = 30_000;
+
 /**
  * Sends `head` and then one byte every 20 ms for as long as the server
  * reads (a client that never finishes its request); resolves with what it
- * read once the server has closed the connection.
+ * read once the server has closed the connection. Rejects with what it read
+ * if the server has not closed it within CLOSE_WAIT_MS (once seen in CI as a
+ * silent file timeout; this names the state instead).
  */
 function dripUntilClosed(sock: tls.TLSSocket, head: string, drip: string): Promise<Read> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     let text = '';
     let reset = false;
     sock.setEncoding('utf8');
@@ -41,8 +46,14 @@ function dripUntilClosed(sock: tls.TLSSocket, head: string, drip: string): Promi
     const timer = setInterval(() => {
       if (sock.writable) sock.write(drip);
     }, 20);
+    const stuck = setTimeout(() => {
+      clearInterval(timer);
+      sock.destroy();
+      reject(new Error(`the server did not close the connection within ${CLOSE_WAIT_MS} ms (writable ${sock.writable}, read ${text.length} bytes: ${JSON.stringify(text.slice(0, 300))})`));
+    }, CLOSE_WAIT_MS);
     sock.once('close', () => {
       clearInterval(timer);
+      clearTimeout(stuck);
       resolve({ text, reset });
     });
     sock.write(head);
