@@ -117,4 +117,50 @@ describe('batched writes', () => {
     const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM objects WHERE namespace = 'churn'`.execute(db);
     assert.equal(rows[0].n, 0);
   });
+
+  it('counts usage and quota exactly when batches of two writers defer their counts to the end, refused writes included', async () => {
+    const tenants = new TenantRepository(db);
+    await tenants.ensure('counted');
+    await new QuotaRepository(db).set('counted', 'limited', 'q', [{ resource: 'configmaps', hardName: 'count/configmaps', max: 6 }]);
+    // A second writer with its own pool and batcher, as a second worker process has.
+    const otherDb = createDatabase({ connectionString: tdb.url, maxConnections: 8 });
+    const other = new ObjectStoreRepository(otherDb, { maxInFlight: 1 });
+    try {
+      const churn = (repo: ObjectStoreRepository, ns: string, name: string) => async () => {
+        const k = key('counted', ns, name);
+        let rev = (await repo.create(k, body(name))).revision;
+        await outcome(repo.create(k, body(name))); // AlreadyExists: refused, counts nothing
+        // Some values PostgreSQL compresses (6 KB of one letter): their bytes count as given, never as stored.
+        rev = (await repo.update(k, body(name, name.endsWith('2') || name.endsWith('0') ? 'x'.repeat(6000) : 'a longer value than before'), rev)).revision;
+        await outcome(repo.update(k, body(name, 'stale'), rev - 1)); // Conflict
+        if (name.endsWith('0')) await repo.delete(k, rev);
+      };
+      const work = [
+        ...Array.from({ length: 10 }, (_, i) => churn(i % 2 ? objects : other, 'free', `f${i}`)),
+        ...Array.from({ length: 10 }, (_, i) => churn(i % 2 ? objects : other, 'limited', `q${i}`)),
+      ];
+      const results = await Promise.all(work.map((w) => w().then(() => 'ok', (err) => (isStorageError(err) ? err.code : String(err)))));
+      // The quota admits 6 of the 10 creates in 'limited' (all are sent before any churn deletes its object).
+      assert.equal(results.slice(10).filter((r) => r === 'QuotaExceeded').length, 4, results.join(','));
+      assert.deepEqual(results.slice(0, 10), Array(10).fill('ok'));
+      const { rows } = await sql<{ n: number; bytes: number }>`
+        SELECT count(*)::int AS n, coalesce(sum(plinth_body_size(body)), 0)::int AS bytes FROM objects WHERE tenant = 'counted'`.execute(db);
+      const usage = await tenants.usage('counted');
+      for (const usageKey of ['', 'configmaps']) {
+        const u = usage.find((x) => x.usageKey === usageKey);
+        assert.deepEqual({ objects: u?.objects, bytes: u?.bytes }, { objects: rows[0].n, bytes: rows[0].bytes }, `usage key '${usageKey}'`);
+      }
+      const quota = await sql<{ objects: number; n: number }>`
+        SELECT q.objects::int AS objects, (SELECT count(*)::int FROM objects o WHERE o.tenant = 'counted' AND o.namespace = 'limited') AS n
+        FROM quota_usage q WHERE q.tenant = 'counted' AND q.namespace = 'limited'`.execute(db);
+      assert.equal(quota.rows[0].objects, quota.rows[0].n);
+      // Limits set afterwards start from the exact count: one more object fits, the next is refused.
+      await tenants.setLimits('counted', [{ usageKey: '', maxObjects: rows[0].n + 1 }]);
+      const more = await Promise.all([0, 1, 2].map((i) => outcome(objects.create(key('counted', 'free', `more${i}`), body(`more${i}`)))));
+      assert.deepEqual(more.filter((r) => typeof r === 'number').length, 1, more.join(','));
+      assert.deepEqual(more.filter((r) => r === 'LimitExceeded').length, 2, more.join(','));
+    } finally {
+      await otherDb.destroy();
+    }
+  });
 });

@@ -222,12 +222,12 @@ export class EncryptionRotationRepository {
   private async rewriteObject(db: Kysely<DB>, key: ObjectKey, revision: number, body: Record<string, unknown>): Promise<boolean> {
     const { rows } = await sql<{ n: number }>`
       WITH old AS (
-        SELECT pg_column_size(body) AS size FROM objects
+        SELECT plinth_body_size(body) AS size FROM objects
         WHERE tenant = ${key.tenant} AND resource = ${key.resource} AND namespace = ${key.namespace} AND name = ${key.name} AND revision = ${revision}
       ), written AS (
         UPDATE objects SET body = ${JSON.stringify(body)}::jsonb
         WHERE tenant = ${key.tenant} AND resource = ${key.resource} AND namespace = ${key.namespace} AND name = ${key.name} AND revision = ${revision}
-        RETURNING pg_column_size(body) AS size
+        RETURNING plinth_body_size(body) AS size
       ), accounted AS (
         UPDATE tenant_usage u SET bytes = u.bytes + d.delta
         FROM (SELECT w.size - o.size AS delta FROM written w, old o) d

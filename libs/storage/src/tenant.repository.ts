@@ -63,10 +63,13 @@ export class TenantRepository {
   /**
    * Replaces the limits of an Active tenant (enforced by every write from
    * the next one on). Returns false, writing nothing, when the tenant is
-   * missing, Terminating, or fenced by a move.
+   * missing, Terminating, or fenced by a move. Holds the revision counter's
+   * lock, as a tenant's phase and fence change, so that a batch of writes
+   * (which holds it) sees one set of limits throughout (migration 0020).
    */
   async setLimits(name: string, limits: TenantLimit[]): Promise<boolean> {
     return (await this.db(name)).transaction().execute(async (tx) => {
+      await sql`SELECT 1 FROM revision_counter WHERE id = 1 FOR UPDATE`.execute(tx);
       const row = await tx.selectFrom('tenants').select(['phase', 'fenced']).where('name', '=', name).forShare().executeTakeFirst();
       // A tenant being moved (fenced) keeps its limits until it lives on its new shard (the caller retries).
       if (row?.phase !== 'Active' || row.fenced) return false;
