@@ -61,12 +61,13 @@ export interface CpuSplit {
 
 /**
  * Measures the CPU the API server (`serverPid`, if any), PostgreSQL
- * (`postgresPid`) and this benchmark process spend while `phase` runs.
+ * (`postgresPid`, if any; 0 without) and this benchmark process spend
+ * while `phase` runs.
  */
-export async function cpuDuring<T>(pids: { serverPid?: number; postgresPid: number }, phase: () => Promise<T>): Promise<{ result: T; cpu: CpuSplit }> {
+export async function cpuDuring<T>(pids: { serverPid?: number; postgresPid?: number }, phase: () => Promise<T>): Promise<{ result: T; cpu: CpuSplit }> {
   const read = () => ({
     server: pids.serverPid ? processTreeCpuMs(pids.serverPid) : 0,
-    postgres: processTreeCpuMs(pids.postgresPid),
+    postgres: pids.postgresPid ? processTreeCpuMs(pids.postgresPid) : 0,
     client: process.cpuUsage(),
   });
   const before = read();

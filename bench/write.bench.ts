@@ -5,6 +5,7 @@ import { cpus, loadavg } from 'node:os';
 import { cpuDuring, type CpuSplit, postmasterPid } from './process-cpu.js';
 import { benchDataDir, percentiles, progress, runLoad, startBenchPostgres, runBenchmark, startServerProcess, stopServerAndDatabase, benchAgent, benchTls } from './bench-support.js';
 import { etcdAvailable, etcdPuts, startEtcd, stopEtcd } from './etcd-peer.js';
+import { bareHttpsPosts } from './bare-https-peer.js';
 
 const CONCURRENCY = 32;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -197,6 +198,24 @@ async function etcdPhase(port: number): Promise<{ run: Load; cpu: CpuSplit } | u
   }
 }
 
+/**
+ * The most creates/s the machine's cores could sustain if Plinth's server
+ * cost no more per request than the bare node:https server while
+ * PostgreSQL and the client cost what this run's API creates did, set
+ * against etcd's puts/s of the same run: whether even a server that only
+ * answers HTTPS could reach etcd's rate at PostgreSQL's current write cost.
+ */
+function printTransportBound(createsCpu: CpuSplit, createsN: number, bare: { result: Load; cpu: CpuSplit }, etcdPutsPerSec: number | undefined): void {
+  const cores = cpus().length;
+  const bareServer = bare.cpu.server / Math.max(1, bare.result.latencies.length);
+  const [server, postgres, client] = [createsCpu.server, createsCpu.postgres, createsCpu.client].map((ms) => ms / Math.max(1, createsN));
+  const bound = (cores * 1000) / (bareServer + postgres + client);
+  const vsEtcd = etcdPutsPerSec ? `; / etcd puts/s ${etcdPutsPerSec.toFixed(0)} = ${(bound / etcdPutsPerSec).toFixed(2)}` : '; no etcd peer in this run';
+  console.log(
+    `creates/s bound with a server as cheap as bare node:https: ${cores} cores / (bare server ${bareServer.toFixed(3)} + create PostgreSQL ${postgres.toFixed(3)} + create client ${client.toFixed(3)} ms) = ${bound.toFixed(0)}/s${vsEtcd} (Plinth's server ${server.toFixed(3)} ms per create = ${(server / Math.max(1e-9, bareServer)).toFixed(1)}x the bare server's)`,
+  );
+}
+
 /** Server CPU per operation of each API phase (from /proc: the server process and its threads). */
 function printServerCpu(rows: [string, CpuSplit, number][]): void {
   console.log('\nserver CPU per request, ms (from /proc, whole server process; PostgreSQL separately):');
@@ -240,6 +259,8 @@ async function main(): Promise<void> {
     const batches = batchDistribution(beforeCertText, afterCertText);
     // The peer runs right after Plinth's creates, on the same machine and load, so the two rates are comparable.
     const etcd = await etcdPhase(etcdPort);
+    // The transport alone, with the same client and body: what the server's side of a create costs at the least.
+    const bare = await bareHttpsPosts(agent, CONCURRENCY, SECONDS * 1000, (i) => configMap(`bare-${i}`));
     const auth = QUICK ? undefined : await authPhases(callWith, agent, tokenAgent, (t) => (token = t));
     const spread = TENANTS > 1 ? await tenantsPhase(call, pids) : undefined;
     progress(`HTTP gets for ${SECONDS / 2}s`);
@@ -270,6 +291,7 @@ async function main(): Promise<void> {
       rows.push([name, r.opsPerSec, p.p50, p.p99, r.errors]);
     };
     if (etcd) loadRow('etcd 3.4 put, JSON gateway (32 clients)', etcd.run);
+    loadRow('bare node:https POST echo, no DB', bare.result);
     if (spread) loadRow(`API create over ${TENANTS} tenants`, spread.result);
     if (auth) {
       loadRow('API create, SA token, kept-alive', auth.tokenCreates);
@@ -312,9 +334,11 @@ async function main(): Promise<void> {
     printCpuBudget([
       ['API create (client certificate)', createsCpu, creates.latencies.length],
       ['API get (the HTTPS floor)', getsCpu, gets.latencies.length],
+      ['bare node:https POST echo, no DB', bare.cpu, bare.result.latencies.length],
       ...(storage ? [['storage-layer create, batched', storage.batchedCpu, storage.batched.opsPerSec * SECONDS] as [string, CpuSplit, number]] : []),
       ['raw durable single-row INSERT', insertCpu, insert.opsPerSec * SECONDS],
     ], insert.opsPerSec);
+    printTransportBound(createsCpu, creates.latencies.length, bare, etcd?.run.opsPerSec);
     if (raw) console.log(`API creates / raw statements of a create = ${((creates.opsPerSec / raw.opsPerSec) * 100).toFixed(1)}%`);
   } finally {
     await agent.close();
