@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { ChangesTable, DB } from './db.js';
+import { preparedSql } from './prepared-statements.js';
 import { type ObjectKey, withResourceVersion } from './object-key.js';
 import { DURABLE, flushWal } from './object-store.repository.js';
 import type { ChangeScope } from './change-scope-sql.js';
@@ -151,7 +152,7 @@ export class ChangeLogRepository {
 
   /** One page of change rows after `after` as {@link changesAfter} reads them (a single row of NULLs when there are none). */
   private async readAfter(after: number, limit: number) {
-    const { rows } = await sql<ChangeRow & { compacted: number; revision: number | null; durable: boolean }>`
+    const { rows } = await preparedSql<ChangeRow & { compacted: number; revision: number | null; durable: boolean }>`
       SELECT cs.compacted_revision AS compacted, ${DURABLE} AS durable, c.*
       FROM compaction_state cs
       LEFT JOIN LATERAL (

@@ -1,6 +1,7 @@
 import type { Generated, Kysely } from 'kysely';
 import pg from 'pg';
 import { platformHandle, poolOf } from './tenant-scope.js';
+import { sendMarkedQueriesNamed } from './prepared-statements.js';
 
 /** Row of `tenants`. */
 export interface TenantsTable {
@@ -155,6 +156,7 @@ export function createDatabase(opts: DatabaseOptions): Kysely<DB> {
   pool.on('error', report);
   pool.on('connect', (client) => {
     client.on('error', report);
+    sendMarkedQueriesNamed(client);
   });
   return platformHandle(pool, opts.rowSecurity ?? true);
 }

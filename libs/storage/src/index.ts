@@ -6,6 +6,7 @@
 export * from './db.js';
 export * from './shard-router.js';
 export * from './tenant-scope.js';
+export * from './prepared-statements.js';
 export * from './storage-error.js';
 export * from './database-errors.js';
 export * from './migrator.js';

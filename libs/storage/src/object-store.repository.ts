@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from './db.js';
+import { preparedSql } from './prepared-statements.js';
 import { type ObjectKey, type StoredObject, withResourceVersion, withoutResourceVersion } from './object-key.js';
 import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
 import { StorageError } from './storage-error.js';
@@ -59,7 +60,7 @@ export const DURABLE = sql<boolean>`pg_current_wal_insert_lsn() <= pg_current_wa
  * this. Must run outside a transaction.
  */
 export async function flushWal(db: Kysely<DB>): Promise<void> {
-  await sql`SELECT plinth_flush()`.execute(db);
+  await preparedSql`SELECT plinth_flush()`.execute(db);
 }
 
 /**
@@ -94,7 +95,7 @@ export class ObjectStoreRepository {
    */
   async get(key: ObjectKey, tx?: Kysely<DB>, internal = false): Promise<StoredObject | undefined> {
     const db = tx ?? (await tenantDb(this.router, key.tenant));
-    const { rows } = await sql<{ revision: number | null; body: Record<string, unknown> | null; durable: boolean }>`
+    const { rows } = await preparedSql<{ revision: number | null; body: Record<string, unknown> | null; durable: boolean }>`
       SELECT o.revision, o.body, ${DURABLE} AS durable
       FROM (SELECT 1) AS one
       LEFT JOIN objects o ON o.tenant = ${key.tenant} AND o.resource = ${key.resource}

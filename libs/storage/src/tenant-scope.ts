@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
+import { PREPARE_MARK } from './prepared-statements.js';
 import type { DB } from './db.js';
 
 /**
@@ -95,7 +96,7 @@ function checkoutsAs(pool: pg.Pool, scope: string, ownsPool: boolean): { connect
       if ((connectionScope.get(client) ?? PLATFORM) === scope) return client;
       try {
         if (scope === PLATFORM) await client.query('RESET ROLE; RESET plinth.tenant');
-        else await client.query(`SELECT set_config('role', '${REQUEST_ROLE}', false), set_config('plinth.tenant', $1, false)`, [scope]);
+        else await client.query(`${PREPARE_MARK}SELECT set_config('role', '${REQUEST_ROLE}', false), set_config('plinth.tenant', $1, false)`, [scope]);
       } catch (err) {
         // What the connection runs as is unknown now: it must not serve anyone else.
         connectionScope.delete(client);

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from './db.js';
+import { preparedSql } from './prepared-statements.js';
 import { tenantScoped } from './tenant-scope.js';
 import type { ObjectKey } from './object-key.js';
 
@@ -197,9 +198,9 @@ export class WriteBatcher {
   private async single(w: BatchedWrite): Promise<WriteOutcome> {
     const args = singleArgs(w);
     const db = tenantScoped(this.db, w.key.tenant);
-    if (w.op === 'c') return (await sql<WriteOutcome>`CALL plinth_create_durable(${args}, NULL)`.execute(db)).rows[0];
-    if (w.op === 'u') return (await sql<WriteOutcome>`CALL plinth_update_durable(${args}, NULL)`.execute(db)).rows[0];
-    return (await sql<WriteOutcome>`CALL plinth_delete_durable(${args}, NULL, NULL)`.execute(db)).rows[0];
+    if (w.op === 'c') return (await preparedSql<WriteOutcome>`CALL plinth_create_durable(${args}, NULL)`.execute(db)).rows[0];
+    if (w.op === 'u') return (await preparedSql<WriteOutcome>`CALL plinth_update_durable(${args}, NULL)`.execute(db)).rows[0];
+    return (await preparedSql<WriteOutcome>`CALL plinth_delete_durable(${args}, NULL, NULL)`.execute(db)).rows[0];
   }
 
   /**
@@ -226,7 +227,7 @@ export class WriteBatcher {
   private async many(writes: BatchedWrite[]): Promise<Result[]> {
     const ops = JSON.stringify(writes.map(opJson));
     const db = tenantScoped(this.db, writes[0].key.tenant);
-    const { rows } = await sql<{ results: Result[] }>`CALL plinth_write_batch_durable(${ops}::jsonb, NULL)`.execute(db);
+    const { rows } = await preparedSql<{ results: Result[] }>`CALL plinth_write_batch_durable(${ops}::jsonb, NULL)`.execute(db);
     return rows[0].results;
   }
 }
