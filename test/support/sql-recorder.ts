@@ -91,7 +91,8 @@ export class SqlRecorder {
     if (!this.recording || request === undefined) return;
     const [first, second] = args;
     const config = typeof first === 'object' && first !== null ? (first as { text?: string; values?: unknown[] }) : undefined;
-    const text = typeof first === 'string' ? first : (config?.text ?? '');
+    // A leading comment (the storage layer's mark of a named statement) is not part of what the statement does.
+    const text = (typeof first === 'string' ? first : (config?.text ?? '')).replace(/^\s*\/\*.*?\*\/\s*/, '');
     const values = Array.isArray(second) ? second : (config?.values ?? []);
     this.statements.push({ text, values, request });
   }

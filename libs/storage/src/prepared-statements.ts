@@ -46,21 +46,25 @@ export function preparedSql<T = unknown>(strings: TemplateStringsArray, ...value
 
 const named = new WeakSet<pg.ClientBase>();
 
+type Query = (this: pg.ClientBase, ...args: unknown[]) => unknown;
+
 /**
  * Makes `client` send a query whose text starts with {@link PREPARE_MARK}
  * (given as text and values, as Kysely sends them) as a named statement.
- * Every other call goes through unchanged. Idempotent.
+ * Every other call goes through unchanged. It calls the class's `query` as
+ * it is at call time, so a wrapper installed on the class later (a test's
+ * statement recorder) still sees every statement. Idempotent.
  */
 export function sendMarkedQueriesNamed(client: pg.ClientBase): void {
   if (named.has(client)) return;
   named.add(client);
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  (client as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+  const classQuery = (): Query => (Object.getPrototypeOf(client) as { query: Query }).query;
+  (client as unknown as { query: Query }).query = function (this: pg.ClientBase, ...args: unknown[]) {
     const [text, values] = args;
     if (typeof text === 'string' && text.startsWith(PREPARE_MARK) && args.length <= 2) {
       const name = nameFor(text);
-      if (name !== undefined) return query({ name, text, values: values ?? [] });
+      if (name !== undefined) return classQuery().call(client, { name, text, values: values ?? [] });
     }
-    return query(...args);
+    return classQuery().apply(client, args);
   };
 }
