@@ -103,7 +103,11 @@ export async function startServerProcess(env: Record<string, string>, port: numb
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error('server did not become ready');
+    if (Date.now() > deadline) {
+      // The caller never gets the child to stop: stop it here, or it outlives the benchmark.
+      child.kill('SIGKILL');
+      throw new Error('server did not become ready');
+    }
     await new Promise((r) => setTimeout(r, 200));
   }
 }
