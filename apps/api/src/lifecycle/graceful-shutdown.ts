@@ -1,4 +1,5 @@
 import type { Http2Session } from 'node:http2';
+import type { Socket } from 'node:net';
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '@plinth/apimachinery';
 import type { FastifyInstance } from 'fastify';
@@ -57,15 +58,34 @@ export class GracefulShutdown {
     for (const session of this.sessions) if (!session.closed && !session.destroyed) session.close();
   }
 
+  /** Open TLS connections of either protocol, cut by {@link destroyConnections}. */
+  private readonly connections = new Set<Socket>();
+
+  /**
+   * Destroys every connection still open (an idle HTTP/1.1 keep-alive one
+   * would otherwise hold the listener's close until the client or the
+   * keep-alive timeout ends it). Returns how many it cut.
+   */
+  destroyConnections(): number {
+    const open = [...this.connections];
+    for (const socket of open) socket.destroy();
+    return open.length;
+  }
+
   /**
    * Refuses requests that arrive while draining with a 503 Status, and keeps
-   * track of HTTP/2 connections for {@link goAway} (registered on the Fastify
-   * instance and its server).
+   * track of connections: HTTP/2 ones for {@link goAway}, all of them for
+   * {@link destroyConnections} (registered on the Fastify instance and its
+   * server).
    */
   register(fastify: FastifyInstance): void {
     fastify.server.on('session', (session: Http2Session) => {
       this.sessions.add(session);
       session.once('close', () => this.sessions.delete(session));
+    });
+    fastify.server.on('secureConnection', (socket: Socket) => {
+      this.connections.add(socket);
+      socket.once('close', () => this.connections.delete(socket));
     });
     fastify.addHook('onRequest', async (req, reply) => {
       if (this.current !== 'draining') return;
@@ -100,7 +120,7 @@ export class GracefulShutdown {
       steps.closeHttp().then(() => true),
       new Promise<boolean>((r) => setTimeout(() => r(false), steps.timeoutMs).unref()),
     ]);
-    if (!drained) steps.log('shutdown: in-flight requests did not finish in time', { timeoutMs: steps.timeoutMs });
+    if (!drained) steps.log('shutdown: in-flight requests did not finish in time; cutting their connections', { timeoutMs: steps.timeoutMs, connections: this.destroyConnections() });
     steps.log('shutdown: drained; stopping the modules');
   }
 }

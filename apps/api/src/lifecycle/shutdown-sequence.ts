@@ -7,12 +7,16 @@ import { LOGGER } from '../observability/observability.module.js';
 import { WatchService } from '../watch/watch.service.js';
 import { GracefulShutdown } from './graceful-shutdown.js';
 
+/** How long a fast stop (no signal, no graceful request: tests) lets open connections finish before it cuts them. */
+const FAST_STOP_GRACE_MS = 500;
+
 /**
  * What happens first when the application closes, before any module stops
  * its own work (AppModule's beforeApplicationShutdown runs it): on a
  * signal or a requested graceful shutdown, kube-apiserver's sequence (see
  * {@link GracefulShutdown}) with the configured delay and drain bound;
- * otherwise (tests' fast stop) watches end and the listener closes at once.
+ * otherwise (tests' fast stop) watches end, the listener closes at once and
+ * connections still open half a second later are cut.
  */
 @Injectable()
 export class ShutdownSequence {
@@ -41,7 +45,11 @@ export class ShutdownSequence {
     };
     if (!signal && !this.gracefulRequested) {
       await this.watch.stop();
-      await closeHttp();
+      // A fast stop promises no drain: what is still open after a moment (an idle keep-alive connection,
+      // a client still sending) is cut, rather than holding the close for as long as it lasts.
+      const closed = closeHttp();
+      const cut = setTimeout(() => this.shutdown.destroyConnections(), FAST_STOP_GRACE_MS);
+      await closed.finally(() => clearTimeout(cut));
       return;
     }
     await this.shutdown.run({

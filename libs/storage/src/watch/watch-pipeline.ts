@@ -59,6 +59,10 @@ export class WatchPipeline {
   private readonly feed: ChangeFeed;
   private behind: { target: number; since: number } | undefined;
   private started = false;
+  /** True once stop() began: a wait for the cache ends at once. */
+  private halted = false;
+  /** Ends the waits in progress (false) when the pipeline stops. */
+  private readonly waiting = new Set<() => void>();
 
   constructor(private readonly opts: WatchPipelineOptions) {
     const { logger } = opts;
@@ -116,6 +120,8 @@ export class WatchPipeline {
   async stop(): Promise<void> {
     if (!this.started) return;
     this.started = false;
+    this.halted = true;
+    for (const giveUp of this.waiting) giveUp();
     this.cache.endAll('server shutting down');
     await this.feed.stop();
   }
@@ -129,18 +135,24 @@ export class WatchPipeline {
    * Resolves true once this replica's watch cache (and so every change
    * observer on it) has applied `revision`; false after `timeoutMs` when the
    * stream is behind, so that a caller waiting for read-your-writes goes on
-   * rather than hangs.
+   * rather than hangs, and at once when the pipeline stops (or has stopped).
    */
   async waitApplied(revision: number, timeoutMs = 5000): Promise<boolean> {
     if (revision <= this.cache.revision) return true;
+    // A stopped pipeline applies nothing more: waiting would only hold its caller (a write) for the whole timeout.
+    if (this.halted) return false;
     let timer: NodeJS.Timeout | undefined;
+    let giveUp: (() => void) | undefined;
     const timeout = new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(false), timeoutMs);
+      giveUp = () => resolve(false);
+      this.waiting.add(giveUp);
     });
     try {
       return await Promise.race([this.cache.whenApplied(revision).then(() => true), timeout]);
     } finally {
       clearTimeout(timer);
+      this.waiting.delete(giveUp!);
     }
   }
 

@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Kysely } from 'kysely';
+import { ChangeLogRepository, createDatabase, type DB, ObjectStoreRepository, WatchPipeline } from '@plinth/storage';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+/** Longer than the test's own timeout: a wait that ended did so because the pipeline stopped, not by its timer. */
+const FOREVER_MS = 10 * 60_000;
+
+describe('a watch pipeline that stops ends the waits for its cache', () => {
+  let tdb: TestDatabase;
+  let db: Kysely<DB>;
+
+  before(async () => {
+    tdb = await createTestDatabase('pipeline_stop');
+    db = createDatabase({ connectionString: tdb.url, maxConnections: 4 });
+  });
+  after(async () => {
+    await db.destroy();
+    await tdb.drop();
+  });
+
+  it('a write waiting for read-your-writes goes on when the pipeline stops, and later waits do not wait', { timeout: 60_000 }, async () => {
+    const objects = new ObjectStoreRepository(db);
+    const pipeline = new WatchPipeline({
+      databaseUrl: tdb.url,
+      db,
+      changes: new ChangeLogRepository(db),
+      currentRevision: () => objects.currentRevision(),
+      cacheSize: 100,
+      pollIntervalMs: 200,
+      retentionSeconds: 86400,
+      electionIntervalMs: 200,
+      logger: silent,
+    });
+    await pipeline.start();
+    const written = await objects.create({ tenant: 'default', resource: 'configmaps', namespace: 'w', name: 'a' }, { metadata: { name: 'a' } });
+    assert.equal(await pipeline.waitApplied(written.revision, FOREVER_MS), true, 'a running pipeline applies the write');
+    // A revision no write has reached: only the stop can end this wait.
+    const waiting = pipeline.waitApplied(written.revision + 1000, FOREVER_MS);
+    await pipeline.stop();
+    assert.equal(await waiting, false);
+    assert.equal(await pipeline.waitApplied(written.revision + 1000, FOREVER_MS), false);
+    assert.equal(await pipeline.waitApplied(written.revision, FOREVER_MS), true, 'what the cache already applied still answers true');
+  });
+});
