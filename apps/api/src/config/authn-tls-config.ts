@@ -1,0 +1,36 @@
+import { ConfigError } from './config-error.js';
+import type { EnvironmentVariables } from './environment-variables.dto.js';
+
+/** The part of AppConfig for secure serving (certificates, client CAs) and authentication (anonymous, tokens, JWT, service accounts). */
+export interface AuthnTlsConfig {
+  /** Secure serving and authentication (docs/authentication.md). */
+  tls: { certFile?: string; keyFile?: string; clientCaFile?: string; rootCaFile?: string; extraNames: string[] };
+  anonymousAuth: boolean;
+  tokenAuthFile?: string;
+  authenticationConfigFile?: string;
+  serviceAccountIssuer: string;
+  serviceAccountKeyFile?: string;
+  serviceAccountMaxTokenSeconds: number;
+}
+
+/** The TLS and authentication settings of the validated environment, defaults filled in. Pure; throws ConfigError when only one of the certificate and its key is set. */
+export function readAuthnTlsConfig(env: EnvironmentVariables): AuthnTlsConfig {
+  if (Boolean(env.PLINTH_TLS_CERT_FILE) !== Boolean(env.PLINTH_TLS_KEY_FILE)) {
+    throw new ConfigError('invalid configuration:\n  PLINTH_TLS_CERT_FILE and PLINTH_TLS_KEY_FILE must be set together');
+  }
+  return {
+    tls: {
+      certFile: env.PLINTH_TLS_CERT_FILE,
+      keyFile: env.PLINTH_TLS_KEY_FILE,
+      clientCaFile: env.PLINTH_CLIENT_CA_FILE,
+      rootCaFile: env.PLINTH_ROOT_CA_FILE,
+      extraNames: env.PLINTH_TLS_SAN ? env.PLINTH_TLS_SAN.split(',') : [],
+    },
+    anonymousAuth: env.PLINTH_ANONYMOUS_AUTH !== 'false',
+    tokenAuthFile: env.PLINTH_TOKEN_AUTH_FILE,
+    authenticationConfigFile: env.PLINTH_AUTHENTICATION_CONFIG,
+    serviceAccountIssuer: env.PLINTH_SERVICE_ACCOUNT_ISSUER ?? 'https://kubernetes.default.svc.cluster.local',
+    serviceAccountKeyFile: env.PLINTH_SERVICE_ACCOUNT_KEY_FILE,
+    serviceAccountMaxTokenSeconds: env.PLINTH_SERVICE_ACCOUNT_MAX_TOKEN_SECONDS ?? 86400,
+  };
+}

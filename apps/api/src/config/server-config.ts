@@ -1,0 +1,42 @@
+import { availableParallelism } from 'node:os';
+import type { EnvironmentVariables } from './environment-variables.dto.js';
+
+/** The server process's part of AppConfig: where it listens, how many processes serve, how it logs, times out and shuts down. */
+export interface ServerConfig {
+  port: number;
+  host: string;
+  logLevel: string;
+  /** On SIGTERM, /readyz fails this long while requests are still served (load balancers notice). */
+  shutdownDelaySeconds: number;
+  /** Then in-flight requests get at most this long to finish. */
+  shutdownTimeoutSeconds: number;
+  /** A request other than a watch not answered this long after it arrived (body upload included) gets 504 (kube-apiserver's --request-timeout). */
+  requestTimeoutSeconds: number;
+  /** Worker threads that evaluate custom resources' CEL rules (each tenant may use half of them at once). */
+  celWorkers: number;
+  /** Server processes on this host sharing the port (PLINTH_WORKERS; default: the CPUs Node may use). 1: no fork. */
+  workers: number;
+  /**
+   * Set by main.ts in each worker process of PLINTH_WORKERS > 1, never from the environment; undefined in a
+   * process that serves alone. `attachEmbeddedPostgres`: the primary runs the embedded PostgreSQL, so connect to
+   * its socket rather than start it.
+   */
+  worker?: { id: number; attachEmbeddedPostgres: boolean };
+  /** Port of the plain-HTTP health/metrics listener on 127.0.0.1; undefined: none. */
+  healthPort?: number;
+}
+
+/** The server settings of the validated environment, defaults filled in. Pure; never throws; `worker` is left unset. */
+export function readServerConfig(env: EnvironmentVariables): ServerConfig {
+  return {
+    port: env.PORT ?? 6443,
+    host: env.HOST ?? '127.0.0.1',
+    logLevel: env.LOG_LEVEL ?? 'info',
+    shutdownDelaySeconds: env.PLINTH_SHUTDOWN_DELAY_SECONDS ?? 5,
+    shutdownTimeoutSeconds: env.PLINTH_SHUTDOWN_TIMEOUT_SECONDS ?? 60,
+    requestTimeoutSeconds: env.PLINTH_REQUEST_TIMEOUT_SECONDS ?? 60,
+    celWorkers: env.PLINTH_CEL_WORKERS ?? 2,
+    workers: env.PLINTH_WORKERS ?? Math.min(64, availableParallelism()),
+    healthPort: env.PLINTH_HEALTH_PORT,
+  };
+}
