@@ -27,12 +27,13 @@ import { type Kysely, sql } from 'kysely';
  *   checked by each write, as before.
  *
  * Bytes are measured one way (`plinth_body_size`, the jsonb value's own
- * size): before, a create counted the size of the value it was given but a
- * delete or update took back the size PostgreSQL had stored, which is 3
- * bytes less for a small value (a 1-byte header) and far less for one it
- * compressed (6,017 bytes given, 93 stored for 6 KB of one letter), so a
- * tenant's bytes crept up with every such write until its limit refused
- * writes with little stored. The usage rows are recounted that way here.
+ * size, whatever header or compression PostgreSQL stored it with): before,
+ * a create counted the value as given while an update or delete took back
+ * `pg_column_size` of the old value, which for a small value stored with a
+ * 1-byte header is 3 bytes less (seen in batched writes), and the
+ * encryption rotation compared the stored, possibly compressed, old size
+ * with the new value's. So a tenant's bytes crept up with such writes. The
+ * usage rows are recounted that way here.
  *
  * A setting changed in a write's subtransaction reverts when the write is
  * refused, as `plinth.next_revision` does (migration 0008), so a refused
