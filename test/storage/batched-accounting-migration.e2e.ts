@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { type Kysely, sql } from 'kysely';
-import { createDatabase, type DB, ObjectStoreRepository, TenantRepository } from '@plinth/storage';
+import { type DB, ObjectStoreRepository, TenantRepository } from '@plinth/storage';
 import { down, up } from '../../migrations/0020-batched-accounting.migration.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { useStorageDatabase } from '../support/storage-database.js';
 
 /** The tenant's objects and their bytes as migration 0020 measures them (the value as written). */
 async function recount(db: Kysely<DB>, tenant: string): Promise<{ objects: number; bytes: number }> {
@@ -19,19 +19,10 @@ async function usage(tenants: TenantRepository, tenant: string): Promise<{ objec
 }
 
 describe('migration 0020: bytes counted as written, recounted once', () => {
-  let tdb: TestDatabase;
-  let db: Kysely<DB>;
-
-  before(async () => {
-    tdb = await createTestDatabase('accounting_0020');
-    db = createDatabase({ connectionString: tdb.url, maxConnections: 4 });
-  });
-  after(async () => {
-    await db.destroy();
-    await tdb.drop();
-  });
+  const storage = useStorageDatabase('accounting_0020');
 
   it('recounts the bytes that updates and deletes of small values let creep up before it, and they creep no more', async () => {
+    const db = storage.db;
     const tenants = new TenantRepository(db);
     const objects = new ObjectStoreRepository(db);
     const key = (name: string) => ({ tenant: 'drift', resource: 'configmaps', namespace: 'd', name });

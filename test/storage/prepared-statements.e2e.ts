@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { type Kysely, sql } from 'kysely';
-import { createDatabase, type DB, MAX_PREPARED, ObjectStoreRepository, preparedSql, tenantScoped } from '@plinth/storage';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { type DB, MAX_PREPARED, ObjectStoreRepository, preparedSql, tenantScoped } from '@plinth/storage';
+import { useStorageDatabase } from '../support/storage-database.js';
 
 /** The prepared statements of the one pooled connection behind `db`. */
 async function preparedOn(db: Kysely<DB>): Promise<string[]> {
@@ -11,20 +11,11 @@ async function preparedOn(db: Kysely<DB>): Promise<string[]> {
 }
 
 describe('prepared statements of the storage layer', () => {
-  let tdb: TestDatabase;
-  let db: Kysely<DB>;
-
-  before(async () => {
-    tdb = await createTestDatabase('prepared');
-    // One connection, so every statement below runs on the connection whose statements are listed.
-    db = createDatabase({ connectionString: tdb.url, maxConnections: 1 });
-  });
-  after(async () => {
-    await db.destroy();
-    await tdb.drop();
-  });
+  // One connection, so every statement below runs on the connection whose statements are listed.
+  const storage = useStorageDatabase('prepared', 1);
 
   it('prepares a get once per connection and runs it again by name, under row-level security too', async () => {
+    const db = storage.db;
     const objects = new ObjectStoreRepository(db);
     const key = { tenant: 'default', resource: 'configmaps', namespace: 'p', name: 'one' };
     await objects.create(key, { metadata: { name: 'one' }, data: { v: '1' } });
@@ -37,6 +28,7 @@ describe('prepared statements of the storage layer', () => {
   });
 
   it(`prepares at most ${MAX_PREPARED} distinct texts; later ones run unnamed and still work`, async () => {
+    const db = storage.db;
     const before = (await preparedOn(db)).length;
     for (let i = 0; i < MAX_PREPARED + 10; i++) {
       const { rows } = await preparedSql<{ n: number }>`SELECT ${sql.raw(String(i))}::int + ${1}::int AS n`.execute(db);
@@ -48,6 +40,7 @@ describe('prepared statements of the storage layer', () => {
   });
 
   it('sends unmarked statements unnamed', async () => {
+    const db = storage.db;
     const count = (await preparedOn(db)).length;
     await sql`SELECT 42 AS unmarked`.execute(db);
     assert.equal((await preparedOn(db)).length, count);

@@ -1,27 +1,17 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Kysely } from 'kysely';
-import { ChangeLogRepository, createDatabase, type DB, ObjectStoreRepository, WatchPipeline } from '@plinth/storage';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { describe, it } from 'node:test';
+import { ChangeLogRepository, ObjectStoreRepository, WatchPipeline } from '@plinth/storage';
+import { useStorageDatabase } from '../support/storage-database.js';
 
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 /** Longer than the test's own timeout: a wait that ended did so because the pipeline stopped, not by its timer. */
 const FOREVER_MS = 10 * 60_000;
 
 describe('a watch pipeline that stops ends the waits for its cache', () => {
-  let tdb: TestDatabase;
-  let db: Kysely<DB>;
-
-  before(async () => {
-    tdb = await createTestDatabase('pipeline_stop');
-    db = createDatabase({ connectionString: tdb.url, maxConnections: 4 });
-  });
-  after(async () => {
-    await db.destroy();
-    await tdb.drop();
-  });
+  const storage = useStorageDatabase('pipeline_stop');
 
   it('a write waiting for read-your-writes goes on when the pipeline stops, and later waits do not wait', { timeout: 60_000 }, async () => {
+    const { db, tdb } = storage;
     const objects = new ObjectStoreRepository(db);
     const pipeline = new WatchPipeline({
       databaseUrl: tdb.url,
