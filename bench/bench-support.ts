@@ -60,11 +60,11 @@ export function progress(msg: string): void {
   process.stderr.write(`[bench] ${msg}\n`);
 }
 
-/** Starts a durable embedded PostgreSQL (fsync on, synchronous commit) for a benchmark run. */
-export async function startBenchPostgres(name: string, port: number): Promise<EmbeddedDatabase> {
+/** Starts a durable embedded PostgreSQL (fsync on, synchronous commit) for a benchmark run; `extraFlags` are more server settings. */
+export async function startBenchPostgres(name: string, port: number, extraFlags: string[] = []): Promise<EmbeddedDatabase> {
   const dir = path.resolve('.test-tmp', `bench-${name}-${randomBytes(3).toString('hex')}`);
   progress(`starting PostgreSQL (durable: fsync on, synchronous_commit on) in ${dir}`);
-  const db = await startEmbeddedPostgres({ dataDir: dir, port, database: 'plinth', extraFlags: ['-c', 'shared_buffers=256MB'] });
+  const db = await startEmbeddedPostgres({ dataDir: dir, port, database: 'plinth', extraFlags: ['-c', 'shared_buffers=256MB', ...extraFlags] });
   benchDataDirs.set(db, dir);
   return db;
 }

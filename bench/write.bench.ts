@@ -5,7 +5,9 @@ import { cpus, loadavg } from 'node:os';
 import { cpuDuring, type CpuSplit, postmasterPid } from './process-cpu.js';
 import { benchDataDir, percentiles, progress, runLoad, startBenchPostgres, runBenchmark, startServerProcess, stopServerAndDatabase, benchAgent, benchTls } from './bench-support.js';
 import { etcdAvailable, etcdPuts, startEtcd, stopEtcd } from './etcd-peer.js';
+import { authMeans, authTotals, batchDistribution } from './write-metrics.js';
 import { bareHttpsPosts } from './bare-https-peer.js';
+import { pgStatementsFlags, printStatements, resetStatements, topStatements } from './pg-statements.js';
 
 const CONCURRENCY = 32;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -15,6 +17,7 @@ const VALUE = 'x'.repeat(1024 - 120);
  * gets, lists and raw PostgreSQL inserts): a shorter run for measuring before and after back to back.
  */
 const QUICK = process.env.BENCH_WRITE_QUICK === '1';
+/** BENCH_PG_STATEMENTS=1 also prints PostgreSQL's top statements per create and per get (bench/pg-statements.ts). */
 /** BENCH_WRITE_TENANTS=32 adds a phase of the same creates spread over that many tenants (one tenant's batches go out one at a time). */
 const TENANTS = Number(process.env.BENCH_WRITE_TENANTS ?? 0);
 
@@ -80,64 +83,6 @@ async function storageCreates(url: string, label: string, batching: WriteBatcher
   await db.destroy();
   const p = percentiles(run.latencies);
   return { opsPerSec: run.opsPerSec, p50: p.p50, p99: p.p99, meanBatch: writes / Math.max(1, batches) };
-}
-
-/** Cumulative bucket counts (by upper bound) and the sum of the batch size histogram in a /metrics text. */
-function batchHistogram(text: string): { buckets: Map<string, number>; sum: number; count: number } {
-  const buckets = new Map<string, number>();
-  let sum = 0;
-  let count = 0;
-  for (const line of text.split('\n')) {
-    const bucket = /^plinth_storage_write_batch_size_bucket\{le="([^"]+)"\} (\d+)/.exec(line);
-    if (bucket) buckets.set(bucket[1], Number(bucket[2]));
-    if (line.startsWith('plinth_storage_write_batch_size_sum')) sum = Number(line.split(' ').pop());
-    if (line.startsWith('plinth_storage_write_batch_size_count')) count = Number(line.split(' ').pop());
-  }
-  return { buckets, sum, count };
-}
-
-/** The batches sent between two /metrics readings, as "size range: batches" and the mean writes per batch. */
-function batchDistribution(before: string, after: string): string {
-  const a = batchHistogram(before);
-  const b = batchHistogram(after);
-  const parts: string[] = [];
-  let prevBound = '0';
-  let prevCum = 0;
-  for (const [le, cum] of b.buckets) {
-    const n = cum - (a.buckets.get(le) ?? 0);
-    if (n - prevCum > 0) parts.push(`${Number(prevBound) + 1}${le === String(Number(prevBound) + 1) ? '' : `–${le === '+Inf' ? '∞' : le}`}: ${n - prevCum}`);
-    prevBound = le;
-    prevCum = n;
-  }
-  const batches = b.count - a.count;
-  return `${batches} batches, mean ${((b.sum - a.sum) / Math.max(1, batches)).toFixed(1)} writes/batch; by size ${parts.join(', ')}`;
-}
-
-/** Sum (seconds) and count of every series of histogram `name` in a /metrics text. */
-function histogramTotals(text: string, name: string): { sum: number; count: number } {
-  let sum = 0;
-  let count = 0;
-  for (const line of text.split('\n')) {
-    if (line.startsWith(`${name}_sum`)) sum += Number(line.split(' ').pop());
-    if (line.startsWith(`${name}_count`)) count += Number(line.split(' ').pop());
-  }
-  return { sum, count };
-}
-
-/** Time the server spent authenticating and authorizing, from its /metrics histograms. */
-interface AuthTotals {
-  authn: { sum: number; count: number };
-  authz: { sum: number; count: number };
-}
-
-function authTotals(metricsText: string): AuthTotals {
-  return { authn: histogramTotals(metricsText, 'plinth_authentication_duration_seconds'), authz: histogramTotals(metricsText, 'plinth_authorization_duration_seconds') };
-}
-
-/** Mean µs per request of authentication and authorization between two readings. */
-function authMeans(before: AuthTotals, after: AuthTotals): { authnUs: number; authzUs: number } {
-  const mean = (a: { sum: number; count: number }, b: { sum: number; count: number }) => ((b.sum - a.sum) / Math.max(1, b.count - a.count)) * 1e6;
-  return { authnUs: mean(before.authn, after.authn), authzUs: mean(before.authz, after.authz) };
 }
 
 /**
@@ -228,7 +173,7 @@ async function main(): Promise<void> {
   const pgPort = 57500 + (process.pid % 400);
   const apiPort = 18500 + (process.pid % 400);
   const etcdPort = 22500 + 2 * (process.pid % 400);
-  const db = await startBenchPostgres('write', pgPort);
+  const db = await startBenchPostgres('write', pgPort, pgStatementsFlags());
   const server = await startServerProcess({ DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '32' }, apiPort);
   const base = `https://127.0.0.1:${apiPort}`;
   const agent = await benchAgent({ connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 30000 });
@@ -251,9 +196,11 @@ async function main(): Promise<void> {
     progress(`HTTP creates: ${CONCURRENCY} keep-alive clients for ${SECONDS}s`);
     const beforeCertText = await call('GET', '/metrics');
     const pids = { serverPid: server.pid!, postgresPid: postmasterPid(benchDataDir(db)) };
+    await resetStatements(db.url);
     const { result: creates, cpu: createsCpu } = await cpuDuring(pids, () =>
       runLoad(CONCURRENCY, SECONDS * 1000, async (i) => void (await call('POST', '/api/v1/namespaces/bench/configmaps', configMap(`cm-${i}`)))),
     );
+    const createStatements = await topStatements(db.url, creates.latencies.length);
     const afterCertText = await call('GET', '/metrics');
     const certAuth = authMeans(authTotals(beforeCertText), authTotals(afterCertText));
     const batches = batchDistribution(beforeCertText, afterCertText);
@@ -264,9 +211,11 @@ async function main(): Promise<void> {
     const auth = QUICK ? undefined : await authPhases(callWith, agent, tokenAgent, (t) => (token = t));
     const spread = TENANTS > 1 ? await tenantsPhase(call, pids) : undefined;
     progress(`HTTP gets for ${SECONDS / 2}s`);
+    await resetStatements(db.url);
     const { result: gets, cpu: getsCpu } = await cpuDuring(pids, () =>
       runLoad(CONCURRENCY, (SECONDS * 1000) / 2, async (i) => void (await call('GET', `/api/v1/namespaces/bench/configmaps/cm-${i % 1000}`))),
     );
+    const getStatements = await topStatements(db.url, gets.latencies.length);
     await call('POST', '/api/v1/namespaces', JSON.stringify({ metadata: { name: 'list100' } }));
     for (let i = 0; i < 100; i++) {
       await call('POST', '/api/v1/namespaces/list100/configmaps', configMap(`l-${i}`).replace('"bench"', '"list100"'));
@@ -325,6 +274,8 @@ async function main(): Promise<void> {
       ['list page (100 objects)', listsCpu, lists.latencies.length],
       ...(spread ? [[`create over ${TENANTS} tenants`, spread.cpu, spread.result.latencies.length] as [string, CpuSplit, number]] : []),
     ]);
+    printStatements('create', createStatements);
+    printStatements('get', getStatements);
     if (auth) printAuth(certAuth, auth, creates);
     console.log(`\nbatches during the client-certificate creates: ${batches}`);
     console.log(`API creates / raw PostgreSQL durable single-row inserts = ${((creates.opsPerSec / insert.opsPerSec) * 100).toFixed(1)}% (${creates.opsPerSec.toFixed(0)}/s vs ${insert.opsPerSec.toFixed(0)}/s, ${CONCURRENCY} clients each)`);
