@@ -7,6 +7,11 @@ export interface ObjectKey {
   name: string;
 }
 
+/** `key` as one string, for maps keyed by object (NUL cannot occur in any of its parts). */
+export function objectKeyId(key: ObjectKey): string {
+  return `${key.tenant}\0${key.resource}\0${key.namespace}\0${key.name}`;
+}
+
 /** An object as read from storage; `body.metadata.resourceVersion` is set to `revision`. */
 export interface StoredObject {
   key: ObjectKey;

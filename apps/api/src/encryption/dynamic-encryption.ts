@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { type ObjectKey, plaintextCacheStats, type ResourceTransformer, type ResourceTransformers, type TransformationEvent } from '@plinth/storage';
+import { type ObjectKey, objectKeyId, plaintextCacheStats, type ResourceTransformer, type ResourceTransformers, type TransformationEvent } from '@plinth/storage';
 import { scrapedCounter, scrapedGauge } from '../observability/scraped-metrics.js';
 import type { KmsRegistry } from './kms/kms-registry.js';
 import type { KmsV2Provider, KmsValueHeader } from './kms/kms-v2.provider.js';
@@ -137,7 +137,7 @@ export class DynamicEncryption implements ResourceTransformers {
   private rememberWritten(key: ObjectKey, sealed: string): void {
     if (this.kms.size === 0 || !sealed.startsWith(KMS_PREFIX)) return;
     const header = this.kms.get(sealed.slice(KMS_PREFIX.length, sealed.lastIndexOf(':')))?.writtenHeader();
-    if (header) this.kmsHeaders.set(objectId(key), { sealed, header });
+    if (header) this.kmsHeaders.set(objectKeyId(key), { sealed, header });
   }
 
   /** The KMS v2 provider that wrote `sealed` (a stored value of `key`) and what its payload names, or undefined for any other value. */
@@ -146,7 +146,7 @@ export class DynamicEncryption implements ResourceTransformers {
     const colon = sealed.lastIndexOf(':');
     const provider = this.kms.get(sealed.slice(KMS_PREFIX.length, colon));
     if (!provider) return undefined;
-    const id = objectId(key);
+    const id = objectKeyId(key);
     const known = this.kmsHeaders.get(id);
     if (known?.sealed === sealed) return { provider, header: known.header };
     const header = provider.headerOf(Buffer.from(sealed.slice(colon + 1), 'base64'));
@@ -216,9 +216,4 @@ export class DynamicEncryption implements ResourceTransformers {
       return 'failed';
     }
   }
-}
-
-/** An object's identity as a map key; NUL cannot occur in any of its parts. */
-function objectId(key: ObjectKey): string {
-  return `${key.tenant}\0${key.resource}\0${key.namespace}\0${key.name}`;
 }

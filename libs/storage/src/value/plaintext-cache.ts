@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { ObjectKey } from '../object-key.js';
+import { type ObjectKey, objectKeyId } from '../object-key.js';
 import type { ValueTransformer } from './value-transformer.js';
 
 /** One remembered decryption: the stored value, who read it, what it read. */
@@ -58,7 +58,7 @@ export class PlaintextCache {
   /** The plaintext `reader` decrypted from exactly `sealed` for `key`, or undefined. Marks the entry used. */
   get(key: ObjectKey, sealed: string, reader: ValueTransformer): string | undefined {
     if (!this.entries) return undefined;
-    const e = this.entries.get(cacheKey(key));
+    const e = this.entries.get(objectKeyId(key));
     if (e && e.sealed === sealed && e.reader === reader) {
       this.hits++;
       return e.plaintext;
@@ -69,7 +69,7 @@ export class PlaintextCache {
 
   /** Remembers that `reader` decrypted `sealed` of `key` into `plaintext`, replacing the object's previous entry. */
   set(key: ObjectKey, sealed: string, reader: ValueTransformer, plaintext: string): void {
-    this.entries?.set(cacheKey(key), { sealed, reader, plaintext, tenant: key.tenant });
+    this.entries?.set(objectKeyId(key), { sealed, reader, plaintext, tenant: key.tenant });
   }
 
   /** Forgets every entry of `tenant` (its deletion: crypto-erasure must not leave plaintexts to serve). */
@@ -87,9 +87,4 @@ export class PlaintextCache {
   stats(): PlaintextCacheStats {
     return { hits: this.hits, misses: this.misses, entries: this.size, bytes: this.entries?.calculatedSize ?? 0 };
   }
-}
-
-/** The object's identity as a map key; NUL cannot occur in any of its parts. */
-function cacheKey(key: ObjectKey): string {
-  return `${key.tenant}\0${key.resource}\0${key.namespace}\0${key.name}`;
 }
