@@ -9,6 +9,7 @@ export * from './auth/user-info.js';
 export * from './auth/authorizer.js';
 export * from './object/kube-object.js';
 export * from './object/json-clone.js';
+export * from './object/timestamp.js';
 export * from './errors/field-error.js';
 export * from './errors/api-error.js';
 export {

@@ -1,5 +1,5 @@
 import type { KubeObject } from '@plinth/apimachinery';
-import { isPlainObject } from '@plinth/apimachinery';
+import { isPlainObject, rfc3339Now } from '@plinth/apimachinery';
 import type { StructuralSchema } from '@plinth/apimachinery';
 
 /** apiextensions.k8s.io/v1 CustomResourceDefinitionNames. */
@@ -95,11 +95,6 @@ export function isConditionTrue(crd: CrdObject, type: string): boolean {
   return findCondition(crd, type)?.status === 'True';
 }
 
-/** The RFC 3339 second-precision timestamp upstream stores in conditions. */
-export function nowTimestamp(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
 /**
  * Sets a condition as upstream SetCRDCondition does: lastTransitionTime
  * changes only when the status changes. Mutates `crd`.
@@ -109,10 +104,10 @@ export function setCondition(crd: CrdObject, cond: CrdCondition): void {
   const list = (crd.status.conditions ??= []);
   const existing = list.find((c) => c.type === cond.type);
   if (!existing) {
-    list.push({ ...cond, lastTransitionTime: nowTimestamp() });
+    list.push({ ...cond, lastTransitionTime: rfc3339Now() });
     return;
   }
-  if (existing.status !== cond.status) existing.lastTransitionTime = nowTimestamp();
+  if (existing.status !== cond.status) existing.lastTransitionTime = rfc3339Now();
   existing.status = cond.status;
   existing.reason = cond.reason;
   existing.message = cond.message;

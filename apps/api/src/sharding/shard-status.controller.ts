@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { isDeepStrictEqual } from 'node:util';
 import { DEFAULT_SHARD, type ObjectStoreRepository, type TenantRepository } from '@plinth/storage';
-import { ApiError, type KubeObject } from '@plinth/apimachinery';
+import { ApiError, type KubeObject, rfc3339Now } from '@plinth/apimachinery';
 import type { Controller } from '../controllers/controller.js';
 import { PLATFORM_TENANT } from '../kinds/tenant/tenant-api.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
@@ -28,10 +28,6 @@ export interface ShardStatusDeps {
   /** The Secret kind (core/v1), for the configured shards' Secrets. */
   secretResource: ResourceDefinition;
   logger: Logger;
-}
-
-function now(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 interface ReadyCondition {
@@ -162,7 +158,7 @@ export class ShardStatusController implements Controller {
       status,
       reason: ready ? 'Connected' : 'Unavailable',
       message: ready ? 'connected, migrated and answering' : (state?.error ?? 'not connected yet'),
-      lastTransitionTime: before && before.status === status ? before.lastTransitionTime : now(),
+      lastTransitionTime: before && before.status === status ? before.lastTransitionTime : rfc3339Now(),
     };
     const counts = totals ?? { tenants: old.tenants ?? 0, objects: old.objects ?? 0, bytes: old.bytes ?? 0 };
     // Other controllers' conditions (the encryption rotation's) stay as they are.

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { type Database, DEFAULT_SHARD, type ObjectStoreRepository, type TenantMoveRepository } from '@plinth/storage';
-import { ApiError, isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import { ApiError, isPlainObject, type KubeObject, rfc3339Now } from '@plinth/apimachinery';
 import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
 import type { WorkQueue } from '../controllers/work-queue.js';
@@ -36,10 +36,6 @@ export interface TenantMoverDeps {
   graceMs?: number;
 }
 
-function now(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
 function shardsOf(t: TenantObject): { from: string; to: string | undefined } {
   const to = isPlainObject(t.spec) && typeof t.spec.shard === 'string' && t.spec.shard ? t.spec.shard : undefined;
   return { from: t.status?.shard || DEFAULT_SHARD, to };
@@ -48,7 +44,7 @@ function shardsOf(t: TenantObject): { from: string; to: string | undefined } {
 /** A metav1.Condition of `type`, keeping its transition time when its status is unchanged. */
 function condition(t: TenantObject, type: string, status: TenantCondition['status'], reason: string, message: string): TenantCondition {
   const old = t.status?.conditions?.find((c) => c.type === type);
-  return { type, status, reason, message, lastTransitionTime: old && old.status === status ? old.lastTransitionTime : now(), observedGeneration: t.metadata.generation };
+  return { type, status, reason, message, lastTransitionTime: old && old.status === status ? old.lastTransitionTime : rfc3339Now(), observedGeneration: t.metadata.generation };
 }
 
 function withConditions(t: TenantObject, ...set: TenantCondition[]): TenantCondition[] {

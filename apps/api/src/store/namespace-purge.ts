@@ -1,4 +1,4 @@
-import { ApiError, isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import { ApiError, isPlainObject, type KubeObject, rfc3339Now } from '@plinth/apimachinery';
 import type { ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
@@ -19,10 +19,6 @@ const DELETES_IN_FLIGHT = 8;
 
 /** The user the namespace controller acts as (upstream's service account name). */
 const CONTROLLER_USER = { username: 'system:serviceaccount:kube-system:namespace-controller', groups: ['system:masters', 'system:authenticated'] };
-
-function nowTimestamp(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 /** `/v1, Resource=configmaps`, as upstream prints a GroupVersionResource. */
 function gvrString(def: ResourceDefinition): string {
@@ -128,7 +124,7 @@ export class NamespacePurge {
   }
 
   private async recordConditions(ctx: WriteContext, name: string, result: ContentDeletionResult): Promise<void> {
-    const now = nowTimestamp();
+    const now = rfc3339Now();
     const current = await this.deps.store.get(ctx.tenant, ctx.def, '', name);
     // Only write when a condition changes: a namespace waiting on finalizers is looked at again and again.
     if (!applyNamespaceDeletionConditions(structuredClone(current.body) as KubeObject, result, now)) return;

@@ -1,5 +1,5 @@
 import { type ObjectListRepository, type ObjectStoreRepository, isStorageError } from '@plinth/storage';
-import { ApiError } from '@plinth/apimachinery';
+import { ApiError, rfc3339Now } from '@plinth/apimachinery';
 import type { KubeObject } from '@plinth/apimachinery';
 import { fromStorageForm, type ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
@@ -38,10 +38,6 @@ export interface DeleteOutcome {
 }
 
 const MAX_ATTEMPTS = 16;
-
-function nowTimestamp(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 /**
  * Deletion: preconditions, admission, finalizers (deletionTimestamp is set
@@ -92,7 +88,7 @@ export class ResourceDeleteService {
         // The collector finishes the deletion once it has orphaned or deleted the dependents.
         const marked = await this.store.systemUpdate(ctx, name, (o) => {
           o.metadata.finalizers = [...new Set([...(o.metadata.finalizers ?? []), finalizer])];
-          o.metadata.deletionTimestamp ??= nowTimestamp();
+          o.metadata.deletionTimestamp ??= rfc3339Now();
           o.metadata.deletionGracePeriodSeconds ??= 0;
         });
         return this.markDeleting(ctx, name, marked);
@@ -117,7 +113,7 @@ export class ResourceDeleteService {
     const object = old.metadata.deletionTimestamp
       ? old
       : await this.store.systemUpdate(ctx, name, (o) => {
-          o.metadata.deletionTimestamp ??= nowTimestamp();
+          o.metadata.deletionTimestamp ??= rfc3339Now();
           o.metadata.deletionGracePeriodSeconds ??= 0;
         });
     const hook = ctx.dryRun ? undefined : this.hooks.deletionHook(ctx.def.storageResource);
@@ -137,7 +133,7 @@ export class ResourceDeleteService {
         ? old
         : await this.store.systemUpdate(ctx, name, (o) => {
             o.status = { ...(o.status as object), phase: 'Terminating' };
-            o.metadata.deletionTimestamp ??= nowTimestamp();
+            o.metadata.deletionTimestamp ??= rfc3339Now();
             o.metadata.deletionGracePeriodSeconds ??= 0;
           });
       await this.namespaceContentChanged(ctx.tenant, name);

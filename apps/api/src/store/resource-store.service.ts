@@ -5,7 +5,7 @@ import type { AdmissionAttributes, AdmissionChain, AdmissionOperation } from '@p
 import { type ObjectKey, ObjectStoreRepository, type StoredObject, isStorageError } from '@plinth/storage';
 import { ApiError } from '@plinth/apimachinery';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
-import { type KubeObject, cloneJsonValue, isPlainObject } from '@plinth/apimachinery';
+import { type KubeObject, cloneJsonValue, isPlainObject, rfc3339Now } from '@plinth/apimachinery';
 import { fromStorageForm, groupVersion, objectKey, type ResourceDefinition, type ResourceStrategy, servedForm, type StrategyContext, toStorageForm } from '../registry/resource-definition.js';
 import { strategyContext, type StrategyEnvironment } from '../registry/strategy-context.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from '@plinth/apimachinery';
@@ -153,7 +153,7 @@ export class ResourceStoreService {
   private fillSystemFields(ctx: WriteContext, obj: KubeObject): void {
     const meta = obj.metadata;
     meta.uid = randomUUID();
-    meta.creationTimestamp = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    meta.creationTimestamp = rfc3339Now();
     delete meta.resourceVersion;
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { ObjectListRepository, ObjectStoreRepository, TenantRepository } from '@plinth/storage';
 import { isStorageError } from '@plinth/storage';
-import { ApiError } from '@plinth/apimachinery';
+import { ApiError, rfc3339Now } from '@plinth/apimachinery';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { ResourceStoreService } from '../store/resource-store.service.js';
 import type { WriteContext } from '../store/write-context.js';
@@ -41,17 +41,13 @@ export interface TenantLifecycleDeps {
 const RECONCILE = 'reconcile';
 const deleteKey = (name: string): string => `delete\u0000${name}`;
 
-function now(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
 function ownersOf(t: TenantObject): TenantOwner[] {
   return Array.isArray(t.spec?.owners) ? t.spec.owners.filter((o) => isPlainObject(o)) : [];
 }
 
 function condition(t: TenantObject, type: string, status: TenantCondition['status'], reason: string, message: string): TenantCondition {
   const old = t.status?.conditions?.find((c) => c.type === type);
-  const lastTransitionTime = old && old.status === status ? old.lastTransitionTime : now();
+  const lastTransitionTime = old && old.status === status ? old.lastTransitionTime : rfc3339Now();
   return { type, status, reason, message, lastTransitionTime, observedGeneration: t.metadata.generation };
 }
 

@@ -3,6 +3,7 @@ import { ApplyConflictError, type Conflict } from './apply-conflict.js';
 import type { ObjectType } from './field-schema.js';
 import { fieldElement } from './fields-v1.js';
 import { cloneJsonValue } from '../object/json-clone.js';
+import { rfc3339Now } from '../object/timestamp.js';
 import {
   capUpdateManagers,
   decodeManagedFields,
@@ -40,19 +41,6 @@ export const ANNOTATIONS_SIZE_LIMIT = 256 * 1024;
 const STRIPPED = new PathSet();
 for (const p of [['apiVersion'], ['kind'], ['metadata'], ...['name', 'namespace', 'creationTimestamp', 'selfLink', 'uid', 'clusterName', 'generation', 'managedFields', 'resourceVersion'].map((f) => ['metadata', f])]) {
   STRIPPED.insert(p.map(fieldElement));
-}
-
-/** The last second nowRfc3339 formatted and its text: every write of one second shares the formatting. */
-let lastSecond = Number.NaN;
-let lastSecondText = '';
-
-function nowRfc3339(): string {
-  const second = Math.floor(Date.now() / 1000);
-  if (second !== lastSecond) {
-    lastSecondText = new Date(second * 1000).toISOString().replace('.000Z', 'Z');
-    lastSecond = second;
-  }
-  return lastSecondText;
 }
 
 /** A shallow view of `obj` without metadata.managedFields; shares everything else with `obj`, so callers must not mutate it. */
@@ -114,15 +102,18 @@ function trackUpdateOrThrow(live: JsonObject | null, next: JsonObject, manager: 
     if (managed.size === 0) managed = decodeOrEmpty(liveObj.metadata?.managedFields);
   }
   const cmp = ignoring(compareObjects(withoutManagedFields(liveObj), withoutManagedFields(next), scope.type), scope.resetFields);
-  const changed = cmp.modified.union(cmp.added);
-  const taken = changed.union(cmp.removed);
-  for (const m of managed.values()) m.set = m.set.difference(taken);
+  // A create's comparison is all additions (cmp is this function's own, so sharing its sets is safe).
+  const changed = cmp.modified.empty() ? cmp.added : cmp.modified.union(cmp.added);
+  if (managed.size > 0) {
+    const taken = changed.union(cmp.removed);
+    for (const m of managed.values()) m.set = m.set.difference(taken);
+  }
   const own = changed.difference(STRIPPED);
   if (!own.empty()) {
     const key = { manager, operation: 'Update' as const, apiVersion: scope.apiVersion, subresource: scope.subresource };
     const id = managerIdentifier(key);
     const prev = managed.get(id);
-    managed.set(id, { ...key, set: prev ? prev.set.union(own) : own, time: (scope.now ?? nowRfc3339)() });
+    managed.set(id, { ...key, set: prev ? prev.set.union(own) : own, time: (scope.now ?? rfc3339Now)() });
   }
   writeManaged(next, managed);
 }
@@ -155,7 +146,7 @@ export function applyConfiguration(live: JsonObject | null, config: JsonObject, 
     if (remaining.length > 0) throw new ApplyConflictError(remaining);
   }
   for (const [mid, m] of managed) if (mid !== id) m.set = m.set.difference(changed).difference(cmp.removed);
-  managed.get(id)!.time = (scope.now ?? nowRfc3339)();
+  managed.get(id)!.time = (scope.now ?? rfc3339Now)();
   if (manager === 'kubectl') syncLastApplied(merged, config);
   dropNulls(merged, scope.type);
   writeManaged(merged, managed);

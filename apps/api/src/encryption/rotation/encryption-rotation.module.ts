@@ -1,6 +1,6 @@
 import { Inject, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ApiError, type KubeObject } from '@plinth/apimachinery';
+import { ApiError, type KubeObject, rfc3339Now } from '@plinth/apimachinery';
 import { EncryptionRotationRepository, ObjectStoreRepository } from '@plinth/storage';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
@@ -23,16 +23,12 @@ interface StoredCondition extends RotationCondition {
   lastTransitionTime: string;
 }
 
-function now(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
 /** Sets the rotation's condition among `o`'s status conditions, keeping its transition time when its status is unchanged. Mutates `o`. */
 export function setRotationCondition(o: KubeObject, c: RotationCondition): void {
   const status = (o.status ??= {}) as { conditions?: StoredCondition[] };
   const conditions = status.conditions ?? [];
   const old = conditions.find((x) => x.type === ROTATION_CONDITION);
-  const next: StoredCondition = { type: ROTATION_CONDITION, ...c, lastTransitionTime: old && old.status === c.status ? old.lastTransitionTime : now() };
+  const next: StoredCondition = { type: ROTATION_CONDITION, ...c, lastTransitionTime: old && old.status === c.status ? old.lastTransitionTime : rfc3339Now() };
   status.conditions = [...conditions.filter((x) => x.type !== ROTATION_CONDITION), next];
 }
 

@@ -1,12 +1,7 @@
-import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import { isPlainObject, type KubeObject, rfc3339Now } from '@plinth/apimachinery';
 import type { ResourceStrategy, StrategyContext } from '../../registry/resource-definition.js';
 import { type CsrCondition, csrConditions, csrSpec } from './csr-api.js';
 import { validateCertificateKept, validateConditionsKept, validateCsr } from './csr.validation.js';
-
-/** metav1.Time of now: RFC 3339 in seconds. */
-function now(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 /**
  * Upstream's populateConditionTimestamps: a condition without
@@ -14,7 +9,7 @@ function now(): string {
  * same type and status when there is one, else now. Mutates `obj`.
  */
 function populateConditionTimestamps(obj: KubeObject, old: KubeObject): void {
-  const at = now();
+  const at = rfc3339Now();
   const oldConditions = csrConditions(old);
   for (const c of csrConditions(obj)) {
     if (!c.lastUpdateTime) c.lastUpdateTime = at;
