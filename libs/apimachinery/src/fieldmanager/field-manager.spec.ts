@@ -332,6 +332,15 @@ describe('managedFields encoding', () => {
     assert.equal(managerFromUserAgent(undefined), '');
     assert.equal(managerFromUserAgent('x'.repeat(300)).length, 128);
   });
+
+  it('answers a repeated User-Agent the same as the first time, and each of many distinct ones its own (the memo is bounded, not shared)', () => {
+    for (let round = 0; round < 2; round++) {
+      assert.equal(managerFromUserAgent('kubectl/v1.32.0 (linux/amd64) kubernetes/abc'), 'kubectl');
+      assert.equal(managerFromUserAgent('my\u0007tool/1'), 'mytool');
+    }
+    for (let i = 0; i < 1000; i++) assert.equal(managerFromUserAgent(`tool-${i}/1.0`), `tool-${i}`);
+    assert.equal(managerFromUserAgent('kubectl/v1.32.0 (linux/amd64) kubernetes/abc'), 'kubectl');
+  });
 });
 
 describe('objects the schema cannot walk', () => {
