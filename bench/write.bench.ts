@@ -13,8 +13,9 @@ const CONCURRENCY = 32;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const VALUE = 'x'.repeat(1024 - 120);
 /**
- * BENCH_WRITE_QUICK=1 runs only the phases the issue's goals compare (client-certificate creates, the etcd peer,
- * gets, lists and raw PostgreSQL inserts): a shorter run for measuring before and after back to back.
+ * BENCH_WRITE_QUICK=1 runs only the phases the issue's goals compare (client-certificate creates, the same
+ * creates with dryRun=All, the etcd peer, gets, lists and raw PostgreSQL inserts): a shorter run for
+ * measuring before and after back to back.
  */
 const QUICK = process.env.BENCH_WRITE_QUICK === '1';
 /** BENCH_PG_STATEMENTS=1 also prints PostgreSQL's top statements per create and per get (bench/pg-statements.ts). */
@@ -161,6 +162,17 @@ function printTransportBound(createsCpu: CpuSplit, createsN: number, bare: { res
   );
 }
 
+/**
+ * The server's CPU per create split three ways (ms): what a bare `node:https` server spends on the same
+ * POST, what the rest of a dry-run create adds (framework, decoding, admission, managedFields,
+ * validation, the answer), and what storing adds (the batcher, the pg client, the change feed).
+ */
+function printCreateSplit(create: number, dryRun: number, bare: number): void {
+  console.log(
+    `server CPU per create split: transport (bare node:https) ${bare.toFixed(3)} + API work before storage (dryRun=All − bare) ${(dryRun - bare).toFixed(3)} + storage (create − dryRun=All) ${(create - dryRun).toFixed(3)} = ${create.toFixed(3)} ms`,
+  );
+}
+
 /** Server CPU per operation of each API phase (from /proc: the server process and its threads). */
 function printServerCpu(rows: [string, CpuSplit, number][]): void {
   console.log('\nserver CPU per request, ms (from /proc, whole server process; PostgreSQL separately):');
@@ -208,6 +220,11 @@ async function main(): Promise<void> {
     const etcd = await etcdPhase(etcdPort);
     // The transport alone, with the same client and body: what the server's side of a create costs at the least.
     const bare = await bareHttpsPosts(agent, CONCURRENCY, SECONDS * 1000, (i) => configMap(`bare-${i}`));
+    // The same creates with dryRun=All: admission, managedFields, defaults and validation run, storage does not.
+    progress(`HTTP creates with dryRun=All for ${SECONDS / 2}s`);
+    const { result: dryRuns, cpu: dryRunsCpu } = await cpuDuring(pids, () =>
+      runLoad(CONCURRENCY, (SECONDS * 1000) / 2, async (i) => void (await call('POST', '/api/v1/namespaces/bench/configmaps?dryRun=All', configMap(`dry-${i}`)))),
+    );
     const auth = QUICK ? undefined : await authPhases(callWith, agent, tokenAgent, (t) => (token = t));
     const spread = TENANTS > 1 ? await tenantsPhase(call, pids) : undefined;
     progress(`HTTP gets for ${SECONDS / 2}s`);
@@ -240,6 +257,7 @@ async function main(): Promise<void> {
       rows.push([name, r.opsPerSec, p.p50, p.p99, r.errors]);
     };
     if (etcd) loadRow('etcd 3.4 put, JSON gateway (32 clients)', etcd.run);
+    loadRow('API create, dryRun=All (no storage)', dryRuns);
     loadRow('bare node:https POST echo, no DB', bare.result);
     if (spread) loadRow(`API create over ${TENANTS} tenants`, spread.result);
     if (auth) {
@@ -270,6 +288,7 @@ async function main(): Promise<void> {
     }
     printServerCpu([
       ['create (client certificate)', createsCpu, creates.latencies.length],
+      ['create, dryRun=All (no storage)', dryRunsCpu, dryRuns.latencies.length],
       ['get', getsCpu, gets.latencies.length],
       ['list page (100 objects)', listsCpu, lists.latencies.length],
       ...(spread ? [[`create over ${TENANTS} tenants`, spread.cpu, spread.result.latencies.length] as [string, CpuSplit, number]] : []),
@@ -290,6 +309,7 @@ async function main(): Promise<void> {
       ['raw durable single-row INSERT', insertCpu, insert.opsPerSec * SECONDS],
     ], insert.opsPerSec);
     printTransportBound(createsCpu, creates.latencies.length, bare, etcd?.run.opsPerSec);
+    printCreateSplit(createsCpu.server / Math.max(1, creates.latencies.length), dryRunsCpu.server / Math.max(1, dryRuns.latencies.length), bare.cpu.server / Math.max(1, bare.result.latencies.length));
     if (raw) console.log(`API creates / raw statements of a create = ${((creates.opsPerSec / raw.opsPerSec) * 100).toFixed(1)}%`);
   } finally {
     await agent.close();
