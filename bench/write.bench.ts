@@ -96,7 +96,7 @@ function printCpuBudget(rows: [string, CpuSplit, number][], rawInsertsPerSec: nu
   const cores = cpus().length;
   console.log(`\nCPU per operation, ms (server + PostgreSQL + benchmark client = total; bound = ${cores} cores / total):`);
   for (const [name, cpu, ops] of rows) {
-    const per = (ms: number) => ms / Math.max(1, ops);
+    const per = (ms: number) => msPer(ms, ops);
     const total = per(cpu.server) + per(cpu.postgres) + per(cpu.client);
     const parts = `${per(cpu.server).toFixed(3)} + ${per(cpu.postgres).toFixed(3)} + ${per(cpu.client).toFixed(3)} = ${total.toFixed(3)}`;
     console.log(`  ${name.padEnd(34)} ${parts.padEnd(34)} bound ${((cores * 1000) / total).toFixed(0).padStart(6)}/s`);
@@ -153,8 +153,8 @@ async function etcdPhase(port: number): Promise<{ run: Load; cpu: CpuSplit } | u
  */
 function printTransportBound(createsCpu: CpuSplit, createsN: number, bare: { result: Load; cpu: CpuSplit }, etcdPutsPerSec: number | undefined): void {
   const cores = cpus().length;
-  const bareServer = bare.cpu.server / Math.max(1, bare.result.latencies.length);
-  const [server, postgres, client] = [createsCpu.server, createsCpu.postgres, createsCpu.client].map((ms) => ms / Math.max(1, createsN));
+  const bareServer = msPer(bare.cpu.server, bare.result.latencies.length);
+  const [server, postgres, client] = [createsCpu.server, createsCpu.postgres, createsCpu.client].map((ms) => msPer(ms, createsN));
   const bound = (cores * 1000) / (bareServer + postgres + client);
   const vsEtcd = etcdPutsPerSec ? `; / etcd puts/s ${etcdPutsPerSec.toFixed(0)} = ${(bound / etcdPutsPerSec).toFixed(2)}` : '; no etcd peer in this run';
   console.log(
@@ -173,11 +173,16 @@ function printCreateSplit(create: number, dryRun: number, bare: number): void {
   );
 }
 
+/** `ms` of CPU spread over `n` operations (0 operations count as 1). */
+function msPer(ms: number, n: number): number {
+  return ms / Math.max(1, n);
+}
+
 /** Server CPU per operation of each API phase (from /proc: the server process and its threads). */
 function printServerCpu(rows: [string, CpuSplit, number][]): void {
   console.log('\nserver CPU per request, ms (from /proc, whole server process; PostgreSQL separately):');
   for (const [name, cpu, n] of rows) {
-    console.log(`  ${name.padEnd(34)} server ${(cpu.server / Math.max(1, n)).toFixed(3)}  PostgreSQL ${(cpu.postgres / Math.max(1, n)).toFixed(3)}  (${n} requests)`);
+    console.log(`  ${name.padEnd(34)} server ${msPer(cpu.server, n).toFixed(3)}  PostgreSQL ${msPer(cpu.postgres, n).toFixed(3)}  (${n} requests)`);
   }
 }
 
@@ -282,7 +287,7 @@ async function main(): Promise<void> {
     console.log(`\nHTTPS + HTTP/1.1 keep-alive; client certificate (default): identity read once per connection.`);
     if (etcd) {
       console.log(`Plinth creates / etcd durable puts = ${(creates.opsPerSec / etcd.run.opsPerSec).toFixed(2)} (${creates.opsPerSec.toFixed(0)}/s vs ${etcd.run.opsPerSec.toFixed(0)}/s, ${CONCURRENCY} HTTPS clients each, 1 KiB values; goal >= 1.00, p99 create ${c.p99.toFixed(1)} ms, goal <= 50 ms)`);
-      console.log(`etcd CPU per put ${(etcd.cpu.server / Math.max(1, etcd.run.latencies.length)).toFixed(3)} ms; Plinth server CPU per create ${(createsCpu.server / Math.max(1, creates.latencies.length)).toFixed(3)} ms + PostgreSQL ${(createsCpu.postgres / Math.max(1, creates.latencies.length)).toFixed(3)} ms`);
+      console.log(`etcd CPU per put ${msPer(etcd.cpu.server, etcd.run.latencies.length).toFixed(3)} ms; Plinth server CPU per create ${msPer(createsCpu.server, creates.latencies.length).toFixed(3)} ms + PostgreSQL ${msPer(createsCpu.postgres, creates.latencies.length).toFixed(3)} ms`);
     } else {
       console.log('etcd peer skipped: no `etcd` on the PATH');
     }
@@ -309,7 +314,7 @@ async function main(): Promise<void> {
       ['raw durable single-row INSERT', insertCpu, insert.opsPerSec * SECONDS],
     ], insert.opsPerSec);
     printTransportBound(createsCpu, creates.latencies.length, bare, etcd?.run.opsPerSec);
-    printCreateSplit(createsCpu.server / Math.max(1, creates.latencies.length), dryRunsCpu.server / Math.max(1, dryRuns.latencies.length), bare.cpu.server / Math.max(1, bare.result.latencies.length));
+    printCreateSplit(msPer(createsCpu.server, creates.latencies.length), msPer(dryRunsCpu.server, dryRuns.latencies.length), msPer(bare.cpu.server, bare.result.latencies.length));
     if (raw) console.log(`API creates / raw statements of a create = ${((creates.opsPerSec / raw.opsPerSec) * 100).toFixed(1)}%`);
   } finally {
     await agent.close();

@@ -1,4 +1,4 @@
-import { type FieldError, isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import { type FieldError, isPlainObject, type KubeObject, rfc3339Now } from '@plinth/apimachinery';
 import { ApiError } from '@plinth/apimachinery';
 import { decodeObject } from '../http/decode-object.js';
 import type { HandlerContext } from '../http/handler-context.js';
@@ -58,7 +58,7 @@ export async function handleTokenRequest(ctx: HandlerContext, store: ResourceSto
   const out: KubeObject = {
     apiVersion: 'authentication.k8s.io/v1',
     kind: 'TokenRequest',
-    metadata: { name, namespace, creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z') },
+    metadata: { name, namespace, creationTimestamp: rfc3339Now() },
     spec: { audiences, expirationSeconds, boundObjectRef: null },
     status: { token: issued.token, expirationTimestamp: issued.expiresAt.toISOString().replace(/\.\d+Z$/, 'Z') },
   };
@@ -91,7 +91,7 @@ export async function handleSelfSubjectReview(ctx: HandlerContext): Promise<void
   const out: KubeObject = {
     apiVersion: 'authentication.k8s.io/v1',
     kind: 'SelfSubjectReview',
-    metadata: { creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z') },
+    metadata: { creationTimestamp: rfc3339Now() },
     status: { userInfo: userInfoJson(ctx.user) },
   };
   sendObject(ctx.req, ctx.reply, ctx.def, 201, out);
