@@ -92,4 +92,61 @@ describe('durability barrier', () => {
       assert.equal(rows[0].ok, true, `write ${i} (xid ${seen.xid}) was acknowledged at flush ${seen.flushed}, before its commit record ending at ${commitEnd}`);
     }
   });
+  it('answers a read of a row it saw made durable without waiting for other writers, and flushes before answering a newer row', async () => {
+    // Every call of the barrier also counts itself here (this database only; restored below).
+    const original = (await sql<{ def: string }>`SELECT pg_get_functiondef('plinth_flush()'::regprocedure) AS def`.execute(db)).rows[0].def;
+    await sql`CREATE SEQUENCE flush_calls`.execute(db);
+    await sql`GRANT USAGE ON SEQUENCE flush_calls TO PUBLIC`.execute(db);
+    await sql
+      .raw(`CREATE OR REPLACE FUNCTION plinth_flush() RETURNS void LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, public AS $fn$ SELECT nextval('flush_calls'); SELECT pg_logical_emit_message(true, 'plinth', '') $fn$`)
+      .execute(db);
+    const flushes = async () => (await sql<{ n: number }>`SELECT CASE WHEN is_called THEN last_value ELSE 0 END::int AS n FROM flush_calls`.execute(db)).rows[0].n;
+    // Another writer commits asynchronously without end (this database's sessions have synchronous_commit off), so
+    // the WAL nearly always holds records not yet flushed: the global check says "not durable" for every read.
+    const other = new pg.Client({ connectionString: tdb.url });
+    await other.connect();
+    await other.query('CREATE TABLE scratch (v int)');
+    let writing = true;
+    const otherWrites = (async () => {
+      while (writing) await other.query('INSERT INTO scratch VALUES (1)');
+    })();
+    const objects = new ObjectStoreRepository(db);
+    const key = (name: string) => ({ tenant: 'default', resource: 'configmaps', namespace: 'dur', name });
+    try {
+      const written = await objects.create(key('known'), { metadata: { name: 'known' } });
+      let unflushedSeen = 0;
+      const before = await flushes();
+      for (let i = 0; i < 30; i++) {
+        const { rows } = await sql<{ behind: boolean }>`SELECT pg_current_wal_insert_lsn() > pg_current_wal_flush_lsn() AS behind`.execute(db);
+        if (rows[0].behind) unflushedSeen++;
+        assert.equal((await objects.get(key('known')))?.revision, written.revision);
+      }
+      assert.ok(unflushedSeen > 0, 'precondition: the other writer left WAL unflushed while the reads ran');
+      assert.equal(await flushes(), before, 'a read of a row whose write this process acknowledged waited for a flush');
+
+      // Rows committed by someone else, asynchronously and not flushed: each read must flush before it answers.
+      // (The global check may find the WAL flushed at that instant; the attempts end once a read did flush.)
+      let flushedFor: string | undefined;
+      for (let i = 0; i < 5 && !flushedFor; i++) {
+        const name = `fresh-${i}`;
+        const calls = await flushes();
+        await other.query(`SELECT plinth_create('default', 'configmaps', 'dur', $1, $2::jsonb)`, [name, JSON.stringify({ metadata: { name } })]);
+        const committedBy = (await other.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0].lsn;
+        assert.ok(await objects.get(key(name)));
+        const { rows } = await sql<{ ok: boolean; flushed: string }>`SELECT pg_current_wal_flush_lsn() >= ${committedBy}::pg_lsn AS ok, pg_current_wal_flush_lsn()::text AS flushed`.execute(db);
+        assert.equal(rows[0].ok, true, `the read of unflushed ${name} answered at flush ${rows[0].flushed}, before its commit (WAL up to ${committedBy})`);
+        if ((await flushes()) > calls) flushedFor = name;
+      }
+      assert.ok(flushedFor, 'no read of an unflushed row called the barrier');
+      // That flush covered every revision the read could see: reading the same row again needs none.
+      const afterFresh = await flushes();
+      for (let i = 0; i < 10; i++) assert.ok(await objects.get(key(flushedFor)));
+      assert.equal(await flushes(), afterFresh, 'a row covered by a flush this process ran was read with another flush');
+    } finally {
+      writing = false;
+      await otherWrites;
+      await other.end();
+      await sql.raw(original).execute(db);
+    }
+  });
 });

@@ -4,6 +4,8 @@ import { preparedSql } from './prepared-statements.js';
 import { type ObjectKey, type StoredObject, withResourceVersion, withoutResourceVersion } from './object-key.js';
 import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
 import { StorageError } from './storage-error.js';
+import { knownDurable, noteDurable } from './durable-revision.js';
+import { tenantScoped } from './tenant-scope.js';
 import { ENCRYPTED_FIELD, isStaleBody, openBody, openBodyOrSkip, prepareBodies, sealBody } from './value/stored-body.js';
 import { withDataKeys } from './value/value-transformer.js';
 import { type BatchedWrite, WriteBatcher, type WriteBatcherOptions, type WriteOutcome, writeInTransaction } from './write-batcher.js';
@@ -94,15 +96,20 @@ export class ObjectStoreRepository {
    * Throws StorageError Internal when the stored body cannot be decrypted.
    */
   async get(key: ObjectKey, tx?: Kysely<DB>, internal = false): Promise<StoredObject | undefined> {
-    const db = tx ?? (await tenantDb(this.router, key.tenant));
-    const { rows } = await preparedSql<{ revision: number | null; body: Record<string, unknown> | null; durable: boolean }>`
-      SELECT o.revision, o.body, ${DURABLE} AS durable
-      FROM (SELECT 1) AS one
+    const shard = tx ?? (await this.router.dbFor(key.tenant));
+    const db = tx ?? tenantScoped(shard, key.tenant);
+    const { rows } = await preparedSql<{ revision: number | null; body: Record<string, unknown> | null; durable: boolean; current: number }>`
+      SELECT o.revision, o.body, ${DURABLE} AS durable, rc.value AS current
+      FROM revision_counter rc
       LEFT JOIN objects o ON o.tenant = ${key.tenant} AND o.resource = ${key.resource}
         AND o.namespace = ${key.namespace} AND o.name = ${key.name}
     `.execute(db);
     const row = rows[0];
-    if (!row.durable && !internal && !tx) await flushWal(db);
+    if (!row.durable && !internal && !tx && !(row.revision !== null && knownDurable(shard, row.revision))) {
+      // Everything the statement could see (every revision up to the counter it read) is durable after this.
+      await flushWal(db);
+      noteDurable(shard, row.current);
+    }
     if (!row.body || row.revision === null) return undefined;
     const keys = prepareBodies([{ key, body: row.body }]);
     if (keys) await keys;
@@ -166,7 +173,9 @@ export class ObjectStoreRepository {
     const deadline = Date.now() + MOVE_WAIT_MS;
     for (;;) {
       try {
-        return await this.batcherFor(db).submit(w);
+        const outcome = await this.batcherFor(db).submit(w);
+        noteDurable(db, outcome.r);
+        return outcome;
       } catch (err) {
         const code = (err as PgError)?.code;
         const retry = (code === 'P0423' || code === 'P0403') && Date.now() < deadline ? await this.router.relocated?.(w.key.tenant, db, code === 'P0423') : undefined;
