@@ -29,6 +29,16 @@ export interface AdaptiveLimitOptions {
 /** The resolution (ms) of the loop delay monitor: an idle loop's mean delay is about this, so targets are above it. */
 export const DELAY_RESOLUTION_MS = 5;
 
+/**
+ * While tenants compete, the share of the usual lateness target (the delay
+ * target above {@link DELAY_RESOLUTION_MS}) the loop may run late: 6 ms of
+ * mean delay with the default target of 10. A light tenant's request goes
+ * round the loop several times (each await on PostgreSQL), so its latency
+ * grows by several times the mean lateness; with half (7.5 ms) a flooder
+ * kept the loop busy enough to double it (docs/benchmarks.md, issue 29).
+ */
+export const CONTENDED_LATENESS_SHARE = 0.2;
+
 /** What one window of the event loop showed the controller. */
 export interface LoopSample {
   /** The event loop's mean delay over the window, in milliseconds. */
@@ -66,8 +76,8 @@ export interface LoopSample {
  *
  * While several tenants are busy (the sample says `contended`), the
  * contended delay target and floor apply instead (with the replica's
- * defaults: half the lateness above the monitor's resolution, half the
- * floor), so that a light tenant's requests meet a less crowded loop; a
+ * defaults: a fifth of the lateness above the monitor's resolution, half
+ * the floor), so that a light tenant's requests meet a less crowded loop; a
  * lone tenant keeps the usual target and floor, and when contention ends
  * the limit is raised to the usual floor at once.
  *

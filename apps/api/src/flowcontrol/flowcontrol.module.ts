@@ -7,7 +7,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { Metrics } from '../observability/metrics.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 import { OBSERVE_CHANGES } from '../watch/watch.module.js';
-import { AdaptiveLimit, DELAY_RESOLUTION_MS, EventLoopLimiter } from './adaptive-concurrency.js';
+import { AdaptiveLimit, CONTENDED_LATENESS_SHARE, DELAY_RESOLUTION_MS, EventLoopLimiter } from './adaptive-concurrency.js';
 import { FairQueuing, type FlowObserver } from './fair-queuing.js';
 import { adaptiveMetrics, flowMetrics } from './flow-metrics.js';
 import { TenantFlowLimits } from './tenant-flow-limits.js';
@@ -50,8 +50,8 @@ const FLOW_OBSERVER = Symbol('FLOW_OBSERVER');
         const { enabled, minSeats, targetDelayMs, targetUtilization } = config.adaptiveConcurrency;
         // No replica-wide limit (0) or adaptation off: the limit stays fixed; the loop's delay is still reported.
         const min = Math.min(minSeats, max);
-        // While tenants compete: half the lateness above the monitor's resolution, down to half the floor.
-        const contended = { contendedTargetDelayMs: DELAY_RESOLUTION_MS + Math.max(0, targetDelayMs - DELAY_RESOLUTION_MS) / 2, contendedMin: Math.max(1, Math.ceil(min / 2)) };
+        // While tenants compete: a fifth of the lateness above the monitor's resolution, down to half the floor.
+        const contended = { contendedTargetDelayMs: DELAY_RESOLUTION_MS + Math.max(0, targetDelayMs - DELAY_RESOLUTION_MS) * CONTENDED_LATENESS_SHARE, contendedMin: Math.max(1, Math.ceil(min / 2)) };
         const controller = enabled && max > 0 ? new AdaptiveLimit({ min, max, targetDelayMs, targetUtilization, ...contended }) : undefined;
         return new EventLoopLimiter(controller, queuing, report);
       },
