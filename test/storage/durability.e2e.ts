@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
-import { createDatabase, type DB, ObjectStoreRepository } from '@plinth/storage';
+import { ChangeLogRepository, createDatabase, type DB, ObjectStoreRepository } from '@plinth/storage';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 describe('durability barrier', () => {
@@ -92,7 +92,7 @@ describe('durability barrier', () => {
       assert.equal(rows[0].ok, true, `write ${i} (xid ${seen.xid}) was acknowledged at flush ${seen.flushed}, before its commit record ending at ${commitEnd}`);
     }
   });
-  it('answers a read of a row it saw made durable without waiting for other writers, and flushes before answering a newer row', async () => {
+  it('answers a read of a row or change it saw made durable without waiting for other writers, and flushes before answering a newer row', async () => {
     // Every call of the barrier also counts itself here (this database only; restored below).
     const original = (await sql<{ def: string }>`SELECT pg_get_functiondef('plinth_flush()'::regprocedure) AS def`.execute(db)).rows[0].def;
     await sql`CREATE SEQUENCE flush_calls`.execute(db);
@@ -111,6 +111,7 @@ describe('durability barrier', () => {
       while (writing) await other.query('INSERT INTO scratch VALUES (1)');
     })();
     const objects = new ObjectStoreRepository(db);
+    const changes = new ChangeLogRepository(db);
     const key = (name: string) => ({ tenant: 'default', resource: 'configmaps', namespace: 'dur', name });
     try {
       const written = await objects.create(key('known'), { metadata: { name: 'known' } });
@@ -120,9 +121,14 @@ describe('durability barrier', () => {
         const { rows } = await sql<{ behind: boolean }>`SELECT pg_current_wal_insert_lsn() > pg_current_wal_flush_lsn() AS behind`.execute(db);
         if (rows[0].behind) unflushedSeen++;
         assert.equal((await objects.get(key('known')))?.revision, written.revision);
+        const page = await changes.changesAfter(written.revision - 1, 1);
+        assert.deepEqual(
+          page.map((c) => c.revision),
+          [written.revision],
+        );
       }
       assert.ok(unflushedSeen > 0, 'precondition: the other writer left WAL unflushed while the reads ran');
-      assert.equal(await flushes(), before, 'a read of a row whose write this process acknowledged waited for a flush');
+      assert.equal(await flushes(), before, 'a read of a row, or of a page of the change log, whose write this process acknowledged waited for a flush');
 
       // Rows committed by someone else, asynchronously and not flushed: each read must flush before it answers.
       // (The global check may find the WAL flushed at that instant; the attempts end once a read did flush.)

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { ChangesTable, DB } from './db.js';
 import { preparedSql } from './prepared-statements.js';
 import { type ObjectKey, withResourceVersion } from './object-key.js';
-import { DURABLE, flushWal } from './object-store.repository.js';
+import { DURABLE, ensureDurableUpTo, flushWal } from './object-store.repository.js';
 import type { ChangeScope } from './change-scope-sql.js';
 import { labelContainment, labelIndexCovers } from './change-label-sql.js';
 import type { LabelRequirementLike } from './selector-sql.js';
@@ -162,7 +162,8 @@ export class ChangeLogRepository {
     `.execute(this.db);
     const { compacted, durable } = rows[0];
     // Followers must never see a change that a crash could still undo.
-    if (!durable) await flushWal(this.db);
+    const last = rows[rows.length - 1].revision;
+    if (!durable) await (last === null ? flushWal(this.db) : ensureDurableUpTo(this.db, this.db, last, last));
     if (after < compacted) {
       throw new StorageError('Expired', `too old resource version: ${after} (${compacted})`, undefined, compacted);
     }

@@ -13,30 +13,98 @@ import type { DB } from './db.js';
  * a write acknowledged by the write batcher, or a durability barrier run
  * after reading the counter. Revisions of another process, or of a write in
  * a caller's transaction, are simply not known here: a read then falls back
- * to the global barrier, as before.
+ * to the barrier, as before.
  *
- * A point read uses it to skip the barrier: the row it read carries the
- * revision of the commit that wrote it, and no later committed change of
- * the same key exists (it would have been read instead), so a row whose
- * revision is covered is durable state. While other tenants write, the WAL
- * always has unflushed records, and without this every read would wait for
- * an fsync of writes it never sees. (Encryption rotation rewrites a row in
- * place under its revision without waiting for a flush; a crash can only
- * bring back the same object sealed under the older key.)
+ * Reads use it to skip the barrier. A point read's row carries the revision
+ * of the commit that wrote it, and no later committed change of the same
+ * key exists (it would have been read instead), so a row whose revision is
+ * covered is durable state; a page of the change log is durable when its
+ * last revision is. While other tenants write, the WAL always has unflushed
+ * records, and without this every read would wait for an fsync of writes it
+ * never sees. (Encryption rotation rewrites a row in place under its
+ * revision without waiting for a flush; a crash can only bring back the
+ * same object sealed under the older key.)
  *
- * Keyed by the shard's platform handle (what a ShardRouter's dbFor
- * returns): revisions are numbered per database.
+ * Keyed by the shard's platform handle (what a ShardRouter's dbFor and
+ * shards return): revisions are numbered per database.
  */
-const durable = new WeakMap<Kysely<DB>, { revision: number }>();
+interface ShardMark {
+  /** Every revision up to this one is durable. */
+  revision: number;
+  /** This process's writes in flight on the shard (their acknowledgements raise `revision`). */
+  writing: number;
+  /** Called whenever `revision` or `writing` changes. */
+  waiters: Set<() => void>;
+}
+
+const marks = new WeakMap<Kysely<DB>, ShardMark>();
+
+function markOf(shard: Kysely<DB>): ShardMark {
+  let mark = marks.get(shard);
+  if (!mark) {
+    mark = { revision: 0, writing: 0, waiters: new Set() };
+    marks.set(shard, mark);
+  }
+  return mark;
+}
+
+function wake(mark: ShardMark): void {
+  for (const waiter of [...mark.waiters]) waiter();
+}
 
 /** Records that every commit up to `revision` on `shard` is durable (a flush this process saw end covered it). */
 export function noteDurable(shard: Kysely<DB>, revision: number): void {
-  const mark = durable.get(shard);
-  if (!mark) durable.set(shard, { revision });
-  else if (revision > mark.revision) mark.revision = revision;
+  const mark = markOf(shard);
+  if (revision <= mark.revision) return;
+  mark.revision = revision;
+  wake(mark);
 }
 
 /** Whether the commit numbered `revision` on `shard` is known to be durable. */
 export function knownDurable(shard: Kysely<DB>, revision: number): boolean {
-  return revision <= (durable.get(shard)?.revision ?? 0);
+  return revision <= (marks.get(shard)?.revision ?? 0);
+}
+
+/**
+ * Runs `write` (which calls {@link noteDurable} with its revision once it
+ * is durable) counted as one of this process's writes in flight on `shard`,
+ * so that readers may wait for it rather than run a barrier of their own.
+ */
+export async function trackWrite<T>(shard: Kysely<DB>, write: () => Promise<T>): Promise<T> {
+  const mark = markOf(shard);
+  mark.writing++;
+  try {
+    return await write();
+  } finally {
+    mark.writing--;
+    wake(mark);
+  }
+}
+
+/**
+ * Whether `revision` on `shard` is known durable, waiting for it while this
+ * process has writes in flight there (each is acknowledged only after a
+ * flush, which raises the mark), for at most `timeoutMs`. A reader woken by
+ * a write's NOTIFY finds that write committed but not yet flushed: its own
+ * acknowledgement follows within one fsync, and waiting for it spares the
+ * reader a flush of its own, which would queue one more fsync behind it.
+ * Resolves false at once when nothing of this process is in flight.
+ */
+export function awaitKnownDurable(shard: Kysely<DB>, revision: number, timeoutMs: number): boolean | Promise<boolean> {
+  const mark = markOf(shard);
+  if (revision <= mark.revision) return true;
+  if (mark.writing === 0) return false;
+  return new Promise<boolean>((resolve) => {
+    const done = (known: boolean) => {
+      clearTimeout(timer);
+      mark.waiters.delete(check);
+      resolve(known);
+    };
+    const check = () => {
+      if (revision <= mark.revision) done(true);
+      else if (mark.writing === 0) done(false);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    mark.waiters.add(check);
+  });
 }

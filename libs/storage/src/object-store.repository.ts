@@ -4,7 +4,7 @@ import { preparedSql } from './prepared-statements.js';
 import { type ObjectKey, type StoredObject, withResourceVersion, withoutResourceVersion } from './object-key.js';
 import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
 import { StorageError } from './storage-error.js';
-import { knownDurable, noteDurable } from './durable-revision.js';
+import { awaitKnownDurable, noteDurable, trackWrite } from './durable-revision.js';
 import { tenantScoped } from './tenant-scope.js';
 import { ENCRYPTED_FIELD, isStaleBody, openBody, openBodyOrSkip, prepareBodies, sealBody } from './value/stored-body.js';
 import { withDataKeys } from './value/value-transformer.js';
@@ -65,6 +65,23 @@ export async function flushWal(db: Kysely<DB>): Promise<void> {
   await preparedSql`SELECT plinth_flush()`.execute(db);
 }
 
+/** How long a read waits for this process's writes in flight to be acknowledged before it runs the barrier itself. */
+const OWN_WRITES_WAIT_MS = 20;
+
+/**
+ * Returns once every revision up to `revision` on `shard` is durable, for a
+ * read that saw commits the global check could not vouch for: at once when
+ * known (durable-revision.ts), once this process's writes in flight there
+ * are acknowledged if that makes it known, otherwise after the barrier on
+ * `db` (the shard's handle or a tenant's on it). `seen` is the newest
+ * revision the read could see: the barrier makes every one of them durable.
+ */
+export async function ensureDurableUpTo(shard: Kysely<DB>, db: Kysely<DB>, revision: number, seen: number): Promise<void> {
+  if (await awaitKnownDurable(shard, revision, OWN_WRITES_WAIT_MS)) return;
+  await flushWal(db);
+  noteDurable(shard, seen);
+}
+
 /**
  * Reads and writes current objects. Every write is one call of a function
  * from the migrations that also appends to the change log and NOTIFYs, so it
@@ -105,10 +122,10 @@ export class ObjectStoreRepository {
         AND o.namespace = ${key.namespace} AND o.name = ${key.name}
     `.execute(db);
     const row = rows[0];
-    if (!row.durable && !internal && !tx && !(row.revision !== null && knownDurable(shard, row.revision))) {
-      // Everything the statement could see (every revision up to the counter it read) is durable after this.
-      await flushWal(db);
-      noteDurable(shard, row.current);
+    if (!row.durable && !internal && !tx) {
+      // No row: its absence may be an unflushed delete's doing, which no revision of ours vouches for.
+      if (row.revision === null) await flushWal(db);
+      else await ensureDurableUpTo(shard, db, row.revision, row.current);
     }
     if (!row.body || row.revision === null) return undefined;
     const keys = prepareBodies([{ key, body: row.body }]);
@@ -173,9 +190,12 @@ export class ObjectStoreRepository {
     const deadline = Date.now() + MOVE_WAIT_MS;
     for (;;) {
       try {
-        const outcome = await this.batcherFor(db).submit(w);
-        noteDurable(db, outcome.r);
-        return outcome;
+        const shard = db;
+        return await trackWrite(shard, async () => {
+          const outcome = await this.batcherFor(shard).submit(w);
+          noteDurable(shard, outcome.r);
+          return outcome;
+        });
       } catch (err) {
         const code = (err as PgError)?.code;
         const retry = (code === 'P0423' || code === 'P0403') && Date.now() < deadline ? await this.router.relocated?.(w.key.tenant, db, code === 'P0423') : undefined;
