@@ -144,7 +144,7 @@ describe('durability barrier', () => {
         if ((await flushes()) > calls) flushedFor = name;
       }
       assert.ok(flushedFor, 'no read of an unflushed row called the barrier');
-      // That flush covered every revision the read could see: reading the same row again needs none.
+      // That flush made the row's revision known durable: reading the same row again needs none.
       const afterFresh = await flushes();
       for (let i = 0; i < 10; i++) assert.ok(await objects.get(key(flushedFor)));
       assert.equal(await flushes(), afterFresh, 'a row covered by a flush this process ran was read with another flush');

@@ -163,7 +163,7 @@ export class ChangeLogRepository {
     const { compacted, durable } = rows[0];
     // Followers must never see a change that a crash could still undo.
     const last = rows[rows.length - 1].revision;
-    if (!durable) await (last === null ? flushWal(this.db) : ensureDurableUpTo(this.db, this.db, last, last));
+    if (!durable) await (last === null ? flushWal(this.db) : ensureDurableUpTo(this.db, this.db, last));
     if (after < compacted) {
       throw new StorageError('Expired', `too old resource version: ${after} (${compacted})`, undefined, compacted);
     }

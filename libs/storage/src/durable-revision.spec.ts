@@ -7,18 +7,14 @@ import { awaitKnownDurable, knownDurable, noteDurable, trackWrite } from './dura
 /** A stand-in shard handle: the marks only use it as a key. */
 const shard = () => ({}) as Kysely<DB>;
 
-/** A write that is acknowledged (its revision noted durable) or fails when the test says so. */
+/** A write that is acknowledged as durable with a revision, or fails, when the test says so. */
 function pendingWrite(db: Kysely<DB>) {
   let settle!: (revision?: number) => void;
   const done = trackWrite(
     db,
     () =>
-      new Promise<void>((resolve, reject) => {
-        settle = (revision) => {
-          if (revision === undefined) return reject(new Error('refused'));
-          noteDurable(db, revision);
-          resolve();
-        };
+      new Promise<{ r: number }>((resolve, reject) => {
+        settle = (revision) => (revision === undefined ? reject(new Error('refused')) : resolve({ r: revision }));
       }),
   ).catch(() => undefined);
   return { ack: (revision: number) => settle(revision), fail: () => settle(), done };

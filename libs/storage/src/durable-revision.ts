@@ -11,7 +11,7 @@ import type { DB } from './db.js';
  * before R's in the WAL. A flush that covers R's commit record covers them
  * all. The number only grows, and only from a flush this process saw end:
  * a write acknowledged by the write batcher, or a durability barrier run
- * after reading the counter. Revisions of another process, or of a write in
+ * after a read (for the revision the read saw). Revisions of another process, or of a write in
  * a caller's transaction, are simply not known here: a read then falls back
  * to the barrier, as before.
  *
@@ -66,15 +66,18 @@ export function knownDurable(shard: Kysely<DB>, revision: number): boolean {
 }
 
 /**
- * Runs `write` (which calls {@link noteDurable} with its revision once it
- * is durable) counted as one of this process's writes in flight on `shard`,
- * so that readers may wait for it rather than run a barrier of their own.
+ * Runs `write`, which resolves only once durable with its revision `r`,
+ * counted as one of this process's writes in flight on `shard` (so readers
+ * may wait for it rather than run a barrier of their own), and records `r`
+ * as durable.
  */
-export async function trackWrite<T>(shard: Kysely<DB>, write: () => Promise<T>): Promise<T> {
+export async function trackWrite<T extends { r: number }>(shard: Kysely<DB>, write: () => Promise<T>): Promise<T> {
   const mark = markOf(shard);
   mark.writing++;
   try {
-    return await write();
+    const outcome = await write();
+    noteDurable(shard, outcome.r);
+    return outcome;
   } finally {
     mark.writing--;
     wake(mark);

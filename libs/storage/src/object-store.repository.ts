@@ -73,13 +73,13 @@ const OWN_WRITES_WAIT_MS = 20;
  * read that saw commits the global check could not vouch for: at once when
  * known (durable-revision.ts), once this process's writes in flight there
  * are acknowledged if that makes it known, otherwise after the barrier on
- * `db` (the shard's handle or a tenant's on it). `seen` is the newest
- * revision the read could see: the barrier makes every one of them durable.
+ * `db` (the shard's handle or a tenant's on it), which makes `revision`
+ * known durable from then on.
  */
-export async function ensureDurableUpTo(shard: Kysely<DB>, db: Kysely<DB>, revision: number, seen: number): Promise<void> {
+export async function ensureDurableUpTo(shard: Kysely<DB>, db: Kysely<DB>, revision: number): Promise<void> {
   if (await awaitKnownDurable(shard, revision, OWN_WRITES_WAIT_MS)) return;
   await flushWal(db);
-  noteDurable(shard, seen);
+  noteDurable(shard, revision);
 }
 
 /**
@@ -115,9 +115,9 @@ export class ObjectStoreRepository {
   async get(key: ObjectKey, tx?: Kysely<DB>, internal = false): Promise<StoredObject | undefined> {
     const shard = tx ?? (await this.router.dbFor(key.tenant));
     const db = tx ?? tenantScoped(shard, key.tenant);
-    const { rows } = await preparedSql<{ revision: number | null; body: Record<string, unknown> | null; durable: boolean; current: number }>`
-      SELECT o.revision, o.body, ${DURABLE} AS durable, rc.value AS current
-      FROM revision_counter rc
+    const { rows } = await preparedSql<{ revision: number | null; body: Record<string, unknown> | null; durable: boolean }>`
+      SELECT o.revision, o.body, ${DURABLE} AS durable
+      FROM (SELECT 1) AS one
       LEFT JOIN objects o ON o.tenant = ${key.tenant} AND o.resource = ${key.resource}
         AND o.namespace = ${key.namespace} AND o.name = ${key.name}
     `.execute(db);
@@ -125,7 +125,7 @@ export class ObjectStoreRepository {
     if (!row.durable && !internal && !tx) {
       // No row: its absence may be an unflushed delete's doing, which no revision of ours vouches for.
       if (row.revision === null) await flushWal(db);
-      else await ensureDurableUpTo(shard, db, row.revision, row.current);
+      else await ensureDurableUpTo(shard, db, row.revision);
     }
     if (!row.body || row.revision === null) return undefined;
     const keys = prepareBodies([{ key, body: row.body }]);
@@ -190,12 +190,7 @@ export class ObjectStoreRepository {
     const deadline = Date.now() + MOVE_WAIT_MS;
     for (;;) {
       try {
-        const shard = db;
-        return await trackWrite(shard, async () => {
-          const outcome = await this.batcherFor(shard).submit(w);
-          noteDurable(shard, outcome.r);
-          return outcome;
-        });
+        return await trackWrite(db, () => this.batcherFor(db).submit(w));
       } catch (err) {
         const code = (err as PgError)?.code;
         const retry = (code === 'P0423' || code === 'P0403') && Date.now() < deadline ? await this.router.relocated?.(w.key.tenant, db, code === 'P0423') : undefined;
