@@ -78,35 +78,21 @@ export function benchDataDir(db: EmbeddedDatabase): string {
   return dir;
 }
 
-/** How {@link startServerProcess} starts the server besides its environment. */
-export interface ServerProcessOptions {
-  /** Node options before the script (BENCH_SERVER_NODE_ARGS adds more). */
-  nodeArgs?: string[];
-  /** A command the server runs under, e.g. `['valgrind', '--tool=callgrind']` (its pid is then the wrapper's, which valgrind shares). */
-  wrapper?: string[];
-  /** The checkout whose `dist/apps/api/src/main.js` runs (default: this one), to measure another build with this harness. */
-  root?: string;
-  /** How long to wait for /readyz (default 30 s; a server under valgrind starts far slower). */
-  readyTimeoutMs?: number;
-}
-
 /**
  * Starts `node dist/apps/api/src/main.js` as a child process serving HTTPS
  * on `port` with the benchmark's shared data folder (see
  * {@link benchCredentials}) and waits for /readyz.
  */
-export async function startServerProcess(env: Record<string, string>, port: number, options: ServerProcessOptions = {}): Promise<ChildProcess> {
+export async function startServerProcess(env: Record<string, string>, port: number, options: { nodeArgs?: string[] } = {}): Promise<ChildProcess> {
   const { dir } = await benchCredentials();
   // BENCH_SERVER_NODE_ARGS passes Node options to the server alone (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
   const nodeArgs = [...(options.nodeArgs ?? []), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')];
-  const [command, ...wrapperArgs] = [...(options.wrapper ?? []), process.execPath];
-  const main = path.resolve(options.root ?? '.', 'dist/apps/api/src/main.js');
-  const child = spawn(command, [...wrapperArgs, ...nodeArgs, main], {
+  const child = spawn(process.execPath, [...nodeArgs, path.resolve('dist/apps/api/src/main.js')], {
     env: { ...process.env, LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1', PLINTH_DATA_DIR: dir, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const agent = await benchAgent();
-  const deadline = Date.now() + (options.readyTimeoutMs ?? 30000);
+  const deadline = Date.now() + 30000;
   for (;;) {
     try {
       const { request } = await import('undici');
@@ -117,7 +103,7 @@ export async function startServerProcess(env: Record<string, string>, port: numb
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline || child.exitCode !== null) {
+    if (Date.now() > deadline) {
       // The caller never gets the child to stop: stop it here, or it outlives the benchmark.
       child.kill('SIGKILL');
       throw new Error('server did not become ready');
