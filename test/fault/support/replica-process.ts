@@ -42,7 +42,13 @@ export class ReplicaProcess {
     process.once('exit', reap);
     proc.once('exit', () => process.removeListener('exit', reap));
     const r = new ReplicaProcess(`https://127.0.0.1:${port}`, proc, dataDir);
-    await eventually(() => r.ready(), { timeoutMs: 30_000, message: `replica on ${port} ready` });
+    try {
+      await eventually(() => r.ready(), { timeoutMs: 30_000, message: `replica on ${port} ready` });
+    } catch (err) {
+      const verbose = await fetch(`${r.url}/readyz?verbose`, { signal: AbortSignal.timeout(5000) }).then(async (res) => `${res.status} ${await res.text()}`, (e: Error) => e.message);
+      await r.kill();
+      throw new Error(`${(err as Error).message}; /readyz?verbose: ${verbose}; its output:\n${r.output}`);
+    }
     return r;
   }
 

@@ -54,7 +54,7 @@ export async function handleTokenRequest(ctx: HandlerContext, store: ResourceSto
   const dryRun = parseWriteOptions(ctx.query, ctx.queryAll.dryRun ?? []).dryRun;
   const issued = dryRun
     ? { token: '', expiresAt: new Date(Date.now() + expirationSeconds * 1000) }
-    : await authn.serviceAccountTokens.issue({ tenant, namespace, name, uid, audiences, expirationSeconds });
+    : await authn.serviceAccountTokens.issue({ tenant, tenantUid: await authn.deps.tenantUid(tenant), namespace, name, uid, audiences, expirationSeconds });
   const out: KubeObject = {
     apiVersion: 'authentication.k8s.io/v1',
     kind: 'TokenRequest',

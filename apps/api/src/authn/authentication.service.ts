@@ -32,7 +32,7 @@ export class AuthenticationService {
   constructor(readonly deps: AuthenticationDeps) {
     this.bearer = new BearerTokenAuthenticator([
       ...(deps.tokenAuthenticatorsBefore ?? []),
-      new ServiceAccountAuthenticator(deps.serviceAccountTokens, deps.serviceAccountLookup),
+      new ServiceAccountAuthenticator(deps.serviceAccountTokens, deps.serviceAccountLookup, deps.tenantUid),
       ...(deps.tokenAuthenticatorsAfter ?? []),
     ]);
     this.chain = new AuthenticationChain([new X509Authenticator(deps.tenantUid), this.bearer], deps.anonymousEnabled);

@@ -15,7 +15,8 @@ const keyOf = (tenant: string, namespace: string, name: string) => `${tenant}\u0
  * deletionTimestamp, a re-creation with a new uid). ServiceAccounts are
  * cached on every replica (the write barrier), so a client whose DELETE of a
  * ServiceAccount was answered finds its tokens refused on this replica at
- * once. Misses and absent accounts go to `load` (never remembered).
+ * once. A tenant's deletion forgets all of its ServiceAccounts. Misses and
+ * absent accounts go to `load` (never remembered).
  */
 export function cachedServiceAccountLookup(load: ServiceAccountLookup, observe: ObserveChanges, storageResource: string): ServiceAccountLookup {
   const uids = new LRUCache<string, string>({ max: MAX_ENTRIES });
@@ -29,6 +30,12 @@ export function cachedServiceAccountLookup(load: ServiceAccountLookup, observe: 
     onReset: () => {
       epoch++;
       uids.clear();
+    },
+    // A deleted tenant's ServiceAccounts are removed without change rows: forget them all, or a new tenant of the same name would accept the old tokens.
+    onTenantRetired: (tenant) => {
+      epoch++;
+      const prefix = `${tenant}\u0000`;
+      for (const key of [...uids.keys()]) if (key.startsWith(prefix)) uids.delete(key);
     },
   });
   return async (tenant, namespace, name) => {

@@ -57,7 +57,7 @@ describe('ServiceAccount tokens', () => {
     const t = await signer();
     const { token } = await t.issue(grant);
     let uid: string | undefined = 'uid-1';
-    const a = new ServiceAccountAuthenticator(t, async () => uid);
+    const a = new ServiceAccountAuthenticator(t, async () => uid, async () => undefined);
     const r = await a.authenticateToken(token, 'acme');
     assert.deepEqual(r?.user.groups, ['system:serviceaccounts', 'system:serviceaccounts:ns']);
     assert.equal(r?.user.username, 'system:serviceaccount:ns:ci');
@@ -66,5 +66,18 @@ describe('ServiceAccount tokens', () => {
     await assert.rejects(a.authenticateToken(token, 'acme'), /does not match/);
     uid = undefined;
     await assert.rejects(a.authenticateToken(token, 'acme'), /has been deleted/);
+  });
+
+  it('binds tokens to the tenant they were issued in: a new tenant of the same name (another uid) or none refuses them', async () => {
+    const t = await signer();
+    const { token } = await t.issue({ ...grant, tenantUid: 'tenant-uid-1' });
+    assert.equal((await t.verify(token, 'acme'))?.tenantUid, 'tenant-uid-1');
+    let tenantUid: string | undefined = 'tenant-uid-1';
+    const a = new ServiceAccountAuthenticator(t, async () => 'uid-1', async () => tenantUid);
+    assert.equal((await a.authenticateToken(token, 'acme'))?.user.username, 'system:serviceaccount:ns:ci');
+    tenantUid = 'tenant-uid-2';
+    await assert.rejects(a.authenticateToken(token, 'acme'), /tenant that has since been deleted/);
+    tenantUid = undefined;
+    await assert.rejects(a.authenticateToken(token, 'acme'), /tenant that has since been deleted/);
   });
 });

@@ -23,9 +23,14 @@ export interface KubernetesClaim {
 /** The private claim naming the tenant a token was issued in. */
 export const TENANT_CLAIM = 'plinth.dev/tenant';
 
+/** The private claim naming the uid of the tenant a token was issued in: a new tenant of the same name refuses it. */
+export const TENANT_UID_CLAIM = 'plinth.dev/tenant-uid';
+
 /** The verified claims Plinth relies on. */
 export interface ServiceAccountClaims {
   tenant: string;
+  /** The uid of the tenant the token was issued in (undefined for tokens issued before tenants' uids were claimed). */
+  tenantUid?: string;
   namespace: string;
   name: string;
   uid: string;
@@ -38,6 +43,8 @@ export interface ServiceAccountClaims {
 /** What a token is for. */
 export interface TokenGrant {
   tenant: string;
+  /** The uid of the tenant as it exists now (the token is refused once the tenant is deleted, whatever is created under its name later). */
+  tenantUid?: string;
   namespace: string;
   name: string;
   uid: string;
@@ -114,7 +121,8 @@ export class ServiceAccountTokens {
     const iat = Math.floor(now / 1000);
     const exp = iat + grant.expirationSeconds;
     const kubernetes: KubernetesClaim = { namespace: grant.namespace, serviceaccount: { name: grant.name, uid: grant.uid } };
-    const token = await new SignJWT({ 'kubernetes.io': kubernetes, [TENANT_CLAIM]: grant.tenant })
+    const tenantClaims = grant.tenantUid ? { [TENANT_CLAIM]: grant.tenant, [TENANT_UID_CLAIM]: grant.tenantUid } : { [TENANT_CLAIM]: grant.tenant };
+    const token = await new SignJWT({ 'kubernetes.io': kubernetes, ...tenantClaims })
       .setProtectedHeader({ alg: this.alg, kid: this.kid })
       .setIssuer(this.issuerFor(grant.tenant))
       .setSubject(`system:serviceaccount:${grant.namespace}:${grant.name}`)
@@ -173,8 +181,10 @@ export class ServiceAccountTokens {
       throw new AuthenticationError('service account token is invalid: sub does not match the kubernetes.io claim');
     }
     const aud = payload.aud === undefined ? [] : Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+    const tenantUid = payload[TENANT_UID_CLAIM];
     return {
       tenant,
+      ...(typeof tenantUid === 'string' ? { tenantUid } : {}),
       namespace: k.namespace,
       name: k.serviceaccount.name,
       uid: k.serviceaccount.uid,

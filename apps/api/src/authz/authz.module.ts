@@ -23,7 +23,15 @@ export const ACCESS_REVIEWS = Symbol('ACCESS_REVIEWS');
     {
       provide: RbacIndexService,
       useFactory: (watch: WatchService, lists: ObjectListRepository, tenants: TenantCache) =>
-        new RbacIndexService({ cache: () => watch.cache, lists, tenantExists: (t) => tenants.exists(t) }),
+        new RbacIndexService({
+          cache: () => watch.cache,
+          lists,
+          tenantUid: async (t) => (await tenants.get(t))?.uid,
+          peekTenantUid: (t) => {
+            const row = tenants.peek(t);
+            return row === null ? null : row?.uid;
+          },
+        }),
       inject: [WatchService, ObjectListRepository, TenantCache],
     },
     { provide: RbacAuthorizer, useFactory: (indexes: RbacIndexService) => new RbacAuthorizer(indexes), inject: [RbacIndexService] },

@@ -9,13 +9,17 @@ export interface RbacIndexDeps {
   /** The replica's watch cache (fed by the change stream every replica runs); read lazily since it is replaced on restart of the pipeline. */
   cache: () => ChangeSource;
   lists: ObjectListRepository;
-  /** Whether a tenant exists (a missing tenant gets an empty index, not a load). */
-  tenantExists: (tenant: string) => Promise<boolean>;
+  /** The uid of a tenant as it exists now, undefined when it does not (a missing tenant gets an empty index, not a load). */
+  tenantUid: (tenant: string) => Promise<string | undefined>;
+  /** The uid of a tenant as known without a read (undefined: not known now; null: known absent); an index loaded for another uid is dropped. */
+  peekTenantUid?: (tenant: string) => string | null | undefined;
   /** Tenants kept in memory at most; the least recently used is dropped and reloaded when next asked. */
   maxTenants?: number;
 }
 
 interface Loaded {
+  /** The uid of the tenant the index was loaded for: a new tenant of the same name never sees it. */
+  uid: string;
   index: TenantRbacIndex;
   promise: Promise<TenantRbacIndex>;
   ready: boolean;
@@ -30,7 +34,8 @@ const EMPTY = new TenantRbacIndex();
  * the tenant's four RBAC buckets of the watch cache before listing, then
  * applies every change above each list's revision, so it neither misses
  * nor repeats a change. A cache reset drops the index (reloaded on next
- * use). At most `maxTenants` indexes are kept (LRU).
+ * use), and so does the tenant's deletion (its subscriptions are ended) or
+ * another uid under its name. At most `maxTenants` indexes are kept (LRU).
  */
 export class RbacIndexService implements RbacIndexSource {
   private readonly tenants: LRUCache<string, Loaded>;
@@ -49,24 +54,36 @@ export class RbacIndexService implements RbacIndexSource {
 
   /** The loaded index of `tenant`, or undefined while it is not (yet) loaded. */
   peek(tenant: string): TenantRbacIndex | undefined {
-    const e = this.tenants.get(tenant);
+    const e = this.current(tenant);
     return e?.ready ? e.index : undefined;
   }
 
   /** The index of `tenant`, loading it when needed; an empty index for a tenant that does not exist. Rejects when storage fails. */
   async get(tenant: string): Promise<TenantRbacIndex> {
-    const e = this.tenants.get(tenant);
+    const e = this.current(tenant);
     if (e) return e.promise;
-    if (!(await this.deps.tenantExists(tenant))) return EMPTY;
-    const again = this.tenants.get(tenant);
-    if (again) return again.promise;
-    const entry: Loaded = { index: new TenantRbacIndex(), promise: Promise.resolve(EMPTY), ready: false, subscribers: [] };
+    const uid = await this.deps.tenantUid(tenant);
+    if (uid === undefined) return EMPTY;
+    const again = this.current(tenant);
+    if (again?.uid === uid) return again.promise;
+    if (again) this.tenants.delete(tenant);
+    const entry: Loaded = { uid, index: new TenantRbacIndex(), promise: Promise.resolve(EMPTY), ready: false, subscribers: [] };
     entry.promise = this.load(tenant, entry).catch((err: unknown) => {
       if (this.tenants.peek(tenant) === entry) this.tenants.delete(tenant);
       throw err;
     });
     this.tenants.set(tenant, entry);
     return entry.promise;
+  }
+
+  /** The entry of `tenant`, unless the tenant is known (without a read) to be another one now, or gone: such an entry is dropped. */
+  private current(tenant: string): Loaded | undefined {
+    const e = this.tenants.get(tenant);
+    if (!e) return undefined;
+    const uid = this.deps.peekTenantUid?.(tenant);
+    if (uid === undefined || uid === e.uid) return e;
+    this.tenants.delete(tenant);
+    return undefined;
   }
 
   /** Drops the index of `tenant` (e.g. the tenant was deleted); it is reloaded on next use. */

@@ -88,6 +88,17 @@ export class TenantDataKeys {
    * provider is configured). Idempotent. Rejects when the key store cannot
    * be reached (the deletion must then stop and be retried).
    */
+  /**
+   * Forgets what this process holds of `tenant`'s data keys (every seed,
+   * read and write, of every provider) and the plaintexts decrypted with
+   * them; the key store is not touched. Every replica and worker calls it
+   * when it learns of the tenant's deletion. Synchronous; idempotent.
+   */
+  forget(tenant: string): void {
+    forgetTenantPlaintexts(tenant);
+    for (const p of this.encryption?.kmsRegistry?.all() ?? []) p.forgetTenant(tenant);
+  }
+
   async destroy(tenant: string): Promise<number> {
     forgetTenantPlaintexts(tenant);
     const registry = this.encryption?.kmsRegistry;

@@ -20,9 +20,8 @@ export interface DirectoryFeedDeps {
  * fill), loads them again. Returns the function that stops following.
  */
 export async function followTenantObjects(deps: DirectoryFeedDeps): Promise<() => void> {
-  const load = async () => {
-    for (const t of await deps.listTenants()) deps.directory.apply('ADDED', t);
-  };
+  // A reload after a hole also finds the tenants deleted meanwhile (their retirement is told then).
+  const load = async () => deps.directory.replaceAll(await deps.listTenants());
   const stop = deps.changes.observe(TENANT_STORAGE_RESOURCE, {
     onChange: (c) => {
       if (c.key.tenant === PLATFORM_TENANT) deps.directory.apply(c.type, c.object as KubeObject);

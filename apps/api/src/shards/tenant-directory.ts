@@ -44,6 +44,9 @@ export class TenantDirectory {
   private readonly homes = new Map<string, Placement>();
   private readonly absent = new LRUCache<string, true>({ max: MAX_ABSENT, ttl: ABSENT_TTL_MS });
   private readonly listeners = new Set<(tenant: string, from: string, to: string) => void>();
+  /** The uid of each known Tenant object, and whether its deletion has been seen (its retirement told). */
+  private readonly lives = new Map<string, { uid: string; retired: boolean }>();
+  private readonly retirementListeners = new Set<(tenant: string) => void>();
 
   constructor(private readonly read: TenantObjectReader) {}
 
@@ -74,6 +77,7 @@ export class TenantDirectory {
       this.absent.set(tenant, true);
       return DEFAULT_SHARD;
     }
+    this.observeLife(tenant, object);
     const placement = placementOfTenantObject(object);
     this.set(tenant, placement);
     return placement.shard;
@@ -83,8 +87,63 @@ export class TenantDirectory {
   apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: KubeObject): void {
     const name = object.metadata?.name;
     if (!name || name === PLATFORM_TENANT) return;
-    if (type === 'DELETED') this.forget(name);
-    else this.set(name, placementOfTenantObject(object));
+    if (type === 'DELETED') {
+      this.retire(name);
+      this.lives.delete(name);
+      this.forget(name);
+      return;
+    }
+    this.observeLife(name, object);
+    this.set(name, placementOfTenantObject(object));
+  }
+
+  /**
+   * Records every Tenant object there is now (a reload after the change
+   * stream had a hole): tenants known before and absent now, or present
+   * under another uid, were deleted meanwhile and are retired.
+   */
+  replaceAll(objects: KubeObject[]): void {
+    const present = new Set(objects.map((o) => o.metadata?.name).filter((n): n is string => typeof n === 'string'));
+    for (const name of [...this.lives.keys()]) if (!present.has(name)) this.apply('DELETED', { metadata: { name } } as KubeObject);
+    for (const o of objects) this.apply('ADDED', o);
+  }
+
+  /**
+   * Calls `listener(tenant)` when this replica learns that a tenant is being
+   * deleted or is gone: its Tenant object got a deletionTimestamp, was
+   * deleted, or came back with another uid (a new tenant of the same name,
+   * whatever this replica missed). Told at most once per Tenant object's
+   * life and once more at its removal; in the change stream's order. Returns
+   * the unsubscribe function.
+   */
+  onRetired(listener: (tenant: string) => void): () => void {
+    this.retirementListeners.add(listener);
+    return () => this.retirementListeners.delete(listener);
+  }
+
+  /** The uid of `tenant`'s Tenant object as this replica last saw it; undefined when unknown. */
+  uidOf(tenant: string): string | undefined {
+    return this.lives.get(tenant)?.uid;
+  }
+
+  private observeLife(name: string, object: KubeObject): void {
+    const uid = typeof object.metadata?.uid === 'string' ? object.metadata.uid : '';
+    const known = this.lives.get(name);
+    if (known && known.uid !== uid) {
+      // Another life under the same name: whatever this replica kept of the old one goes first.
+      if (!known.retired) this.retire(name);
+      this.lives.delete(name);
+    }
+    const life = this.lives.get(name) ?? { uid, retired: false };
+    this.lives.set(name, life);
+    if (object.metadata?.deletionTimestamp && !life.retired) {
+      life.retired = true;
+      this.retire(name);
+    }
+  }
+
+  private retire(name: string): void {
+    for (const l of this.retirementListeners) l(name);
   }
 
   /** Records where `tenant` lives now; tells the listeners when its shard changed. */

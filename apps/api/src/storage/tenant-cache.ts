@@ -31,7 +31,13 @@ export class TenantCache {
     return record;
   }
 
-  /** Drops what is cached about `name` (after this replica changed it). */
+  /** The tenant's row as cached now, without reading: `null` when it is known not to exist, undefined when nothing (fresh) is cached. */
+  peek(name: string): TenantRecord | null | undefined {
+    const hit = this.known.get(name);
+    return hit === undefined ? undefined : (hit.record ?? null);
+  }
+
+  /** Drops what is cached about `name` (after this replica changed it, or learned of its deletion). */
   forget(name: string): void {
     this.known.delete(name);
   }

@@ -1,4 +1,4 @@
-import { Inject, Module } from '@nestjs/common';
+import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { ObjectListRepository, ObjectStoreRepository, TenantRepository } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
@@ -22,6 +22,8 @@ import { TenantProvisioner } from './tenant-provisioner.js';
 import { tenantResource } from '../kinds/tenant/tenant.resource.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 import { OBSERVE_CHANGES } from '../watch/watch.module.js';
+import { WatchService } from '../watch/watch.service.js';
+import { forgetRetiredTenants } from './tenant-retirement.js';
 
 /**
  * Tenants as API objects: the Tenant kind's lifecycle hooked into the
@@ -72,8 +74,15 @@ import { OBSERVE_CHANGES } from '../watch/watch.module.js';
   ],
   exports: [TenantLifecycleService, TenantProvisioner, TenantDeletionRunner],
 })
-export class TenancyModule {
+export class TenancyModule implements OnModuleInit, OnApplicationShutdown {
+  private stopForgetting: (() => void) | undefined;
+
   constructor(
+    @Inject(TenantDirectory) private readonly directory: TenantDirectory,
+    @Inject(WatchService) private readonly watch: WatchService,
+    @Inject(TenantCache) private readonly cache: TenantCache,
+    @Inject(TenantDataKeys) private readonly keys: TenantDataKeys,
+    @Inject(LOGGER) private readonly logger: Logger,
     @Inject(TenantLifecycleService) lifecycle: TenantLifecycleService,
     @Inject(APP_CONFIG) config: AppConfig,
     @Inject(PostStartHooks) postStart: PostStartHooks,
@@ -87,5 +96,20 @@ export class TenancyModule {
     });
     // Existing tenants get missing default roles in the background.
     postStart.add('rbac/bootstrap-roles', () => rbac.reconcileAllTenants(() => tenants.list()));
+  }
+
+  /** A deleted tenant is forgotten by this process as soon as its Tenant object's deletion reaches it (docs/tenancy.md). */
+  onModuleInit(): void {
+    this.stopForgetting = forgetRetiredTenants({
+      onRetired: (l) => this.directory.onRetired(l),
+      endStreams: (t, reason) => this.watch.retireTenant(t, reason),
+      forgetRow: (t) => this.cache.forget(t),
+      forgetKeys: (t) => this.keys.forget(t),
+      logger: this.logger,
+    });
+  }
+
+  onApplicationShutdown(): void {
+    this.stopForgetting?.();
   }
 }

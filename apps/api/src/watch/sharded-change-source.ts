@@ -94,6 +94,18 @@ export class ShardedChangeSource implements ChangeSource {
     on?.cache.unsubscribe(on.proxy);
   }
 
+  /**
+   * The tenant was deleted (or is being deleted): ends its subscribers (the
+   * per-tenant caches they feed drop what they hold) and tells every
+   * observer that keeps per-tenant state ({@link ChangeObserver.onTenantRetired}).
+   * Synchronous: when it returns, nothing this replica keeps of the tenant
+   * through the change stream survives.
+   */
+  retireTenant(tenant: string, reason: string): void {
+    this.endTenant(tenant, reason);
+    for (const o of this.observations) o.observer.onTenantRetired?.(tenant);
+  }
+
   /** Ends the subscribers of `tenant` (its shard changed: they must follow the new one). */
   endTenant(tenant: string, reason: string): void {
     for (const [sub, on] of this.subscribedOn) {

@@ -200,6 +200,16 @@ export class WatchService implements WatchStreamOwner {
     this.changeSource.endTenant(tenant, reason);
   }
 
+  /**
+   * Ends every watch of `tenant` and every per-tenant state the change
+   * stream feeds on this replica ({@link ShardedChangeSource.retireTenant}):
+   * the tenant was deleted, and a new tenant of its name must start from nothing.
+   */
+  retireTenant(tenant: string, reason: string): void {
+    for (const [stream, owner] of this.owners) if (owner[0] === tenant) stream.close(reason);
+    this.changeSource.retireTenant(tenant, reason);
+  }
+
   /** Open watches on this replica. */
   get watcherCount(): number {
     return this.streams.size;

@@ -84,10 +84,17 @@ export class TenantSnapshots<T extends object> {
     if (this.opts.reloadOnChange) for (const t of this.entries.keys()) this.background(t);
   }
 
-  /** Feeds this cache from the change stream: each change outdates its tenant, a reset outdates all. */
+  /** Drops the tenant's snapshot (it was deleted): nothing of it is served again, and it is not reloaded until asked. */
+  drop(tenant: string): void {
+    this.changedAt.set(tenant, ++this.counter);
+    this.entries.delete(tenant);
+  }
+
+  /** Feeds this cache from the change stream: each change outdates its tenant, a reset outdates all, a retired tenant is dropped. */
   readonly observer: ChangeObserver = {
     onChange: (change) => this.invalidate(change.key.tenant),
     onReset: () => this.invalidateAll(),
+    onTenantRetired: (tenant) => this.drop(tenant),
   };
 
   private background(tenant: string): void {

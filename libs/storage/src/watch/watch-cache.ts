@@ -38,6 +38,14 @@ export interface ChangeObserver {
   onChange(change: CachedChange): void;
   /** The cache restarted at a new revision (start-up, or a hole it could not fill): state derived from earlier changes must be rebuilt. */
   onReset(): void;
+  /**
+   * The tenant was deleted (or is being deleted): its rows are removed
+   * without change rows, so state kept of it must be dropped now, lest a new
+   * tenant of the same name inherit it. Observers that keep per-tenant state
+   * implement it; others leave it unset (the change stream has nothing more
+   * to say of the tenant). Must not throw.
+   */
+  onTenantRetired?(tenant: string): void;
 }
 
 /**

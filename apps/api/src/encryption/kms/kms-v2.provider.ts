@@ -75,7 +75,9 @@ export class KmsV2Provider implements ValueTransformer {
   readonly prefix: Buffer;
   private readonly client: KmsV2Client;
   private health: KmsHealth = { healthy: false, keyId: '', error: 'no Status call has succeeded yet' };
-  private readonly seeds = new LRUCache<string, HkdfGcmTransformer>({ max: SEED_CACHE_MAX, ttl: SEED_TTL_MS });
+  private readonly seeds = new LRUCache<string, HkdfGcmTransformer>({ max: SEED_CACHE_MAX, ttl: SEED_TTL_MS, dispose: (_t, ref) => this.seedTenants.delete(ref) });
+  /** The tenant of each seed in memory (key-store row → tenant), so that a deleted tenant's seeds are all forgotten. */
+  private readonly seedTenants = new Map<string, string>();
   /** Objects whose data key is gone from the key store: their reads fail at once with this message. */
   private readonly erased = new LRUCache<string, string>({ max: 10_000, ttl: 60_000 });
   private readonly writeKeys = new Map<string, WriteKey>();
@@ -229,11 +231,17 @@ export class KmsV2Provider implements ValueTransformer {
     return keyID !== this.health.keyId;
   }
 
-  /** Forgets what this process holds of the tenant's keys (its deletion destroyed them in the key store). */
+  /**
+   * Forgets every seed this process holds of the tenant, for reads and for
+   * writes, of every key generation (the tenant was deleted: its keys are
+   * destroyed in the key store, and a new tenant of its name must wrap new ones).
+   */
   forgetTenant(tenant: string): void {
     const w = this.writeKeys.get(tenant);
     this.writeKeys.delete(tenant);
     if (w) this.seeds.delete(w.ref);
+    for (const [ref, owner] of [...this.seedTenants]) if (owner === tenant) this.seeds.delete(ref);
+    this.deps.metrics.dekSourceCacheSize.set({ provider_name: this.name }, this.seeds.size);
   }
 
   private once(id: string, load: () => Promise<void>): Promise<void> {
@@ -260,6 +268,7 @@ export class KmsV2Provider implements ValueTransformer {
     }
     transformer ??= this.seeds.get(row.ref) ?? (await this.unwrap(row));
     this.seeds.set(row.ref, transformer);
+    this.seedTenants.set(row.ref, tenant);
     this.writeKeys.set(tenant, { ref: row.ref, keyId: row.keyId, transformer, expires: Date.now() + WRITE_KEY_TTL_MS, count: this.keyIdUse('to_storage', row.keyId) });
     this.deps.metrics.dekSourceCacheSize.set({ provider_name: this.name }, this.seeds.size);
   }
@@ -273,6 +282,7 @@ export class KmsV2Provider implements ValueTransformer {
       throw new StorageError('Internal', message);
     }
     this.seeds.set(ref, await this.unwrap(row));
+    this.seedTenants.set(ref, row.tenant);
     this.deps.metrics.dekSourceCacheSize.set({ provider_name: this.name }, this.seeds.size);
   }
 
