@@ -27,8 +27,7 @@ export * from './validation/conditions.validation.js';
 export * from './schema/structural-schema.js';
 export * from './schema/type-check.js';
 export * from './schema/object-order.js';
-// decode-error.ts and selector-error.ts keep their own goQuote variants
-// (each matches a different upstream printer); name-validation's is exported.
+export * from './text/go-strings.js';
 export {
   DecodeError,
   type DecodeErrorOptions,

@@ -1,4 +1,5 @@
 import type { ResourceDefinition } from '../registry/resource-definition.js';
+import { compareStrings } from '@plinth/apimachinery';
 import {
   META_V1_NAMES,
   builtinKindSchema,
@@ -32,10 +33,6 @@ const EMBEDDED_API_VERSION =
 const EMBEDDED_KIND =
   'kind is a string value representing the type of this object. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds';
 
-/** Code-point order, independent of the host's locale. */
-export function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 function compareGvk(a: GroupVersionKind, b: GroupVersionKind): number {
   return compareStrings(a.group, b.group) || compareStrings(a.version, b.version) || compareStrings(a.kind, b.kind);

@@ -1,6 +1,7 @@
 import type { ResourceDefinition, SubresourceDefinition } from '../registry/resource-definition.js';
+import { compareStrings } from '@plinth/apimachinery';
 import { META_V1_NAMES } from '../schema/builtin-schemas.js';
-import { compareStrings, sortedResources } from './openapi-definitions.js';
+import { sortedResources } from './openapi-definitions.js';
 import {
   type GroupVersionKind,
   definitionNameFor,

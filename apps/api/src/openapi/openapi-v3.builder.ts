@@ -1,5 +1,6 @@
 import { type ResourceDefinition, groupVersion } from '../registry/resource-definition.js';
-import { type JsonObject, REF_PREFIX, buildDefinitions, compareStrings, sortKeysDeep } from './openapi-definitions.js';
+import { compareStrings } from '@plinth/apimachinery';
+import { type JsonObject, REF_PREFIX, buildDefinitions, sortKeysDeep } from './openapi-definitions.js';
 import { patchMediaTypes, responseMediaTypes } from './openapi-media-types.js';
 import { type PlannedOperation, type PlannedPath, planPaths } from './openapi-operations.js';
 import { openApiV3PathKey } from './openapi-naming.js';

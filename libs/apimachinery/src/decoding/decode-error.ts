@@ -1,3 +1,8 @@
+import { goQuote } from '../text/go-strings.js';
+
+/** Go's strconv.Quote, as decode errors render keys and paths (one implementation: text/go-strings.ts). */
+export { goQuote };
+
 /** Where in a request body a decode error was found; `line` and `column` are 1-based, in UTF-16 units. */
 export interface DecodePosition {
   offset: number;
@@ -50,28 +55,6 @@ function positionOf(text: string, rawOffset: number): DecodePosition {
   return { offset, line, column: offset - lineStart + 1 };
 }
 
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-const CONTROL_ESCAPES: Record<number, string> = { 7: '\\a', 8: '\\b', 9: '\\t', 10: '\\n', 11: '\\v', 12: '\\f', 13: '\\r' };
-
-/**
- * Quotes `s` the way Go's strconv.Quote does (upstream renders field paths and YAML keys with it),
- * e.g. `a"b` → `"a\"b"`, a tab → `"\t"`, U+007F → `"\x7f"`. Lone surrogates become U+FFFD as Go's
- * JSON decoder would have produced. Pure; never throws.
- */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const cp = ch.codePointAt(0) as number;
-    if (ch === '"' || ch === '\\') out += '\\' + ch;
-    else if (cp >= 0xd800 && cp <= 0xdfff) out += '\ufffd';
-    else if (PRINTABLE.test(ch)) out += ch;
-    else if (CONTROL_ESCAPES[cp] !== undefined) out += CONTROL_ESCAPES[cp];
-    else if (cp < 0x80) out += '\\x' + cp.toString(16).padStart(2, '0');
-    else if (cp < 0x10000) out += '\\u' + cp.toString(16).padStart(4, '0');
-    else out += '\\U' + cp.toString(16).padStart(8, '0');
-  }
-  return out + '"';
-}
 
 /** One strict-decoding finding: an unknown field or a duplicate field, by upstream field path. */
 export interface StrictIssue {

@@ -1,3 +1,5 @@
+import { compareStrings } from '../text/go-strings.js';
+
 /**
  * Sets of field paths, as server-side apply tracks ownership: a tree whose
  * edges are path elements in their FieldsV1 spelling (`f:name`,
@@ -166,10 +168,6 @@ function parseJson(s: string): unknown {
   }
 }
 
-/** Byte-wise string order (Go's), which for UTF-16 code units below the surrogates is the same. */
-export function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 function compareKeys(a: unknown, b: unknown): number {
   const fa = Object.entries((a ?? {}) as Record<string, unknown>).sort(([x], [y]) => compareStrings(x, y));

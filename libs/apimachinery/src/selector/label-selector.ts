@@ -3,10 +3,10 @@
  * k8s.io/apimachinery/pkg/labels (as in `?labelSelector=`), matching, the
  * canonical string form, and conversion from a metav1.LabelSelector.
  */
+import { goQuote } from '../text/go-strings.js';
 import {
   SelectorError,
   aggregateText,
-  goQuote,
   invalidValueText,
   labelKeyErrors,
   labelValueErrors,

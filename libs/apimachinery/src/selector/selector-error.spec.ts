@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
+import { goQuote } from '../text/go-strings.js';
 import { describe, it } from 'node:test';
 import {
   SelectorError,
   aggregateText,
-  goQuote,
   invalidValueText,
   labelKeyErrors,
   labelValueErrors,

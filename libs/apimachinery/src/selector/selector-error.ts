@@ -6,6 +6,7 @@
  * older said "a qualified name …" and "characters"; only the constants below
  * would change to target them.
  */
+import { goQuote } from '../text/go-strings.js';
 
 /**
  * Thrown by the label and field selector parsers and by the metav1 converter.
@@ -91,34 +92,6 @@ export function labelValueErrors(value: string): string[] {
   return errs;
 }
 
-const GO_PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-const GO_SHORT_ESCAPES: Record<string, string> = {
-  '"': '\\"',
-  '\\': '\\\\',
-  '\x07': '\\a',
-  '\b': '\\b',
-  '\f': '\\f',
-  '\n': '\\n',
-  '\r': '\\r',
-  '\t': '\\t',
-  '\v': '\\v',
-};
-
-/** Quotes a string as Go's `%q` (strconv.Quote) does. Never throws. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const short = GO_SHORT_ESCAPES[ch];
-    const cp = ch.codePointAt(0) ?? 0;
-    if (short !== undefined) out += short;
-    else if (GO_PRINTABLE.test(ch)) out += ch;
-    else if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-    else if (cp >= 0xd800 && cp <= 0xdfff) out += '\\ufffd';
-    else if (cp < 0x10000) out += `\\u${cp.toString(16).padStart(4, '0')}`;
-    else out += `\\U${cp.toString(16).padStart(8, '0')}`;
-  }
-  return `${out}"`;
-}
 
 /** JSON as Go's encoding/json writes it, which escapes HTML characters and line separators. */
 function goJson(value: unknown): string {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
+import { goQuote } from '../text/go-strings.js';
 import { describe, it } from 'node:test';
 import {
   byteLength,
-  goQuote,
   isConfigMapKey,
   isDNS1035Label,
   isDNS1123Label,

@@ -56,25 +56,6 @@ export function byteLength(s: string): number {
   return n;
 }
 
-/** Go `unicode.IsPrint` for one code point: letters, marks, numbers, punctuation, symbols and ASCII space. */
-export function isGoPrintable(codePoint: number): boolean {
-  return codePoint === 0x20 || /[\p{L}\p{M}\p{N}\p{P}\p{S}]/u.test(String.fromCodePoint(codePoint));
-}
-
-/** Go `strconv.Quote(s)`: double-quoted with Go escapes. Never throws. */
-export function goQuote(s: string): string {
-  const named: Record<number, string> = { 7: '\\a', 8: '\\b', 9: '\\t', 10: '\\n', 11: '\\v', 12: '\\f', 13: '\\r', 0x22: '\\"', 0x5c: '\\\\' };
-  let out = '"';
-  for (const ch of s) {
-    const cp = ch.codePointAt(0) ?? 0;
-    if (named[cp] !== undefined) out += named[cp];
-    else if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-    else if (cp < 0x80 || isGoPrintable(cp)) out += ch;
-    else if (cp < 0x10000) out += `\\u${cp.toString(16).padStart(4, '0')}`;
-    else out += `\\U${cp.toString(16).padStart(8, '0')}`;
-  }
-  return out + '"';
-}
 
 function maxLenCharacters(limit: number): string {
   return `must be no more than ${limit} characters`;

@@ -2,14 +2,13 @@ import { fieldErrors, type FieldError } from '../errors/field-error.js';
 import type { ObjectMeta, OwnerReference } from '../object/kube-object.js';
 import {
   byteLength,
-  goQuote,
   isDNS1123Label,
-  isGoPrintable,
   isQualifiedName,
   isValidLabelValue,
   validateName,
   type NameValidation,
 } from './name-validation.js';
+import { goQuote, isGoPrintable } from '../text/go-strings.js';
 
 /** Upstream FieldImmutableErrorMsg. */
 export const FIELD_IMMUTABLE_MSG = 'field is immutable';
