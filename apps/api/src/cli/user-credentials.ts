@@ -1,7 +1,7 @@
 import 'reflect-metadata';
+import { renderKubeconfigFor } from '../pki/kubeconfig.writer.js';
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
-import { stringify } from 'yaml';
 
 type CreateParams = Parameters<typeof x509.Pkcs10CertificateRequestGenerator.create>[0];
 
@@ -45,17 +45,7 @@ export interface UserKubeconfig {
   user: string;
 }
 
-const b64 = (s: string) => Buffer.from(s).toString('base64');
-
-/** A kubeconfig (YAML text) with one cluster, user and current context. Pure. */
+/** A kubeconfig (YAML text) with one cluster, user and current context, all named `k.context`. Pure. */
 export function renderUserKubeconfig(k: UserKubeconfig): string {
-  return stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: k.context, cluster: { server: k.server, ...(k.caPem ? { 'certificate-authority-data': b64(k.caPem) } : {}) } }],
-    users: [{ name: k.context, user: { 'client-certificate-data': b64(k.certPem), 'client-key-data': b64(k.keyPem) } }],
-    contexts: [{ name: k.context, context: { cluster: k.context, user: k.context } }],
-    'current-context': k.context,
-    preferences: {},
-  });
+  return renderKubeconfigFor([{ name: k.context, server: k.server }], k.context, k.context, { caPem: k.caPem, clientCertPem: k.certPem, clientKeyPem: k.keyPem });
 }
