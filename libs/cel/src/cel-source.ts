@@ -14,8 +14,14 @@ function isIdentChar(ch: string | undefined): boolean {
   return ch !== undefined && /[A-Za-z0-9_]/.test(ch);
 }
 
-/** Index just past the string literal starting at `i` (after any r/b prefix), or -1 when there is none. */
-function skipString(src: string, i: number): number {
+/**
+ * Index just past the CEL string literal starting at `i` (an optional
+ * r/b prefix, single, double or triple quotes, escapes unless raw), or -1
+ * when none starts there; an unterminated literal ends at the line's end
+ * (single quotes) or the source's. The one scanner of CEL string literals:
+ * source rewrites use it to leave literals untouched. Pure.
+ */
+export function skipStringLiteral(src: string, i: number): number {
   let j = i;
   let raw = false;
   while (j < src.length && /[rRbB]/.test(src[j]) && j - i < 2) {
@@ -51,7 +57,7 @@ export function rewriteMatchesCalls(src: string): string {
   while (i < src.length) {
     const ch = src[i];
     if (/[rRbB"']/.test(ch) && !isIdentChar(src[i - 1])) {
-      const end = skipString(src, i);
+      const end = skipStringLiteral(src, i);
       if (end > 0) {
         out += src.slice(i, end);
         i = end;

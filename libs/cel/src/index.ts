@@ -33,3 +33,4 @@ export {
   WorkerTaskTimeoutError,
 } from './pool/tenant-worker-pool.js';
 export { serveTasks } from './pool/serve-tasks.js';
+export { skipStringLiteral } from './cel-source.js';

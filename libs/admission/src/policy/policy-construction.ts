@@ -8,31 +8,11 @@
  * string literals untouched. Pure.
  */
 
+import { skipStringLiteral } from '@plinth/cel';
+
 const IDENT_START = /[A-Za-z_]/;
 const IDENT = /[A-Za-z0-9_]/;
 
-/** Index just past the string literal starting at `i` (r/b prefixes, triple quotes), or -1 when none starts there. */
-function skipString(src: string, i: number): number {
-  let j = i;
-  let raw = false;
-  while (j < src.length && j - i < 2 && /[rRbB]/.test(src[j])) {
-    if (src[j] === 'r' || src[j] === 'R') raw = true;
-    j++;
-  }
-  const q = src[j];
-  if (q !== '"' && q !== "'") return -1;
-  const close = src.startsWith(q.repeat(3), j) ? q.repeat(3) : q;
-  j += close.length;
-  while (j < src.length) {
-    if (!raw && src[j] === '\\') {
-      j += 2;
-      continue;
-    }
-    if (src.startsWith(close, j)) return j + close.length;
-    j++;
-  }
-  return j;
-}
 
 function skipSpace(src: string, i: number): number {
   while (i < src.length && /\s/.test(src[i])) i++;
@@ -64,7 +44,7 @@ class Rewriter {
       const ch = src[this.i];
       const prev = src[this.i - 1];
       if (/[rRbB"']/.test(ch) && !(prev && IDENT.test(prev))) {
-        const end = skipString(src, this.i);
+        const end = skipStringLiteral(src, this.i);
         if (end > 0) {
           out += src.slice(this.i, end);
           this.i = end;
