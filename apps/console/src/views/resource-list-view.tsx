@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { Api } from '../api.js';
 import { resourcePath, type ServedResource } from '../discovery.js';
 import { href } from '../router.js';
@@ -30,6 +30,7 @@ export function ResourceListView({ api, gv, resource, query }: Props) {
   );
 }
 
+/** `make()`'s path, or the error it threw (a namespace that cannot be a path segment) and no path. */
 function pathOrError(make: () => string): { path: string; bad?: undefined } | { path: null; bad: unknown } {
   try {
     return { path: make() };
