@@ -28,8 +28,10 @@ export class ApiFailure extends Error {
   }
 }
 
-/** The path prefix of `tenant` (`default` is the platform scope, unprefixed). */
+/** The path prefix of `tenant` (`default` is the platform scope, unprefixed); throws for a name that is no path segment. */
 export function tenantPrefix(tenant: string): string {
+  // `.` and `..` would be resolved by the browser (even encoded) to another path.
+  if (tenant === '' || tenant === '.' || tenant === '..') throw new Error(`not a valid tenant name: ${JSON.stringify(tenant)}`);
   return tenant === 'default' ? '' : `/clusters/${encodeURIComponent(tenant)}`;
 }
 

@@ -50,9 +50,29 @@ async function load(api: Api): Promise<ServedResource[]> {
   return out;
 }
 
-/** The URL path of `resource` in `gv` (namespace `ns` when given), under the session's tenant. */
+/**
+ * One path segment from text the console did not choose (the URL hash, a
+ * form): percent-encoded, and never empty, `.` or `..` (which the browser
+ * would resolve, even encoded, to another path). Throws otherwise.
+ */
+export function pathSegment(text: string): string {
+  if (text === '' || text === '.' || text === '..') throw new Error(`not a valid name: ${JSON.stringify(text)}`);
+  return encodeURIComponent(text);
+}
+
+/**
+ * The URL path of `resource` in `gv` (namespace `ns` and object `name`
+ * when given), under the session's tenant, each segment encoded by
+ * {@link pathSegment}. Callers pass only a `gv` and `resource` that
+ * discovery returned ({@link servedResource}); throws for a bad segment.
+ */
 export function resourcePath(api: Api, gv: string, resource: string, ns?: string, name?: string): string {
-  const base = gv === 'v1' ? '/api/v1' : `/apis/${gv}`;
-  const nsPart = ns ? `/namespaces/${encodeURIComponent(ns)}` : '';
-  return api.t(`${base}${nsPart}/${resource}${name ? `/${encodeURIComponent(name)}` : ''}`);
+  const base = gv === 'v1' ? '/api/v1' : `/apis/${gv.split('/').map(pathSegment).join('/')}`;
+  const nsPart = ns ? `/namespaces/${pathSegment(ns)}` : '';
+  return api.t(`${base}${nsPart}/${pathSegment(resource)}${name !== undefined ? `/${pathSegment(name)}` : ''}`);
+}
+
+/** The served resource `resource` of `gv` as discovery returned it; undefined when the tenant serves no such listable resource (a crafted link). */
+export async function servedResource(api: Api, gv: string, resource: string): Promise<ServedResource | undefined> {
+  return (await servedResources(api)).find((r) => r.gv === gv && r.name === resource);
 }

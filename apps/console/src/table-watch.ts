@@ -17,9 +17,10 @@ export interface WatchedTable {
  * selector and applies each event to the rows (new objects are added only
  * on the last page). Restarts when an argument changes or the watch
  * ends by itself (a second later, from a fresh list); stops on unmount. A
- * failed list or watch stops and shows its error.
+ * failed list or watch stops and shows its error. A null `path` (not a
+ * path the console may call) calls nothing.
  */
-export function useWatchedTable(api: Api, path: string, selector: string, limit: string, cont: string): WatchedTable {
+export function useWatchedTable(api: Api, path: string | null, selector: string, limit: string, cont: string): WatchedTable {
   const [table, setTable] = useState<Table | null>(null);
   const [rows, setRows] = useState<TableRow[]>([]);
   const [error, setError] = useState<unknown>(null);
@@ -31,6 +32,7 @@ export function useWatchedTable(api: Api, path: string, selector: string, limit:
     let timer: ReturnType<typeof setTimeout> | undefined;
     setError(null);
     setLive(false);
+    if (path === null) return () => abort.abort();
     const q = new URLSearchParams({ limit });
     if (selector) q.set('labelSelector', selector);
     if (cont) q.set('continue', cont);

@@ -28,6 +28,7 @@ import { ShardCatalog } from '../shards/shard-catalog.js';
 import { ShardPool } from '../shards/shard-pool.js';
 import { TenantDirectory } from '../shards/tenant-directory.js';
 import { TenantPlacementModule } from '../shards/tenant-placement.admission.js';
+import { ShardSecretReferenceModule } from '../shards/shard-secret-reference.admission.js';
 import { createPolicyAdmission, type PolicyAdmission } from './policy-admission.js';
 import { policyAuthorizer } from './policy-authorizer.js';
 import { createWebhookAdmission, equivalents, normalizer, type WebhookAdmission } from './webhook-admission.js';
@@ -136,6 +137,7 @@ function namespacePhase(namespaces: NamespaceCache) {
           escalation,
           new TenantLifecycleModule(async (tenant) => (await tenants.get(tenant))?.phase),
           new TenantPlacementModule({ catalog, ready: (s) => pool.state(s)?.ready === true, tenantsOn: (s) => directory.tenantsOn(s) }),
+          new ShardSecretReferenceModule(authorizer),
           new NamespaceLifecycleModule(namespacePhase(namespaces), (tenant, name) => namespaces.deleting(tenant, name)),
           new WebhookEgressModule(egress),
           new OwnerReferencesPermissionModule(authorizer, registry),

@@ -12,6 +12,7 @@ export const ADMISSION_ORDER = [
   'RBACEscalation',
   'TenantLifecycle',
   'TenantPlacement',
+  'ShardSecretReference',
   'NamespaceLifecycle',
   'WebhookEgress',
   'OwnerReferencesPermissionEnforcement',

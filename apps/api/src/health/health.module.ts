@@ -1,10 +1,12 @@
 import { Module } from '@nestjs/common';
+import { AuthzModule } from '../authz/authz.module.js';
 import { HealthController } from './health.controller.js';
 import { HealthListener } from './health-listener.js';
 import { HealthService } from './health.service.js';
 
 /** Health and metrics: /healthz, /livez, /readyz, /metrics over HTTPS, and the optional plain listener. */
 @Module({
+  imports: [AuthzModule],
   controllers: [HealthController],
   providers: [HealthService, HealthListener],
   exports: [HealthService, HealthListener],

@@ -35,64 +35,71 @@ export class HealthService {
    * provider in force said healthz `ok`, version v2 and a key_id; undefined
    * when none is configured.
    */
-  kmsProviders(): { ok: boolean; line: string } | undefined {
+  kmsProviders(): HealthCheck | undefined {
     const providers = this.encryption?.kmsProviders() ?? [];
     if (providers.length === 0) return undefined;
     const failed = providers.filter((p) => !p.status.healthy);
-    if (failed.length === 0) return { ok: true, line: '[+]kms-providers ok' };
-    return { ok: false, line: `[-]kms-providers failed: ${failed.map((p) => p.status.error).join('; ')}` };
+    if (failed.length === 0) return { name: 'kms-providers', ok: true };
+    return { name: 'kms-providers', ok: false, detail: failed.map((p) => p.status.error).join('; ') };
   }
 
-  /** /healthz and /livez: the process answers. */
-  liveness(): HealthAnswer {
-    return { code: 200, contentType: TEXT, body: 'ok' };
+  /** /healthz and /livez: the process answers (one check, `ping`). */
+  liveness(verbose = false, root = 'livez'): HealthAnswer {
+    return renderChecks(root, [{ name: 'ping', ok: true }], verbose, () => false);
   }
 
   /**
-   * /readyz: ready unless this replica cannot serve correctly (shutting
-   * down, PostgreSQL unreachable, the watch pipeline broken, or, in a
-   * worker process, not every worker of the host serving yet). A degraded
-   * dependency (Redis down while the PostgreSQL fallback serves watches)
-   * keeps it ready and shows as a `[+]… ok (degraded: …)` line under
-   * `?verbose`, as kube-apiserver lists its checks; so does a shard other
- * than the platform's own that is down (`[+]shard-<name> ok (degraded: …)`).
+   * The checks of /readyz: failing unless this replica cannot serve
+   * correctly (shutting down, PostgreSQL unreachable, the watch pipeline
+   * broken, or, in a worker process, not every worker of the host serving
+   * yet). A degraded dependency (Redis down while the PostgreSQL fallback
+   * serves watches, a shard other than the platform's own down) keeps the
+   * check passing with a `degraded` detail.
    */
-  async readiness(verbose = false): Promise<HealthAnswer> {
-    const lines: string[] = [];
-    let ok = true;
-    if (this.shutdown.shuttingDown) {
-      ok = false;
-      lines.push('[-]shutdown failed: reason withheld');
-    }
-    if (await probeDatabase(this.db)) lines.push('[+]database ok');
-    else {
-      ok = false;
-      lines.push('[-]database failed: PostgreSQL is unreachable');
-    }
+  async readinessChecks(): Promise<HealthCheck[]> {
+    const checks: HealthCheck[] = [];
+    if (this.shutdown.shuttingDown) checks.push({ name: 'shutdown', ok: false });
+    checks.push((await probeDatabase(this.db)) ? { name: 'database', ok: true } : { name: 'database', ok: false, detail: 'PostgreSQL is unreachable' });
     const watchProblems = await this.watch.readiness().catch((err: Error) => [err.message]);
-    if (watchProblems.length > 0) {
-      ok = false;
-      lines.push(`[-]watch-pipeline failed: ${watchProblems.join('; ')}`);
-    } else lines.push('[+]watch-pipeline ok');
+    checks.push({ name: 'watch-pipeline', ok: watchProblems.length === 0, detail: watchProblems.join('; ') || undefined });
     const degraded = await this.watch.degradations();
-    lines.push(degraded.length > 0 ? `[+]watch-fanout ok (degraded: ${degraded.join('; ')})` : '[+]watch-fanout ok');
+    checks.push({ name: 'watch-fanout', ok: true, detail: degraded.length > 0 ? `degraded: ${degraded.join('; ')}` : undefined });
     const kms = this.kmsProviders();
-    if (kms) {
-      ok &&= kms.ok;
-      lines.push(kms.line);
-    }
+    if (kms) checks.push(kms);
     const workers = workerSiblings.readyzLine();
-    if (workers) {
-      ok &&= workers.ok;
-      lines.push(workers.line);
-    }
+    if (workers) checks.push({ name: 'workers', ok: workers.ok, detail: workers.ok ? undefined : 'not every worker process of this host serves yet' });
     // Other shards do not make the replica unready: only their own tenants are refused while one is down.
     for (const s of this.shards.states()) {
       if (s.name === DEFAULT_SHARD) continue;
-      lines.push(s.ready ? `[+]shard-${s.name} ok` : `[+]shard-${s.name} ok (degraded: ${s.error ?? 'not connected'}; its tenants get 503)`);
+      checks.push({ name: `shard-${s.name}`, ok: true, detail: s.ready ? undefined : `degraded: ${s.error ?? 'not connected'}; its tenants get 503` });
     }
-    const body = ok ? (verbose ? `${lines.join('\n')}\nreadyz check passed` : 'ok') : `${lines.filter((l) => l.startsWith('[-]') || verbose).join('\n')}\nreadyz check failed`;
-    return { code: ok ? 200 : 503, contentType: TEXT, body };
+    return checks;
+  }
+
+  /**
+   * /readyz as kube-apiserver answers it: `ok` when every check passes,
+   * else (and under `?verbose`) one line per check and `readyz check
+   * passed|failed`. A check's detail (error text of a driver, a plugin, a
+   * shard: it may carry host names, users, file paths) is printed only when
+   * `mayDetail(check)` says the caller may read that check alone (its
+   * `/readyz/<name>` path); otherwise, as upstream, `[+]name ok` or
+   * `[-]name failed: reason withheld`.
+   */
+  async readiness(verbose = false, mayDetail: (check: string) => boolean = () => false): Promise<HealthAnswer> {
+    return this.renderReadiness(await this.readinessChecks(), verbose, mayDetail);
+  }
+
+  /** The /readyz answer over `checks` (from {@link readinessChecks}), as {@link readiness} renders it. Pure. */
+  renderReadiness(checks: HealthCheck[], verbose: boolean, mayDetail: (check: string) => boolean): HealthAnswer {
+    return renderChecks('readyz', checks, verbose, mayDetail);
+  }
+
+  /** /readyz/`name`: `ok`, or the check's line (its detail when `detailed`) and 500; undefined for no such check. */
+  async readinessCheck(name: string, detailed = false): Promise<HealthAnswer | undefined> {
+    const check = (await this.readinessChecks()).find((c) => c.name === name);
+    if (!check) return undefined;
+    if (check.ok) return { code: 200, contentType: TEXT, body: 'ok' };
+    return { code: 500, contentType: TEXT, body: `${checkLine(check, detailed)}\nhealthz check failed` };
   }
 
   /** /metrics in the Prometheus text format. */
@@ -100,16 +107,36 @@ export class HealthService {
     return { code: 200, contentType: this.metrics.registry.contentType, body: await this.metrics.registry.metrics() };
   }
 
-  /** The answer for one of the health paths (`verbose`: the `?verbose` query), or undefined for any other path. */
+  /**
+   * The answer of the plain loopback listener for one of the health paths
+   * (`verbose`: the `?verbose` query), or undefined for any other path. Its
+   * callers are not authenticated: no check's detail is shown.
+   */
   async answer(path: string, verbose = false): Promise<HealthAnswer | undefined> {
-    if (path === '/healthz' || path === '/livez') return this.liveness();
+    if (path === '/healthz' || path === '/livez') return this.liveness(verbose, path.slice(1));
     if (path === '/readyz') return this.readiness(verbose);
-    if (path === '/readyz/kms-providers') {
-      const kms = this.kmsProviders();
-      if (!kms) return { code: 404, contentType: TEXT, body: 'no such health check: "kms-providers"' };
-      return { code: kms.ok ? 200 : 500, contentType: TEXT, body: kms.ok ? 'ok' : `${kms.line}\nhealthz check failed` };
-    }
+    if (path === '/readyz/kms-providers') return (await this.readinessCheck('kms-providers')) ?? { code: 404, contentType: TEXT, body: 'no such health check: "kms-providers"' };
     if (path === '/metrics') return this.metricsText();
     return undefined;
   }
+}
+
+/** One named health check: passing or not, and what it found (never shown to callers who may not read the check alone). */
+export interface HealthCheck {
+  name: string;
+  ok: boolean;
+  detail?: string;
+}
+
+function checkLine(c: HealthCheck, detailed: boolean): string {
+  if (c.ok) return detailed && c.detail ? `[+]${c.name} ok (${c.detail})` : `[+]${c.name} ok`;
+  return `[-]${c.name} failed: ${detailed ? (c.detail ?? 'reason withheld') : 'reason withheld'}`;
+}
+
+/** kube-apiserver's root health answer over `checks`: `ok`, or every check's line and `<root> check passed|failed` (verbose or failing; 503 when failing). */
+function renderChecks(root: string, checks: HealthCheck[], verbose: boolean, mayDetail: (check: string) => boolean): HealthAnswer {
+  const ok = checks.every((c) => c.ok);
+  if (ok && !verbose) return { code: 200, contentType: TEXT, body: 'ok' };
+  const lines = checks.map((c) => checkLine(c, mayDetail(c.name)));
+  return { code: ok ? 200 : 503, contentType: TEXT, body: `${lines.join('\n')}\n${root} check ${ok ? 'passed' : 'failed'}` };
 }

@@ -6,6 +6,7 @@ import { toYaml, withoutManagedFields } from '../object-yaml.js';
 import { EventsPanel } from './events-panel.js';
 import { FIELD_MANAGER, ObjectEditor } from './object-editor.js';
 import { Problem } from './problem.js';
+import { ServedGate } from './served-gate.js';
 
 interface Props {
   api: Api;
@@ -20,8 +21,26 @@ interface Props {
  * apply ({@link ObjectEditor}), its events, and delete with the cascade
  * choice.
  */
-export function ObjectView({ api, gv, resource, namespace, name }: Props) {
-  const path = resourcePath(api, gv, resource, namespace || undefined, name);
+export function ObjectView(props: Props) {
+  return (
+    <ServedGate api={props.api} gv={props.gv} resource={props.resource}>
+      {() => <ServedObject {...props} />}
+    </ServedGate>
+  );
+}
+
+/** One object of a resource discovery returned; a namespace or name that cannot be a path segment shows a problem and calls nothing. */
+function ServedObject(props: Props) {
+  let path: string;
+  try {
+    path = resourcePath(props.api, props.gv, props.resource, props.namespace || undefined, props.name ?? '');
+  } catch (err) {
+    return <Problem error={err} />;
+  }
+  return <ObjectOf {...props} path={path} />;
+}
+
+function ObjectOf({ api, gv, resource, namespace, name, path }: Props & { path: string }) {
   const list = href(['r', gv, resource], { ns: namespace || undefined });
   const [obj, setObj] = useState<KubeObject | null>(null);
   const [error, setError] = useState<unknown>(null);

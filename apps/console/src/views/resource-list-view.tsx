@@ -1,9 +1,10 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { Api } from '../api.js';
-import { resourcePath, type ServedResource, servedResources } from '../discovery.js';
+import { resourcePath, type ServedResource } from '../discovery.js';
 import { href } from '../router.js';
 import { useWatchedTable } from '../table-watch.js';
 import { Problem } from './problem.js';
+import { ServedGate } from './served-gate.js';
 
 interface Props {
   api: Api;
@@ -22,17 +23,34 @@ const PAGE_SIZES = ['50', '200', '500', '5000'];
  * (a change made with kubectl shows without reload).
  */
 export function ResourceListView({ api, gv, resource, query }: Props) {
-  const [info, setInfo] = useState<ServedResource | undefined>();
+  return (
+    <ServedGate api={api} gv={gv} resource={resource}>
+      {(info) => <ServedList api={api} gv={gv} resource={resource} query={query} info={info} />}
+    </ServedGate>
+  );
+}
+
+/** `make()`'s path, or the error it threw (a namespace that cannot be a path segment) and no path. */
+function pathOrError(make: () => string): { path: string; bad?: undefined } | { path: null; bad: unknown } {
+  try {
+    return { path: make() };
+  } catch (err) {
+    return { path: null, bad: err };
+  }
+}
+
+/** The list of a resource discovery returned (`info`). */
+function ServedList({ api, gv, resource, query, info }: Props & { info: ServedResource }) {
   const ns = query.get('ns') ?? '';
   const selector = query.get('l') ?? '';
   const limit = query.get('limit') ?? '200';
   const [pages, setPages] = useState<string[]>(['']);
   const cont = pages[pages.length - 1]!;
-  useEffect(() => {
-    servedResources(api).then((rs) => setInfo(rs.find((r) => r.gv === gv && r.name === resource)), () => undefined);
-  }, [gv, resource]);
-  const { table, rows, error, live } = useWatchedTable(api, resourcePath(api, gv, resource, ns || undefined), selector, limit, cont);
-  const namespaced = info?.namespaced ?? true;
+  const target = pathOrError(() => resourcePath(api, gv, resource, ns || undefined));
+  const watched = useWatchedTable(api, target.path, selector, limit, cont);
+  const { table, rows, live } = watched;
+  const error = target.bad ?? watched.error;
+  const namespaced = info.namespaced;
   const nav = (patch: Record<string, string>) => {
     location.hash = href(['r', gv, resource], { ns, l: selector, limit, ...patch });
   };
@@ -40,7 +58,7 @@ export function ResourceListView({ api, gv, resource, query }: Props) {
   return (
     <section aria-labelledby="list-title">
       <h1 id="list-title">
-        {info?.kind ?? resource} <small>{gv}</small>
+        {info.kind} <small>{gv}</small>
       </h1>
       <form
         class="filters"

@@ -1,3 +1,4 @@
+import { parseGoDuration } from '../../http/go-duration.js';
 import type { EncryptionFieldError } from '../encryption-config.validation.js';
 
 /** An EncryptionConfiguration's `kms` provider, decoded and defaulted as upstream does. */
@@ -13,29 +14,6 @@ export interface KmsConfiguration {
   timeoutMs: number;
   /** The timeout as written (for messages). */
   timeout: string;
-}
-
-const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** Go's time.ParseDuration, in milliseconds. Throws Go's message. */
-export function parseGoDuration(s: string): number {
-  const re = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/y;
-  let rest = s;
-  let sign = 1;
-  if (rest.startsWith('-') || rest.startsWith('+')) {
-    sign = rest.startsWith('-') ? -1 : 1;
-    rest = rest.slice(1);
-  }
-  if (rest === '0') return 0;
-  if (rest === '') throw new Error(`time: invalid duration ${JSON.stringify(s)}`);
-  let total = 0;
-  re.lastIndex = 0;
-  while (re.lastIndex < rest.length) {
-    const m = re.exec(rest);
-    if (!m) throw new Error(`time: invalid duration ${JSON.stringify(s)}`);
-    total += Number(m[1]) * UNITS[m[2]];
-  }
-  return sign * total;
 }
 
 const KNOWN = ['apiVersion', 'name', 'cachesize', 'endpoint', 'timeout'];
