@@ -60,11 +60,16 @@ export function progress(msg: string): void {
   process.stderr.write(`[bench] ${msg}\n`);
 }
 
-/** Starts a durable embedded PostgreSQL (fsync on, synchronous commit) for a benchmark run; `extraFlags` are more server settings. */
+/**
+ * Starts a durable PostgreSQL (fsync on, synchronous commit) for a benchmark run: the embedded one, or with
+ * BENCH_PG_BIN=<folder of initdb and postgres> an installed one (e.g. /usr/lib/postgresql/15/bin, Debian's);
+ * `extraFlags` are more server settings.
+ */
 export async function startBenchPostgres(name: string, port: number, extraFlags: string[] = []): Promise<EmbeddedDatabase> {
   const dir = path.resolve('.test-tmp', `bench-${name}-${randomBytes(3).toString('hex')}`);
-  progress(`starting PostgreSQL (durable: fsync on, synchronous_commit on) in ${dir}`);
-  const db = await startEmbeddedPostgres({ dataDir: dir, port, database: 'plinth', extraFlags: ['-c', 'shared_buffers=256MB', ...extraFlags] });
+  const binDir = process.env.BENCH_PG_BIN || undefined;
+  progress(`starting PostgreSQL ${binDir ? `from ${binDir}` : '(embedded)'} (durable: fsync on, synchronous_commit on) in ${dir}`);
+  const db = await startEmbeddedPostgres({ dataDir: dir, port, database: 'plinth', binDir, extraFlags: ['-c', 'shared_buffers=256MB', ...extraFlags] });
   benchDataDirs.set(db, dir);
   return db;
 }
