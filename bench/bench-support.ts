@@ -97,7 +97,8 @@ export async function startServerProcess(env: Record<string, string>, port: numb
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const agent = await benchAgent();
-  const deadline = Date.now() + 30000;
+  // Migrating a fresh database on a loaded 2-core host took more than 30 s (Debian's PostgreSQL 15, load average 18).
+  const deadline = Date.now() + 90000;
   for (;;) {
     try {
       const { request } = await import('undici');

@@ -94,7 +94,11 @@ export async function startSystemPostgres(opts: EmbeddedPostgresOptions & { binD
   } finally {
     await client.end();
   }
+  // As the embedded package does: a process that exits without stopping it (an uncaught error) does not leave it running.
+  const onExit = () => proc?.kill('SIGINT');
+  process.once('exit', onExit);
   const signal = async (sig: NodeJS.Signals) => {
+    process.removeListener('exit', onExit);
     const p = proc;
     proc = undefined;
     if (!p || p.exitCode !== null || p.signalCode !== null) return;
