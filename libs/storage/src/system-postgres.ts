@@ -1,9 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chown, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import pg from 'pg';
 import type { EmbeddedDatabase, EmbeddedPostgresOptions } from './embedded-postgres.js';
 
@@ -103,10 +102,40 @@ export async function startSystemPostgres(opts: EmbeddedPostgresOptions & { binD
     proc = undefined;
     if (!p || p.exitCode !== null || p.signalCode !== null) return;
     const exited = new Promise((resolve) => p.once('exit', resolve));
+    // A crash (SIGKILL) takes the backends with it, as startEmbeddedPostgres's kill does.
+    const backends = sig === 'SIGKILL' && p.pid ? childPids(p.pid) : [];
     p.kill(sig);
+    for (const pid of backends) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
     await exited;
   };
-  // SIGINT: fast shutdown (backends end, then a checkpoint); SIGQUIT: immediate, as a crash (no checkpoint; the
-  // postmaster ends its backends itself).
-  return { url: url(database), adminUrl: url('postgres'), stop: () => signal('SIGINT'), kill: () => signal('SIGQUIT') };
+  // SIGINT: fast shutdown (backends end, then a checkpoint).
+  return { url: url(database), adminUrl: url('postgres'), stop: () => signal('SIGINT'), kill: () => signal('SIGKILL') };
+}
+
+/** Pids of the direct children of `pid` (Linux /proc); empty where /proc is unavailable. For kills that act as a crash. */
+export function childPids(pid: number): number[] {
+  const out: number[] = [];
+  let entries: string[] = [];
+  try {
+    entries = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    try {
+      // The command name (in parentheses) may contain spaces: the ppid is the 2nd field after it.
+      const line = readFileSync(`/proc/${e}/stat`, 'utf8');
+      const ppid = Number(line.slice(line.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push(Number(e));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return out;
 }
