@@ -60,11 +60,16 @@ export function progress(msg: string): void {
   process.stderr.write(`[bench] ${msg}\n`);
 }
 
-/** Starts a durable embedded PostgreSQL (fsync on, synchronous commit) for a benchmark run; `extraFlags` are more server settings. */
+/**
+ * Starts a durable PostgreSQL (fsync on, synchronous commit) for a benchmark run: the embedded one, or with
+ * BENCH_PG_BIN=<folder of initdb and postgres> an installed one (e.g. /usr/lib/postgresql/15/bin, Debian's);
+ * `extraFlags` are more server settings.
+ */
 export async function startBenchPostgres(name: string, port: number, extraFlags: string[] = []): Promise<EmbeddedDatabase> {
   const dir = path.resolve('.test-tmp', `bench-${name}-${randomBytes(3).toString('hex')}`);
-  progress(`starting PostgreSQL (durable: fsync on, synchronous_commit on) in ${dir}`);
-  const db = await startEmbeddedPostgres({ dataDir: dir, port, database: 'plinth', extraFlags: ['-c', 'shared_buffers=256MB', ...extraFlags] });
+  const binDir = process.env.BENCH_PG_BIN || undefined;
+  progress(`starting PostgreSQL ${binDir ? `from ${binDir}` : '(embedded)'} (durable: fsync on, synchronous_commit on) in ${dir}`);
+  const db = await startEmbeddedPostgres({ dataDir: dir, port, database: 'plinth', binDir, extraFlags: ['-c', 'shared_buffers=256MB', ...extraFlags] });
   benchDataDirs.set(db, dir);
   return db;
 }
@@ -92,7 +97,8 @@ export async function startServerProcess(env: Record<string, string>, port: numb
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const agent = await benchAgent();
-  const deadline = Date.now() + 30000;
+  // Migrating a fresh database on a loaded 2-core host took more than 30 s (Debian's PostgreSQL 15, load average 18).
+  const deadline = Date.now() + 90000;
   for (;;) {
     try {
       const { request } = await import('undici');

@@ -11,6 +11,8 @@ const FOREIGN_CHANGES = Number(process.env.BENCH_FOREIGN_CHANGES ?? 1_000_000);
 const OWN_CHANGES = Number(process.env.BENCH_OWN_CHANGES ?? 200_000);
 /** Objects of the paged namespace updated after the first page of a paged list (its continue pages read the past). */
 const UPDATED_SINCE = Number(process.env.BENCH_UPDATED_SINCE ?? 100_000);
+/** Rounds of a first page then, 1 s later, a continue page at its revision (issue 46: 15-25x slower on Debian's PostgreSQL 15). */
+const FIRST_VS_CONTINUE_ROUNDS = Number(process.env.BENCH_FIRST_VS_CONTINUE ?? 5);
 
 /** The change rows of the creates {@link appendChanges} commits, with and without a copy of the body. */
 const sql = {
@@ -141,6 +143,7 @@ async function main(): Promise<void> {
       [OBJECTS],
     );
     await pool.query('ANALYZE objects');
+    const version = (await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0].v;
     progress(`inserted in ${((Date.now() - t0) / 1000).toFixed(1)}s; paging with limit=500 (${PAGES} pages)`);
     const pageMs: number[] = [];
     let cont: string | undefined;
@@ -153,6 +156,21 @@ async function main(): Promise<void> {
       if (!cont) break;
     }
     progress(`newest-state pages, ms in order: ${pageMs.map((m) => m.toFixed(1)).join(' ')}`);
+    progress(`first page and continue page at its revision 1 s later, ${FIRST_VS_CONTINUE_ROUNDS} times, in namespace big and across namespaces`);
+    const firstVsContinue: Array<{ path: string; first: number[]; cont: number[] }> = [];
+    {
+      const out = firstVsContinue;
+      for (const path of ['/api/v1/namespaces/big/configmaps', '/api/v1/configmaps']) {
+        const row = { path, first: [] as number[], cont: [] as number[] };
+        for (let k = 0; k < FIRST_VS_CONTINUE_ROUNDS; k++) {
+          let page!: Awaited<ReturnType<typeof get>>;
+          row.first.push(await timed(async () => (page = await get(`${path}?limit=500`))));
+          await new Promise((r) => setTimeout(r, 1000));
+          row.cont.push(await timed(() => get(`${path}?limit=500&continue=${encodeURIComponent(page.metadata.continue!)}`)));
+        }
+        out.push(row);
+      }
+    }
     progress('pages from 20 cursors spread over the whole namespace (newest state)');
     const deepMs = await pagesFrom('/api/v1/namespaces/big/configmaps', -1);
     progress('label-selected lists (app=needle, 10 of them; app in (needle,nothing); app=needle,shard notin (1,2))');
@@ -233,7 +251,13 @@ async function main(): Promise<void> {
     const inn = percentiles(inMs);
     const notin = percentiles(notinMs);
     const all = percentiles(allMs);
-    console.log(`\nlist benchmark: ${OBJECTS.toLocaleString('en-US')} configmaps in one namespace (one replica, durable PostgreSQL)\n`);
+    console.log(`\nlist benchmark: ${OBJECTS.toLocaleString('en-US')} configmaps in one namespace (one replica, durable PostgreSQL ${version})\n`);
+    console.log('first page vs continue page at its revision 1 s later (limit=500), ms in order; goal: continue <= 2x first');
+    for (const { path, first: f, cont: c } of firstVsContinue) {
+      const ratio = percentiles(c).p50 / percentiles(f).p50;
+      console.log(`  ${path.padEnd(36)} first ${f.map((m) => m.toFixed(1)).join(' ')} | continue ${c.map((m) => m.toFixed(1)).join(' ')} | p50 ratio ${ratio.toFixed(2)}`);
+    }
+    console.log('');
     console.log('operation                                           p50 ms    p99 ms');
     console.log(`API page, limit=500 + continue (${pageMs.length} pages)          ${pg50.p50.toFixed(1).padStart(8)}  ${pg50.p99.toFixed(1).padStart(8)}`);
     const deep = percentiles(deepMs);

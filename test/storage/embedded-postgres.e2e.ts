@@ -31,8 +31,8 @@ describe('embedded PostgreSQL', { timeout: 120_000 }, () => {
     // PostgreSQL runs as its own user when the tests run as root: it must reach its data folder.
     chmodSync(dir, 0o755);
     port = await freePort();
-    // Started as `npm start` starts it: no extra settings.
-    db = await startEmbeddedPostgres({ dataDir: dir, port, database: 'plinth' });
+    // Started as `npm start` starts it: no extra settings (the runner's installed PostgreSQL when PLINTH_TEST_PG_BIN names one).
+    db = await startEmbeddedPostgres({ dataDir: dir, port, database: 'plinth', binDir: process.env.PLINTH_TEST_PG_BIN || undefined });
   });
   after(async () => {
     await db?.stop().catch(() => undefined);

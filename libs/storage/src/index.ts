@@ -22,6 +22,8 @@ export * from './owner.repository.js';
 export * from './advisory-lock-elector.js';
 export * from './selector-sql.js';
 export * from './embedded-postgres.js';
+export * from './system-postgres.js';
+export * from './server-version.js';
 export * from './database-probe.js';
 export * from './watch/index.js';
 export * from './value/value-transformer.js';

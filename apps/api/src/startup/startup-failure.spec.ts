@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { UnsupportedPostgresError } from '@plinth/storage';
 import { loadConfig } from '../config/app-config.js';
 import { describeStartupFailure, embeddedPostgresFailure, EXIT_CONFIGURATION, EXIT_FAILURE } from './startup-failure.js';
 
@@ -36,5 +37,15 @@ describe('start-up failures', () => {
     const f = describeStartupFailure(Object.assign(new Error('password authentication failed for user "app"'), { code: '28P01' }), withDb);
     assert.equal(f.exitCode, EXIT_CONFIGURATION);
     assert.equal(f.message, 'PostgreSQL at app@db.example:5433/plinth refused the credentials: password authentication failed for user "app"; fix the user or password in DATABASE_URL');
+  });
+
+  it('a PostgreSQL older than 15 is refused in one line naming the server, its version and what to do', () => {
+    const withDb = loadConfig({ DATABASE_URL: 'postgres://app:s3cret@db.example:5433/plinth' });
+    const f = describeStartupFailure(new UnsupportedPostgresError('14.13 (Debian 14.13-1.pgdg120+1)', 140013), withDb);
+    assert.equal(f.exitCode, EXIT_CONFIGURATION);
+    assert.equal(
+      f.message,
+      'PostgreSQL at app@db.example:5433/plinth is 14.13 (Debian 14.13-1.pgdg120+1), too old: Plinth needs PostgreSQL 15 or later; upgrade it, or point DATABASE_URL at a newer one',
+    );
   });
 });

@@ -111,6 +111,18 @@ function databaseFailure(err: ErrnoLike & { severity?: string }, config: AppConf
   return undefined;
 }
 
+/**
+ * A PostgreSQL older than Plinth supports (storage's UnsupportedPostgresError,
+ * matched by name so that this module loads no storage code): which server,
+ * and what to do.
+ */
+function versionFailure(err: Error, config: AppConfig): StartupFailure | undefined {
+  if (err.name !== 'UnsupportedPostgresError') return undefined;
+  const { version, minimum } = err as Error & { version?: string; minimum?: number };
+  const where = config.databaseUrl ? ` at ${describeDatabaseUrl(config.databaseUrl)}` : '';
+  return new StartupFailure(`PostgreSQL${where} is ${version}, too old: Plinth needs PostgreSQL ${minimum} or later; upgrade it, or point DATABASE_URL at a newer one`, EXIT_CONFIGURATION);
+}
+
 /** Serving material that Node's TLS refuses (not PEM, or a key that does not match its certificate). */
 function tlsFailure(err: ErrnoLike, config: AppConfig): StartupFailure | undefined {
   const tls = /PEM|key values mismatch|certificate|ERR_OSSL/i.test(`${err.code ?? ''} ${err.message}`);
@@ -143,6 +155,7 @@ export function describeStartupFailure(err: unknown, config: AppConfig): Startup
     listenFailure(e, config) ??
     fileFailure(e, config) ??
     databaseFailure(e, config) ??
+    versionFailure(e, config) ??
     tlsFailure(e, config) ??
     namedFailure(e) ??
     new StartupFailure(`failed to start: ${e.stack ?? e.message}`, EXIT_FAILURE)
