@@ -1,4 +1,5 @@
 import type { ObjectListRepository } from '@plinth/storage';
+import { listScope } from './list-scope.js';
 import { DecodeError } from '@plinth/apimachinery';
 import { parseJsonStrict } from '@plinth/apimachinery';
 import { ApiError } from '@plinth/apimachinery';
@@ -6,8 +7,7 @@ import { sendObject, sendPlain, setWarnings } from '../http/response-writer.js';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { groupVersion, servedForm, servedForms } from '../registry/resource-definition.js';
 import type { DeletePreconditions, ResourceDeleteService } from '../store/resource-delete.service.js';
-import { type HandlerContext, requestNamespace } from '../http/handler-context.js';
-import { compileSelectors } from './list-selectors.js';
+import type { HandlerContext } from '../http/handler-context.js';
 import { writeContext } from './write-handler-support.js';
 
 const POLICIES = ['Foreground', 'Background', 'Orphan'] as const;
@@ -82,15 +82,7 @@ export async function handleDeleteCollection(ctx: HandlerContext, deleter: Resou
   const { wctx } = writeContext(ctx, 'DeleteOptions');
   const { pre, dryRunInBody } = deleteOptions(ctx);
   if (dryRunInBody) wctx.dryRun = true;
-  const sel = compileSelectors(def, ctx.query.labelSelector ?? '', ctx.query.fieldSelector ?? '');
-  const page = await lists.list({
-    tenant: ctx.info.tenant,
-    resource: def.storageResource,
-    namespace: def.namespaced && ctx.info.namespace ? requestNamespace(ctx) : undefined,
-    labelRequirements: sel.labelRequirements,
-    fieldRequirements: sel.keyFieldRequirements,
-    filter: sel.filter ? (b) => sel.filter!(b as KubeObject) : undefined,
-  });
+  const page = await lists.list(listScope(ctx, ctx.query.labelSelector ?? '', ctx.query.fieldSelector ?? '').scope);
   const deleted: KubeObject[] = [];
   for (const item of page.items) {
     try {

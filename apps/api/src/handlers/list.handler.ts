@@ -1,4 +1,5 @@
 import { type ListChunk, type ListCursor, type ListQuery, type ObjectListRepository, type StoredObject, isStorageError } from '@plinth/storage';
+import { listScope } from './list-scope.js';
 import { ApiError } from '@plinth/apimachinery';
 import type { ListOptions } from '../http/options/list-options.dto.js';
 import { sendList } from '../http/list-writer.js';
@@ -7,8 +8,7 @@ import type { Metrics } from '../observability/metrics.js';
 import { mapStorageError } from '../store/storage-errors.mapper.js';
 import { type ResourceDefinition, servedForms } from '../registry/resource-definition.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
-import { type HandlerContext, requestNamespace } from '../http/handler-context.js';
-import { compileSelectors } from './list-selectors.js';
+import type { HandlerContext } from '../http/handler-context.js';
 import { parseRevision, waitForRevision } from './revision-wait.js';
 
 const EXPIRED_CONTINUE =
@@ -44,8 +44,7 @@ export async function handleList(ctx: HandlerContext, lists: ObjectListRepositor
 
 /** Validates the options and resolves the revision and cursor to list at (waiting for a NotOlderThan revision). */
 async function listQuery(ctx: HandlerContext, lists: ObjectListRepository, opts: ListOptions): Promise<ListQuery> {
-  const { def } = ctx;
-  const sel = compileSelectors(def, opts.labelSelector, opts.fieldSelector);
+  const { scope, selectors: sel } = listScope(ctx, opts.labelSelector, opts.fieldSelector);
   let atRevision: number | undefined;
   let after: ListCursor | undefined;
   if (opts.continueToken) {
@@ -62,12 +61,7 @@ async function listQuery(ctx: HandlerContext, lists: ObjectListRepository, opts:
     else await waitForRevision(lists, opts.resourceVersion, ctx.info.tenant);
   }
   return {
-    tenant: ctx.info.tenant,
-    resource: def.storageResource,
-    namespace: def.namespaced && ctx.info.namespace ? requestNamespace(ctx) : undefined,
-    labelRequirements: sel.labelRequirements,
-    fieldRequirements: sel.keyFieldRequirements,
-    filter: sel.filter ? (b) => sel.filter!(b as KubeObject) : undefined,
+    ...scope,
     limit: opts.limit,
     after,
     atRevision,

@@ -1,13 +1,12 @@
 import type { KeyFieldRequirement, ObjectListRepository } from '@plinth/storage';
+import { listScope } from './list-scope.js';
 import type { ListOptions } from '../http/options/list-options.dto.js';
 import { negotiate } from '../http/negotiation.js';
-import type { KubeObject } from '@plinth/apimachinery';
 import type { IncludeObject } from '../table/table-convertor.js';
 import { watchFormat } from '../watch/watch-encoder.js';
 import type { WatchPlan } from '../watch/watch-start.js';
 import type { WatchService } from '../watch/watch.service.js';
-import { type HandlerContext, requestNamespace } from '../http/handler-context.js';
-import { compileSelectors } from './list-selectors.js';
+import type { HandlerContext } from '../http/handler-context.js';
 import { parseRevision, waitForRevision } from './revision-wait.js';
 
 function includeObjectOf(query: Record<string, string>): IncludeObject {
@@ -49,15 +48,15 @@ async function planWatch(opts: ListOptions, lists: ObjectListRepository, cacheRe
  */
 export async function handleWatch(ctx: HandlerContext, watch: WatchService, lists: ObjectListRepository, opts: ListOptions): Promise<void> {
   const { def, info } = ctx;
-  const sel = compileSelectors(def, opts.labelSelector, opts.fieldSelector);
+  const { scope, selectors: sel } = listScope(ctx, opts.labelSelector, opts.fieldSelector);
   const format = watchFormat(def, negotiate(ctx.req.headers.accept as string | undefined), includeObjectOf(ctx.query));
   const placement = watch.placementOf(info.tenant);
   const plan = await planWatch(opts, lists, watch.cacheOf(info.tenant)?.revision ?? 0, ctx);
   // Changes older than the tenant belong to a deleted tenant of the same name: never replay them.
   if (!plan.initial && ctx.tenantSince !== undefined) plan.from = Math.max(plan.from, ctx.tenantSince);
-  const namespace = def.namespaced && info.namespace ? requestNamespace(ctx) : undefined;
+  const { namespace } = scope;
   const name = info.name || undefined;
-  const fieldRequirements: KeyFieldRequirement[] = [...sel.keyFieldRequirements];
+  const fieldRequirements: KeyFieldRequirement[] = [...scope.fieldRequirements];
   if (name !== undefined) fieldRequirements.push({ field: 'metadata.name', operator: '=', value: name });
   watch.serve(ctx.reply, {
     def,
@@ -68,14 +67,7 @@ export async function handleWatch(ctx: HandlerContext, watch: WatchService, list
     filter: { tenant: info.tenant, resource: def.storageResource, namespace, name, matches: sel.any ? sel.matches : undefined },
     format,
     plan,
-    query: {
-      tenant: info.tenant,
-      resource: def.storageResource,
-      namespace,
-      labelRequirements: sel.labelRequirements,
-      fieldRequirements,
-      filter: sel.filter ? (b) => sel.filter!(b as KubeObject) : undefined,
-    },
+    query: { ...scope, fieldRequirements },
     allowBookmarks: opts.allowWatchBookmarks,
     timeoutSeconds: opts.timeoutSeconds,
     warnings: ctx.warnings,
