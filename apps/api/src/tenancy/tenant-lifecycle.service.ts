@@ -179,7 +179,7 @@ export class TenantLifecycleService implements Controller {
   /** Provisions `tenant` and records the outcome in its status; returns the updated object. */
   private async provision(tenant: TenantObject): Promise<TenantObject> {
     const name = tenant.metadata.name!;
-    const outcome = await this.deps.provisioner.provision(name, ownersOf(tenant), tenant.spec?.limits);
+    const outcome = await this.deps.provisioner.provision(name, ownersOf(tenant), tenant.spec?.limits, tenant.metadata.uid);
     const usage = outcome === 'ready' ? usageStatus(await this.deps.tenants.usage(name)) : undefined;
     const updated = await this.setStatus(name, (t) =>
       outcome === 'ready'
@@ -216,13 +216,14 @@ export class TenantLifecycleService implements Controller {
     const status = (t: TenantObject): TenantObject['status'] => {
       const next = build(t);
       if (!next) return next;
-      const { shard, shardResourceVersion } = t.status ?? {};
+      const { shard, shardResourceVersion, moveGeneration } = t.status ?? {};
       const own = new Set((next.conditions ?? []).map((c) => c.type));
       const kept = (t.status?.conditions ?? []).filter((c) => !own.has(c.type) && (c.type === 'Moving' || c.type === 'Moved'));
       return {
         ...next,
         ...(shard !== undefined && next.shard === undefined ? { shard } : {}),
         ...(shardResourceVersion !== undefined && next.shardResourceVersion === undefined ? { shardResourceVersion } : {}),
+        ...(moveGeneration !== undefined && next.moveGeneration === undefined ? { moveGeneration } : {}),
         ...(kept.length > 0 ? { conditions: [...(next.conditions ?? []), ...kept] } : {}),
       };
     };

@@ -22,7 +22,7 @@ const RBAC_GROUP = 'rbac.authorization.k8s.io';
  */
 export type EnsureDefaultRbac = (tenant: string) => Promise<void>;
 
-/** What provisioning did: `waiting` when a deleted tenant of the same name still holds the name. */
+/** What provisioning did: `waiting` when a deleted tenant of the same name (or rows left of one) still holds the name. */
 export type ProvisionOutcome = 'ready' | 'waiting';
 
 /** Dependencies of {@link TenantProvisioner}. */
@@ -49,15 +49,22 @@ export class TenantProvisioner {
 
   /**
    * Provisions `name` for `owners`, then enforces `limits` (last, so that
-   * what every cluster needs is always created). Throws on storage failures
-   * (the caller retries later).
+   * what every cluster needs is always created). `objectUid`: the Tenant
+   * object's uid; a row of the name made for another Tenant object (an
+   * earlier tenant's, still being deleted or left behind) is never adopted:
+   * the outcome is `waiting` until it is removed (by its deletion or the
+   * leftover sweep). Throws on storage failures (the caller retries later).
    */
-  async provision(name: string, owners: TenantOwner[], limits?: TenantLimits): Promise<ProvisionOutcome> {
+  async provision(name: string, owners: TenantOwner[], limits?: TenantLimits, objectUid?: string): Promise<ProvisionOutcome> {
     const { tenants, cache } = this.deps;
-    await tenants.ensure(name);
+    await tenants.ensure(name, objectUid);
     cache.forget(name);
     const row = await tenants.get(name);
     if (!row || row.phase !== 'Active') return 'waiting';
+    if (objectUid && row.objectUid != null && row.objectUid !== objectUid) {
+      this.deps.logger.warn({ tenant: name, objectUid, rowObjectUid: row.objectUid }, 'tenant provisioning waits: the rows of the name belong to an earlier tenant (the leftover sweep removes them)');
+      return 'waiting';
+    }
     await this.ensureSystemNamespaces(name);
     await this.deps.ensureDefaultRbac(name);
     await this.bindOwners(name, owners);
