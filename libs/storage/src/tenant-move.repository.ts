@@ -114,10 +114,12 @@ export class TenantMoveRepository {
   /**
    * Takes the tenant's row on `db` over for a generation newer than any
    * that held it (a deletion, so that a mover still copying there fails).
-   * Returns that generation, or undefined when the tenant has no row there.
+   * Returns that generation, or undefined when the tenant has no row there
+   * (with `notObjectUid`: no row made for another Tenant object than that).
    */
-  async takeOver(db: Kysely<DB>, tenant: string): Promise<number | undefined> {
-    const { rows } = await sql<{ e: number }>`UPDATE tenants SET move_epoch = move_epoch + 1 WHERE name = ${tenant} RETURNING move_epoch AS e`.execute(db);
+  async takeOver(db: Kysely<DB>, tenant: string, notObjectUid?: string): Promise<number | undefined> {
+    const foreign = notObjectUid === undefined ? sql`` : sql`AND object_uid IS NOT NULL AND object_uid <> ${notObjectUid}`;
+    const { rows } = await sql<{ e: number }>`UPDATE tenants SET move_epoch = move_epoch + 1 WHERE name = ${tenant} ${foreign} RETURNING move_epoch AS e`.execute(db);
     return rows[0] === undefined ? undefined : Number(rows[0].e);
   }
 

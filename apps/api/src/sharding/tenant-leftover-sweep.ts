@@ -32,6 +32,12 @@ function placement(t: TenantObject): { lives: string; wants: string | undefined 
   return { lives, wants };
 }
 
+/** True when the Tenant asks to live on another shard than it does: a move is pending or running. Pure. */
+export function moveAsked(t: TenantObject): boolean {
+  const { lives, wants } = placement(t);
+  return wants !== undefined && wants !== lives;
+}
+
 /**
  * What to do with `row` on `shard` given the Tenant of its name (undefined:
  * none). Pure. Removed: rows of a tenant that has no Tenant object (except
@@ -120,4 +126,30 @@ export class TenantLeftoverSweep {
     }
     return done;
   }
+}
+
+/**
+ * Removes every row of `tenant` from every connected shard that still
+ * holds some (for a tenant being deleted: no other tenant of its name can
+ * exist meanwhile), or with `exceptObjectUid`, only rows made for another
+ * Tenant object than that one (an earlier tenant's, which a new tenant of
+ * the name never adopts). Each shard's row is first taken over for a newer
+ * generation, so that a mover still copying there fails. Returns on how
+ * many shards it removed rows. A shard not connected now is left to the
+ * leftover sweep.
+ */
+export async function purgeEverywhere(
+  pool: Pick<ShardPool, 'shards'>,
+  moves: Pick<TenantMoveRepository, 'takeOver' | 'discard'>,
+  tenant: string,
+  exceptObjectUid?: string,
+): Promise<number> {
+  let found = 0;
+  for (const h of pool.shards()) {
+    const epoch = await moves.takeOver(h.db, tenant, exceptObjectUid);
+    if (epoch === undefined) continue;
+    found++;
+    await moves.discard(h.db, tenant, epoch);
+  }
+  return found;
 }

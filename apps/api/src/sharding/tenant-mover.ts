@@ -378,6 +378,9 @@ export class TenantMover implements Controller {
       if (isStaleMove(err)) return;
       throw err;
     }
+    // The source taken over too (lifting a fence the stopped mover left): that mover's steps fail on both shards.
+    const src = this.tryDb(from, tenant);
+    if (src) await this.deps.moves.claimSource(src, tenant, gen).catch(() => undefined);
     const dst = this.tryDb(to, tenant);
     if (dst && (await this.deps.moves.claim(dst, tenant, gen).catch(() => false))) {
       await this.deps.moves.discard(dst, tenant, gen).catch((e) => this.deps.logger.warn({ tenant, err: (e as Error).message }, 'tenant move: could not discard a cancelled copy; the leftover sweep will'));

@@ -17,6 +17,7 @@ import type { ControllerManager } from '../controllers/controller-manager.js';
 import type { WorkQueue } from '../controllers/work-queue.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 import type { TenantDirectory } from '../shards/tenant-directory.js';
+import { moveAsked } from '../sharding/tenant-leftover-sweep.js';
 
 /** How often the tenant controller looks for tenants to finish provisioning or deleting. */
 export const TENANT_RECONCILE_INTERVAL_MS = 5000;
@@ -248,6 +249,8 @@ export class TenantLifecycleService implements Controller {
     const key = ResourceStoreService.key(PLATFORM_TENANT, tenantResource, '', name);
     const current = await this.deps.objects.get(key, undefined, true);
     if (current && (current.body as KubeObject).metadata.deletionTimestamp) await this.markTerminating(name);
+    // A move of the tenant ends first (the tenant mover rolls it back or cancels it, and its write of the Tenant queues this again).
+    if (current && moveAsked(current.body as TenantObject)) return;
     await this.deps.deletion.run(name);
     await this.releaseFinalizer(name);
   }

@@ -34,6 +34,12 @@ export interface TenantProvisionerDeps {
   logger: Logger;
   /** Upstream's default RBAC policy in a tenant (rbac/DefaultRbacService.ensure). */
   ensureDefaultRbac: EnsureDefaultRbac;
+  /**
+   * Removes, from every shard, the rows of `tenant` made for another Tenant
+   * object than `objectUid` (an earlier tenant's, left behind); resolves
+   * with how many shards held some. Optional (tests without shards).
+   */
+  removeForeign?: (tenant: string, objectUid: string) => Promise<number>;
 }
 
 
@@ -62,7 +68,8 @@ export class TenantProvisioner {
     const row = await tenants.get(name);
     if (!row || row.phase !== 'Active') return 'waiting';
     if (objectUid && row.objectUid != null && row.objectUid !== objectUid) {
-      this.deps.logger.warn({ tenant: name, objectUid, rowObjectUid: row.objectUid }, 'tenant provisioning waits: the rows of the name belong to an earlier tenant (the leftover sweep removes them)');
+      this.deps.logger.warn({ tenant: name, objectUid, rowObjectUid: row.objectUid }, 'tenant provisioning waits: the rows of the name belong to an earlier tenant; removing them');
+      this.removeForeign(name, objectUid);
       return 'waiting';
     }
     await this.ensureSystemNamespaces(name);
@@ -70,6 +77,18 @@ export class TenantProvisioner {
     await this.bindOwners(name, owners);
     await tenants.setLimits(name, storageLimits(this.deps.registry, name, limits));
     return 'ready';
+  }
+
+  /** Removes an earlier tenant's rows of the name in the background (one run per name at a time); the next reconcile provisions. */
+  private readonly removing = new Set<string>();
+  private removeForeign(name: string, objectUid: string): void {
+    const remove = this.deps.removeForeign;
+    if (!remove || this.removing.has(name)) return;
+    this.removing.add(name);
+    void remove(name, objectUid)
+      .then((shards) => this.deps.logger.info({ tenant: name, shards }, 'rows of an earlier tenant of the name removed'))
+      .catch((err) => this.deps.logger.warn({ tenant: name, err: (err as Error).message }, 'removing an earlier tenant\'s rows failed; the leftover sweep will'))
+      .finally(() => this.removing.delete(name));
   }
 
   private async createIfMissing(ctx: WriteContext, obj: KubeObject): Promise<void> {
