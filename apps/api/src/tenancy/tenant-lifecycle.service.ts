@@ -94,6 +94,9 @@ export class TenantLifecycleService implements Controller {
     for (const name of wanted) {
       const row = await this.deps.tenants.get(name);
       if (row?.phase === 'Terminating') continue;
+      // Only a logical cluster from before Tenant objects (its row has no object uid) gets one here: rows made for a
+      // Tenant that is gone, or found on a shard the name does not live on, are leftovers (the mover's sweep removes them).
+      if (name !== PLATFORM_TENANT && !names.includes(name) && (!row || row.objectUid != null)) continue;
       await this.ensureObject(name);
     }
     await this.reconcileOnce(false);
