@@ -99,7 +99,7 @@ describe('storage: tenant moves fenced by generation (migration 0021)', () => {
     assert.equal(await tenants.ensure('owned', 'uid-b'), false);
     assert.equal((await tenants.get('owned'))?.objectUid, 'uid-a', 'the row stays bound to the Tenant object it was made for');
     // A row from before migration 0021 is bound to the first Tenant object that ensures it.
-    await sql`INSERT INTO tenants (name, uid, phase, created_revision) VALUES ('legacy', 'u', 'Active', 0)`.execute(src);
+    await sql`INSERT INTO tenants (name, uid, phase, created_revision) VALUES ('legacy', gen_random_uuid(), 'Active', 0)`.execute(src);
     await tenants.ensure('legacy', 'uid-c');
     await tenants.ensure('legacy', 'uid-d');
     assert.equal((await tenants.get('legacy'))?.objectUid, 'uid-c');

@@ -14,7 +14,7 @@ describe('judgeLeftover', () => {
     assert.equal(judgeLeftover('c', row({ fenced: true }), tenant('u1', 'b', 'c')), undefined);
     assert.equal(judgeLeftover('b', row({ fenced: true }), tenant('u1', 'b', 'c')), undefined, 'the source of a running move may be fenced');
     assert.equal(judgeLeftover('default', row(), tenant('u1', undefined)), undefined);
-    assert.equal(judgeLeftover('b', { ...row(), name: '' }, undefined), undefined, 'the platform tenant');
+    assert.equal(judgeLeftover('b', { ...row(), name: 'default' }, undefined), undefined, 'the platform tenant');
   });
 
   it('removes rows of a tenant that lives elsewhere, of an earlier tenant of the name, and of no tenant', () => {
