@@ -44,7 +44,7 @@ describe('shards: deleting a tenant during a move, and rows left behind', { time
     try {
       await request(s.url).patch(`${TENANTS}/doomed`).set('Content-Type', MERGE).send({ spec: { shard: 'c' } }).expect(200);
       await eventually(async () => (await query(c.url, "SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep'")).length > 0, { message: 'the copy held', timeoutMs: 60_000 });
-      await request(second.url).delete(`${TENANTS}/doomed`).expect(200);
+      await request(second.url).delete(`${TENANTS}/doomed`).expect(202);
       await eventually(async () => (await request(s.url).get(`${TENANTS}/doomed`)).status === 404, { message: 'the Tenant gone', timeoutMs: 120_000 });
     } finally {
       await query(c.url, 'DROP TRIGGER hold_doomed ON objects; DROP FUNCTION hold_doomed()');
