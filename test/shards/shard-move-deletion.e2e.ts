@@ -81,9 +81,9 @@ describe('shards: deleting a tenant during a move, and rows left behind', { time
       const t = (await request(s.url).get(`${TENANTS}/ghost`)).body;
       return t.status?.phase === 'Active' ? t : false;
     }, { message: 'the new ghost ready', timeoutMs: 60_000 });
+    await request(second.url).get('/clusters/ghost/api/v1/namespaces/default/configmaps/earlier-secret').expect(404);
     const [row] = await query<{ object_uid: string }>(c.url, 'SELECT object_uid FROM tenants WHERE name = $1', ['ghost']);
     assert.equal(row.object_uid, ghost.metadata.uid, 'the row is the new Tenant\'s own');
-    await request(second.url).get('/clusters/ghost/api/v1/namespaces/default/configmaps/earlier-secret').expect(404);
 
     // The sweep (the mover's leader runs it every 30 s; here, by hand): a row is removed when two sweeps agree.
     // (The leader's own timer may have seen it once already: the count is checked over both replicas.)
