@@ -37,20 +37,26 @@ describe('shards: deleting a tenant during a move, and rows left behind', { time
     const P = '/clusters/doomed/api/v1/namespaces/default/configmaps';
     await createMany(s.url, P, 300, (i) => ({ metadata: { name: `old-${i}` }, data: { i: String(i) } }));
     const [{ uid: oldUid }] = await query<{ uid: string }>(b.url, 'SELECT uid FROM tenants WHERE name = $1', ['doomed']);
-    // The destination holds the copy of one object: the tenant is deleted while its copy is on shard c.
-    await query(c.url, `CREATE FUNCTION hold_doomed() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-        IF NEW.tenant = 'doomed' AND NEW.name = 'old-150' THEN PERFORM pg_sleep(4); END IF; RETURN NEW; END $$;
-      CREATE TRIGGER hold_doomed BEFORE INSERT ON objects FOR EACH ROW EXECUTE FUNCTION hold_doomed()`);
+    // The move is held at its arrival on c (the step before the switch), and the deletion's purge on b is slowed:
+    // the tenant is deleted while the move is about to switch it.
+    await query(c.url, `CREATE FUNCTION hold_arrival() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        IF NEW.name = 'doomed' AND OLD.fenced AND NOT NEW.fenced THEN PERFORM pg_sleep(4); END IF; RETURN NEW; END $$;
+      CREATE TRIGGER hold_arrival BEFORE UPDATE ON tenants FOR EACH ROW EXECUTE FUNCTION hold_arrival()`);
+    await query(b.url, `CREATE FUNCTION slow_purge() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(2); RETURN NULL; END $$;
+      CREATE TRIGGER slow_purge BEFORE DELETE ON objects FOR EACH STATEMENT EXECUTE FUNCTION slow_purge()`);
     try {
       await request(s.url).patch(`${TENANTS}/doomed`).set('Content-Type', MERGE).send({ spec: { shard: 'c' } }).expect(200);
-      await eventually(async () => (await query(c.url, "SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep'")).length > 0, { message: 'the copy held', timeoutMs: 60_000 });
+      await eventually(async () => (await query(c.url, "SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep'")).length > 0, { message: 'the arrival held', timeoutMs: 60_000 });
       await request(second.url).delete(`${TENANTS}/doomed`).expect(202);
       await eventually(async () => (await request(s.url).get(`${TENANTS}/doomed`)).status === 404, { message: 'the Tenant gone', timeoutMs: 120_000 });
     } finally {
-      await query(c.url, 'DROP TRIGGER hold_doomed ON objects; DROP FUNCTION hold_doomed()');
+      await query(c.url, 'DROP TRIGGER hold_arrival ON tenants; DROP FUNCTION hold_arrival()');
+      await query(b.url, 'DROP TRIGGER slow_purge ON objects; DROP FUNCTION slow_purge()');
     }
     // Once the Tenant is gone, no shard holds anything of it (a copy left on c would be adopted by the next tenant).
-    for (const [shard, url] of Object.entries(everywhere())) assert.equal(await rowsOf(url, 'doomed'), 0, `rows of the deleted tenant on shard ${shard}`);
+    const left: Record<string, number> = {};
+    for (const [shard, url] of Object.entries(everywhere())) left[shard] = await rowsOf(url, 'doomed');
+    assert.deepEqual(left, { default: 0, b: 0, c: 0 }, 'rows of the deleted tenant per shard');
 
     // A new customer gets the name, placed on the shard the copy was going to.
     await request(s.url).post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'doomed' }, spec: { shard: 'c' } }).expect(201);
