@@ -14,6 +14,9 @@ const TENANT = 'big';
 const P = `/clusters/${TENANT}/api/v1/namespaces/default/configmaps`;
 /** The object whose copy the destination holds for a few seconds: the mover is certainly mid-copy then. */
 const HOLD = 'seed-5-hold';
+const t0 = Date.now();
+/** Progress with seconds since the file started (the runner gives a file 180 s). */
+const note = (what: string) => console.log(`[stale-mover] +${Math.round((Date.now() - t0) / 1000)} s ${what}`);
 
 async function call(base: string, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: any }> {
   const res = await fetch(`${base}${path}`, { method, headers: body ? { 'content-type': contentType } : {}, body: body ? JSON.stringify(body) : undefined, signal: AbortSignal.timeout(60_000) });
@@ -49,6 +52,7 @@ describe('shards: a mover paused past its lease while another takes the move ove
     database = await createTestDatabase('stale_mover');
     const env = { DATABASE_URL: database.url, REDIS_URL: redisUrl, PLINTH_WORKERS: '1', PLINTH_DB_POOL_SIZE: '10' };
     replicas.push(await ReplicaProcess.start(env), await ReplicaProcess.start(env));
+    note('replicas up');
     const [r] = replicas;
     for (const [name, pg] of [['b', b], ['c', c]] as const) {
       assert.equal((await call(r.url, 'POST', '/api/v1/namespaces/default/secrets', { metadata: { name: `shard-${name}` }, data: { url: Buffer.from(pg.url).toString('base64') } })).status, 201);
@@ -88,7 +92,7 @@ describe('shards: a mover paused past its lease while another takes the move ove
       }),
     );
     assert.equal((await call(r0.url, 'POST', P, { metadata: { name: HOLD }, data: { v: '0' } })).status, 201);
-    console.log(`[stale-mover] ${OBJECTS} objects created in ${Math.round(performance.now() - seeded)} ms`);
+    note(`${OBJECTS} objects created in ${Math.round(performance.now() - seeded)} ms`);
 
     // Who leads the mover now is stopped later; the writers use the other replica (a stopped process answers nothing).
     const leader = (await leadsMover(r0)) ? r0 : (await leadsMover(r1)) ? r1 : undefined;
@@ -141,6 +145,7 @@ describe('shards: a mover paused past its lease while another takes the move ove
       CREATE TRIGGER hold_copy BEFORE INSERT ON objects FOR EACH ROW EXECUTE FUNCTION hold_copy()`);
     assert.equal((await call(other.url, 'PATCH', `${TENANTS}/${TENANT}`, { spec: { shard: 'c' } }, 'application/merge-patch+json')).status, 200);
     await eventually(async () => (await query(c.url, "SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep'")).length > 0, { message: 'the copy held mid-way', timeoutMs: 60_000 });
+    note('the copy is held; stopping the leader');
 
     // The leader stops mid-copy; PostgreSQL ends its election session after the lease (15 s) and the other replica
     // takes the mover over and starts the move again; then the old leader resumes with its move() still running.
@@ -150,8 +155,7 @@ describe('shards: a mover paused past its lease while another takes the move ove
       await eventually(() => leadsMover(other), { timeoutMs: 60_000, message: 'the other replica leads the tenant mover' });
       assert.equal(processState(leader.proc.pid!), 'T', 'the old leader was still stopped when the other took over');
       // Past the lock's timeout, and the new leader's move under way (it too is held on the copy).
-      await new Promise((r) => setTimeout(r, Math.max(0, 20_000 - (Date.now() - stoppedAt))));
-      console.log(`[stale-mover] the other replica led the mover ${Date.now() - stoppedAt} ms after the stop`);
+      note(`the other replica led the mover ${Date.now() - stoppedAt} ms after the stop`);
     } finally {
       leader.proc.kill('SIGCONT');
     }
@@ -163,16 +167,18 @@ describe('shards: a mover paused past its lease while another takes the move ove
       return last?.spec?.shard === last?.status?.shard && moving?.status === 'False' ? last : false;
     }, { message: 'the move to end', timeoutMs: 45_000 }).catch((err) => {
       stop = true;
+      for (const r of replicas) console.log(`[stale-mover] ${r === leader ? 'resumed' : 'other'} replica's log:\n${r.output.split('\n').filter((l) => l.includes('move')).slice(-15).join('\n')}`);
       throw new Error(`${(err as Error).message}: spec ${JSON.stringify(last?.spec)}, status ${JSON.stringify(last?.status)}`);
     });
     // The resumed process has run its stale steps by now; writes go on a little longer on the tenant's final shard.
-    await new Promise((r) => setTimeout(r, 8000));
+    note('the move ended');
+    await new Promise((r) => setTimeout(r, 3000));
     stop = true;
     await Promise.all(writers);
     await query(c.url, 'DROP TRIGGER hold_copy ON objects; DROP FUNCTION hold_copy()');
 
     const final = moved.status.shard as string;
-    console.log(`[stale-mover] tenant on shard ${final} (${moved.status.conditions.find((x: { type: string }) => x.type === 'Moving')?.reason}); ${acked.size} names written, ${failures.length} writes not acknowledged: ${failures.slice(0, 3).join('; ')}`);
+    note(`tenant on shard ${final} (${moved.status.conditions.find((x: { type: string }) => x.type === 'Moving')?.reason}); ${acked.size} names written, ${failures.length} writes not acknowledged: ${failures.slice(0, 3).join('; ')}`);
     // What a client reads, through both replicas: every acknowledged value, no deleted object.
     for (const r of [other, leader]) {
       const list = await call(r.url, 'GET', P);
@@ -195,7 +201,8 @@ describe('shards: a mover paused past its lease while another takes the move ove
         if (Number(row.n) > 0) holders.push(shard);
       }
       return holders.length === 1 && holders[0] === final;
-    }, { message: `the tenant's rows only on shard ${final}`, timeoutMs: 90_000 });
+    }, { message: `the tenant's rows only on shard ${final}`, timeoutMs: 40_000 });
+    note('rows on one shard only');
     // The scenario happened: the resumed replica's move ran on and was refused as superseded.
     const text = await (await fetch(`${leader.url}/metrics`)).text();
     const superseded = text.split('\n').find((l) => l.startsWith('plinth_tenant_move_total{result="superseded"}'));
