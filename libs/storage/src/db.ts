@@ -18,6 +18,10 @@ export interface TenantsTable {
   arrived_revision: Generated<number>;
   /** The oldest revision of the tenant's history this shard holds: older watches and lists are Expired. */
   history_floor: Generated<number>;
+  /** The generation of the move, sweep or deletion that last took this row over; steps of older ones fail (migration 0021). */
+  move_epoch: Generated<number>;
+  /** The uid of the Tenant object the row was created for (NULL: from before migration 0021). */
+  object_uid: string | null;
 }
 
 /** The single row of `revision_counter`: the newest committed revision. */

@@ -4,9 +4,35 @@ import type { DB } from './db.js';
 /** The largest bigint: a tenant being copied in has no live changes yet (migration 0014). */
 const ARRIVING = '9223372036854775807';
 
+/**
+ * A step of a move (or sweep) whose generation is no longer the one that
+ * holds the tenant's row on a shard: a newer mover, a deletion or a sweep
+ * took it over. The step changed nothing (migration 0021).
+ */
+export class StaleMoveError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StaleMoveError';
+  }
+}
+
+/** True when `err` is a {@link StaleMoveError} or PostgreSQL's refusal of a stale step (SQLSTATE P0409). */
+export function isStaleMove(err: unknown): boolean {
+  return err instanceof StaleMoveError || (typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'P0409');
+}
+
+/** Fails the transaction unless generation `epoch` holds the tenant's row on this shard (holding it FOR SHARE). */
+async function step(tx: Kysely<DB>, tenant: string, epoch: number): Promise<void> {
+  await sql`SELECT plinth_move_step(${tenant}, ${epoch}::bigint)`.execute(tx);
+}
+
 /** What a move reads of the tenant on the shard it leaves. */
 export interface DepartureState {
   uid: string;
+  /** The uid of the Tenant object the row was made for (null: older than migration 0021). */
+  objectUid: string | null;
+  /** The generation that holds the row now. */
+  epoch: number;
   createdRevision: number;
   /** The oldest revision of the tenant's history kept there (its own floor, or the shard's compaction). */
   historyFloor: number;
@@ -28,33 +54,94 @@ const KEY_COLUMNS = ['resource', 'namespace', 'name'] as const;
  * each statement about that one tenant. Rows are copied as they are (same
  * revisions, same stored bodies), so the tenant's history resumes on the
  * destination. The move's order and guarantees are the caller's (the
- * tenant mover): this class only runs statements. Every method may be
- * retried.
+ * tenant mover): this class only runs statements. Every write is fenced
+ * by the move's generation (`epoch`, migration 0021): it runs in one
+ * transaction with the check that this generation still holds the
+ * tenant's row on the shard written, and fails with
+ * {@link StaleMoveError} (P0409), changing nothing, once a newer one took
+ * it over.
  */
 export class TenantMoveRepository {
   private shapes: Promise<TableShape[]> | undefined;
 
   /** The tenant's row and watermarks on the shard it leaves; undefined when it does not live there. */
   async departure(from: Kysely<DB>, tenant: string): Promise<DepartureState | undefined> {
-    const { rows } = await sql<{ uid: string; created_revision: number; floor: number; current: number }>`
-      SELECT t.uid, t.created_revision, greatest(t.history_floor, cs.compacted_revision) AS floor, rc.value AS current
+    const { rows } = await sql<{ uid: string; object_uid: string | null; move_epoch: number; created_revision: number; floor: number; current: number }>`
+      SELECT t.uid, t.object_uid, t.move_epoch, t.created_revision, greatest(t.history_floor, cs.compacted_revision) AS floor, rc.value AS current
       FROM tenants t CROSS JOIN compaction_state cs CROSS JOIN revision_counter rc WHERE t.name = ${tenant}
     `.execute(from);
     const r = rows[0];
-    return r && { uid: r.uid, createdRevision: Number(r.created_revision), historyFloor: Number(r.floor), current: Number(r.current) };
+    return (
+      r && {
+        uid: r.uid,
+        objectUid: r.object_uid,
+        epoch: Number(r.move_epoch),
+        createdRevision: Number(r.created_revision),
+        historyFloor: Number(r.floor),
+        current: Number(r.current),
+      }
+    );
   }
 
   /**
-   * Makes room for the tenant on the destination: removes whatever an
-   * earlier, failed move left there, then writes its row as arriving (its
-   * copied changes are history, never published; its writes refused).
+   * Takes the tenant's row on the shard it leaves over for generation
+   * `epoch` and unfences it (a fence an earlier, stale mover left is
+   * lifted: that mover can no longer switch). Returns the departure state;
+   * undefined when the tenant has no row there. Throws StaleMoveError when
+   * a generation at least as new holds the row.
    */
-  async prepareArrival(to: Kysely<DB>, tenant: string, from: DepartureState): Promise<void> {
-    await this.discard(to, tenant);
-    await sql`
-      INSERT INTO tenants (name, uid, phase, created_revision, fenced, arrived_revision, history_floor)
-      VALUES (${tenant}, ${from.uid}, 'Active', ${from.createdRevision}, true, ${ARRIVING}::bigint, ${from.historyFloor})
+  async claimSource(from: Kysely<DB>, tenant: string, epoch: number): Promise<DepartureState | undefined> {
+    await sql`UPDATE tenants SET move_epoch = ${epoch}::bigint, fenced = false WHERE name = ${tenant} AND move_epoch < ${epoch}::bigint`.execute(from);
+    const state = await this.departure(from, tenant);
+    if (!state) return undefined;
+    if (state.epoch !== epoch) throw new StaleMoveError(`tenant ${tenant} was taken over by generation ${state.epoch} (this move is ${epoch})`);
+    return state;
+  }
+
+  /**
+   * Takes the tenant's row on `db` over for generation `epoch` (changing
+   * nothing else). Returns true when `epoch` holds it now, false when the
+   * tenant has no row there; throws StaleMoveError when a newer one does.
+   */
+  async claim(db: Kysely<DB>, tenant: string, epoch: number): Promise<boolean> {
+    await sql`UPDATE tenants SET move_epoch = ${epoch}::bigint WHERE name = ${tenant} AND move_epoch < ${epoch}::bigint`.execute(db);
+    const { rows } = await sql<{ e: number }>`SELECT move_epoch AS e FROM tenants WHERE name = ${tenant}`.execute(db);
+    if (rows.length === 0) return false;
+    if (Number(rows[0].e) !== epoch) throw new StaleMoveError(`tenant ${tenant} is held by generation ${rows[0].e}, not ${epoch}`);
+    return true;
+  }
+
+  /**
+   * Takes the tenant's row on `db` over for a generation newer than any
+   * that held it (a deletion, so that a mover still copying there fails).
+   * Returns that generation, or undefined when the tenant has no row there
+   * (with `notObjectUid`: no row made for another Tenant object than that).
+   */
+  async takeOver(db: Kysely<DB>, tenant: string, notObjectUid?: string): Promise<number | undefined> {
+    const foreign = notObjectUid === undefined ? sql`` : sql`AND object_uid IS NOT NULL AND object_uid <> ${notObjectUid}`;
+    const { rows } = await sql<{ e: number }>`UPDATE tenants SET move_epoch = move_epoch + 1 WHERE name = ${tenant} ${foreign} RETURNING move_epoch AS e`.execute(db);
+    return rows[0] === undefined ? undefined : Number(rows[0].e);
+  }
+
+  /**
+   * Makes room for the tenant on the destination for generation `epoch`:
+   * takes its row there over (or writes it) as arriving (its copied changes
+   * are history, never published; its writes refused), then removes
+   * whatever an earlier, failed move or an earlier tenant of the name left
+   * there. Throws StaleMoveError when a generation at least as new holds
+   * the row.
+   */
+  async prepareArrival(to: Kysely<DB>, tenant: string, from: DepartureState, epoch: number): Promise<void> {
+    const { rows } = await sql<{ name: string }>`
+      INSERT INTO tenants AS t (name, uid, object_uid, phase, created_revision, fenced, arrived_revision, history_floor, move_epoch)
+      VALUES (${tenant}, ${from.uid}, ${from.objectUid}, 'Active', ${from.createdRevision}, true, ${ARRIVING}::bigint, ${from.historyFloor}, ${epoch}::bigint)
+      ON CONFLICT (name) DO UPDATE SET uid = EXCLUDED.uid, object_uid = EXCLUDED.object_uid, phase = 'Active', created_revision = EXCLUDED.created_revision,
+        fenced = true, arrived_revision = EXCLUDED.arrived_revision, history_floor = EXCLUDED.history_floor, move_epoch = EXCLUDED.move_epoch
+      WHERE t.move_epoch < EXCLUDED.move_epoch
+      RETURNING t.name
     `.execute(to);
+    if (rows.length === 0) throw new StaleMoveError(`tenant ${tenant}'s row on the destination is held by a newer generation than ${epoch}`);
+    while ((await this.purgeRows(to, tenant, epoch, 5000)) > 0);
   }
 
   /**
@@ -62,12 +149,15 @@ export class TenantMoveRepository {
    * key order) from `from` to `to`, replacing what `to` has for those
    * keys. Returns the last key copied, or undefined when none was left.
    */
-  async copyObjects(from: Kysely<DB>, to: Kysely<DB>, tenant: string, after: { resource: string; namespace: string; name: string } | undefined, limit: number) {
+  async copyObjects(from: Kysely<DB>, to: Kysely<DB>, tenant: string, epoch: number, after: { resource: string; namespace: string; name: string } | undefined, limit: number) {
     const cursor = after ? sql`AND (resource, namespace, name) > (${after.resource}, ${after.namespace}, ${after.name})` : sql``;
     const { rows } = await sql<Record<string, unknown>>`
       SELECT * FROM objects WHERE tenant = ${tenant} ${cursor} ORDER BY resource, namespace, name LIMIT ${limit}
     `.execute(from);
-    await this.upsert(to, 'objects', rows, ['tenant', ...KEY_COLUMNS]);
+    await to.transaction().execute(async (tx) => {
+      await step(tx, tenant, epoch);
+      await this.upsert(tx, 'objects', rows, ['tenant', ...KEY_COLUMNS]);
+    });
     const last = rows[rows.length - 1];
     return last ? { resource: String(last.resource), namespace: String(last.namespace), name: String(last.name), count: rows.length } : undefined;
   }
@@ -80,31 +170,36 @@ export class TenantMoveRepository {
    * Returns the last revision copied and how many rows; undefined when
    * there were none.
    */
-  async copyChanges(from: Kysely<DB>, to: Kysely<DB>, tenant: string, after: number, upTo: number, limit: number, recopy: boolean) {
+  async copyChanges(from: Kysely<DB>, to: Kysely<DB>, tenant: string, epoch: number, after: number, upTo: number, limit: number, recopy: boolean) {
     const { rows } = await sql<Record<string, unknown>>`
       SELECT * FROM changes WHERE tenant = ${tenant} AND revision > ${after} AND revision <= ${upTo} ORDER BY revision LIMIT ${limit}
     `.execute(from);
     if (rows.length === 0) return undefined;
-    await this.upsert(to, 'changes', rows, ['tenant', 'revision']);
-    if (!recopy) return { last: Number(rows[rows.length - 1].revision), count: rows.length };
     const keys = new Map<string, { resource: string; namespace: string; name: string }>();
     for (const r of rows) keys.set(`${r.resource}\u0000${r.namespace}\u0000${r.name}`, { resource: String(r.resource), namespace: String(r.namespace), name: String(r.name) });
-    await this.recopyKeys(from, to, tenant, [...keys.values()]);
+    const current = recopy ? await this.currentOf(from, tenant, [...keys.values()]) : [];
+    await to.transaction().execute(async (tx) => {
+      await step(tx, tenant, epoch);
+      await this.upsert(tx, 'changes', rows, ['tenant', 'revision']);
+      if (recopy) await this.replaceKeys(tx, tenant, [...keys.values()], current);
+    });
     return { last: Number(rows[rows.length - 1].revision), count: rows.length };
   }
 
-  /** Makes `to`'s current rows of these keys what `from` has now (removed when `from` has none). */
-  private async recopyKeys(from: Kysely<DB>, to: Kysely<DB>, tenant: string, keys: Array<{ resource: string; namespace: string; name: string }>): Promise<void> {
-    const r = keys.map((k) => k.resource);
-    const ns = keys.map((k) => k.namespace);
-    const n = keys.map((k) => k.name);
+  /** `from`'s current rows of these keys. */
+  private async currentOf(from: Kysely<DB>, tenant: string, keys: Array<{ resource: string; namespace: string; name: string }>): Promise<Record<string, unknown>[]> {
     const { rows } = await sql<Record<string, unknown>>`
-      SELECT o.* FROM objects o JOIN unnest(${r}::text[], ${ns}::text[], ${n}::text[]) AS k(resource, namespace, name)
+      SELECT o.* FROM objects o JOIN unnest(${keys.map((k) => k.resource)}::text[], ${keys.map((k) => k.namespace)}::text[], ${keys.map((k) => k.name)}::text[]) AS k(resource, namespace, name)
         ON o.resource = k.resource AND o.namespace = k.namespace AND o.name = k.name
       WHERE o.tenant = ${tenant}
     `.execute(from);
+    return rows;
+  }
+
+  /** Makes `to`'s current rows of these keys `rows` (removed when `rows` has none of a key). */
+  private async replaceKeys(to: Kysely<DB>, tenant: string, keys: Array<{ resource: string; namespace: string; name: string }>, rows: Record<string, unknown>[]): Promise<void> {
     await sql`
-      DELETE FROM objects o USING unnest(${r}::text[], ${ns}::text[], ${n}::text[]) AS k(resource, namespace, name)
+      DELETE FROM objects o USING unnest(${keys.map((k) => k.resource)}::text[], ${keys.map((k) => k.namespace)}::text[], ${keys.map((k) => k.name)}::text[]) AS k(resource, namespace, name)
       WHERE o.tenant = ${tenant} AND o.resource = k.resource AND o.namespace = k.namespace AND o.name = k.name
     `.execute(to);
     await this.upsert(to, 'objects', rows, ['tenant', ...KEY_COLUMNS]);
@@ -115,13 +210,20 @@ export class TenantMoveRepository {
    * added later with a `tenant` column) whole: `to`'s rows of the tenant are
    * replaced by `from`'s. Run with the tenant fenced, so they are final.
    */
-  async copyRest(from: Kysely<DB>, to: Kysely<DB>, tenant: string): Promise<void> {
+  async copyRest(from: Kysely<DB>, to: Kysely<DB>, tenant: string, epoch: number): Promise<void> {
+    const copies: Array<{ shape: TableShape; rows: Record<string, unknown>[] }> = [];
     for (const shape of await this.tableShapes(from)) {
       if (shape.table === 'objects' || shape.table === 'changes') continue;
       const { rows } = await sql<Record<string, unknown>>`SELECT * FROM ${sql.table(shape.table)} WHERE tenant = ${tenant}`.execute(from);
-      await sql`DELETE FROM ${sql.table(shape.table)} WHERE tenant = ${tenant}`.execute(to);
-      await this.insert(to, shape, rows);
+      copies.push({ shape, rows });
     }
+    await to.transaction().execute(async (tx) => {
+      await step(tx, tenant, epoch);
+      for (const { shape, rows } of copies) {
+        await sql`DELETE FROM ${sql.table(shape.table)} WHERE tenant = ${tenant}`.execute(tx);
+        await this.insert(tx, shape, rows);
+      }
+    });
   }
 
   /**
@@ -130,9 +232,16 @@ export class TenantMoveRepository {
    * write of the tenant on `db` can be above it while fenced. Undefined
    * when the tenant has no row there.
    */
-  async fence(db: Kysely<DB>, tenant: string, fenced: boolean): Promise<number | undefined> {
-    const { rows } = await sql<{ r: number | null }>`SELECT plinth_fence_tenant(${tenant}, ${fenced}) AS r`.execute(db);
-    return rows[0].r === null ? undefined : Number(rows[0].r);
+  async fence(db: Kysely<DB>, tenant: string, epoch: number, fenced: boolean): Promise<number | undefined> {
+    return db.transaction().execute(async (tx) => {
+      // The counter's lock first, as every write and plinth_fence_tenant take it, then the generation's check.
+      const { rows } = await sql<{ value: number }>`SELECT value FROM revision_counter WHERE id = 1 FOR UPDATE`.execute(tx);
+      const here = await sql`SELECT 1 FROM tenants WHERE name = ${tenant}`.execute(tx);
+      if (here.rows.length === 0) return undefined;
+      await step(tx, tenant, epoch);
+      await sql`UPDATE tenants SET fenced = ${fenced} WHERE name = ${tenant}`.execute(tx);
+      return Number(rows[0].value);
+    });
   }
 
   /**
@@ -142,8 +251,9 @@ export class TenantMoveRepository {
    * unfences it, in one transaction. Returns the revision from which its
    * changes are made on `to`.
    */
-  async arrive(to: Kysely<DB>, tenant: string, departedAt: number): Promise<number> {
+  async arrive(to: Kysely<DB>, tenant: string, epoch: number, departedAt: number): Promise<number> {
     return to.transaction().execute(async (tx) => {
+      await step(tx, tenant, epoch);
       const { rows } = await sql<{ value: number }>`
         UPDATE revision_counter SET value = greatest(value, ${departedAt}::bigint) WHERE id = 1 RETURNING value
       `.execute(tx);
@@ -155,26 +265,56 @@ export class TenantMoveRepository {
 
   /**
    * Removes up to `limit` rows of the tenant from each per-tenant table of
-   * `db`, then, when none are left, its row. Returns how many rows went
-   * (0: nothing was left). For the shard a tenant left, and for a failed
-   * move's partial copy.
+   * `db` (not its row in `tenants`), in one transaction fenced by
+   * generation `epoch`. Returns how many rows went (0: none was left).
    */
-  async purgeBatch(db: Kysely<DB>, tenant: string, limit: number): Promise<number> {
-    let deleted = 0;
-    for (const { table } of await this.tableShapes(db)) {
-      const res = await sql`
-        DELETE FROM ${sql.table(table)} WHERE ctid = ANY (ARRAY(SELECT ctid FROM ${sql.table(table)} WHERE tenant = ${tenant} LIMIT ${limit}))
-      `.execute(db);
-      deleted += Number(res.numAffectedRows ?? 0);
-    }
-    if (deleted === 0) await sql`DELETE FROM tenants WHERE name = ${tenant}`.execute(db);
+  private async purgeRows(db: Kysely<DB>, tenant: string, epoch: number, limit: number): Promise<number> {
+    const tables = await this.tableShapes(db);
+    return db.transaction().execute(async (tx) => {
+      await step(tx, tenant, epoch);
+      let deleted = 0;
+      for (const { table } of tables) {
+        const res = await sql`
+          DELETE FROM ${sql.table(table)} WHERE ctid = ANY (ARRAY(SELECT ctid FROM ${sql.table(table)} WHERE tenant = ${tenant} LIMIT ${limit}))
+        `.execute(tx);
+        deleted += Number(res.numAffectedRows ?? 0);
+      }
+      return deleted;
+    });
+  }
+
+  /**
+   * Removes up to `limit` rows of the tenant from each per-tenant table of
+   * `db`, then, when none are left, its row, each batch fenced by
+   * generation `epoch`. Returns how many rows went (0: nothing was left).
+   * For the shard a tenant left, a failed move's partial copy, and rows
+   * the leftover sweep found. Throws StaleMoveError once another
+   * generation holds the row.
+   */
+  async purgeBatch(db: Kysely<DB>, tenant: string, epoch: number, limit: number): Promise<number> {
+    const deleted = await this.purgeRows(db, tenant, epoch, limit);
+    if (deleted === 0) await sql`DELETE FROM tenants WHERE name = ${tenant} AND move_epoch = ${epoch}::bigint`.execute(db);
     return deleted;
   }
 
-  /** Removes everything of the tenant from `db` (batch after batch). */
-  async discard(db: Kysely<DB>, tenant: string): Promise<void> {
-    while ((await this.purgeBatch(db, tenant, 5000)) > 0);
+  /** Removes everything of the tenant from `db` (batch after batch), fenced by generation `epoch`; no-op when it has no row there. */
+  async discard(db: Kysely<DB>, tenant: string, epoch: number): Promise<void> {
+    const here = await sql`SELECT 1 FROM tenants WHERE name = ${tenant}`.execute(db);
+    if (here.rows.length === 0) return;
+    while ((await this.purgeBatch(db, tenant, epoch, 5000)) > 0);
   }
+
+  /**
+   * Every tenant row on `db` with what the leftover sweep judges it by:
+   * name, uid of its Tenant object, generation, phase and fence.
+   */
+  async rowsOn(db: Kysely<DB>): Promise<Array<{ name: string; objectUid: string | null; epoch: number; phase: string; fenced: boolean }>> {
+    const { rows } = await sql<{ name: string; object_uid: string | null; move_epoch: number; phase: string; fenced: boolean }>`
+      SELECT name, object_uid, move_epoch, phase, fenced FROM tenants ORDER BY name
+    `.execute(db);
+    return rows.map((r) => ({ name: r.name, objectUid: r.object_uid, epoch: Number(r.move_epoch), phase: r.phase, fenced: r.fenced }));
+  }
+
 
   /** Inserts `rows` into `table` of `db`, replacing rows with the same `key`. */
   private async upsert(db: Kysely<DB>, table: string, rows: Record<string, unknown>[], key: string[]): Promise<void> {

@@ -19,6 +19,8 @@ export interface TenantRecord {
   arrivedRevision: number;
   /** The oldest revision of its history its shard holds (0 unless it moved here). */
   historyFloor: number;
+  /** The uid of the Tenant object the row was created for (null: created before migration 0021, or without one). */
+  objectUid?: string | null;
 }
 
 /** One limit of a tenant: at most `maxObjects` objects and `maxBytes` stored bytes under a usage key (undefined: unlimited). */
@@ -102,29 +104,40 @@ export class TenantRepository {
   async get(name: string): Promise<TenantRecord | undefined> {
     const row = await (await this.db(name))
       .selectFrom('tenants')
-      .select(['name', 'uid', 'phase', 'created_revision', 'arrived_revision', 'history_floor'])
+      .select(['name', 'uid', 'phase', 'created_revision', 'arrived_revision', 'history_floor', 'object_uid'])
       .where('name', '=', name)
       .executeTakeFirst();
-    return row && { name: row.name, uid: row.uid, phase: row.phase, createdRevision: row.created_revision, arrivedRevision: row.arrived_revision, historyFloor: row.history_floor };
+    return (
+      row && { name: row.name, uid: row.uid, phase: row.phase, createdRevision: row.created_revision, arrivedRevision: row.arrived_revision, historyFloor: row.history_floor, objectUid: row.object_uid }
+    );
   }
 
   /**
-   * Creates the tenant if missing; returns true when it was created.
-   * Idempotent. A tenant that exists is left alone, even when Terminating
-   * (its name is free again only once its deletion has finished).
+   * Creates the tenant if missing, for the Tenant object of uid
+   * `objectUid` (recorded: migration 0021); returns true when it was
+   * created. Idempotent. A tenant that exists is left alone, even when
+   * Terminating (its name is free again only once its deletion has
+   * finished), and so is a row made for another Tenant object: the caller
+   * compares {@link TenantRecord.objectUid} and waits (never adopts). Only
+   * a row from before migration 0021 (no object uid) is bound to the first
+   * Tenant object that ensures it.
    */
-  async ensure(name: string): Promise<boolean> {
-    const res = await (await this.db(name))
+  async ensure(name: string, objectUid?: string): Promise<boolean> {
+    const db = await this.db(name);
+    const res = await db
       .insertInto('tenants')
       .values({
         name,
         uid: randomUUID(),
         phase: 'Active',
         created_revision: sql<number>`(SELECT value FROM revision_counter WHERE id = 1)`,
+        object_uid: objectUid ?? null,
       })
       .onConflict((oc) => oc.column('name').doNothing())
       .executeTakeFirst();
-    return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
+    const created = Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
+    if (!created && objectUid) await db.updateTable('tenants').set({ object_uid: objectUid }).where('name', '=', name).where('object_uid', 'is', null).execute();
+    return created;
   }
 
   /**

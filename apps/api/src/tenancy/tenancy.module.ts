@@ -1,6 +1,6 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ObjectListRepository, ObjectStoreRepository, TenantRepository } from '@plinth/storage';
+import { ObjectListRepository, ObjectStoreRepository, TenantMoveRepository, TenantRepository } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { ControllerManager } from '../controllers/controller-manager.js';
@@ -15,6 +15,8 @@ import { StoreHooks } from '../store/store-hooks.js';
 import { StoreModule } from '../store/store.module.js';
 import { TenantCache } from '../storage/tenant-cache.js';
 import { TenantDirectory } from '../shards/tenant-directory.js';
+import { ShardPool } from '../shards/shard-pool.js';
+import { purgeEverywhere } from '../sharding/tenant-leftover-sweep.js';
 import { TenantDataKeys } from '../encryption/encryption.module.js';
 import { TenantDeletionRunner } from './tenant-deletion.runner.js';
 import { TenantLifecycleService } from './tenant-lifecycle.service.js';
@@ -38,14 +40,27 @@ import { forgetRetiredTenants } from './tenant-retirement.js';
   providers: [
     {
       provide: TenantProvisioner,
-      useFactory: (tenants: TenantRepository, cache: TenantCache, registry: ResourceRegistry, store: ResourceStoreService, logger: Logger, rbac: DefaultRbacService) =>
-        new TenantProvisioner({ tenants, cache, registry, store, logger, ensureDefaultRbac: async (t) => void (await rbac.ensure(t)) }),
-      inject: [TenantRepository, TenantCache, ResourceRegistry, ResourceStoreService, LOGGER, DefaultRbacService],
+      useFactory: (tenants: TenantRepository, cache: TenantCache, registry: ResourceRegistry, store: ResourceStoreService, logger: Logger, rbac: DefaultRbacService, pool: ShardPool) => {
+        const moves = new TenantMoveRepository();
+        return new TenantProvisioner({
+          tenants,
+          cache,
+          registry,
+          store,
+          logger,
+          ensureDefaultRbac: async (t) => void (await rbac.ensure(t)),
+          removeForeign: (t, uid) => purgeEverywhere(pool, moves, t, uid),
+        });
+      },
+      inject: [TenantRepository, TenantCache, ResourceRegistry, ResourceStoreService, LOGGER, DefaultRbacService, ShardPool],
     },
     {
       provide: TenantDeletionRunner,
-      useFactory: (tenants: TenantRepository, logger: Logger, keys: TenantDataKeys) => new TenantDeletionRunner(tenants, logger, undefined, (t) => keys.destroy(t)),
-      inject: [TenantRepository, LOGGER, TenantDataKeys],
+      useFactory: (tenants: TenantRepository, logger: Logger, keys: TenantDataKeys, pool: ShardPool) => {
+        const moves = new TenantMoveRepository();
+        return new TenantDeletionRunner(tenants, logger, undefined, (t) => keys.destroy(t), (t) => purgeEverywhere(pool, moves, t));
+      },
+      inject: [TenantRepository, LOGGER, TenantDataKeys, ShardPool],
     },
     {
       provide: TenantLifecycleService,

@@ -11,9 +11,10 @@ export const TENANT_PURGE_BATCH = 500;
  * crypto-erasure of its encrypted objects, first, so that even rows a crash
  * leaves behind, and every backup, stay unreadable), deletes its rows from every per-tenant table
  * in bounded batches, each its own short statement, then its own row, which
- * frees the name. Idempotent and resumable: running it again, here or on
- * another replica, continues where it stopped. One run per tenant at a time
- * per process.
+ * frees the name, and last whatever rows of the name other shards hold
+ * (`elsewhere`: a move's copy or the shard a move left). Idempotent and
+ * resumable: running it again, here or on another replica, continues where
+ * it stopped. One run per tenant at a time per process.
  */
 export class TenantDeletionRunner {
   private readonly running = new Map<string, Promise<void>>();
@@ -23,6 +24,8 @@ export class TenantDeletionRunner {
     private readonly logger: Logger,
     private readonly batch = TENANT_PURGE_BATCH,
     private readonly destroyKeys: (tenant: string) => Promise<number> = async () => 0,
+    /** Removes the tenant's rows from every shard but the one it lives on; returns on how many shards it found some. */
+    private readonly elsewhere: (tenant: string) => Promise<number> = async () => 0,
   ) {}
 
   /** True while this process is deleting `name`. */
@@ -41,7 +44,10 @@ export class TenantDeletionRunner {
   }
 
   private async purge(name: string): Promise<void> {
-    if (!(await this.tenants.markTerminating(name))) return;
+    if (!(await this.tenants.markTerminating(name))) {
+      await this.purgeElsewhere(name);
+      return;
+    }
     const keys = await this.destroyKeys(name);
     if (keys > 0) this.logger.info({ tenant: name, keys }, 'tenant data keys destroyed (crypto-erasure)');
     let total = 0;
@@ -53,6 +59,12 @@ export class TenantDeletionRunner {
       // Let other tenants' requests run between batches.
       await yieldToEventLoop();
     }
+    await this.purgeElsewhere(name);
     this.logger.info({ tenant: name, rows: total }, 'tenant content deleted');
+  }
+
+  private async purgeElsewhere(name: string): Promise<void> {
+    const shards = await this.elsewhere(name);
+    if (shards > 0) this.logger.info({ tenant: name, shards }, 'tenant rows removed from shards it did not live on');
   }
 }

@@ -17,6 +17,7 @@ import type { ControllerManager } from '../controllers/controller-manager.js';
 import type { WorkQueue } from '../controllers/work-queue.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 import type { TenantDirectory } from '../shards/tenant-directory.js';
+import { moveAsked } from '../sharding/tenant-leftover-sweep.js';
 
 /** How often the tenant controller looks for tenants to finish provisioning or deleting. */
 export const TENANT_RECONCILE_INTERVAL_MS = 5000;
@@ -93,6 +94,9 @@ export class TenantLifecycleService implements Controller {
     for (const name of wanted) {
       const row = await this.deps.tenants.get(name);
       if (row?.phase === 'Terminating') continue;
+      // Only a logical cluster from before Tenant objects (its row has no object uid) gets one here: rows made for a
+      // Tenant that is gone, or found on a shard the name does not live on, are leftovers (the mover's sweep removes them).
+      if (name !== PLATFORM_TENANT && !names.includes(name) && (!row || row.objectUid != null)) continue;
       await this.ensureObject(name);
     }
     await this.reconcileOnce(false);
@@ -179,7 +183,7 @@ export class TenantLifecycleService implements Controller {
   /** Provisions `tenant` and records the outcome in its status; returns the updated object. */
   private async provision(tenant: TenantObject): Promise<TenantObject> {
     const name = tenant.metadata.name!;
-    const outcome = await this.deps.provisioner.provision(name, ownersOf(tenant), tenant.spec?.limits);
+    const outcome = await this.deps.provisioner.provision(name, ownersOf(tenant), tenant.spec?.limits, tenant.metadata.uid);
     const usage = outcome === 'ready' ? usageStatus(await this.deps.tenants.usage(name)) : undefined;
     const updated = await this.setStatus(name, (t) =>
       outcome === 'ready'
@@ -216,13 +220,14 @@ export class TenantLifecycleService implements Controller {
     const status = (t: TenantObject): TenantObject['status'] => {
       const next = build(t);
       if (!next) return next;
-      const { shard, shardResourceVersion } = t.status ?? {};
+      const { shard, shardResourceVersion, moveGeneration } = t.status ?? {};
       const own = new Set((next.conditions ?? []).map((c) => c.type));
       const kept = (t.status?.conditions ?? []).filter((c) => !own.has(c.type) && (c.type === 'Moving' || c.type === 'Moved'));
       return {
         ...next,
         ...(shard !== undefined && next.shard === undefined ? { shard } : {}),
         ...(shardResourceVersion !== undefined && next.shardResourceVersion === undefined ? { shardResourceVersion } : {}),
+        ...(moveGeneration !== undefined && next.moveGeneration === undefined ? { moveGeneration } : {}),
         ...(kept.length > 0 ? { conditions: [...(next.conditions ?? []), ...kept] } : {}),
       };
     };
@@ -247,6 +252,8 @@ export class TenantLifecycleService implements Controller {
     const key = ResourceStoreService.key(PLATFORM_TENANT, tenantResource, '', name);
     const current = await this.deps.objects.get(key, undefined, true);
     if (current && (current.body as KubeObject).metadata.deletionTimestamp) await this.markTerminating(name);
+    // A move of the tenant ends first (the tenant mover rolls it back or cancels it, and its write of the Tenant queues this again).
+    if (current && moveAsked(current.body as TenantObject)) return;
     await this.deps.deletion.run(name);
     await this.releaseFinalizer(name);
   }

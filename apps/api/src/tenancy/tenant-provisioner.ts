@@ -22,7 +22,7 @@ const RBAC_GROUP = 'rbac.authorization.k8s.io';
  */
 export type EnsureDefaultRbac = (tenant: string) => Promise<void>;
 
-/** What provisioning did: `waiting` when a deleted tenant of the same name still holds the name. */
+/** What provisioning did: `waiting` when a deleted tenant of the same name (or rows left of one) still holds the name. */
 export type ProvisionOutcome = 'ready' | 'waiting';
 
 /** Dependencies of {@link TenantProvisioner}. */
@@ -34,6 +34,12 @@ export interface TenantProvisionerDeps {
   logger: Logger;
   /** Upstream's default RBAC policy in a tenant (rbac/DefaultRbacService.ensure). */
   ensureDefaultRbac: EnsureDefaultRbac;
+  /**
+   * Removes, from every shard, the rows of `tenant` made for another Tenant
+   * object than `objectUid` (an earlier tenant's, left behind); resolves
+   * with how many shards held some. Optional (tests without shards).
+   */
+  removeForeign?: (tenant: string, objectUid: string) => Promise<number>;
 }
 
 
@@ -49,20 +55,40 @@ export class TenantProvisioner {
 
   /**
    * Provisions `name` for `owners`, then enforces `limits` (last, so that
-   * what every cluster needs is always created). Throws on storage failures
-   * (the caller retries later).
+   * what every cluster needs is always created). `objectUid`: the Tenant
+   * object's uid; a row of the name made for another Tenant object (an
+   * earlier tenant's, still being deleted or left behind) is never adopted:
+   * the outcome is `waiting` until it is removed (by its deletion or the
+   * leftover sweep). Throws on storage failures (the caller retries later).
    */
-  async provision(name: string, owners: TenantOwner[], limits?: TenantLimits): Promise<ProvisionOutcome> {
+  async provision(name: string, owners: TenantOwner[], limits?: TenantLimits, objectUid?: string): Promise<ProvisionOutcome> {
     const { tenants, cache } = this.deps;
-    await tenants.ensure(name);
+    await tenants.ensure(name, objectUid);
     cache.forget(name);
     const row = await tenants.get(name);
     if (!row || row.phase !== 'Active') return 'waiting';
+    if (objectUid && row.objectUid != null && row.objectUid !== objectUid) {
+      this.deps.logger.warn({ tenant: name, objectUid, rowObjectUid: row.objectUid }, 'tenant provisioning waits: the rows of the name belong to an earlier tenant; removing them');
+      this.removeForeign(name, objectUid);
+      return 'waiting';
+    }
     await this.ensureSystemNamespaces(name);
     await this.deps.ensureDefaultRbac(name);
     await this.bindOwners(name, owners);
     await tenants.setLimits(name, storageLimits(this.deps.registry, name, limits));
     return 'ready';
+  }
+
+  /** Removes an earlier tenant's rows of the name in the background (one run per name at a time); the next reconcile provisions. */
+  private readonly removing = new Set<string>();
+  private removeForeign(name: string, objectUid: string): void {
+    const remove = this.deps.removeForeign;
+    if (!remove || this.removing.has(name)) return;
+    this.removing.add(name);
+    void remove(name, objectUid)
+      .then((shards) => this.deps.logger.info({ tenant: name, shards }, 'rows of an earlier tenant of the name removed'))
+      .catch((err) => this.deps.logger.warn({ tenant: name, err: (err as Error).message }, 'removing an earlier tenant\'s rows failed; the leftover sweep will'))
+      .finally(() => this.removing.delete(name));
   }
 
   private async createIfMissing(ctx: WriteContext, obj: KubeObject): Promise<void> {

@@ -57,6 +57,8 @@ export interface TenantStatus {
   shard?: string;
   /** The resourceVersion from which its current shard makes its changes (set when a move switches it there). */
   shardResourceVersion?: string;
+  /** The generation of the tenant's latest move (server-owned): every step of an older mover fails (see the tenant mover). */
+  moveGeneration?: string;
   conditions?: TenantCondition[];
 }
 

@@ -90,6 +90,10 @@ export const tenantStatusSchema: StructuralSchema = {
       type: 'string',
       description: 'ShardResourceVersion is the resourceVersion from which the tenant\'s changes are made on its current shard (set by a move; earlier resourceVersions are the history it brought along).',
     },
+    moveGeneration: {
+      type: 'string',
+      description: 'MoveGeneration is the generation of the tenant\'s latest move between shards: every step of a mover of an older generation fails and changes nothing.',
+    },
     usage: {
       type: 'object',
       description: 'Usage is what the tenant holds, counted exactly by every write and reported here within seconds; spec.limits are enforced on these counts.',
