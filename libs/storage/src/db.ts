@@ -2,6 +2,7 @@ import type { Generated, Kysely } from 'kysely';
 import pg from 'pg';
 import { platformHandle, poolOf } from './tenant-scope.js';
 import { sendMarkedQueriesNamed } from './prepared-statements.js';
+import { HostListClient, hostListConnector } from './host-list-connector.js';
 
 /** Row of `tenants`. */
 export interface TenantsTable {
@@ -141,8 +142,11 @@ const SYNCHRONOUS_COMMIT_AT_LEAST_LOCAL = `SELECT set_config('synchronous_commit
  * longer queryable, is dropped from the pool.
  */
 export function createDatabase(opts: DatabaseOptions): Kysely<DB> {
+  // A URL naming several hosts or a target_session_attrs connects through its host list (libpq's rules).
+  const multiHost = hostListConnector(opts.connectionString).checksRole || hostListConnector(opts.connectionString).list.hosts.length > 1;
   const pool = new pg.Pool({
-    connectionString: opts.connectionString,
+    ...(multiHost ? { Client: HostListClient as unknown as typeof pg.Client, hostListUrl: opts.connectionString } : {}),
+    connectionString: multiHost ? hostListConnector(opts.connectionString).list.urlFor(0) : opts.connectionString,
     max: opts.maxConnections ?? 20,
     connectionTimeoutMillis: opts.connectionTimeoutMs ?? 5000,
     keepAlive: true,
@@ -170,4 +174,20 @@ export function createDatabase(opts: DatabaseOptions): Kysely<DB> {
 export function setPoolSize(db: Kysely<DB>, max: number): void {
   const pool = poolOf(db);
   if (pool) (pool.options as { max: number }).max = max;
+}
+
+/**
+ * Ends every connection of `db`'s pool at once (their statements in flight
+ * fail, and the pool drops them): used when its server stopped answering
+ * or is no longer the one to use (a failover), so that no request waits on
+ * a session to a frozen or demoted server. New connections search the
+ * URL's hosts again. No-op for a handle not made by {@link createDatabase}.
+ */
+export function dropConnections(db: Kysely<DB>): number {
+  const pool = poolOf(db) as (pg.Pool & { _clients?: pg.Client[] }) | undefined;
+  const clients = pool?._clients ?? [];
+  for (const client of clients) {
+    (client as unknown as { connection?: { stream?: { destroy(err?: Error): void } } }).connection?.stream?.destroy(new Error('connection dropped: the server stopped answering or is no longer the primary'));
+  }
+  return clients.length;
 }

@@ -23,6 +23,7 @@ export * from './advisory-lock-elector.js';
 export * from './selector-sql.js';
 export * from './embedded-postgres.js';
 export * from './database-probe.js';
+export * from './host-list-connector.js';
 export * from './watch/index.js';
 export * from './value/value-transformer.js';
 export * from './value/aes-transformers.js';
