@@ -25,6 +25,17 @@ export interface TenantsTable {
 export interface RevisionCounterTable {
   id: number;
   value: number;
+  /** The counter may not pass it (null: no ceiling); raised ahead by the revision fence (migration 0022). */
+  ceiling: Generated<number | null>;
+}
+
+/** Row of `revision_epochs`: a timeline fenced to serve writes, and the revisions its history lacks (migration 0022). */
+export interface RevisionEpochsTable {
+  timeline: number;
+  system_identifier: string;
+  counter_found: number;
+  raised_to: number;
+  fenced_at: Generated<Date>;
 }
 
 /** The single row of `compaction_state`: changes at or below it may be gone. */
@@ -89,6 +100,7 @@ export interface DB {
   tenants: TenantsTable;
   tenant_usage: TenantUsageTable;
   revision_counter: RevisionCounterTable;
+  revision_epochs: RevisionEpochsTable;
   compaction_state: CompactionStateTable;
   objects: ObjectsTable;
   changes: ChangesTable;

@@ -24,6 +24,8 @@ export * from './selector-sql.js';
 export * from './embedded-postgres.js';
 export * from './database-probe.js';
 export * from './host-list-connector.js';
+export * from './revision-fence.js';
+export { durableRevision } from './durable-revision.js';
 export * from './watch/index.js';
 export * from './value/value-transformer.js';
 export * from './value/aes-transformers.js';
