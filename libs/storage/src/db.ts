@@ -199,7 +199,9 @@ export function dropConnections(db: Kysely<DB>): number {
   const pool = poolOf(db) as (pg.Pool & { _clients?: pg.Client[] }) | undefined;
   const clients = pool?._clients ?? [];
   for (const client of clients) {
-    (client as unknown as { connection?: { stream?: { destroy(err?: Error): void } } }).connection?.stream?.destroy(new Error('connection dropped: the server stopped answering or is no longer the primary'));
+    // Destroyed without an error (no 'error' event to catch): the socket closes, and the statement in flight fails with
+    // "Connection terminated unexpectedly" (a 503), which a half-closed socket to a frozen server would never do.
+    (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
   }
   return clients.length;
 }
