@@ -11,19 +11,26 @@ import { PatroniCluster, patroniInstalled } from './support/patroni-cluster.js';
 import { Informer, RevisionLedger, startReplica, startWriters } from './support/ha-load.js';
 
 const run = promisify(execFile);
+process.on('unhandledRejection', (e) => console.log('UNHANDLED', (e as Error).stack));
 const skip = patroniInstalled() ? false : 'needs the Debian packages postgresql-15, patroni and etcd-server (.ci/run installs them)';
 const NS = 'ha';
 /** PLINTH_HA_SUITE=sync or async runs one of the two suites (each starts its own cluster). */
 const only = (suite: string) => skip || (process.env.PLINTH_HA_SUITE && process.env.PLINTH_HA_SUITE !== suite ? 'PLINTH_HA_SUITE' : false);
 
-/** A Patroni cluster, Redis and two Plinth replicas on a three-host URL (`target_session_attrs=read-write`). */
-async function setUp(synchronous: boolean): Promise<{ pg: PatroniCluster; redis: TestRedis; replicas: RunningServer[] }> {
+/**
+ * A Patroni cluster, Redis and two Plinth replicas: the first on a
+ * three-host URL (`target_session_attrs=read-write`), the second, with
+ * `viaHaproxy`, through HAProxy routing by Patroni's `/primary` (else on the
+ * three-host URL too).
+ */
+async function setUp(synchronous: boolean, viaHaproxy = false): Promise<{ pg: PatroniCluster; redis: TestRedis; replicas: RunningServer[] }> {
   const pg = await PatroniCluster.start({ synchronous });
   const admin = await connectSession(pg.url('postgres'));
   await admin.query('CREATE DATABASE plinth_ha');
   await admin.end();
+  if (viaHaproxy) await pg.startHaproxy();
   const redis = await TestRedis.start();
-  const replicas = [await startReplica(pg.url('plinth_ha'), redis.url), await startReplica(pg.url('plinth_ha'), redis.url)];
+  const replicas = [await startReplica(pg.url('plinth_ha'), redis.url), await startReplica(viaHaproxy ? pg.haproxyUrl('plinth_ha') : pg.url('plinth_ha'), redis.url)];
   await request(replicas[0].url).post('/api/v1/namespaces').send({ metadata: { name: NS } }).expect(201);
   return { pg, redis, replicas };
 }
@@ -64,10 +71,10 @@ async function signalWalReceivers(pg: PatroniCluster, name: string, signal: Node
   for (const pid of stdout.split('\n').filter(Boolean).map(Number)) process.kill(pid, signal);
 }
 
-describe('high availability: Patroni, synchronous replication', { skip: only('sync'), timeout: 150_000 }, () => {
+describe('high availability: Patroni, synchronous replication (one replica on a three-host URL, one through HAProxy)', { skip: only('sync'), timeout: 150_000 }, () => {
   let env: Awaited<ReturnType<typeof setUp>> | undefined;
   before(async () => {
-    env = await setUp(true);
+    env = await setUp(true, true);
   });
   after(() => tearDown(env));
 

@@ -2,6 +2,7 @@ import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_pro
 import { chownSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { connectSession } from '@plinth/storage';
 import { eventually } from '../../support/eventually.js';
 import { freePort } from '../../watch/support/cluster.js';
 
@@ -73,6 +74,54 @@ export class PatroniCluster {
       throw err;
     }
     return c;
+  }
+
+  private haproxy: ChildProcess | undefined;
+  /** The port HAProxy listens on for the primary (after {@link startHaproxy}). */
+  haproxyPort = 0;
+
+  /**
+   * Starts HAProxy in front of the nodes, routing to the one whose Patroni
+   * REST API answers `/primary` with 200 (checked every second; sessions to
+   * a node marked down are cut), as Patroni's documentation deploys it.
+   */
+  async startHaproxy(): Promise<void> {
+    this.haproxyPort = await freePort();
+    const servers = this.nodes.map((n) => `  server ${n.name} 127.0.0.1:${n.pgPort} check port ${n.restPort}`).join('\n');
+    const cfg = `global
+  maxconn 1000
+defaults
+  mode tcp
+  timeout connect 2s
+  timeout client 30m
+  timeout server 30m
+  timeout check 1s
+listen primary
+  bind 127.0.0.1:${this.haproxyPort}
+  option httpchk OPTIONS /primary
+  http-check expect status 200
+  default-server inter 1s fall 2 rise 1 on-marked-down shutdown-sessions
+${servers}
+`;
+    const file = path.join(this.dir, 'haproxy.cfg');
+    writeFileSync(file, cfg);
+    const log = openSync(path.join(this.dir, 'haproxy.log'), 'a');
+    this.haproxy = spawn('/usr/sbin/haproxy', ['-f', file, '-db'], { stdio: ['ignore', log, log] });
+    reapOnExit(this.haproxy);
+    await eventually(async () => {
+      try {
+        const c = await connectSession(this.haproxyUrl('postgres'), { connectionTimeoutMillis: 1000 });
+        await c.end();
+        return true;
+      } catch {
+        return false;
+      }
+    }, { timeoutMs: 20_000, message: 'HAProxy routing to the primary' });
+  }
+
+  /** The URL through HAProxy (one host; `target_session_attrs=read-write` still checks each session's server). */
+  haproxyUrl(database = 'postgres'): string {
+    return `postgres://postgres:pw@127.0.0.1:${this.haproxyPort}/${database}?target_session_attrs=read-write`;
   }
 
   /** `postgres://…@h1:p1,h2:p2,h3:p3/postgres?target_session_attrs=read-write`, or one node's URL. */
@@ -270,6 +319,7 @@ tags:
     for (const n of this.nodes) await this.signalNode(n, 'SIGCONT').catch(() => undefined);
     for (const n of this.nodes) await this.signalNode(n, 'SIGKILL').catch(() => undefined);
     this.etcd?.kill('SIGKILL');
+    this.haproxy?.kill('SIGKILL');
     await new Promise((r) => setTimeout(r, 300));
     if (!process.env.PLINTH_KEEP_HA_DIR) rmSync(this.dir, { recursive: true, force: true });
   }

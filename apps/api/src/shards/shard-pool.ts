@@ -246,6 +246,7 @@ export class ShardPool implements ShardRouter {
   /** Migrates `e` (once), probes it and, the first time it answers, tells the listeners. Never throws. */
   private async bringUp(e: Entry): Promise<void> {
     if (!e.db) return;
+    let lostHistory: FenceState | undefined;
     try {
       if (!e.migrated) {
         await migrateToLatest(e.db);
@@ -255,7 +256,7 @@ export class ShardPool implements ShardRouter {
       // timeout, pg_terminate_backend) fails once and is dropped; only a shard that fails twice is down.
       const answers = (await probeDatabase(e.db, PROBE_TIMEOUT_MS)) || (await probeDatabase(e.db, PROBE_TIMEOUT_MS));
       if (!answers) throw new Error(`${e.host} does not answer within ${PROBE_TIMEOUT_MS} ms`);
-      if (e.fence) await this.checkFence(e, e.fence);
+      if (e.fence) lostHistory = await this.checkFence(e, e.fence);
     } catch (err) {
       e.failures = (e.failures ?? 0) + 1;
       // A shard that served stays up through one missed round; one that never served is down at once.
@@ -268,17 +269,19 @@ export class ShardPool implements ShardRouter {
     e.failures = 0;
     if (this.entries.get(e.name) !== e) return;
     this.setReady(e, true);
+    // Told once the shard serves again (what they rebuild reads it).
+    if (lostHistory) for (const l of this.listeners) await l.historyChanged?.(e.name, lostHistory);
     if (e.announced) return;
     e.announced = true;
     for (const l of this.listeners) await l.added?.({ name: e.name, db: e.db, url: e.url });
   }
 
   /**
-   * Fences the shard's primary when it is new (RevisionFence) and, when this
-   * replica served it on another timeline and saw revisions the new history
-   * lacks, tells the listeners (before the shard serves again).
+   * Fences the shard's primary when it is new (RevisionFence); returns its
+   * state when this replica served it on another timeline and saw revisions
+   * the new history lacks (the listeners are told once it serves again).
    */
-  private async checkFence(e: Entry, fence: RevisionFence): Promise<void> {
+  private async checkFence(e: Entry, fence: RevisionFence): Promise<FenceState | undefined> {
     let timer: NodeJS.Timeout | undefined;
     const state = await Promise.race([
       fence.check(),
@@ -290,12 +293,12 @@ export class ShardPool implements ShardRouter {
     const before = e.epoch;
     e.epoch = epoch;
     if (state.fenced) this.logger.warn({ shard: e.name, timeline: state.timeline, counterFound: state.counterFound, raisedTo: state.raisedTo }, 'new primary fenced: revision counter raised past every revision handed out before');
-    if (before === undefined || before === epoch) return;
+    if (before === undefined || before === epoch) return undefined;
     const seen = Math.max(durableRevision(e.db!), this.seenHook?.(e.name) ?? 0);
     this.logger.warn({ shard: e.name, from: before, to: epoch, seen, counterFound: state.counterFound }, 'the shard has a new primary');
-    if (seen <= state.counterFound) return;
+    if (seen <= state.counterFound) return undefined;
     this.logger.warn({ shard: e.name, lostAfter: state.counterFound, seen }, 'the new primary lacks revisions this replica saw: restarting the watch caches; watches from them get 410');
-    for (const l of this.listeners) await l.historyChanged?.(e.name, state);
+    return state;
   }
 
   /** The shard stopped answering: ends its sessions (no request waits on a frozen server) and searches its hosts again. */
