@@ -87,6 +87,7 @@ describe('high availability: Patroni, synchronous replication (one replica on a 
 
     const first = await pg.primary();
     const switchedAt = Date.now();
+    console.log(`# switchover at ${new Date(switchedAt).toISOString()}`);
     await pg.switchover();
     await eventually(async () => (await pg.primary()) !== undefined && (await pg.primary()) !== first, { timeoutMs: 30_000, message: 'a new primary' });
     await eventually(() => writers.stats.ackTimes.some((t) => t > switchedAt + 500) && writers.stats.ackTimes.filter((t) => t > switchedAt).length > 20, { timeoutMs: 30_000, message: 'writes acknowledged after the switchover' });
@@ -94,6 +95,7 @@ describe('high availability: Patroni, synchronous replication (one replica on a 
     await pg.waitHealthy(60_000);
     const second = await pg.primary();
     const killedAt = Date.now();
+    console.log(`# kill at ${new Date(killedAt).toISOString()}`);
     await pg.signalNode(pg.node(second!), 'SIGKILL');
     await eventually(async () => (await pg.primary()) !== undefined && (await pg.primary()) !== second, { timeoutMs: 40_000, message: 'failover after SIGKILL' });
     await eventually(() => writers.stats.ackTimes.filter((t) => t > killedAt).length > 20, { timeoutMs: 30_000, message: 'writes acknowledged after the failover' });
@@ -128,7 +130,7 @@ describe('high availability: Patroni, asynchronous replication losing the last c
     const standbys = pg.nodes.filter((n) => n.name !== primary).map((n) => n.name);
     for (const s of standbys) await signalWalReceivers(pg, s, 'SIGSTOP');
     const cutAt = Date.now();
-    await eventually(() => writers.stats.ackTimes.filter((t) => t > cutAt).length > 100, { timeoutMs: 20_000, message: 'writes acknowledged while the standbys are cut off' });
+    await eventually(() => writers.stats.ackTimes.filter((t) => t > cutAt).length > 40, { timeoutMs: 40_000, message: 'writes acknowledged while the standbys are cut off' });
     await pg.signalNode(pg.node(primary), 'SIGKILL');
     const killedAt = Date.now();
     // Killed rather than resumed: a resumed receiver would still read the WAL the primary had sent into its socket.
@@ -137,6 +139,7 @@ describe('high availability: Patroni, asynchronous replication losing the last c
     await eventually(async () => (await pg.primary()) !== undefined && (await pg.primary()) !== primary, { timeoutMs: 40_000, message: 'failover' });
     await eventually(() => writers.stats.ackTimes.filter((t) => t > killedAt).length > 50, { timeoutMs: 30_000, message: 'writes acknowledged on the new primary' });
     await writers.stop();
+    assert.deepEqual(ledger.reused.slice(0, 10), [], `no resourceVersion handed out twice for different contents (${ledger.reused.length} were)`);
 
     const state = await assertInformersConverge(replicas[0].url, informers);
     for (const inf of informers) await inf.stop();

@@ -99,10 +99,11 @@ export interface HostListConnectorOptions {
 
 /**
  * Finds, and remembers, the host of a (possibly multi-host) URL that
- * satisfies its `target_session_attrs`, as libpq does: hosts are tried in
- * the order given, each connected and asked `pg_is_in_recovery()` and
- * `transaction_read_only`; `prefer-standby` falls back to any host when no
- * standby answers. The chosen host is reused by every new connection until
+ * satisfies its `target_session_attrs`, as libpq does: the first host in
+ * the order given that qualifies, each connected and asked
+ * `pg_is_in_recovery()` and `transaction_read_only` (all at once, unlike
+ * libpq, so a frozen host delays the search by one timeout only);
+ * `prefer-standby` falls back to any host when no standby answers. The chosen host is reused by every new connection until
  * {@link invalidate} (a connection to it failed, or it no longer qualifies),
  * after which the next connection searches again: after a switchover or a
  * failover the new primary is found by the first connection that needs
@@ -162,29 +163,39 @@ export class HostListConnector {
     return !this.checksRole || accepts(this.list.targetSessionAttrs, await roleOf(client));
   }
 
+  /**
+   * Asks every host at once (a frozen or unreachable one costs one probe
+   * timeout, not one per host before it) and picks as libpq would: the
+   * first qualifying host in the order given.
+   */
   private async find(): Promise<number> {
     const attrs = this.list.targetSessionAttrs;
-    const failures: string[] = [];
+    const answers = await Promise.all(this.list.hosts.map((_, i) => this.probe(i)));
     const passes: TargetSessionAttrs[] = attrs === 'prefer-standby' ? ['standby', 'any'] : [attrs];
     for (const pass of passes) {
-      for (let i = 0; i < this.list.hosts.length; i++) {
-        const h = this.list.hosts[i];
-        const name = `${h.host}:${h.port}`;
-        const client = new pg.Client({ connectionString: this.list.urlFor(i), connectionTimeoutMillis: this.probeTimeoutMs, query_timeout: this.probeTimeoutMs, application_name: 'plinth-host-search' });
-        client.on('error', () => undefined);
-        try {
-          await client.connect();
-          const role = pass === 'any' ? undefined : await roleOf(client);
-          if (!role || accepts(pass, role)) return i;
-          failures.push(`${name}: ${role.inRecovery ? 'a standby' : role.readOnly ? 'read-only' : 'a primary'}`);
-        } catch (err) {
-          failures.push(`${name}: ${(err as Error).message}`);
-        } finally {
-          void client.end().catch(() => undefined);
-        }
-      }
+      const i = answers.findIndex((a) => a.role !== undefined && accepts(pass, a.role));
+      if (i >= 0) return i;
     }
+    const failures = answers.map((a, i) => {
+      const h = this.list.hosts[i];
+      const why = a.error ?? (a.role!.inRecovery ? 'a standby' : a.role!.readOnly ? 'read-only' : 'a primary');
+      return `${h.host}:${h.port}: ${why}`;
+    });
     throw new Error(`no host of ${this.list.display} is ${attrs === 'any' ? 'reachable' : `usable for target_session_attrs=${attrs}`} (${failures.join('; ')})`);
+  }
+
+  /** Connects to host `i` and asks its role; never throws. */
+  private async probe(i: number): Promise<{ role?: SessionRole; error?: string }> {
+    const client = new pg.Client({ connectionString: this.list.urlFor(i), connectionTimeoutMillis: this.probeTimeoutMs, query_timeout: this.probeTimeoutMs, application_name: 'plinth-host-search' });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      return { role: await roleOf(client) };
+    } catch (err) {
+      return { error: (err as Error).message };
+    } finally {
+      void client.end().catch(() => undefined);
+    }
   }
 }
 

@@ -47,7 +47,7 @@ export class RedisRevisionLeaseStore implements RevisionLeaseStore {
 
 
 /** What {@link RevisionFence.check} found. */
-export interface FenceState {
+export interface FenceState extends PrimaryDurability {
   timeline: number;
   systemIdentifier: string;
   /** The current timeline's epoch: the counter found when it was fenced, and what it was raised to. */
@@ -58,6 +58,19 @@ export interface FenceState {
   /** The counter now and its ceiling (null: none). */
   counter: number;
   ceiling: number | null;
+}
+
+/** What a primary promises about an acknowledged write if it is lost. */
+export interface PrimaryDurability {
+  /** Standbys a commit waits for now (`sync` or `quorum` in pg_stat_replication; 0 without the rights to see them: grant pg_monitor). */
+  synchronousStandbys: number;
+  /** Plinth's sessions' `synchronous_commit` (`off` is raised to `on` by every session, db.ts). */
+  synchronousCommit: string;
+}
+
+/** Whether a write acknowledged by a primary in `d` survives the loss of that primary (a synchronous standby has it). */
+export function survivesPrimaryLoss(d: PrimaryDurability): boolean {
+  return d.synchronousStandbys > 0 && ['on', 'remote_write', 'remote_apply'].includes(d.synchronousCommit);
 }
 
 /** Options of {@link RevisionFence}. */
@@ -100,17 +113,20 @@ export class RevisionFence {
   /** Checks (and fences, or extends the ceiling) once. Throws on a database or store error (the shard is then not ready). */
   async check(): Promise<FenceState> {
     const { db } = this.opts;
-    const { rows } = await sql<{ timeline: number; sid: string; value: number; ceiling: number | null; found: number | null; raised: number | null}>`
+    const { rows } = await sql<{ timeline: number; sid: string; value: number; ceiling: number | null; found: number | null; raised: number | null; sync_standbys: number; sync_commit: string }>`
       SELECT t.timeline, (SELECT system_identifier::text FROM pg_control_system()) AS sid, rc.value, rc.ceiling,
-        e.counter_found AS found, e.raised_to AS raised
+        e.counter_found AS found, e.raised_to AS raised,
+        (SELECT count(*) FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum'))::int AS sync_standbys,
+        current_setting('synchronous_commit') AS sync_commit
       FROM (SELECT plinth_timeline() AS timeline) t CROSS JOIN revision_counter rc
       LEFT JOIN revision_epochs e ON e.timeline = t.timeline
       WHERE rc.id = 1
     `.execute(db);
     const r = rows[0];
+    const durability = { synchronousStandbys: r.sync_standbys, synchronousCommit: r.sync_commit === 'off' ? 'on' : r.sync_commit };
     const key = `${this.opts.leaseKey}:${r.sid}`;
     const store = this.opts.leaseStore;
-    if (r.found === null || r.raised === null) return this.fence(r.timeline, r.sid, r.ceiling, key);
+    if (r.found === null || r.raised === null) return { ...(await this.fence(r.timeline, r.sid, r.ceiling, key)), ...durability };
     let ceiling = r.ceiling;
     if (store && (ceiling === null || ceiling - r.value < this.opts.block / 2)) {
       const next = r.value + this.opts.block;
@@ -119,15 +135,15 @@ export class RevisionFence {
       } catch (err) {
         // The store is down: writes go on up to the ceiling already set (then fail with 503 until it is back).
         this.opts.onStoreError?.(err as Error);
-        return { timeline: r.timeline, systemIdentifier: r.sid, counterFound: r.found, raisedTo: r.raised, fenced: false, counter: r.value, ceiling };
+        return { timeline: r.timeline, systemIdentifier: r.sid, counterFound: r.found, raisedTo: r.raised, fenced: false, counter: r.value, ceiling, ...durability };
       }
       await sql`UPDATE revision_counter SET ceiling = greatest(coalesce(ceiling, 0), ${next}::bigint) WHERE id = 1`.execute(db);
       ceiling = Math.max(ceiling ?? 0, next);
     }
-    return { timeline: r.timeline, systemIdentifier: r.sid, counterFound: r.found, raisedTo: r.raised, fenced: false, counter: r.value, ceiling };
+    return { timeline: r.timeline, systemIdentifier: r.sid, counterFound: r.found, raisedTo: r.raised, fenced: false, counter: r.value, ceiling, ...durability };
   }
 
-  private async fence(timeline: number, sid: string, replicatedCeiling: number | null, key: string): Promise<FenceState> {
+  private async fence(timeline: number, sid: string, replicatedCeiling: number | null, key: string): Promise<Omit<FenceState, keyof PrimaryDurability>> {
     const { db, leaseStore: store } = this.opts;
     const recorded = store ? await store.read(key) : 0;
     const bound = Math.max(recorded, this.opts.seen(), replicatedCeiling ?? 0);

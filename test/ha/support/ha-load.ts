@@ -68,7 +68,7 @@ export function startWriters(replicas: RunningServer[], ns: string, n: number, l
             try {
               res = await request(r.url).post(`/api/v1/namespaces/${ns}/configmaps`).timeout(maxRequestMs).send({ metadata: { name }, data: { v: name } });
             } catch (err) {
-              stats.problems.push(`${name}: no answer within ${maxRequestMs} ms (${(err as Error).message})`);
+              stats.problems.push(`${name}: no answer within ${maxRequestMs} ms (${(err as Error).message}), sent at ${new Date(started).toISOString()}`);
               continue;
             }
             stats.statuses.set(res.status, (stats.statuses.get(res.status) ?? 0) + 1);

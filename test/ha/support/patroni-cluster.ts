@@ -108,15 +108,18 @@ ${servers}
     const log = openSync(path.join(this.dir, 'haproxy.log'), 'a');
     this.haproxy = spawn('/usr/sbin/haproxy', ['-f', file, '-db'], { stdio: ['ignore', log, log] });
     reapOnExit(this.haproxy);
+    // HAProxy counts every server up until its first checks: wait until they ran (a standby marked down).
     await eventually(async () => {
-      try {
-        const c = await connectSession(this.haproxyUrl('postgres'), { connectionTimeoutMillis: 1000 });
-        await c.end();
-        return true;
-      } catch {
-        return false;
+      for (let i = 0; i < 5; i++) {
+        try {
+          const c = await connectSession(this.haproxyUrl('postgres'), { connectionTimeoutMillis: 1000 });
+          await c.end();
+        } catch {
+          return false;
+        }
       }
-    }, { timeoutMs: 20_000, message: 'HAProxy routing to the primary' });
+      return true;
+    }, { timeoutMs: 20_000, message: 'HAProxy routing to the primary only' });
   }
 
   /** The URL through HAProxy (one host; `target_session_attrs=read-write` still checks each session's server). */

@@ -88,6 +88,8 @@ export class HealthService {
     }
     // Other shards do not make the replica unready: only their own tenants are refused while one is down.
     for (const s of this.shards.states()) {
+      // What each shard's primary promises about an acknowledged write (informational, never unready).
+      if (s.durability) lines.push(`[+]shard-${s.name}-durability ok (${s.durability.message})`);
       if (s.name === DEFAULT_SHARD) continue;
       lines.push(s.ready ? `[+]shard-${s.name} ok` : `[+]shard-${s.name} ok (degraded: ${s.error ?? 'not connected'}; its tenants get 503)`);
     }

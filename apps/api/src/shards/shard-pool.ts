@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { createDatabase, type Database, DEFAULT_SHARD, dropConnections, durableRevision, type FenceState, hostListConnector, migrateToLatest, probeDatabase, redisKeyPrefix, RevisionFence, type RevisionLeaseStore, rowSecurityOf, setPoolSize, type ShardHandle, type ShardRouter, StorageError } from '@plinth/storage';
+import { createDatabase, type Database, DEFAULT_SHARD, dropConnections, durableRevision, type FenceState, hostListConnector, migrateToLatest, probeDatabase, redisKeyPrefix, RevisionFence, type RevisionLeaseStore, rowSecurityOf, setPoolSize, type ShardHandle, type ShardRouter, StorageError, survivesPrimaryLoss } from '@plinth/storage';
 import { redactCredentials } from '../config/redact-credentials.js';
 import { urlHost } from './connection-url.js';
 import type { TenantDirectory } from './tenant-directory.js';
@@ -21,6 +21,8 @@ export interface ShardState {
   ready: boolean;
   /** Why it is not ready (names the host, never the password). */
   error?: string;
+  /** Whether a write acknowledged now survives the loss of the primary, and why (from the last probe). */
+  durability?: { survivesPrimaryLoss: boolean; message: string };
 }
 
 interface Entry extends ShardState {
@@ -187,13 +189,13 @@ export class ShardPool implements ShardRouter {
 
   /** Every shard this replica knows, ready or not. */
   states(): ShardState[] {
-    return [...this.entries.values()].map(({ name, host, ready, error }) => ({ name, host, ready, ...(error ? { error } : {}) }));
+    return [...this.entries.values()].map(({ name, host, ready, error, durability }) => ({ name, host, ready, ...(error ? { error } : {}), ...(durability ? { durability } : {}) }));
   }
 
   /** The state of one shard, or undefined when it is not registered here. */
   state(name: string): ShardState | undefined {
     const e = this.entries.get(name);
-    return e && { name: e.name, host: e.host, ready: e.ready, ...(e.error ? { error: e.error } : {}) };
+    return e && { name: e.name, host: e.host, ready: e.ready, ...(e.error ? { error: e.error } : {}), ...(e.durability ? { durability: e.durability } : {}) };
   }
 
   /** The URL a shard was connected with (for its own change feed's LISTEN); undefined when unknown. */
@@ -289,6 +291,13 @@ export class ShardPool implements ShardRouter {
         timer = setTimeout(() => reject(new Error(`${e.host}: the revision fence check did not answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
       }),
     ]).finally(() => clearTimeout(timer));
+    const safe = survivesPrimaryLoss(state);
+    e.durability = {
+      survivesPrimaryLoss: safe,
+      message: safe
+        ? `acknowledged writes survive the loss of the primary (${state.synchronousStandbys} synchronous standby${state.synchronousStandbys > 1 ? 's' : ''}, synchronous_commit=${state.synchronousCommit})`
+        : `acknowledged writes may be lost with the primary (${state.synchronousStandbys === 0 ? 'no synchronous standby' : `synchronous_commit=${state.synchronousCommit}`}); revisions are never reused`,
+    };
     const epoch = `${state.systemIdentifier}/${state.timeline}`;
     const before = e.epoch;
     e.epoch = epoch;
