@@ -79,7 +79,8 @@ function recovery(ackTimes: number[], from: number): number {
 
 async function runMode(synchronous: boolean): Promise<Row[]> {
   const mode = synchronous ? 'synchronous' : 'asynchronous';
-  const pg = await PatroniCluster.start({ synchronous });
+  // Strict: Patroni never lets the primary go on without a synchronous standby (non-strict mode does, and then loses).
+  const pg = await PatroniCluster.start({ synchronous, strict: synchronous && process.env.BENCH_STRICT !== '0' });
   const redis = await TestRedis.start();
   const replicas: RunningServer[] = [];
   const rows: Row[] = [];
@@ -113,8 +114,14 @@ async function runMode(synchronous: boolean): Promise<Row[]> {
       await sleep(2000);
       if (fault === 'SIGKILL') pg.startNode(pg.node(primary));
       if (fault === 'SIGSTOP') await pg.signalNode(pg.node(primary), 'SIGCONT');
-      const state = await listAll(replicas[0].url);
-      const lost = [...stats.acked].filter(([name, rv]) => state.get(name) !== rv).length;
+      let state = new Map<string, number>();
+      await until(async () => {
+        state = await listAll(replicas[0].url);
+        return true;
+      }, 60_000);
+      const lostNames = [...stats.acked].filter(([name, rv]) => state.get(name) !== rv);
+      const lost = lostNames.length;
+      if (lost > lostSoFar) console.log(`lost (${mode}, ${fault}): ${lostNames.slice(0, 5).map(([n, rv]) => `${n}@${rv}${state.has(n) ? ` now @${state.get(n)}` : ' missing'}`).join(', ')}`);
       const converged = await until(async () => {
         const s = await listAll(replicas[1].url);
         return informers.every((inf) => inf.store.size === s.size && [...s].every(([n, rv]) => inf.store.get(n)?.rv === rv));

@@ -2,7 +2,7 @@ import type { Generated, Kysely } from 'kysely';
 import pg from 'pg';
 import { platformHandle, poolOf } from './tenant-scope.js';
 import { sendMarkedQueriesNamed } from './prepared-statements.js';
-import { HostListClient, hostListConnector } from './host-list-connector.js';
+import { HostListClient, hostListConnector, usesHostList } from './host-list-connector.js';
 
 /** Row of `tenants`. */
 export interface TenantsTable {
@@ -155,7 +155,7 @@ const SYNCHRONOUS_COMMIT_AT_LEAST_LOCAL = `SELECT set_config('synchronous_commit
  */
 export function createDatabase(opts: DatabaseOptions): Kysely<DB> {
   // A URL naming several hosts or a target_session_attrs connects through its host list (libpq's rules).
-  const multiHost = hostListConnector(opts.connectionString).checksRole || hostListConnector(opts.connectionString).list.hosts.length > 1;
+  const multiHost = usesHostList(opts.connectionString);
   const pool = new pg.Pool({
     ...(multiHost ? { Client: HostListClient as unknown as typeof pg.Client, hostListUrl: opts.connectionString } : {}),
     connectionString: multiHost ? hostListConnector(opts.connectionString).list.urlFor(0) : opts.connectionString,

@@ -199,6 +199,20 @@ export class HostListConnector {
   }
 }
 
+/**
+ * Whether `url` needs the host list (several hosts, or a
+ * `target_session_attrs` other than `any`); false for a URL this parser
+ * does not take, which `pg` then parses as before. Pure; never throws.
+ */
+export function usesHostList(url: string): boolean {
+  try {
+    const l = parseHostList(url);
+    return l.hosts.length > 1 || l.targetSessionAttrs !== 'any';
+  } catch {
+    return false;
+  }
+}
+
 const connectors = new Map<string, HostListConnector>();
 
 /** The process's one {@link HostListConnector} of `url` (shared by every pool and session on it, so one search serves all). */
@@ -221,6 +235,16 @@ export type SessionConfig = Omit<pg.ClientConfig, 'connectionString'>;
  * once around the list. Rejects naming each host's failure.
  */
 export async function connectSession(url: string, config: SessionConfig = {}): Promise<pg.Client> {
+  if (!usesHostList(url)) {
+    const plain = new pg.Client({ ...config, connectionString: url });
+    try {
+      await plain.connect();
+    } catch (err) {
+      await plain.end().catch(() => undefined);
+      throw err;
+    }
+    return plain;
+  }
   const connector = hostListConnector(url);
   let lastError: unknown;
   for (let attempt = 0; attempt <= connector.list.hosts.length; attempt++) {

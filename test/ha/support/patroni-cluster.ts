@@ -27,6 +27,8 @@ export interface PatroniNode {
 export interface PatroniClusterOptions {
   /** Patroni's synchronous_mode (a commit waits for a synchronous standby). */
   synchronous: boolean;
+  /** Patroni's synchronous_mode_strict: with no synchronous standby, writes wait rather than go on unreplicated. */
+  strict?: boolean;
   nodes?: number;
 }
 
@@ -182,6 +184,7 @@ bootstrap:
     primary_start_timeout: 0
     maximum_lag_on_failover: 1073741824
     synchronous_mode: ${this.opts.synchronous ? 'true' : 'false'}
+    synchronous_mode_strict: ${this.opts.strict ? 'true' : 'false'}
     postgresql:
       use_pg_rewind: true
       use_slots: true

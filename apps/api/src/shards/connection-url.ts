@@ -5,7 +5,7 @@
  * (messages are redacted with config/redact-credentials.ts).
  */
 
-import { parseHostList } from '@plinth/storage';
+import { parseHostList, usesHostList } from '@plinth/storage';
 
 /**
  * `host:port/database` of a libpq URL (the socket folder for a Unix
@@ -15,9 +15,9 @@ import { parseHostList } from '@plinth/storage';
 export function urlHost(url: string): string {
   let u: URL;
   try {
-    const list = parseHostList(url);
-    if (list.hosts.length > 1) return list.display;
-    u = new URL(list.urlFor(0));
+    const list = usesHostList(url) ? parseHostList(url) : undefined;
+    if (list && list.hosts.length > 1) return list.display;
+    u = new URL(list ? list.urlFor(0) : url);
   } catch {
     return '(invalid URL)';
   }
