@@ -60,6 +60,20 @@ export class PatroniCluster {
   static async start(opts: PatroniClusterOptions): Promise<PatroniCluster> {
     const dir = mkdtempSync('/tmp/plinth-patroni-');
     const c = new PatroniCluster(dir, opts);
+    // A killed Patroni leaves its PostgreSQL running: never let one outlive the test process (a timed-out file skips its hooks).
+    const reapPostgres = () => {
+      for (const n of c.nodes) {
+        const pid = c.postmasterPid(n);
+        if (pid) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // Gone already.
+          }
+        }
+      }
+    };
+    process.once('exit', reapPostgres);
     const owner = postgresUser();
     if (owner) chownSync(dir, owner.uid, owner.gid);
     try {
