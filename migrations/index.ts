@@ -19,6 +19,7 @@ import * as changesLabelIndex from './0018-changes-label-index.migration.js';
 import * as rowLevelSecurity from './0019-row-level-security.migration.js';
 import * as batchedAccounting from './0020-batched-accounting.migration.js';
 import * as tenantMoveFencing from './0021-tenant-move-fencing.migration.js';
+import * as revisionFence from './0022-revision-fence.migration.js';
 import * as noJit from './0023-no-jit.migration.js';
 
 /** Every migration, by name; names sort in the order they must run. */
@@ -43,5 +44,6 @@ export const migrations: Record<string, Migration> = {
   '0019-row-level-security': rowLevelSecurity,
   '0020-batched-accounting': batchedAccounting,
   '0021-tenant-move-fencing': tenantMoveFencing,
+  '0022-revision-fence': revisionFence,
   '0023-no-jit': noJit,
 };

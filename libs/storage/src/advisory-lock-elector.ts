@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
+import { connectSession } from './host-list-connector.js';
 import type { PipelineLogger } from './watch/pipeline-logger.js';
 
 /** Timing of {@link AdvisoryLockElector}, named as client-go's leader election. */
@@ -132,8 +133,8 @@ export class AdvisoryLockElector {
   }
 
   private async connect(): Promise<pg.Client> {
-    const client = new pg.Client({
-      connectionString: this.opts.connectionString,
+    // The URL's host list is searched for the host its target_session_attrs asks for (the primary, after a failover).
+    const client = await connectSession(this.opts.connectionString, {
       keepAlive: true,
       application_name: 'plinth-leader-election',
       connectionTimeoutMillis: 5000,
@@ -142,7 +143,6 @@ export class AdvisoryLockElector {
     client.on('error', () => {
       // Surfaces on the next query of tick(), which drops the connection.
     });
-    await client.connect();
     try {
       // A leader silent for the lease duration loses its session, and with it its locks.
       await client.query(`SET idle_session_timeout = ${Math.round(this.timing.leaseDurationMs)}`);

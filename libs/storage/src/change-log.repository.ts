@@ -152,20 +152,21 @@ export class ChangeLogRepository {
 
   /** One page of change rows after `after` as {@link changesAfter} reads them (a single row of NULLs when there are none). */
   private async readAfter(after: number, limit: number) {
-    const { rows } = await preparedSql<ChangeRow & { compacted: number; revision: number | null; durable: boolean }>`
-      SELECT cs.compacted_revision AS compacted, ${DURABLE} AS durable, c.*
+    const { rows } = await preparedSql<ChangeRow & { compacted: number; gap: number | null; revision: number | null; durable: boolean }>`
+      SELECT cs.compacted_revision AS compacted, plinth_history_gap(${after}::bigint) AS gap, ${DURABLE} AS durable, c.*
       FROM compaction_state cs
       LEFT JOIN LATERAL (
         SELECT ${CHANGE_COLUMNS}
         FROM changes c WHERE c.revision > ${after} AND NOT ${COPIED} ORDER BY c.revision LIMIT ${limit}
       ) c ON TRUE
     `.execute(this.db);
-    const { compacted, durable } = rows[0];
+    const { compacted, durable, gap } = rows[0];
     // Followers must never see a change that a crash could still undo.
     const last = rows[rows.length - 1].revision;
     if (!durable) await (last === null ? flushWal(this.db) : ensureDurableUpTo(this.db, this.db, last));
-    if (after < compacted) {
-      throw new StorageError('Expired', `too old resource version: ${after} (${compacted})`, undefined, compacted);
+    // A revision lost in a failover (migration 0022) is as gone as a compacted one.
+    if (after < compacted || gap !== null) {
+      throw new StorageError('Expired', `too old resource version: ${after} (${gap ?? compacted})`, undefined, gap ?? compacted);
     }
     return rows;
   }
@@ -197,8 +198,8 @@ export class ChangeLogRepository {
           UNION ALL SELECT * FROM plinth_changes_in_scope(${args}) WHERE NOT ${labelIndexCovers(scope.tenant, after)}`
       : sql`SELECT * FROM plinth_changes_in_scope(${args})`;
     const indexedColumn = contains ? labelIndexCovers(scope.tenant, after) : sql<boolean>`false`;
-    const { rows } = await sql<ChangeRow & { compacted: number; current: number; revision: number | null; durable: boolean; indexed: boolean }>`
-      SELECT greatest(cs.compacted_revision, ${tenantFloor(scope.tenant)}) AS compacted, rc.value AS current, ${DURABLE} AS durable, ${indexedColumn} AS indexed, c.*
+    const { rows } = await sql<ChangeRow & { compacted: number; gap: number | null; current: number; revision: number | null; durable: boolean; indexed: boolean }>`
+      SELECT greatest(cs.compacted_revision, ${tenantFloor(scope.tenant)}) AS compacted, plinth_history_gap(${after}::bigint) AS gap, rc.value AS current, ${DURABLE} AS durable, ${indexedColumn} AS indexed, c.*
       FROM compaction_state cs CROSS JOIN revision_counter rc
       LEFT JOIN LATERAL (
         SELECT ${CHANGE_COLUMNS}
@@ -206,10 +207,10 @@ export class ChangeLogRepository {
         ORDER BY c.revision
       ) c ON TRUE
     `.execute(db);
-    const { compacted, current, durable, indexed } = rows[0];
+    const { compacted, gap, current, durable, indexed } = rows[0];
     if (!durable) await flushWal(db);
-    if (after < compacted) {
-      throw new StorageError('Expired', `too old resource version: ${after} (${compacted})`, undefined, compacted);
+    if (after < compacted || gap !== null) {
+      throw new StorageError('Expired', `too old resource version: ${after} (${gap ?? compacted})`, undefined, gap ?? compacted);
     }
     const found = rows.filter((r) => r.revision !== null);
     const scannedTo = found.length === limit ? Number(found[found.length - 1].revision) : Math.max(after, Number(current));

@@ -14,6 +14,9 @@ const UNAVAILABLE_SQLSTATES = new Set([
   '53300', // too_many_connections
   '58000', // system_error
   '58030', // io_error
+  '25006', // read_only_sql_transaction: the session's server was demoted (a switchover)
+  'PLRF1', // this primary has not been fenced after a failover yet (migration 0022)
+  'PLRF2', // the revision ceiling could not be extended (migration 0022)
 ]);
 
 const UNAVAILABLE_ERRNOS = new Set([
@@ -38,6 +41,10 @@ const UNAVAILABLE_MESSAGES = [
   /^terminating connection/,
   /^the database system is (starting up|shutting down|in recovery mode)/,
   /^Cannot use a pool after calling end on the pool/,
+  /^the database system is not (yet )?accepting connections/,
+  /^no host of .* is (reachable|usable for target_session_attrs)/,
+  /is not usable for target_session_attrs=/,
+  /^connection dropped: /,
 ];
 
 /**

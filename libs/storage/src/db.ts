@@ -2,6 +2,7 @@ import type { Generated, Kysely } from 'kysely';
 import pg from 'pg';
 import { platformHandle, poolOf } from './tenant-scope.js';
 import { sendMarkedQueriesNamed } from './prepared-statements.js';
+import { HostListClient, hostListConnector, usesHostList } from './host-list-connector.js';
 
 /** Row of `tenants`. */
 export interface TenantsTable {
@@ -28,6 +29,17 @@ export interface TenantsTable {
 export interface RevisionCounterTable {
   id: number;
   value: number;
+  /** The counter may not pass it (null: no ceiling); raised ahead by the revision fence (migration 0022). */
+  ceiling: Generated<number | null>;
+}
+
+/** Row of `revision_epochs`: a timeline fenced to serve writes, and the revisions its history lacks (migration 0022). */
+export interface RevisionEpochsTable {
+  timeline: number;
+  system_identifier: string;
+  counter_found: number;
+  raised_to: number;
+  fenced_at: Generated<Date>;
 }
 
 /** The single row of `compaction_state`: changes at or below it may be gone. */
@@ -92,6 +104,7 @@ export interface DB {
   tenants: TenantsTable;
   tenant_usage: TenantUsageTable;
   revision_counter: RevisionCounterTable;
+  revision_epochs: RevisionEpochsTable;
   compaction_state: CompactionStateTable;
   objects: ObjectsTable;
   changes: ChangesTable;
@@ -145,8 +158,11 @@ const SYNCHRONOUS_COMMIT_AT_LEAST_LOCAL = `SELECT set_config('synchronous_commit
  * longer queryable, is dropped from the pool.
  */
 export function createDatabase(opts: DatabaseOptions): Kysely<DB> {
+  // A URL naming several hosts or a target_session_attrs connects through its host list (libpq's rules).
+  const multiHost = usesHostList(opts.connectionString);
   const pool = new pg.Pool({
-    connectionString: opts.connectionString,
+    ...(multiHost ? { Client: HostListClient as unknown as typeof pg.Client, hostListUrl: opts.connectionString } : {}),
+    connectionString: multiHost ? hostListConnector(opts.connectionString).list.urlFor(0) : opts.connectionString,
     max: opts.maxConnections ?? 20,
     connectionTimeoutMillis: opts.connectionTimeoutMs ?? 5000,
     keepAlive: true,
@@ -174,4 +190,22 @@ export function createDatabase(opts: DatabaseOptions): Kysely<DB> {
 export function setPoolSize(db: Kysely<DB>, max: number): void {
   const pool = poolOf(db);
   if (pool) (pool.options as { max: number }).max = max;
+}
+
+/**
+ * Ends every connection of `db`'s pool at once (their statements in flight
+ * fail, and the pool drops them): used when its server stopped answering
+ * or is no longer the one to use (a failover), so that no request waits on
+ * a session to a frozen or demoted server. New connections search the
+ * URL's hosts again. No-op for a handle not made by {@link createDatabase}.
+ */
+export function dropConnections(db: Kysely<DB>): number {
+  const pool = poolOf(db) as (pg.Pool & { _clients?: pg.Client[] }) | undefined;
+  const clients = pool?._clients ?? [];
+  for (const client of clients) {
+    // Destroyed without an error (no 'error' event to catch): the socket closes, and the statement in flight fails with
+    // "Connection terminated unexpectedly" (a 503), which a half-closed socket to a frozen server would never do.
+    (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+  }
+  return clients.length;
 }

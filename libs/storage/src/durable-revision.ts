@@ -111,3 +111,8 @@ export function awaitKnownDurable(shard: Kysely<DB>, revision: number, timeoutMs
     mark.waiters.add(check);
   });
 }
+
+/** The highest revision of `shard` this process saw acknowledged durable (0 when none). */
+export function durableRevision(shard: Kysely<DB>): number {
+  return marks.get(shard)?.revision ?? 0;
+}

@@ -72,12 +72,12 @@ export class PastStateReader {
           n === null
             ? sql``
             : sql`, set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true)`;
-        const { rows: marks } = await sql<{ compacted: number; current: number; durable: boolean }>`
-          SELECT greatest(cs.compacted_revision, ${tenantFloor(q.tenant)}) AS compacted, rc.value AS current, ${DURABLE} AS durable ${planned} FROM compaction_state cs CROSS JOIN revision_counter rc
+        const { rows: marks } = await sql<{ compacted: number; gap: number | null; current: number; durable: boolean }>`
+          SELECT greatest(cs.compacted_revision, ${tenantFloor(q.tenant)}) AS compacted, plinth_history_gap(${at}::bigint) AS gap, rc.value AS current, ${DURABLE} AS durable ${planned} FROM compaction_state cs CROSS JOIN revision_counter rc
         `.execute(trx);
-        const { compacted, current } = marks[0];
+        const { compacted, current, gap } = marks[0];
         durable = marks[0].durable;
-        if (at < compacted) throw new StorageError('Expired', `too old resource version: ${at} (${compacted})`, current, compacted);
+        if (at < compacted || gap !== null) throw new StorageError('Expired', `too old resource version: ${at} (${gap ?? compacted})`, current, gap ?? compacted);
         if (at > current) throw new StorageError('TooLargeResourceVersion', `Too large resource version: ${at}, current: ${current}`, current, compacted);
         const selected = (q.labelRequirements?.length ?? 0) > 0 || (q.fieldRequirements?.length ?? 0) > 0;
         // Few revisions since `at` at all: the changes since are few, sort them. Otherwise count the scope's (bounded).

@@ -52,6 +52,10 @@ export class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @IsInt() @Min(100)
   PLINTH_WATCH_CACHE_SIZE?: number;
 
+  /** How far ahead of each shard's revision counter its ceiling is reserved in Redis (docs/operations.md). */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(100)
+  PLINTH_REVISION_CEILING_BLOCK?: number;
+
   @IsOptional() @Type(() => Number) @IsInt() @Min(1)
   PLINTH_BOOKMARK_INTERVAL_SECONDS?: number;
 

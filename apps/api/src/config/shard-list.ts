@@ -1,3 +1,5 @@
+import { parseHostList, usesHostList } from '@plinth/storage';
+
 /** A shard named in PLINTH_SHARDS. */
 export interface ConfiguredShard {
   name: string;
@@ -21,7 +23,7 @@ export function parseShardList(value: string): ConfiguredShard[] {
     if (!LABEL.test(name) || name === 'default') throw new Error(`${JSON.stringify(pair)}: a shard is name=url, its name a DNS-1123 label other than "default"`);
     let parsed: URL;
     try {
-      parsed = new URL(url);
+      parsed = new URL(usesHostList(url) ? parseHostList(url).urlFor(0) : url);
     } catch {
       throw new Error(`${JSON.stringify(pair)}: the URL of shard ${name} does not parse`);
     }

@@ -15,6 +15,8 @@ export interface WatchConfig {
   watchPollIntervalMs: number;
   /** Bytes a watcher may have queued before it is closed as too slow. */
   watchBufferBytes: number;
+  /** How far ahead of each shard's revision counter its ceiling is reserved in Redis (cluster mode; revision-fence.ts). */
+  revisionCeilingBlock: number;
 }
 
 /** The watch settings of the validated environment, defaults filled in. Pure; never throws. */
@@ -28,5 +30,6 @@ export function readWatchConfig(env: EnvironmentVariables): WatchConfig {
     maxWatchesPerUser: env.PLINTH_MAX_WATCHES_PER_USER ?? 2000,
     watchPollIntervalMs: env.PLINTH_WATCH_POLL_INTERVAL_MS ?? 1000,
     watchBufferBytes: env.PLINTH_WATCH_BUFFER_BYTES ?? 1024 * 1024,
+    revisionCeilingBlock: env.PLINTH_REVISION_CEILING_BLOCK ?? 1_000_000,
   };
 }

@@ -22,8 +22,13 @@ export class TenantFlowLimits {
   ) {
     observe(TENANT_STORAGE_RESOURCE, {
       onChange: (c) => (c.type === 'DELETED' ? this.byTenant.delete(c.key.name) : this.put(c.key.name, c.object)),
-      onReset: () => void this.load(),
+      onReset: () => this.reload(),
     });
+  }
+
+  /** Reads every Tenant again after a reset of the change stream; retried every second while the database cannot serve. */
+  private reload(): void {
+    this.load().catch(() => setTimeout(() => this.reload(), 1000).unref());
   }
 
   /** Reads every Tenant once (start-up); later changes arrive through the change stream. */

@@ -70,6 +70,8 @@ export class HealthService {
     if (workers) checks.push({ name: 'workers', ok: workers.ok, detail: workers.ok ? undefined : 'not every worker process of this host serves yet' });
     // Other shards do not make the replica unready: only their own tenants are refused while one is down.
     for (const s of this.shards.states()) {
+      // What each shard's primary promises about an acknowledged write (informational, never unready).
+      if (s.durability) checks.push({ name: `shard-${s.name}-durability`, ok: true, detail: s.durability.message });
       if (s.name === DEFAULT_SHARD) continue;
       checks.push({ name: `shard-${s.name}`, ok: true, detail: s.ready ? undefined : `degraded: ${s.error ?? 'not connected'}; its tenants get 503` });
     }

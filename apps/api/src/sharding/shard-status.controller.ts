@@ -4,6 +4,7 @@ import { DEFAULT_SHARD, type ObjectStoreRepository, type TenantRepository } from
 import { ApiError, type KubeObject, rfc3339Now } from '@plinth/apimachinery';
 import type { Controller } from '../controllers/controller.js';
 import { PLATFORM_TENANT } from '../kinds/tenant/tenant-api.js';
+import { SHARD_DURABLE_CONDITION } from '../kinds/shard/shard-api.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceStoreService } from '../store/resource-store.service.js';
 import { systemWriteContext } from '../store/write-context.js';
@@ -28,6 +29,18 @@ export interface ShardStatusDeps {
   /** The Secret kind (core/v1), for the configured shards' Secrets. */
   secretResource: ResourceDefinition;
   logger: Logger;
+}
+
+/** The conditions this controller writes. */
+const OWN = ['Ready', SHARD_DURABLE_CONDITION];
+
+/** The SurvivesPrimaryLoss condition. */
+interface DurableCondition {
+  type: typeof SHARD_DURABLE_CONDITION;
+  status: 'True' | 'False';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
 }
 
 interface ReadyCondition {
@@ -135,8 +148,8 @@ export class ShardStatusController implements Controller {
     try {
       await this.deps.store.systemUpdate(systemWriteContext(PLATFORM_TENANT, this.deps.shardResource), name, (o: KubeObject) => {
         // Keeps the other conditions as stored now: another controller may have written one since the read.
-        const others = ((o.status as { conditions?: Array<{ type: string }> } | undefined)?.conditions ?? []).filter((c) => c.type !== 'Ready');
-        const own = (next.conditions as Array<{ type: string }>).filter((c) => c.type === 'Ready');
+        const others = ((o.status as { conditions?: Array<{ type: string }> } | undefined)?.conditions ?? []).filter((c) => !OWN.includes(c.type));
+        const own = (next.conditions as Array<{ type: string }>).filter((c) => OWN.includes(c.type));
         o.status = { ...next, conditions: [...own, ...others] };
       });
     } catch (err) {
@@ -161,8 +174,21 @@ export class ShardStatusController implements Controller {
       lastTransitionTime: before && before.status === status ? before.lastTransitionTime : rfc3339Now(),
     };
     const counts = totals ?? { tenants: old.tenants ?? 0, objects: old.objects ?? 0, bytes: old.bytes ?? 0 };
+    // What the primary promises about an acknowledged write, as the last probe saw it (kept as stored until one did).
+    const durableBefore = old.conditions?.find((c): c is ReadyCondition => c.type === SHARD_DURABLE_CONDITION) as unknown as DurableCondition | undefined;
+    const durable: DurableCondition[] = [];
+    if (state?.durability) {
+      const st = state.durability.survivesPrimaryLoss ? 'True' : 'False';
+      durable.push({
+        type: SHARD_DURABLE_CONDITION,
+        status: st,
+        reason: state.durability.survivesPrimaryLoss ? 'SynchronousStandby' : 'NoSynchronousStandby',
+        message: state.durability.message,
+        lastTransitionTime: durableBefore && durableBefore.status === st ? durableBefore.lastTransitionTime : rfc3339Now(),
+      });
+    } else if (durableBefore) durable.push(durableBefore);
     // Other controllers' conditions (the encryption rotation's) stay as they are.
-    const others = (old.conditions ?? []).filter((c) => c.type !== 'Ready');
-    return { host: state?.host ?? old.host ?? '', ...counts, observedGeneration: o.metadata.generation, conditions: [condition, ...others] };
+    const others = (old.conditions ?? []).filter((c) => !OWN.includes(c.type));
+    return { host: state?.host ?? old.host ?? '', ...counts, observedGeneration: o.metadata.generation, conditions: [condition, ...durable, ...others] };
   }
 }

@@ -5,6 +5,8 @@
  * (messages are redacted with config/redact-credentials.ts).
  */
 
+import { parseHostList, usesHostList } from '@plinth/storage';
+
 /**
  * `host:port/database` of a libpq URL (the socket folder for a Unix
  * socket URL), without user or password; `(invalid URL)` when it does not
@@ -13,7 +15,9 @@
 export function urlHost(url: string): string {
   let u: URL;
   try {
-    u = new URL(url);
+    const list = usesHostList(url) ? parseHostList(url) : undefined;
+    if (list && list.hosts.length > 1) return list.display;
+    u = new URL(list ? list.urlFor(0) : url);
   } catch {
     return '(invalid URL)';
   }

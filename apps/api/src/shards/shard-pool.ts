@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { createDatabase, type Database, DEFAULT_SHARD, migrateToLatest, probeDatabase, rowSecurityOf, setPoolSize, type ShardHandle, type ShardRouter, StorageError } from '@plinth/storage';
+import { createDatabase, type Database, DEFAULT_SHARD, dropConnections, durableRevision, type FenceState, hostListConnector, migrateToLatest, probeDatabase, redisKeyPrefix, RevisionFence, type RevisionLeaseStore, rowSecurityOf, setPoolSize, type ShardHandle, type ShardRouter, StorageError, survivesPrimaryLoss } from '@plinth/storage';
 import { redactCredentials } from '../config/redact-credentials.js';
 import { urlHost } from './connection-url.js';
 import type { TenantDirectory } from './tenant-directory.js';
@@ -21,6 +21,8 @@ export interface ShardState {
   ready: boolean;
   /** Why it is not ready (names the host, never the password). */
   error?: string;
+  /** Whether a write acknowledged now survives the loss of the primary, and why (from the last probe). */
+  durability?: { survivesPrimaryLoss: boolean; message: string };
 }
 
 interface Entry extends ShardState {
@@ -35,6 +37,18 @@ interface Entry extends ShardState {
   announced: boolean;
   /** Failed probe rounds in a row. */
   failures?: number;
+  /** Keeps the shard's revisions unique across failovers (checked with every probe). */
+  fence?: RevisionFence;
+  /** The timeline (and system identifier) this replica last served the shard on. */
+  epoch?: string;
+}
+
+/** How the pool keeps revisions unique across failovers (see RevisionFence). */
+export interface FenceSettings {
+  /** Where revision ceilings are recorded (Redis in cluster mode); undefined: this replica's own highest revision is the bound. */
+  leaseStore?: RevisionLeaseStore;
+  /** How far ahead of the counter the ceiling is kept. */
+  block: number;
 }
 
 /** What the pool tells the rest of the replica about. */
@@ -45,6 +59,12 @@ export interface ShardPoolListener {
   removed?(name: string): void | Promise<void>;
   /** A shard stopped or started answering. */
   readinessChanged?(name: string, ready: boolean): void;
+  /**
+   * A shard's primary changed and its history lacks revisions this replica
+   * saw (a failover lost commits): what was derived from them (watch caches,
+   * watches) must restart; watches from a lost revision are 410 Expired.
+   */
+  historyChanged?(name: string, state: FenceState): void | Promise<void>;
 }
 
 /**
@@ -70,12 +90,35 @@ export class ShardPool implements ShardRouter {
     platform: { db: Database; url: string },
     private readonly totalConnections: number,
     private readonly logger: Logger,
+    private readonly fenceSettings: FenceSettings = { block: 1_000_000 },
   ) {
-    this.entries.set(DEFAULT_SHARD, { name: DEFAULT_SHARD, host: urlHost(platform.url), ready: true, db: platform.db, url: platform.url, owned: false, migrated: true, announced: true });
+    const entry: Entry = { name: DEFAULT_SHARD, host: urlHost(platform.url), ready: true, db: platform.db, url: platform.url, owned: false, migrated: true, announced: true };
+    entry.fence = this.fenceFor(entry);
+    this.entries.set(DEFAULT_SHARD, entry);
   }
 
-  /** Starts probing every shard. */
+  private seenHook: ((shard: string) => number) | undefined;
+
+  /** Adds to what counts as a revision this replica has shown of a shard (the watch cache's revision). */
+  onSeenRevision(hook: (shard: string) => number): void {
+    this.seenHook = hook;
+  }
+
+  private fenceFor(e: Entry): RevisionFence {
+    const db = e.db!;
+    return new RevisionFence({
+      db,
+      leaseStore: this.fenceSettings.leaseStore,
+      leaseKey: `${redisKeyPrefix(e.url)}:revision-ceiling`,
+      block: this.fenceSettings.block,
+      seen: () => Math.max(durableRevision(db), this.seenHook?.(e.name) ?? 0),
+      onStoreError: (err) => this.logger.warn({ shard: e.name, err: err.message }, 'cannot extend the revision ceiling (Redis); writes go on up to the current one'),
+    });
+  }
+
+  /** Starts probing every shard (a first round at once: a new primary is fenced before it serves writes). */
   start(): void {
+    if (!this.timer) void this.probeAll();
     this.timer ??= setInterval(() => void this.probeAll(), SHARD_PROBE_INTERVAL_MS);
     this.timer.unref();
   }
@@ -85,6 +128,7 @@ export class ShardPool implements ShardRouter {
     clearInterval(this.timer);
     this.timer = undefined;
     for (const name of [...this.entries.keys()]) if (name !== DEFAULT_SHARD) await this.remove(name);
+    await this.fenceSettings.leaseStore?.close?.();
   }
 
   /** Adds a listener; returns the function that removes it. */
@@ -145,13 +189,13 @@ export class ShardPool implements ShardRouter {
 
   /** Every shard this replica knows, ready or not. */
   states(): ShardState[] {
-    return [...this.entries.values()].map(({ name, host, ready, error }) => ({ name, host, ready, ...(error ? { error } : {}) }));
+    return [...this.entries.values()].map(({ name, host, ready, error, durability }) => ({ name, host, ready, ...(error ? { error } : {}), ...(durability ? { durability } : {}) }));
   }
 
   /** The state of one shard, or undefined when it is not registered here. */
   state(name: string): ShardState | undefined {
     const e = this.entries.get(name);
-    return e && { name: e.name, host: e.host, ready: e.ready, ...(e.error ? { error: e.error } : {}) };
+    return e && { name: e.name, host: e.host, ready: e.ready, ...(e.error ? { error: e.error } : {}), ...(e.durability ? { durability: e.durability } : {}) };
   }
 
   /** The URL a shard was connected with (for its own change feed's LISTEN); undefined when unknown. */
@@ -176,6 +220,7 @@ export class ShardPool implements ShardRouter {
     const rowSecurity = rowSecurityOf(this.entries.get(DEFAULT_SHARD)!.db!);
     const db = createDatabase({ connectionString: url, maxConnections: MIN_POOL, connectionTimeoutMs: 2000, rowSecurity, onPoolError: (err) => this.logger.debug({ shard: name, err: redactCredentials(err.message) }, 'shard connection error') });
     const entry: Entry = { name, host: urlHost(url), ready: false, db, url, owned: true, migrated: false, announced: false };
+    entry.fence = this.fenceFor(entry);
     this.entries.set(name, entry);
     this.rebalance();
     await this.bringUp(entry);
@@ -203,6 +248,7 @@ export class ShardPool implements ShardRouter {
   /** Migrates `e` (once), probes it and, the first time it answers, tells the listeners. Never throws. */
   private async bringUp(e: Entry): Promise<void> {
     if (!e.db) return;
+    let lostHistory: FenceState | undefined;
     try {
       if (!e.migrated) {
         await migrateToLatest(e.db);
@@ -212,18 +258,62 @@ export class ShardPool implements ShardRouter {
       // timeout, pg_terminate_backend) fails once and is dropped; only a shard that fails twice is down.
       const answers = (await probeDatabase(e.db, PROBE_TIMEOUT_MS)) || (await probeDatabase(e.db, PROBE_TIMEOUT_MS));
       if (!answers) throw new Error(`${e.host} does not answer within ${PROBE_TIMEOUT_MS} ms`);
+      if (e.fence) lostHistory = await this.checkFence(e, e.fence);
     } catch (err) {
       e.failures = (e.failures ?? 0) + 1;
       // A shard that served stays up through one missed round; one that never served is down at once.
-      if (!e.ready || e.failures >= DOWN_AFTER) this.setReady(e, false, describe(err, e.host));
+      if (!e.ready || e.failures >= DOWN_AFTER) {
+        if (e.ready) this.abandonSessions(e);
+        this.setReady(e, false, describe(err, e.host));
+      }
       return;
     }
     e.failures = 0;
     if (this.entries.get(e.name) !== e) return;
     this.setReady(e, true);
+    // Told once the shard serves again (what they rebuild reads it).
+    if (lostHistory) for (const l of this.listeners) await l.historyChanged?.(e.name, lostHistory);
     if (e.announced) return;
     e.announced = true;
     for (const l of this.listeners) await l.added?.({ name: e.name, db: e.db, url: e.url });
+  }
+
+  /**
+   * Fences the shard's primary when it is new (RevisionFence); returns its
+   * state when this replica served it on another timeline and saw revisions
+   * the new history lacks (the listeners are told once it serves again).
+   */
+  private async checkFence(e: Entry, fence: RevisionFence): Promise<FenceState | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const state = await Promise.race([
+      fence.check(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${e.host}: the revision fence check did not answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    const safe = survivesPrimaryLoss(state);
+    e.durability = {
+      survivesPrimaryLoss: safe,
+      message: safe
+        ? `acknowledged writes survive the loss of the primary (${state.synchronousStandbys} synchronous standby${state.synchronousStandbys > 1 ? 's' : ''}, synchronous_commit=${state.synchronousCommit})`
+        : `acknowledged writes may be lost with the primary (${state.synchronousStandbys === 0 ? 'no synchronous standby' : `synchronous_commit=${state.synchronousCommit}`}); revisions are never reused`,
+    };
+    const epoch = `${state.systemIdentifier}/${state.timeline}`;
+    const before = e.epoch;
+    e.epoch = epoch;
+    if (state.fenced) this.logger.warn({ shard: e.name, timeline: state.timeline, counterFound: state.counterFound, raisedTo: state.raisedTo }, 'new primary fenced: revision counter raised past every revision handed out before');
+    if (before === undefined || before === epoch) return undefined;
+    const seen = Math.max(durableRevision(e.db!), this.seenHook?.(e.name) ?? 0);
+    this.logger.warn({ shard: e.name, from: before, to: epoch, seen, counterFound: state.counterFound }, 'the shard has a new primary');
+    if (seen <= state.counterFound) return undefined;
+    this.logger.warn({ shard: e.name, lostAfter: state.counterFound, seen }, 'the new primary lacks revisions this replica saw: restarting the watch caches; watches from them get 410');
+    return state;
+  }
+
+  /** The shard stopped answering: ends its sessions (no request waits on a frozen server) and searches its hosts again. */
+  private abandonSessions(e: Entry): void {
+    hostListConnector(e.url).invalidate();
+    if (e.db) dropConnections(e.db);
   }
 
   private async probeAll(): Promise<void> {

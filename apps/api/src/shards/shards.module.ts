@@ -1,6 +1,6 @@
 import { Global, Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ObjectStoreRepository } from '@plinth/storage';
+import { createRedisClient, ObjectStoreRepository, RedisRevisionLeaseStore } from '@plinth/storage';
 import type { KubeObject } from '@plinth/apimachinery';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -35,7 +35,9 @@ function tenantReader(conn: DatabaseConnection) {
     {
       provide: ShardPool,
       useFactory: (directory: TenantDirectory, conn: DatabaseConnection, config: AppConfig, logger: Logger, metrics: Metrics) => {
-        const pool = new ShardPool(directory, { db: conn.db, url: conn.url }, config.dbPoolSize, logger);
+        // Cluster mode: each shard's revision ceiling is recorded in Redis, outside any shard's failover (revision-fence.ts).
+        const leaseStore = config.redisUrl ? new RedisRevisionLeaseStore(createRedisClient(config.redisUrl, 'plinth-revision-ceiling', logger)) : undefined;
+        const pool = new ShardPool(directory, { db: conn.db, url: conn.url }, config.dbPoolSize, logger, { leaseStore, block: config.revisionCeilingBlock });
         registerShardMetrics(metrics.registry, pool);
         return pool;
       },

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseHostList, usesHostList } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 
 /** Exit code of a start-up that a setting must change to fix (a bad value, a file it names, a port or folder it points at). */
@@ -87,7 +88,9 @@ function fileFailure(err: ErrnoLike, config: AppConfig): StartupFailure | undefi
 /** `user@host:port/database` of a PostgreSQL URL, without its password. */
 export function describeDatabaseUrl(url: string): string {
   try {
-    const u = new URL(url);
+    const list = usesHostList(url) ? parseHostList(url) : undefined;
+    const u = new URL(list ? list.urlFor(0) : url);
+    if (list && list.hosts.length > 1) return `${u.username ? `${decodeURIComponent(u.username)}@` : ''}${list.display}`;
     // A Unix socket folder given as `?host=` replaces the URL's host (libpq's rule).
     const socket = u.searchParams.get('host');
     const host = socket ? `${socket}:${u.searchParams.get('port') ?? (u.port || '5432')}` : u.host;

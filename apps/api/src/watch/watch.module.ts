@@ -28,15 +28,19 @@ export const OBSERVE_CHANGES = Symbol('OBSERVE_CHANGES');
   providers: [
     {
       provide: WatchService,
-      useFactory: (config: AppConfig, logger: Logger, metrics: Metrics, conn: DatabaseConnection, changes: ChangeLogRepository, lists: ObjectListRepository, pool: ShardPool, directory: TenantDirectory) =>
-        new WatchService({
+      useFactory: (config: AppConfig, logger: Logger, metrics: Metrics, conn: DatabaseConnection, changes: ChangeLogRepository, lists: ObjectListRepository, pool: ShardPool, directory: TenantDirectory) => {
+        const service = new WatchService({
           config,
           logger,
           registry: metrics.registry,
           changes,
           lists,
           shards: { platform: { db: conn.db, url: conn.url }, shardOf: (t) => directory.peek(t) ?? DEFAULT_SHARD, placementOf: (t) => directory.placement(t), listen: (l) => pool.listen(l) },
-        }),
+        });
+        // What watchers saw counts in the bound a failover's fence raises the revision counter past.
+        pool.onSeenRevision((shard) => service.shardPipelines().get(shard)?.cache.revision ?? 0);
+        return service;
+      },
       inject: [APP_CONFIG, LOGGER, Metrics, DatabaseConnection, ChangeLogRepository, ObjectListRepository, ShardPool, TenantDirectory],
     },
     {

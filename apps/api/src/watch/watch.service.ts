@@ -47,6 +47,7 @@ export interface WatchShards {
     added?(shard: ShardHandle & { url: string }): void | Promise<void>;
     removed?(name: string): void | Promise<void>;
     readinessChanged?(name: string, ready: boolean): void;
+    historyChanged?(name: string): void | Promise<void>;
   }): () => void;
 }
 
@@ -226,6 +227,13 @@ export class WatchService implements WatchStreamOwner {
       // shard keeps them: its pipeline rides out a restart as before, and nothing else could serve them anyway.
       readinessChanged: (name, ready) => {
         if (!ready && name !== DEFAULT_SHARD) this.endShard(name, `shard ${name} is unavailable`);
+      },
+      // A failover lost revisions this replica's cache (and its watchers) saw: restart the cache at the new history's
+      // revision and end the shard's watches; those resuming from a lost revision get 410 Expired and relist.
+      historyChanged: async (name) => {
+        const p = this.pipelines.get(name);
+        this.endShard(name, `shard ${name} failed over and lost revisions`);
+        await p?.restartCache('the shard failed over and its history lost revisions');
       },
     });
     this.ticker = setInterval(() => this.tick(), TICK_MS);

@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { connectSession } from '../host-list-connector.js';
 import type { PipelineLogger } from './pipeline-logger.js';
 
 /** The channel every write NOTIFYs with its revision (see the initial migration). */
@@ -56,12 +57,18 @@ export class ChangeListener {
 
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    const client = new pg.Client({
-      connectionString: this.opts.connectionString,
-      keepAlive: true,
-      application_name: 'plinth-watch-listener',
-      connectionTimeoutMillis: 5000,
-    });
+    let client: pg.Client;
+    try {
+      // On the host the URL's target_session_attrs asks for: NOTIFYs are sent on the primary only.
+      client = await connectSession(this.opts.connectionString, { keepAlive: true, application_name: 'plinth-watch-listener', connectionTimeoutMillis: 5000 });
+    } catch (err) {
+      this.retryLater(err as Error);
+      return;
+    }
+    if (this.stopped) {
+      await client.end().catch(() => undefined);
+      return;
+    }
     this.client = client;
     const lost = (err?: Error) => this.lost(client, err);
     client.on('error', lost);
@@ -71,7 +78,6 @@ export class ChangeListener {
       this.opts.onWake(Number.isFinite(revision) ? revision : undefined);
     });
     try {
-      await client.connect();
       await client.query(`LISTEN ${CHANGES_CHANNEL}`);
       if (this.client !== client) return;
       this.connectedFlag = true;
@@ -88,6 +94,10 @@ export class ChangeListener {
     this.client = undefined;
     this.connectedFlag = false;
     client.end().catch(() => undefined);
+    this.retryLater(err);
+  }
+
+  private retryLater(err?: Error): void {
     if (this.stopped) return;
     this.opts.logger.warn({ err: err?.message }, 'watch: LISTEN connection lost; reconnecting');
     const delay = this.backoffMs;

@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { PipelineLogger } from './pipeline-logger.js';
+import { parseHostList, usesHostList } from '../host-list-connector.js';
 
 /** Connection settings parsed from a `redis://` or `rediss://` URL, in the form ioredis and BullMQ accept. */
 export function redisOptionsFromUrl(url: string): RedisOptions {
@@ -50,7 +51,7 @@ export function createRedisClient(url: string, name: string, logger: PipelineLog
 export function redisKeyPrefix(databaseUrl: string): string {
   let db = 'plinth';
   try {
-    const u = new URL(databaseUrl);
+    const u = new URL(usesHostList(databaseUrl) ? parseHostList(databaseUrl).urlFor(0) : databaseUrl);
     db = decodeURIComponent(u.pathname.slice(1)) || u.username || 'plinth';
   } catch {
     // Keep the default; a bad URL fails elsewhere first.

@@ -116,6 +116,15 @@ export class WatchPipeline {
     this.started = true;
   }
 
+  /**
+   * Empties the cache and restarts it at the newest revision (its watchers
+   * end): after a failover lost revisions it had applied.
+   */
+  async restartCache(reason: string): Promise<void> {
+    if (!this.started) return;
+    this.cache.reset(await this.opts.currentRevision(), reason);
+  }
+
   /** Ends every watcher, then stops the feed. */
   async stop(): Promise<void> {
     if (!this.started) return;

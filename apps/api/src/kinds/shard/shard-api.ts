@@ -16,6 +16,8 @@ export { DEFAULT_SHARD } from '@plinth/storage';
 export const DEFAULT_SHARD_SECRET_KEY = 'url';
 /** The type of the condition that says whether a shard can be used (reachable, migrations applied). */
 export const SHARD_READY_CONDITION = 'Ready';
+/** The Shard condition saying whether a write acknowledged now survives the loss of its primary (a synchronous standby has it). */
+export const SHARD_DURABLE_CONDITION = 'SurvivesPrimaryLoss';
 
 /** A Secret in the platform scope whose `key` holds the shard's libpq URL (with its password). */
 export interface ShardSecretRef {

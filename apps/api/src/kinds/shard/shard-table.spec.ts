@@ -39,21 +39,21 @@ function shard(status?: unknown): KubeObject {
 describe('shardTable', () => {
   const now = new Date('2026-11-27T10:05:00Z');
 
-  it('has the columns NAME, READY, TENANTS, OBJECTS, SIZE, AGE and HOST only with -o wide', () => {
+  it('has the columns NAME, READY, TENANTS, OBJECTS, SIZE, AGE, and HOST and SURVIVES-PRIMARY-LOSS only with -o wide', () => {
     assert.deepEqual(
       shardTable.columns.map((c) => `${c.name}:${c.priority}`),
-      ['Name:0', 'Ready:0', 'Tenants:0', 'Objects:0', 'Size:0', 'Age:0', 'Host:1'],
+      ['Name:0', 'Ready:0', 'Tenants:0', 'Objects:0', 'Size:0', 'Age:0', 'Host:1', 'Survives-Primary-Loss:1'],
     );
   });
 
   it('fills the cells from status', () => {
     const ready = { type: 'Ready', status: 'False', reason: 'Unreachable', message: 'db1:5432: connection refused', lastTransitionTime: '2026-11-27T10:00:00Z' };
-    const o = shard({ conditions: [{ type: 'Other', status: 'True' }, ready], tenants: 3, objects: 42, bytes: 1258291, host: 'db1:5432/plinth' });
-    assert.deepEqual(shardTable.cells(o, now), ['east', 'False', 3, 42, '1.2Mi', '5m', 'db1:5432/plinth']);
+    const o = shard({ conditions: [{ type: 'Other', status: 'True' }, ready, { type: 'SurvivesPrimaryLoss', status: 'False' }], tenants: 3, objects: 42, bytes: 1258291, host: 'db1:5432/plinth' });
+    assert.deepEqual(shardTable.cells(o, now), ['east', 'False', 3, 42, '1.2Mi', '5m', 'db1:5432/plinth', 'False']);
   });
 
   it('shows Unknown readiness and no counts before the platform reported them', () => {
-    assert.deepEqual(shardTable.cells(shard(), now), ['east', 'Unknown', null, null, null, '5m', null]);
+    assert.deepEqual(shardTable.cells(shard(), now), ['east', 'Unknown', null, null, null, '5m', null, 'Unknown']);
     assert.equal(readyCell(shard({ conditions: 'x' })), 'Unknown');
   });
 });

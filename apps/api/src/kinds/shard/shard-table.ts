@@ -2,7 +2,7 @@ import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import type { TableConvertor } from '../../registry/resource-definition.js';
 import { ageCell } from '../../table/human-duration.js';
 import { ageColumn, nameColumn } from '../../table/standard-columns.js';
-import { SHARD_READY_CONDITION } from './shard-api.js';
+import { SHARD_DURABLE_CONDITION, SHARD_READY_CONDITION } from './shard-api.js';
 
 const BINARY_SUFFIXES = ['Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
 
@@ -37,6 +37,13 @@ export function readyCell(o: KubeObject): string {
   return isPlainObject(ready) && typeof ready.status === 'string' ? ready.status : 'Unknown';
 }
 
+/** The SurvivesPrimaryLoss condition's status; "Unknown" until reported. */
+function durableCell(o: KubeObject): string {
+  const conditions = status(o).conditions;
+  const c = Array.isArray(conditions) ? conditions.find((x) => isPlainObject(x) && x.type === SHARD_DURABLE_CONDITION) : undefined;
+  return isPlainObject(c) && typeof c.status === 'string' ? c.status : 'Unknown';
+}
+
 function countCell(o: KubeObject, key: 'tenants' | 'objects'): number | null {
   const v = status(o)[key];
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
@@ -54,7 +61,7 @@ function hostCell(o: KubeObject): string | null {
 
 /**
  * The Table of Shards: NAME, READY, TENANTS, OBJECTS, SIZE, AGE, and HOST
- * with -o wide. A count or size not reported yet is null (kubectl shows
+ * and SURVIVES-PRIMARY-LOSS with -o wide. A count or size not reported yet is null (kubectl shows
  * `<none>`).
  */
 export const shardTable: TableConvertor = {
@@ -66,6 +73,7 @@ export const shardTable: TableConvertor = {
     { name: 'Size', type: 'string', format: '', description: 'Size of the stored objects, with binary suffixes (Ki, Mi, Gi…).', priority: 0 },
     ageColumn,
     { name: 'Host', type: 'string', format: '', description: 'host:port/database of the shard\'s connection URL (never the password).', priority: 1 },
+    { name: 'Survives-Primary-Loss', type: 'string', format: '', description: 'Status of the SurvivesPrimaryLoss condition: True when a write acknowledged now is on a synchronous standby too.', priority: 1 },
   ],
   cells: (o: KubeObject, now: Date) => [
     o.metadata.name,
@@ -75,5 +83,6 @@ export const shardTable: TableConvertor = {
     sizeCell(o),
     ageCell(o.metadata.creationTimestamp, now),
     hostCell(o),
+    durableCell(o),
   ],
 };
