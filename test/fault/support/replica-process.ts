@@ -26,7 +26,12 @@ export class ReplicaProcess {
     }
   }
 
-  /** Starts one and waits until its /readyz answers 200. `env` is added to the server's environment. */
+  /**
+   * Starts one and waits until its /readyz answers 200. `env` is added to the server's environment.
+   * With more than one worker (PLINTH_WORKERS unset: one per CPU) /readyz says 200 only once every
+   * worker serves, and the primary starts the others only after the first serves: each loads the
+   * whole application (tens of seconds on a loaded machine), so the wait is 90 s rather than 30 s.
+   */
   static async start(env: Record<string, string>): Promise<ReplicaProcess> {
     const port = await freePort();
     const dataDir = mkdtempSync(path.join(process.env.PLINTH_TEST_TMP ?? os.tmpdir(), 'replica-'));
@@ -43,7 +48,8 @@ export class ReplicaProcess {
     proc.once('exit', () => process.removeListener('exit', reap));
     const r = new ReplicaProcess(`https://127.0.0.1:${port}`, proc, dataDir);
     try {
-      await eventually(() => r.ready(), { timeoutMs: 30_000, message: `replica on ${port} ready` });
+      const oneWorker = (env.PLINTH_WORKERS ?? process.env.PLINTH_WORKERS) === '1';
+      await eventually(() => r.ready(), { timeoutMs: oneWorker ? 30_000 : 90_000, message: `replica on ${port} ready` });
     } catch (err) {
       const verbose = await fetch(`${r.url}/readyz?verbose`, { signal: AbortSignal.timeout(5000) }).then(async (res) => `${res.status} ${await res.text()}`, (e: Error) => e.message);
       await r.kill();
