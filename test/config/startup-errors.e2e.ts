@@ -49,7 +49,7 @@ function failureLine(o: Outcome): string {
 }
 
 // Each start-up failure names what failed, where, and the setting that changes it; exit code 2 when a setting must
-// change, 1 when something outside failed (README, "Configuration").
+// change, 1 when something outside failed (docs/configuration.md).
 describe('start-up failures', () => {
   let db: TestDatabase;
 

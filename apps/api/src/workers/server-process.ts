@@ -57,7 +57,7 @@ export async function runServerProcess(config: AppConfig, logger: Logger, earlyS
     if (config.redisUrl) await checkRedis(config.redisUrl);
     server = await startServer(config, logger, { handleSignals: true });
   } catch (err) {
-    // One sentence naming what failed, where, and the setting that changes it (README, "Configuration").
+    // One sentence naming what failed, where, and the setting that changes it (docs/configuration.md).
     const failure = describeStartupFailure(err, config);
     process.stderr.write(`plinth: ${failure.message}\n`);
     process.exit(failure.exitCode);
