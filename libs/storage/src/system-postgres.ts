@@ -3,8 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chown, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import type { EmbeddedDatabase, EmbeddedPostgresOptions } from './embedded-postgres.js';
+import { type EmbeddedDatabase, type EmbeddedPostgresOptions, ensureDatabase } from './postgres-server.js';
 
 /**
  * The `postgres` system user's ids when this process runs as root
@@ -84,15 +83,7 @@ export async function startSystemPostgres(opts: EmbeddedPostgresOptions & { binD
   });
   const url = (db: string) => `postgres://postgres:plinth@localhost/${db}?host=${encodeURIComponent(socketDir)}&port=${opts.port}`;
   const database = opts.database ?? 'plinth';
-  const client = new pg.Client({ connectionString: url('postgres') });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
-    if (!rowCount) await client.query(`CREATE DATABASE "${database}"`);
-  } finally {
-    await client.end();
-  }
+  await ensureDatabase(url('postgres'), database);
   // As the embedded package does: a process that exits without stopping it (an uncaught error) does not leave it running.
   const onExit = () => proc?.kill('SIGINT');
   process.once('exit', onExit);
