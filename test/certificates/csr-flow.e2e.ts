@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
-import { generateClientRequest } from '../../apps/api/src/cli/user-credentials.js';
+import { generateClientRequest } from '../../apps/api/src/pki/user-credentials.js';
 import { certificateIdentity, type ClientIdentity, requestAs } from '../support/credentials.js';
 import { eventually } from '../support/eventually.js';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';

@@ -28,6 +28,7 @@ export * from './schema/structural-schema.js';
 export * from './schema/type-check.js';
 export * from './schema/object-order.js';
 export * from './text/go-strings.js';
+export * from './text/go-duration.js';
 export {
   DecodeError,
   type DecodeErrorOptions,

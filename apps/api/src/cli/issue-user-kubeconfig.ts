@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Caller, type JsonAnswer, requestJson } from './caller-kubeconfig.js';
-import { generateClientRequest, renderUserKubeconfig } from './user-credentials.js';
+import { generateClientRequest, renderUserKubeconfig } from '../pki/user-credentials.js';
 
 const SIGNER = 'kubernetes.io/kube-apiserver-client';
 const PLATFORM_TENANT = 'default';

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '@plinth/apimachinery';
 import { closeGracefully } from './graceful-close.js';
-import { parseGoDuration } from './go-duration.js';
+import { parseGoDuration } from '@plinth/apimachinery';
 import { firstValues, parseBool, type RawQuery } from './options/query-validation.js';
 import { sendPlain } from './response-writer.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { describe, it } from 'node:test';
 import * as x509 from '@peculiar/x509';
-import { generateClientRequest } from '../cli/user-credentials.js';
+import { generateClientRequest } from './user-credentials.js';
 import { CertificateAuthority } from './certificate-authority.js';
 import { boundTenant, tenantBindingName } from './tenant-binding.js';
 

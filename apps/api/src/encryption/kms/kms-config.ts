@@ -1,4 +1,4 @@
-import { parseGoDuration } from '../../http/go-duration.js';
+import { parseGoDuration } from '@plinth/apimachinery';
 import type { EncryptionFieldError } from '../encryption-config.validation.js';
 
 /** An EncryptionConfiguration's `kms` provider, decoded and defaulted as upstream does. */

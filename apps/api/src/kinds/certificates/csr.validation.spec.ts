@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '@plinth/apimachinery';
-import { generateClientRequest } from '../../cli/user-credentials.js';
+import { generateClientRequest } from '../../pki/user-credentials.js';
 import { validateCertificateKept, validateConditionsKept, validateCsr, validateSignerName } from './csr.validation.js';
 import { csrApprovalStrategy, csrStatusStrategy, csrStrategy } from './csr.strategy.js';
 import type { StrategyContext } from '../../registry/resource-definition.js';

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { renderKubeconfigFor } from '../pki/kubeconfig.writer.js';
+import { renderKubeconfigFor } from './kubeconfig.writer.js';
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 

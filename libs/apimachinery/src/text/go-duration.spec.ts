@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeKmsConfiguration } from '../encryption/kms/kms-config.js';
 import { parseGoDuration, parseGoDurationNanos } from './go-duration.js';
 
 describe('parseGoDuration', () => {
@@ -56,21 +55,4 @@ describe('parseGoDuration', () => {
     refuses('1\u00e9s', 'time: unknown unit "\\xc3\\xa9s" in duration "1\\xc3\\xa9s"');
     refuses('"1"s', 'time: invalid duration "\\"1\\"s"');
   });
-
-  it('is the one parser: an EncryptionConfiguration\'s kms timeout reads exactly as a request\'s ?timeout=', () => {
-    const kmsTimeout = (timeout: string) => decodeKmsConfiguration({ apiVersion: 'v2', name: 'k', endpoint: 'unix:///tmp/kms.sock', timeout }, 'kms').timeoutMs;
-    for (const text of ['1m30s', '1.5s', '250ms', '1h1h', '.5s', '5.s', '1\u03bcs']) assert.equal(kmsTimeout(text), parseGoDuration(text), text);
-    for (const text of ['10', '3 s', '1d', '9223372036854775808ns']) {
-      assert.throws(() => kmsTimeout(text), { message: errorOf(text) }, text);
-    }
-  });
 });
-
-function errorOf(text: string): string {
-  try {
-    parseGoDuration(text);
-    return '(none)';
-  } catch (err) {
-    return (err as Error).message;
-  }
-}

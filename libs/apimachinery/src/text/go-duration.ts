@@ -9,10 +9,11 @@ function isDigit(c: string | undefined): boolean {
 }
 
 /**
- * Go's quoting of the text in time's errors: within double quotes, `"` and
+ * Go's time package quoting of the text in its errors (its own `quote`, not
+ * strconv.Quote's: see go-strings.ts): within double quotes, `"` and
  * `\` escaped, every byte of a non-ASCII or control character as `\xNN`.
  */
-function goQuote(text: string): string {
+function timeQuote(text: string): string {
   let out = '"';
   for (const ch of text) {
     const code = ch.codePointAt(0)!;
@@ -35,7 +36,7 @@ function goQuote(text: string): string {
  * "1d"`). A scan, no regex: the text is a client's. Pure.
  */
 export function parseGoDurationNanos(text: string): bigint {
-  const quoted = goQuote(text);
+  const quoted = timeQuote(text);
   const invalid = () => new Error(`time: invalid duration ${quoted}`);
   let i = 0;
   let negative = false;
@@ -80,7 +81,7 @@ export function parseGoDurationNanos(text: string): bigint {
     const unitText = text.slice(unitStart, i);
     if (unitText === '') throw new Error(`time: missing unit in duration ${quoted}`);
     const unit = UNITS[unitText];
-    if (unit === undefined) throw new Error(`time: unknown unit ${goQuote(unitText)} in duration ${quoted}`);
+    if (unit === undefined) throw new Error(`time: unknown unit ${timeQuote(unitText)} in duration ${quoted}`);
     if (whole > (1n << 63n) / unit) throw invalid();
     let v = whole * unit;
     if (frac > 0n) {
