@@ -18,6 +18,7 @@ import * as encryptionRotation from './0017-encryption-rotation.migration.js';
 import * as changesLabelIndex from './0018-changes-label-index.migration.js';
 import * as rowLevelSecurity from './0019-row-level-security.migration.js';
 import * as batchedAccounting from './0020-batched-accounting.migration.js';
+import * as revisionMarks from './0024-revision-marks.migration.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '0018-changes-label-index': changesLabelIndex,
   '0019-row-level-security': rowLevelSecurity,
   '0020-batched-accounting': batchedAccounting,
+  '0024-revision-marks': revisionMarks,
 };
