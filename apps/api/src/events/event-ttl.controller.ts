@@ -44,7 +44,8 @@ export class EventTtlController implements Controller {
   readonly intervalMs: number;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
-  private stopped = true;
+  /** Set by stop(): no further sweep is scheduled and the one in progress ends after its page. */
+  private stopped = false;
 
   constructor(private readonly deps: EventTtlControllerDeps) {
     this.intervalMs = Math.min(60_000, Math.max(50, Math.floor(deps.ttlMs / 4)));
