@@ -5,6 +5,8 @@ import { AppModule } from './app.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { withoutDiscoverySlash } from './discovery/discovery-paths.js';
 import { HealthListener } from './health/health-listener.js';
+import { advertisedUrl } from './config/advertise-url-config.js';
+import { subjectAltNames } from './pki/certificate-authority.js';
 import { MAX_BODY_BYTES } from './http/http-limits.js';
 import { clientErrorStatus, frameworkErrorStatus } from './http/request-guards.js';
 import { PostStartHooks } from './lifecycle/post-start-hooks.js';
@@ -110,11 +112,13 @@ export async function startServer(config: AppConfig, logger: Logger, options: St
     const address = app.getHttpServer().address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = serverUrl(config.host, port);
+    // What clients are told (Tenants' status.url): never the unspecified address Plinth may listen on.
+    const advertised = advertisedUrl(config.advertiseUrl, config.host, port, subjectAltNames(pki.serving.certPem));
     const postStart = app.get(PostStartHooks);
     logger.info({ hooks: postStart.names() }, 'running post-start hooks');
-    await postStart.run(url);
+    await postStart.run(advertised);
     const healthUrl = app.get(HealthListener).url;
-    logger.info({ url, health: healthUrl }, 'Plinth is serving');
+    logger.info({ url, advertised, health: healthUrl }, 'Plinth is serving');
     return {
       app,
       url,

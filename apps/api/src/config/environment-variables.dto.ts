@@ -167,6 +167,9 @@ export class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(65535)
   PLINTH_HEALTH_PORT?: number;
 
+  @IsOptional() @IsString()
+  PLINTH_ADVERTISE_URL?: string;
+
   @IsOptional() @IsIn(['true', 'false'])
   PLINTH_ANONYMOUS_AUTH?: string;
 

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { readAdvertiseUrl } from './advertise-url-config.js';
 import type { EnvironmentVariables } from './environment-variables.dto.js';
 
 /** The server process's part of AppConfig: where it listens, how many processes serve, how it logs, times out and shuts down. */
@@ -24,9 +25,11 @@ export interface ServerConfig {
   worker?: { id: number; attachEmbeddedPostgres: boolean };
   /** Port of the plain-HTTP health/metrics listener on 127.0.0.1; undefined: none. */
   healthPort?: number;
+  /** PLINTH_ADVERTISE_URL, validated (`https://host[:port]`): the URL clients are told (Tenants' status.url); undefined: derived (see advertisedUrl). */
+  advertiseUrl?: string;
 }
 
-/** The server settings of the validated environment, defaults filled in. Pure; never throws; `worker` is left unset. */
+/** The server settings of the validated environment, defaults filled in. Pure; throws ConfigError for a bad PLINTH_ADVERTISE_URL; `worker` is left unset. */
 export function readServerConfig(env: EnvironmentVariables): ServerConfig {
   return {
     port: env.PORT ?? 6443,
@@ -38,5 +41,6 @@ export function readServerConfig(env: EnvironmentVariables): ServerConfig {
     celWorkers: env.PLINTH_CEL_WORKERS ?? 2,
     workers: env.PLINTH_WORKERS ?? Math.min(64, availableParallelism()),
     healthPort: env.PLINTH_HEALTH_PORT,
+    advertiseUrl: readAdvertiseUrl(env.PLINTH_ADVERTISE_URL),
   };
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 
-/** A hook run once the server listens, with its URL (`https://host:port`). */
+/** A hook run once the server listens, with the URL it advertises to clients (`https://host:port`; PLINTH_ADVERTISE_URL, never 0.0.0.0 or ::). */
 export type PostStartHook = (url: string) => Promise<void> | void;
 
 /**
