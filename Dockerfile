@@ -12,7 +12,8 @@ COPY migrations ./migrations
 COPY scripts ./scripts
 COPY test ./test
 COPY bench ./bench
-RUN npm run build
+# The tests and benchmarks are compiled with the rest (one tsconfig) but not shipped.
+RUN npm run build && rm -rf dist/test dist/bench
 
 # Runtime stage: production dependencies only, non-root user. Without the optional ones: they are the
 # embedded PostgreSQL's binaries (60 MB), and the image needs DATABASE_URL (as docker-compose.yml sets it).
