@@ -189,7 +189,7 @@ async function main() {
 
   // A tenant on each shard.
   for (const [name, shard] of [['acme', 'default'], ['globex', 'pg-2']]) {
-    writeFileSync(path.join(tmp, `${name}.yaml`), YAML.stringify({ apiVersion: 'tenancy.plinth.dev/v1alpha1', kind: 'Tenant', metadata: { name }, spec: { shard } }));
+    writeFileSync(path.join(tmp, `${name}.yaml`), YAML.stringify({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name }, spec: { shard } }));
     await kubectlRetry(['apply', '-f', path.join(tmp, `${name}.yaml`)]);
   }
   for (const name of ['acme', 'globex']) {
