@@ -46,12 +46,16 @@ describe('PLINTH_EVENT_TTL', { timeout: 120_000 }, () => {
   const api = () => request(s.url);
   const db = () => createDatabase({ connectionString: s.database.url, maxConnections: 1 });
 
-  /** The tenant's whole usage row ('' key): objects and bytes. */
-  async function usage(tenant: string): Promise<{ objects: number; bytes: number }> {
+  /**
+   * The tenant's usage of Events (key `events`: other objects, such as Leases, change size meanwhile) and
+   * its objects of every kind (key '').
+   */
+  async function usage(tenant: string): Promise<{ objects: number; bytes: number; allObjects: number }> {
     const d = db();
     try {
-      const { rows } = await sql<{ objects: string; bytes: string }>`SELECT objects, bytes FROM tenant_usage WHERE tenant = ${tenant} AND usage_key = ''`.execute(d);
-      return { objects: Number(rows[0].objects), bytes: Number(rows[0].bytes) };
+      const { rows } = await sql<{ usage_key: string; objects: string; bytes: string }>`SELECT usage_key, objects, bytes FROM tenant_usage WHERE tenant = ${tenant} AND usage_key IN ('', 'events')`.execute(d);
+      const ev = rows.find((r) => r.usage_key === 'events');
+      return { objects: Number(ev?.objects ?? 0), bytes: Number(ev?.bytes ?? 0), allObjects: Number(rows.find((r) => r.usage_key === '')?.objects) };
     } finally {
       await d.destroy();
     }
