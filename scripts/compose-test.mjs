@@ -146,7 +146,12 @@ function resumingWatch(tls, p, fromRv) {
 async function waitForProxy() {
   await until('the kubeconfig in api-1', () => run('podman', ['cp', `${container('api-1')}:/data/kubeconfig`, path.join(tmp, 'kubeconfig')], { allowFail: true }).status === 0);
   kubeconfig = path.join(tmp, 'kubeconfig');
-  await until('kubectl through the proxy', () => kubectl(['get', '--raw', '/readyz']).stdout.trim() === 'ok');
+  // Ten answers in a row, each a new connection, so both replicas serve (nginx picks one per connection).
+  let inARow = 0;
+  await until('both replicas ready through the proxy', () => {
+    inARow = kubectl(['get', '--raw', '/readyz'], { allowFail: true }).stdout.trim() === 'ok' ? inARow + 1 : 0;
+    return inARow >= 10;
+  });
 }
 
 async function main() {
@@ -171,7 +176,11 @@ async function main() {
 
   // CRUD through kubectl, each command a new connection (spread over both replicas by the proxy).
   await kubectlRetry(['create', 'namespace', 'demo']);
-  const startRv = JSON.parse(await kubectlRetry(['get', 'configmaps', '-n', 'demo', '-o', 'json'])).metadata.resourceVersion;
+  // The list's resourceVersion (kubectl get -o json prints a client-side List without one).
+  const startRv = (await until('the list of demo', async () => {
+    const r = await httpsJson(tls, 'GET', '/api/v1/namespaces/demo/configmaps');
+    return r.status === 200 ? r.body : false;
+  }, 60_000)).metadata.resourceVersion;
   const watch = resumingWatch(tls, '/api/v1/namespaces/demo/configmaps', startRv);
   for (let i = 0; i < 10; i++) await kubectlRetry(['create', 'configmap', `crud-${i}`, '-n', 'demo', `--from-literal=i=${i}`]);
   await kubectlRetry(['patch', 'configmap', 'crud-0', '-n', 'demo', '--type=merge', '-p', '{"data":{"patched":"yes"}}']);
@@ -231,7 +240,8 @@ async function main() {
   const added = watch.events.filter((e) => e.type === 'ADDED' && e.name.startsWith('during-')).map((e) => e.name);
   check(`the watch saw each of the ${written.length} creates made across the restart once`, written.every((n) => added.filter((a) => a === n).length === 1) && added.length === written.length, `missing ${written.filter((n) => !added.includes(n)).join(',')}; seen ${added.length}`);
   const rvs = watch.events.map((e) => e.rv);
-  check('in resourceVersion order', rvs.every((rv, i) => i === 0 || rv > rvs[i - 1]));
+  const disorder = watch.events.filter((e, i) => i > 0 && e.rv <= watch.events[i - 1].rv).map((e) => `${e.type} ${e.name}@${e.rv}`);
+  check('in resourceVersion order', disorder.length === 0, `out of order: ${disorder.join(', ')}; all: ${watch.events.map((e) => `${e.type[0]}:${e.name}@${e.rv}`).join(' ')}`);
   log(`watch reconnects: ${watch.reconnects}; errors: ${watch.errors.join(' | ') || 'none'}`);
   watch.stop();
 
