@@ -213,7 +213,22 @@ async function main() {
   check('globex lives on postgres-2', onPg2('globex') === '1', onPg2('globex'));
   check('acme does not', onPg2('acme') === '0', onPg2('acme'));
 
-  // restart api-1 under a running watch.
+  // restart api-1 under a running watch: one that nginx sent to api-1 (told by api-1's established
+  // connections on port 6443, /proc/net/tcp state 01: the watches are the only long-lived ones).
+  const established = () => {
+    const r = run('podman', ['exec', container('api-1'), 'cat', '/proc/net/tcp', '/proc/net/tcp6'], { allowFail: true }).stdout;
+    return r.split('\n').filter((l) => / [0-9A-F]+:192B [0-9A-F]+:[0-9A-F]+ 01 /.test(l)).length;
+  };
+  const rvNow = (await httpsJson(tls, 'GET', '/api/v1/namespaces/demo/configmaps')).body.metadata.resourceVersion;
+  let onApi1;
+  for (let i = 0; i < 12 && !onApi1; i++) {
+    const before = established();
+    const w = resumingWatch(tls, '/api/v1/namespaces/demo/configmaps', rvNow);
+    await sleep(1500);
+    if (established() > before) onApi1 = w;
+    else w.stop();
+  }
+  check('a watch held by api-1', onApi1 !== undefined);
   log('restart api-1 while creating ConfigMaps');
   let writing = true;
   const written = [];
@@ -236,7 +251,7 @@ async function main() {
   await sleep(3000);
   writing = false;
   await writer;
-  await until('the watch to see every create', () => written.every((n) => watch.events.some((e) => e.type === 'ADDED' && e.name === n)), 60_000).catch(() => undefined);
+  await until('the watches to see every create', () => [watch, onApi1].filter(Boolean).every((w) => written.every((n) => w.events.some((e) => e.type === 'ADDED' && e.name === n))), 60_000).catch(() => undefined);
   const added = watch.events.filter((e) => e.type === 'ADDED' && e.name.startsWith('during-')).map((e) => e.name);
   check(`the watch saw each of the ${written.length} creates made across the restart once`, written.every((n) => added.filter((a) => a === n).length === 1) && added.length === written.length, `missing ${written.filter((n) => !added.includes(n)).join(',')}; seen ${added.length}`);
   const rvs = watch.events.map((e) => e.rv);
@@ -244,6 +259,11 @@ async function main() {
   check('in resourceVersion order', disorder.length === 0, `out of order: ${disorder.join(', ')}; all: ${watch.events.map((e) => `${e.type[0]}:${e.name}@${e.rv}`).join(' ')}`);
   log(`watch reconnects: ${watch.reconnects}; errors: ${watch.errors.join(' | ') || 'none'}`);
   watch.stop();
+  if (onApi1) {
+    const seen = onApi1.events.filter((e) => e.type === 'ADDED' && e.name.startsWith('during-')).map((e) => e.name);
+    check(`the watch on api-1 resumed (${onApi1.reconnects} reconnects) and saw each of the ${written.length} creates once`, onApi1.reconnects >= 1 && written.every((n) => seen.filter((a) => a === n).length === 1) && seen.length === written.length, `missing ${written.filter((n) => !seen.includes(n)).join(',')}; errors ${onApi1.errors.join(' | ')}`);
+    onApi1.stop();
+  }
 
   // down then up keeps the data.
   log('podman-compose down; up -d');
