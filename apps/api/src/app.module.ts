@@ -15,6 +15,7 @@ import { DatabaseModule } from './database/database.module.js';
 import { DiscoveryModule } from './discovery/discovery.module.js';
 import { EncryptionModule } from './encryption/encryption.module.js';
 import { EncryptionRotationModule } from './encryption/rotation/encryption-rotation.module.js';
+import { EventTtlModule } from './events/event-ttl.module.js';
 import { FlowControlModule } from './flowcontrol/flowcontrol.module.js';
 import { GarbageCollectionModule } from './gc/gc.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -75,6 +76,7 @@ export class AppModule implements BeforeApplicationShutdown {
         QuotaModule,
         GarbageCollectionModule,
         NamespaceModule,
+        EventTtlModule,
         CertificatesModule,
         FlowControlModule,
         AuditModule,

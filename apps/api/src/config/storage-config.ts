@@ -1,6 +1,7 @@
 import { rejected } from './config-error.js';
 import type { EnvironmentVariables } from './environment-variables.dto.js';
 import { type ConfiguredShard, parseShardList } from './shard-list.js';
+import { parseGoDuration } from '@plinth/apimachinery';
 
 /** The storage part of AppConfig: the databases, Redis, the tenants and shards created at start, and how long history is kept. */
 export interface StorageConfig {
@@ -19,6 +20,8 @@ export interface StorageConfig {
   rowLevelSecurity: boolean;
   historyRetentionSeconds: number;
   compactionIntervalSeconds: number;
+  /** PLINTH_EVENT_TTL in milliseconds: Events not written for that long are removed (upstream's --event-ttl, default 1h). */
+  eventTtlMs: number;
 }
 
 /** The storage settings of the validated environment, defaults filled in. Pure; throws ConfigError when PLINTH_SHARDS does not parse. */
@@ -40,5 +43,7 @@ export function readStorageConfig(env: EnvironmentVariables): StorageConfig {
     rowLevelSecurity: env.PLINTH_ROW_LEVEL_SECURITY !== 'off',
     historyRetentionSeconds: env.PLINTH_HISTORY_RETENTION_SECONDS ?? 24 * 3600,
     compactionIntervalSeconds: env.PLINTH_COMPACTION_INTERVAL_SECONDS ?? 60,
+    // Validated as a positive Go duration (PositiveGoDuration).
+    eventTtlMs: env.PLINTH_EVENT_TTL ? parseGoDuration(env.PLINTH_EVENT_TTL) : 3600_000,
   };
 }

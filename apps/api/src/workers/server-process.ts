@@ -13,8 +13,12 @@ import { registerWorkerInfo } from './worker-info.metric.js';
 import { workerSiblings } from '../health/worker-siblings.js';
 import { isWorkersServingMessage, type WorkerServingMessage } from './worker-messages.js';
 
-/** The server URL clients on this machine use: a wildcard listen address becomes 127.0.0.1. */
-function kubeconfigUrl(url: string, host: string): string {
+/**
+ * The server URL of the administrator's kubeconfig: PLINTH_ADVERTISE_URL when set (behind a proxy, as in
+ * docker-compose.yml), else the one clients on this machine use (a wildcard listen address becomes 127.0.0.1).
+ */
+function kubeconfigUrl(url: string, host: string, advertised: string | undefined): string {
+  if (advertised) return advertised.replace(/\/+$/, '');
   return host === '0.0.0.0' || host === '::' ? url.replace(/\/\/(\[::\]|0\.0\.0\.0)/, '//127.0.0.1') : url;
 }
 
@@ -73,7 +77,7 @@ export async function runServerProcess(config: AppConfig, logger: Logger, earlyS
     clientCertPem: server.pki.admin.certPem,
     clientKeyPem: server.pki.admin.keyPem,
   };
-  const write = (tenants: string[]) => writeKubeconfig(config.dataDir, kubeconfigUrl(server.url, config.host), [...new Set([...config.tenants, ...tenants])], creds);
+  const write = (tenants: string[]) => writeKubeconfig(config.dataDir, kubeconfigUrl(server.url, config.host, config.advertiseUrl), [...new Set([...config.tenants, ...tenants])], creds);
   const kubeconfig = await write([]);
   logger.info({ kubeconfig }, `kubectl: export KUBECONFIG=${kubeconfig}`);
   // Tenants created later (by the API) get their context too.

@@ -1,0 +1,27 @@
+import { Module } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { EventExpiryRepository, ObjectStoreRepository } from '@plinth/storage';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { ControllerManager } from '../controllers/controller-manager.js';
+import { LOGGER } from '../observability/observability.module.js';
+import { ShardPool } from '../shards/shard-pool.js';
+import { EventTtlController } from './event-ttl.controller.js';
+
+/** PLINTH_EVENT_TTL: the controller that removes Events not written for that long (one replica runs it). */
+@Module({
+  providers: [
+    { provide: EventExpiryRepository, useFactory: (shards: ShardPool) => new EventExpiryRepository(shards), inject: [ShardPool] },
+    {
+      provide: EventTtlController,
+      useFactory: (expiry: EventExpiryRepository, objects: ObjectStoreRepository, logger: Logger, config: AppConfig, manager: ControllerManager) => {
+        const controller = new EventTtlController({ expiry, objects, logger, ttlMs: config.eventTtlMs });
+        manager.register(controller);
+        return controller;
+      },
+      inject: [EventExpiryRepository, ObjectStoreRepository, LOGGER, APP_CONFIG, ControllerManager],
+    },
+  ],
+  exports: [EventTtlController],
+})
+export class EventTtlModule {}
