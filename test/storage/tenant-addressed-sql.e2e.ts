@@ -155,8 +155,9 @@ describe('every statement on the request path addresses one tenant', { timeout: 
       const tenantColumn = (table: string) => (table === 'tenants' ? 'name' : 'tenant');
       // Shard-level watermarks (one row per database; on Citus they would become per tenant, see docs/sharding.md),
       // the encryption rotation job's cursor over the whole shard (migration 0017), and change_label_index: the first
-      // revision written with the change log's label index (migration 0018).
-      const watermarks = new Set(['revision_counter', 'compaction_state', 'encryption_rotation', 'change_label_index']);
+      // revision written with the change log's label index (migration 0018), the timelines whose counter was fenced after a
+      // failover (revision_epochs, migration 0022) and the times of revisions that date Events (revision_marks, migration 0024).
+      const watermarks = new Set(['revision_counter', 'compaction_state', 'encryption_rotation', 'change_label_index', 'revision_epochs', 'revision_marks']);
       const bad = rows.filter((r) => !watermarks.has(r.table) && (r.primary ? r.columns[0] !== tenantColumn(r.table) : !r.columns.includes(tenantColumn(r.table))));
       assert.deepEqual(bad, []);
       const keyed = rows.filter((r) => r.primary).map((r) => r.table);
