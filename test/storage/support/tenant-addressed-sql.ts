@@ -39,7 +39,7 @@ export const SHARD_WATERMARKS: ReadonlyArray<{ shape: RegExp; reason: string }> 
 ];
 
 /** Functions whose first argument is the tenant (every plinth_ function but the helpers below). */
-const NOT_TENANT_FIRST = new Set(['plinth_hash', 'plinth_flush', 'plinth_write_batch', 'plinth_write_batch_durable']);
+const NOT_TENANT_FIRST = new Set(['plinth_hash', 'plinth_flush', 'plinth_write_batch', 'plinth_write_batch_durable', 'plinth_history_gap']);
 
 function param(values: unknown[], n: string): unknown {
   return values[Number(n) - 1];
