@@ -104,9 +104,8 @@ export class TenantDataKeys {
     const registry = this.encryption?.kmsRegistry;
     if (!registry?.keyStore) return 0;
     const n = await registry.keyStore.destroyTenant(tenant);
-    for (const p of registry.all()) p.forgetTenant(tenant);
-    // Again: a read that decrypted before the keys went may have remembered its plaintext since.
-    forgetTenantPlaintexts(tenant);
+    // The seeds, and again the plaintexts: a read that decrypted before the keys went may have remembered its plaintext since.
+    this.forget(tenant);
     return n;
   }
 }

@@ -121,11 +121,6 @@ export class TenantDirectory {
     return () => this.retirementListeners.delete(listener);
   }
 
-  /** The uid of `tenant`'s Tenant object as this replica last saw it; undefined when unknown. */
-  uidOf(tenant: string): string | undefined {
-    return this.lives.get(tenant)?.uid;
-  }
-
   private observeLife(name: string, object: KubeObject): void {
     const uid = typeof object.metadata?.uid === 'string' ? object.metadata.uid : '';
     const known = this.lives.get(name);
