@@ -9,6 +9,7 @@ import { createDatabase, EventExpiryRepository, migrateToLatest, ObjectStoreRepo
 import { EventTtlController } from '../apps/api/src/events/event-ttl.controller.js';
 import { benchDataDir, progress, runBenchmark, startBenchPostgres } from './bench-support.js';
 import { cpuDuring, postmasterPid } from './process-cpu.js';
+import { migrations } from '../migrations/index.js';
 
 const N = Number(process.env.BENCH_EVENTS_N ?? 1_000_000);
 const WRITERS = 256;
@@ -35,7 +36,7 @@ runBenchmark(async () => {
   const pg = await startBenchPostgres('event-ttl', 55491);
   const db = createDatabase({ connectionString: pg.url, maxConnections: 16 });
   try {
-    await migrateToLatest(db);
+    await migrateToLatest(db, migrations);
     const objects = new ObjectStoreRepository(db);
     const expiry = new EventExpiryRepository(db);
     const usage = async () => {
