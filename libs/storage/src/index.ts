@@ -14,6 +14,8 @@ export * from './object-key.js';
 export * from './object-store.repository.js';
 export * from './write-batcher.js';
 export * from './object-list.repository.js';
+export * from './storage.interface.js';
+export * from './postgres-storage.js';
 export * from './change-log.repository.js';
 export * from './tenant.repository.js';
 export * from './tenant-move.repository.js';

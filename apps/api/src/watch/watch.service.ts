@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { ChangeLogRepository, Database, ObjectListRepository, ShardHandle } from '@plinth/storage';
+import type { ChangeLogRepository, Database, ShardHandle, Storage } from '@plinth/storage';
 import { ChangeLogRepository as ShardChangeLog, DEFAULT_SHARD, ObjectListRepository as ShardLists, WatchCache, WatchPipeline } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { ApiError } from '@plinth/apimachinery';
@@ -58,7 +58,7 @@ export interface WatchServiceDeps {
   registry: Registry;
   /** Routed by tenant: a watch's catch-up reads its tenant's shard. */
   changes: ChangeLogRepository;
-  lists: ObjectListRepository;
+  lists: Storage;
   shards: WatchShards;
 }
 
