@@ -7,7 +7,7 @@ import { AuthenticationService } from '../authn/authentication.service.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { Metrics } from '../observability/metrics.js';
-import { ObjectListRepository } from '@plinth/storage';
+import { STORAGE, type Storage } from '@plinth/storage';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceDeleteService } from '../store/resource-delete.service.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
@@ -66,7 +66,7 @@ export class ResourceController {
     @Inject(ResourceRegistry) private readonly registry: ResourceRegistry,
     @Inject(ResourceStoreService) private readonly store: ResourceStoreService,
     @Inject(ResourceDeleteService) private readonly deleter: ResourceDeleteService,
-    @Inject(ObjectListRepository) private readonly lists: ObjectListRepository,
+    @Inject(STORAGE) private readonly lists: Storage,
     @Inject(WatchService) private readonly watch: WatchService,
     @Inject(AuthenticationService) private readonly authn: AuthenticationService,
     @Inject(ACCESS_REVIEWS) private readonly reviews: AccessReviewDeps,

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ObjectStoreRepository } from '@plinth/storage';
+import { STORAGE, type Storage } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG, SERVING_PKI } from '../config/config.module.js';
 import { LOGGER } from '../observability/observability.module.js';
@@ -32,7 +32,7 @@ import { TenantCache } from '../storage/tenant-cache.js';
     },
     {
       provide: AuthenticationService,
-      useFactory: async (config: AppConfig, logger: Logger, tokens: ServiceAccountTokens, objects: ObjectStoreRepository, registry: ResourceRegistry, observe: ObserveChanges, tenants: TenantCache) =>
+      useFactory: async (config: AppConfig, logger: Logger, tokens: ServiceAccountTokens, objects: Storage, registry: ResourceRegistry, observe: ObserveChanges, tenants: TenantCache) =>
         createAuthentication(
           config,
           logger,
@@ -42,7 +42,7 @@ import { TenantCache } from '../storage/tenant-cache.js';
           observe,
           async (t) => (await tenants.get(t))?.uid,
         ),
-      inject: [APP_CONFIG, LOGGER, ServiceAccountTokens, ObjectStoreRepository, ResourceRegistry, OBSERVE_CHANGES, TenantCache],
+      inject: [APP_CONFIG, LOGGER, ServiceAccountTokens, STORAGE, ResourceRegistry, OBSERVE_CHANGES, TenantCache],
     },
   ],
   exports: [AuthenticationService],

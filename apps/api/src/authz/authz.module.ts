@@ -1,5 +1,5 @@
 import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
-import { ObjectListRepository } from '@plinth/storage';
+import { STORAGE, type Storage } from '@plinth/storage';
 import { TenantCache } from '../storage/tenant-cache.js';
 import { WatchService } from '../watch/watch.service.js';
 import { RbacAuthorizer } from './rbac-authorizer.js';
@@ -22,7 +22,7 @@ export const ACCESS_REVIEWS = Symbol('ACCESS_REVIEWS');
   providers: [
     {
       provide: RbacIndexService,
-      useFactory: (watch: WatchService, lists: ObjectListRepository, tenants: TenantCache) =>
+      useFactory: (watch: WatchService, lists: Storage, tenants: TenantCache) =>
         new RbacIndexService({
           cache: () => watch.cache,
           lists,
@@ -32,7 +32,7 @@ export const ACCESS_REVIEWS = Symbol('ACCESS_REVIEWS');
             return row === null ? null : row?.uid;
           },
         }),
-      inject: [WatchService, ObjectListRepository, TenantCache],
+      inject: [WatchService, STORAGE, TenantCache],
     },
     { provide: RbacAuthorizer, useFactory: (indexes: RbacIndexService) => new RbacAuthorizer(indexes), inject: [RbacIndexService] },
     {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ObjectListRepository } from '@plinth/storage';
+import { STORAGE, type Storage } from '@plinth/storage';
 import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
 import type { WorkQueue } from '../controllers/work-queue.js';
@@ -48,7 +48,7 @@ export interface CrdControllerDeps {
   registry: CrdRegistry;
   store: ResourceStoreService;
   deleter: ResourceDeleteService;
-  lists: ObjectListRepository;
+  lists: Storage;
   /** Every tenant's name (the resync on start). */
   tenants: () => Promise<string[]>;
   observe: ObserveChanges;

@@ -5,6 +5,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { embeddedPostgresFailure } from '../startup/startup-failure.js';
 import { LOGGER } from '../observability/observability.module.js';
+import { migrations } from '../../../../migrations/index.js';
 
 /** The server's PostgreSQL: the Kysely pool, the URL it connects to, and the embedded server when Plinth started one. */
 export class DatabaseConnection {
@@ -73,7 +74,7 @@ async function connect(config: AppConfig, logger: Logger): Promise<DatabaseConne
   });
   const connection = new DatabaseConnection(db, url, embedded);
   try {
-    const applied = await migrateToLatest(db);
+    const applied = await migrateToLatest(db, migrations);
     logger.info({ applied }, 'migrations up to date');
   } catch (err) {
     await connection.close();

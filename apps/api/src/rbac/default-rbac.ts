@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { ObjectListRepository } from '@plinth/storage';
+import type { Storage } from '@plinth/storage';
 import { covers } from '../kinds/rbac/policy-covers.js';
 import { type PolicyRule, rulesOf } from '../kinds/rbac/policy-rule.js';
 import { ApiError } from '@plinth/apimachinery';
@@ -23,7 +23,7 @@ import { RBAC_API_GROUP } from '../kinds/rbac/rbac.validation.js';
 export interface DefaultRbacDeps {
   registry: ResourceRegistry;
   store: ResourceStoreService;
-  lists: ObjectListRepository;
+  lists: Storage;
 }
 
 /** The identity of the server's own RBAC writes (a privileged group: no escalation check). */

@@ -1,6 +1,6 @@
 import { Inject, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ObjectListRepository } from '@plinth/storage';
+import { STORAGE, type Storage } from '@plinth/storage';
 import { LOGGER } from '../observability/observability.module.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
@@ -15,9 +15,9 @@ import { DefaultRbacService } from './default-rbac.service.js';
   providers: [
     {
       provide: DefaultRbacService,
-      useFactory: (registry: ResourceRegistry, store: ResourceStoreService, lists: ObjectListRepository, observe: ObserveChanges, logger: Logger) =>
+      useFactory: (registry: ResourceRegistry, store: ResourceStoreService, lists: Storage, observe: ObserveChanges, logger: Logger) =>
         new DefaultRbacService({ registry, store, lists }, observe, logger),
-      inject: [ResourceRegistry, ResourceStoreService, ObjectListRepository, OBSERVE_CHANGES, LOGGER],
+      inject: [ResourceRegistry, ResourceStoreService, STORAGE, OBSERVE_CHANGES, LOGGER],
     },
   ],
   exports: [DefaultRbacService],

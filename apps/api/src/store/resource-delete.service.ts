@@ -1,4 +1,4 @@
-import { type ObjectListRepository, type ObjectStoreRepository, isStorageError } from '@plinth/storage';
+import { isStorageError, type ObjectStoreRepository, type Storage } from '@plinth/storage';
 import { ApiError, rfc3339Now } from '@plinth/apimachinery';
 import type { KubeObject } from '@plinth/apimachinery';
 import { fromStorageForm, type ResourceDefinition } from '../registry/resource-definition.js';
@@ -57,7 +57,7 @@ export class ResourceDeleteService {
    */
   constructor(
     private readonly objects: ObjectStoreRepository,
-    lists: ObjectListRepository,
+    lists: Storage,
     private readonly store: ResourceStoreService,
     private readonly registry: ResourceRegistry,
     private readonly hooks: StoreHooks = new StoreHooks(),
@@ -165,7 +165,7 @@ export class ResourceDeleteService {
   async finalizeNamespaceIfEmpty(tenant: string, namespace: string): Promise<void> {
     const nsDef = this.registry.lookup(tenant, '', 'v1', 'namespaces');
     if (!nsDef) return;
-    const current = await this.objects.get(ResourceStoreService.key(tenant, nsDef, '', namespace), undefined, true);
+    const current = await this.objects.get(ResourceStoreService.key(tenant, nsDef, '', namespace), { internal: true });
     if (!current || !(current.body as KubeObject).metadata.deletionTimestamp) return;
     await this.namespaceContentChanged(tenant, namespace);
   }

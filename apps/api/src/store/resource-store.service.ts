@@ -2,7 +2,7 @@ import type { TenantValidationBudget } from '../admission/validation-budget.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionAttributes, AdmissionChain, AdmissionOperation } from '@plinth/admission';
-import { type ObjectKey, ObjectStoreRepository, type StoredObject, isStorageError } from '@plinth/storage';
+import { isStorageError, type ObjectKey, type Storage, type StoredObject } from '@plinth/storage';
 import { ApiError } from '@plinth/apimachinery';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
 import { type KubeObject, cloneJsonValue, isPlainObject, rfc3339Now } from '@plinth/apimachinery';
@@ -61,7 +61,7 @@ export class ResourceStoreService {
 
   /** `hooks` are the kinds' hooks (after-write, deletion, settled); see {@link StoreOptions} for the rest. */
   constructor(
-    private readonly objects: ObjectStoreRepository,
+    private readonly objects: Storage,
     private readonly admission: AdmissionChain,
     private readonly hooks: StoreHooks = new StoreHooks(),
     options: StoreOptions,
@@ -197,7 +197,7 @@ export class ResourceStoreService {
     const { def } = ctx;
     const key = ResourceStoreService.key(ctx.tenant, def, ctx.namespace, name);
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
-      const current = await this.objects.get(key, undefined, true);
+      const current = await this.objects.get(key, { internal: true });
       if (!current) throw ApiError.notFound({ group: def.group, kind: def.resource, name });
       const old = await fromStorageForm(def, current.body as KubeObject);
       const next = transform(cloneJson(old));
@@ -252,7 +252,7 @@ export class ResourceStoreService {
     const { def } = ctx;
     const key = ResourceStoreService.key(ctx.tenant, def, ctx.namespace, name);
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
-      const current = await this.objects.get(key, undefined, true);
+      const current = await this.objects.get(key, { internal: true });
       if (!current) throw ApiError.notFound({ group: def.group, kind: def.resource, name });
       const next = cloneJson(current.body) as KubeObject;
       mutate(next);

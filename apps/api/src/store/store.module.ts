@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AdmissionChain } from '@plinth/admission';
-import { ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
+import { ObjectStoreRepository, STORAGE, type Storage } from '@plinth/storage';
 import { AdmissionChainModule } from '../admission/admission-chain.module.js';
 import { CelRuleWorkers } from '../cel-workers/cel-rule-workers.service.js';
 import { CelWorkersModule } from '../cel-workers/cel-workers.module.js';
@@ -46,15 +46,15 @@ function commitBarrier(watch: WatchService, hooks: StoreHooks): CommitBarrier {
     },
     {
       provide: ResourceStoreService,
-      useFactory: (objects: ObjectStoreRepository, admission: AdmissionChain, hooks: StoreHooks, watch: WatchService, validationBudget: TenantValidationBudget, strategyEnvironment: StrategyEnvironment) =>
+      useFactory: (objects: Storage, admission: AdmissionChain, hooks: StoreHooks, watch: WatchService, validationBudget: TenantValidationBudget, strategyEnvironment: StrategyEnvironment) =>
         new ResourceStoreService(objects, admission, hooks, { barrier: commitBarrier(watch, hooks), validationBudget, strategyEnvironment }),
-      inject: [ObjectStoreRepository, AdmissionChain, StoreHooks, WatchService, TenantValidationBudget, STRATEGY_ENVIRONMENT],
+      inject: [STORAGE, AdmissionChain, StoreHooks, WatchService, TenantValidationBudget, STRATEGY_ENVIRONMENT],
     },
     {
       provide: ResourceDeleteService,
-      useFactory: (objects: ObjectStoreRepository, lists: ObjectListRepository, store: ResourceStoreService, registry: ResourceRegistry, hooks: StoreHooks) =>
+      useFactory: (objects: ObjectStoreRepository, lists: Storage, store: ResourceStoreService, registry: ResourceRegistry, hooks: StoreHooks) =>
         new ResourceDeleteService(objects, lists, store, registry, hooks),
-      inject: [ObjectStoreRepository, ObjectListRepository, ResourceStoreService, ResourceRegistry, StoreHooks],
+      inject: [ObjectStoreRepository, STORAGE, ResourceStoreService, ResourceRegistry, StoreHooks],
     },
   ],
   exports: [StoreHooks, ResourceStoreService, ResourceDeleteService],

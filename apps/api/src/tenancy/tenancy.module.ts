@@ -1,6 +1,6 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ObjectListRepository, ObjectStoreRepository, TenantMoveRepository, TenantRepository } from '@plinth/storage';
+import { STORAGE, type Storage, TenantMoveRepository, TenantRepository } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { ControllerManager } from '../controllers/controller-manager.js';
@@ -66,8 +66,8 @@ import { forgetRetiredTenants } from './tenant-retirement.js';
       provide: TenantLifecycleService,
       useFactory: (
         tenants: TenantRepository,
-        objects: ObjectStoreRepository,
-        lists: ObjectListRepository,
+        objects: Storage,
+        lists: Storage,
         store: ResourceStoreService,
         provisioner: TenantProvisioner,
         deletion: TenantDeletionRunner,
@@ -84,7 +84,7 @@ import { forgetRetiredTenants } from './tenant-retirement.js';
         hooks.onDeletionRequested(tenantResource.storageResource, lifecycle.deletionRequested);
         return lifecycle;
       },
-      inject: [TenantRepository, ObjectStoreRepository, ObjectListRepository, ResourceStoreService, TenantProvisioner, TenantDeletionRunner, LOGGER, StoreHooks, OBSERVE_CHANGES, ControllerManager, TenantDirectory],
+      inject: [TenantRepository, STORAGE, STORAGE, ResourceStoreService, TenantProvisioner, TenantDeletionRunner, LOGGER, StoreHooks, OBSERVE_CHANGES, ControllerManager, TenantDirectory],
     },
   ],
   exports: [TenantLifecycleService, TenantProvisioner, TenantDeletionRunner],

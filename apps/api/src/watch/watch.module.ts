@@ -1,6 +1,6 @@
 import { Global, Inject, Module, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ChangeLogRepository, DEFAULT_SHARD, ObjectListRepository } from '@plinth/storage';
+import { ChangeLogRepository, DEFAULT_SHARD, STORAGE, type Storage } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { DatabaseConnection } from '../database/database.module.js';
@@ -28,7 +28,7 @@ export const OBSERVE_CHANGES = Symbol('OBSERVE_CHANGES');
   providers: [
     {
       provide: WatchService,
-      useFactory: (config: AppConfig, logger: Logger, metrics: Metrics, conn: DatabaseConnection, changes: ChangeLogRepository, lists: ObjectListRepository, pool: ShardPool, directory: TenantDirectory) => {
+      useFactory: (config: AppConfig, logger: Logger, metrics: Metrics, conn: DatabaseConnection, changes: ChangeLogRepository, lists: Storage, pool: ShardPool, directory: TenantDirectory) => {
         const service = new WatchService({
           config,
           logger,
@@ -41,7 +41,7 @@ export const OBSERVE_CHANGES = Symbol('OBSERVE_CHANGES');
         pool.onSeenRevision((shard) => service.shardPipelines().get(shard)?.cache.revision ?? 0);
         return service;
       },
-      inject: [APP_CONFIG, LOGGER, Metrics, DatabaseConnection, ChangeLogRepository, ObjectListRepository, ShardPool, TenantDirectory],
+      inject: [APP_CONFIG, LOGGER, Metrics, DatabaseConnection, ChangeLogRepository, STORAGE, ShardPool, TenantDirectory],
     },
     {
       provide: OBSERVE_CHANGES,

@@ -1,7 +1,7 @@
 import { Inject, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { ApiError, type KubeObject, rfc3339Now } from '@plinth/apimachinery';
-import { EncryptionRotationRepository, ObjectStoreRepository } from '@plinth/storage';
+import { EncryptionRotationRepository, STORAGE, type Storage } from '@plinth/storage';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { ControllerManager } from '../../controllers/controller-manager.js';
@@ -43,8 +43,8 @@ async function reportOnShard(store: ResourceStoreService, shard: string, conditi
 }
 
 /** The Shard's {@link ROTATE_ANNOTATION} value (internal read), or undefined. */
-async function requestedOn(objects: ObjectStoreRepository, shard: string): Promise<string | undefined> {
-  const o = await objects.get({ tenant: PLATFORM_TENANT, resource: platformShardResource.storageResource, namespace: '', name: shard }, undefined, true);
+async function requestedOn(objects: Storage, shard: string): Promise<string | undefined> {
+  const o = await objects.get({ tenant: PLATFORM_TENANT, resource: platformShardResource.storageResource, namespace: '', name: shard }, { internal: true });
   const value = (o?.body as KubeObject | undefined)?.metadata?.annotations?.[ROTATE_ANNOTATION];
   return typeof value === 'string' ? value : undefined;
 }
@@ -59,7 +59,7 @@ function createRotation(
   config: AppConfig,
   pool: ShardPool,
   store: ResourceStoreService,
-  objects: ObjectStoreRepository,
+  objects: Storage,
   manager: ControllerManager,
   metrics: Metrics,
   logger: Logger,
@@ -87,7 +87,7 @@ function createRotation(
     {
       provide: EncryptionRotationController,
       useFactory: createRotation,
-      inject: [ENCRYPTION, APP_CONFIG, ShardPool, ResourceStoreService, ObjectStoreRepository, ControllerManager, Metrics, LOGGER],
+      inject: [ENCRYPTION, APP_CONFIG, ShardPool, ResourceStoreService, STORAGE, ControllerManager, Metrics, LOGGER],
     },
   ],
 })
