@@ -1,6 +1,7 @@
 import { authorizationResources } from '../authz/reviews/authorization-resources.js';
 import { customResourceDefinitionResource } from '../crd/crd-resource.js';
 import { admissionPolicyResources } from './admissionregistration/admission-policy.resources.js';
+import { mutatingPolicyResources } from './admissionregistration/mutating-policy-versions.js';
 import { rbacResources } from './rbac/rbac.resources.js';
 import { admissionRegistrationResources } from './admissionregistration/webhook-configuration.resources.js';
 import { authenticationResources } from './authentication/authentication.resources.js';
@@ -25,6 +26,7 @@ export const builtinResources: ResourceDefinition[] = [
   leaseResource,
   ...admissionRegistrationResources,
   ...admissionPolicyResources,
+  ...mutatingPolicyResources,
   customResourceDefinitionResource,
   ...authenticationResources,
   ...rbacResources,
