@@ -14,6 +14,7 @@ import { leaseResource } from './lease/lease.resource.js';
 import { featureGateResource } from './feature-gate/feature-gate.resource.js';
 import { resourceQuotaResource } from '../quota/resource-quota.resource.js';
 import { csrResource } from './certificates/csr.resource.js';
+import { storageVersionMigrationResource } from './storagemigration/storage-version-migration.resource.js';
 
 /** The built-in kinds every tenant has. */
 export const builtinResources: ResourceDefinition[] = [
@@ -33,4 +34,5 @@ export const builtinResources: ResourceDefinition[] = [
   ...authorizationResources,
   featureGateResource,
   csrResource,
+  storageVersionMigrationResource,
 ];
