@@ -8,6 +8,7 @@ import { AuthzModule } from './authz/authz.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { CertificatesModule } from './certificates/certificates.module.js';
 import { StorageMigrationModule } from './kinds/storagemigration/storage-migration.module.js';
+import { CoordinationModule } from './kinds/coordination/coordination.module.js';
 import { ConfigModule } from './config/config.module.js';
 import { ConsoleModule } from './console/console.module.js';
 import { ControllersModule } from './controllers/controllers.module.js';
@@ -80,6 +81,7 @@ export class AppModule implements BeforeApplicationShutdown {
         EventTtlModule,
         CertificatesModule,
         StorageMigrationModule,
+        CoordinationModule,
         FlowControlModule,
         AuditModule,
         DiscoveryModule,

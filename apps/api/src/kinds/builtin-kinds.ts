@@ -14,6 +14,7 @@ import { leaseResource } from './lease/lease.resource.js';
 import { featureGateResource } from './feature-gate/feature-gate.resource.js';
 import { resourceQuotaResource } from '../quota/resource-quota.resource.js';
 import { csrResource } from './certificates/csr.resource.js';
+import { leaseCandidateResource } from './coordination/lease-candidate.resource.js';
 import { storageVersionMigrationResource } from './storagemigration/storage-version-migration.resource.js';
 
 /** The built-in kinds every tenant has. */
@@ -25,6 +26,7 @@ export const builtinResources: ResourceDefinition[] = [
   eventResource,
   eventsV1Resource,
   leaseResource,
+  leaseCandidateResource,
   ...admissionRegistrationResources,
   ...admissionPolicyResources,
   ...mutatingPolicyResources,
