@@ -7,6 +7,8 @@ import { AuthnModule } from './authn/authn.module.js';
 import { AuthzModule } from './authz/authz.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { CertificatesModule } from './certificates/certificates.module.js';
+import { StorageMigrationModule } from './kinds/storagemigration/storage-migration.module.js';
+import { CoordinationModule } from './kinds/coordination/coordination.module.js';
 import { ConfigModule } from './config/config.module.js';
 import { ConsoleModule } from './console/console.module.js';
 import { ControllersModule } from './controllers/controllers.module.js';
@@ -78,6 +80,8 @@ export class AppModule implements BeforeApplicationShutdown {
         NamespaceModule,
         EventTtlModule,
         CertificatesModule,
+        StorageMigrationModule,
+        CoordinationModule,
         FlowControlModule,
         AuditModule,
         DiscoveryModule,

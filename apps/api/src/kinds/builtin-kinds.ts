@@ -1,6 +1,7 @@
 import { authorizationResources } from '../authz/reviews/authorization-resources.js';
 import { customResourceDefinitionResource } from '../crd/crd-resource.js';
 import { admissionPolicyResources } from './admissionregistration/admission-policy.resources.js';
+import { mutatingPolicyResources } from './admissionregistration/mutating-policy-versions.js';
 import { rbacResources } from './rbac/rbac.resources.js';
 import { admissionRegistrationResources } from './admissionregistration/webhook-configuration.resources.js';
 import { authenticationResources } from './authentication/authentication.resources.js';
@@ -13,6 +14,8 @@ import { leaseResource } from './lease/lease.resource.js';
 import { featureGateResource } from './feature-gate/feature-gate.resource.js';
 import { resourceQuotaResource } from '../quota/resource-quota.resource.js';
 import { csrResource } from './certificates/csr.resource.js';
+import { leaseCandidateResource } from './coordination/lease-candidate.resource.js';
+import { storageVersionMigrationResource } from './storagemigration/storage-version-migration.resource.js';
 
 /** The built-in kinds every tenant has. */
 export const builtinResources: ResourceDefinition[] = [
@@ -23,12 +26,15 @@ export const builtinResources: ResourceDefinition[] = [
   eventResource,
   eventsV1Resource,
   leaseResource,
+  leaseCandidateResource,
   ...admissionRegistrationResources,
   ...admissionPolicyResources,
+  ...mutatingPolicyResources,
   customResourceDefinitionResource,
   ...authenticationResources,
   ...rbacResources,
   ...authorizationResources,
   featureGateResource,
   csrResource,
+  storageVersionMigrationResource,
 ];
