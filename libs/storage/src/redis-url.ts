@@ -95,8 +95,10 @@ function parseSentinelUrl(tls: boolean, auth: string, authority: string, path: s
       tls: tls ? {} : undefined,
       enableTLSForSentinelMode: tls,
       sentinelTLS: tls ? {} : undefined,
-      // Told by the Sentinels of a new master at once (+switch-master), rather than at the next failed command.
-      failoverDetector: true,
+      // Not ioredis' failover detector: a +switch-master arriving while a connection is being re-established ends
+      // that client for good (ioredis 6.0, status "end"). A failover closes the clients of the old master anyway
+      // (SIGKILL, or Sentinel's CLIENT KILL when it demotes it), and they reconnect through the Sentinels.
+      failoverDetector: false,
     },
   };
 }

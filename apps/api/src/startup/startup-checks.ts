@@ -15,7 +15,6 @@ export async function checkRedis(url: string, timeoutMs = 5000): Promise<void> {
     ...redisOptionsFromUrl(url),
     // One round through the Sentinels (when named), no retries.
     sentinelRetryStrategy: () => null,
-    failoverDetector: false,
     lazyConnect: true,
     connectTimeout: timeoutMs,
     enableOfflineQueue: false,
