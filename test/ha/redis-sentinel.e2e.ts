@@ -179,6 +179,6 @@ describe('high availability: Redis with three Sentinels, master SIGKILLed under 
     }
     assert.deepEqual(ledger.reused, [], 'no resourceVersion handed out twice');
     assert.deepEqual(writers.stats.problems, [], 'no 500, no 503 without Retry-After, no hang');
-    console.log(`# redis sentinel: ${acked.length} acknowledged, first ack ${Math.min(...writers.stats.ackTimes.filter((t) => t > killedAt)) - killedAt} ms after the SIGKILL, promoted after ${promotedAt - killedAt} ms, both replicas streaming again within ${streamingAt - killedAt} ms, statuses ${JSON.stringify(Object.fromEntries(writers.stats.statuses))}`);
+    console.log(`# redis sentinel: ${acked.length} acknowledged, first ack ${Math.min(...writers.stats.ackTimes.filter((t) => t > killedAt)) - killedAt} ms after the SIGKILL, promoted after ${promotedAt - killedAt} ms, both replicas streaming again within ${streamingAt - killedAt} ms, changes read from PostgreSQL to fill the fan-out ${JSON.stringify(pipelines.map((p) => p.counters.backfilled))}, statuses ${JSON.stringify(Object.fromEntries(writers.stats.statuses))}`);
   });
 });

@@ -44,7 +44,7 @@ export function parseRedisUrl(url: string): RedisTarget {
   try {
     u = new URL(url);
   } catch {
-    throw new Error('invalid Redis URL (expected redis://[[user]:password@]host[:port][/db])');
+    throw new Error('invalid Redis URL (expected redis://[credentials@]host[:port][/db])');
   }
   if (!u.hostname) throw new Error('the Redis URL names no host');
   const db = parseDb(u.pathname.slice(1));
@@ -65,7 +65,7 @@ export function parseRedisUrl(url: string): RedisTarget {
 }
 
 function parseSentinelUrl(tls: boolean, auth: string, authority: string, path: string, query: string): RedisTarget {
-  const form = 'redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/<master name>[/db]';
+  const form = 'redis+sentinel://[credentials@]host[:port][,host[:port]...]/<master name>[/db]';
   if (authority === '') throw new Error(`the Sentinel URL names no Sentinel (expected ${form})`);
   const sentinels = authority.split(',').map(splitSentinel);
   const parts = path.split('/').slice(1);

@@ -24,6 +24,8 @@ export async function checkRedis(url: string, timeoutMs = 5000): Promise<void> {
   // The socket's own error (ECONNREFUSED…) says more than connect()'s rejection ("Connection is closed.").
   let socketError: Error | undefined;
   client.on('error', (err: Error) => (socketError ??= err));
+  // Through Sentinels: why the first one failed (ECONNREFUSED…), rather than "all sentinels are unreachable".
+  client.on('sentinelError', (err: Error) => (socketError ??= err));
   const target = parseRedisUrl(url);
   const where = `Redis ${target.kind === 'sentinel' ? '' : 'at '}${target.display} (REDIS_URL)`;
   try {
