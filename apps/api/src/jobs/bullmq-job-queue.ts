@@ -1,9 +1,10 @@
-import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject } from '@nestjs/common';
 import type { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { waitForReplica } from '@plinth/storage';
+import { LOGGER } from '../observability/observability.module.js';
 import { JobHandlers } from './job-handlers.js';
 import { JOB_QUEUES, type JobName, type JobPayloads, QueueName } from './job-names.js';
 import type { JobQueue } from './job-queue.js';
@@ -70,11 +71,18 @@ async function ioredisOf(queue: Queue): Promise<Redis> {
 export class HistoryQueueWorker extends WorkerHost {
   constructor(
     @Inject(JobHandlers) private readonly handlers: JobHandlers,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {
     super();
   }
 
   async process(job: Job): Promise<unknown> {
     return this.handlers.run(job.name as JobName, job.data);
+  }
+
+  /** A connection error while Redis is away (or fails over): logged once per error as JSON, not printed raw by BullMQ. */
+  @OnWorkerEvent('error')
+  onError(err: Error): void {
+    this.logger.warn({ queue: QueueName.History, err: err.message }, 'job worker error');
   }
 }
