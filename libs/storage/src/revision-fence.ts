@@ -136,7 +136,8 @@ export class RevisionFence {
       try {
         // Also puts back a ceiling the store lost (a Redis failover to a replica without its last raise): the
         // database's ceiling must never be above the store's, or a database failover losing it could go below.
-        if (extend || (await store.read(key)) < next) await store.raise(key, next);
+        // A store that cannot be read now is tried again at the next check (reported only when a raise is due).
+        if (extend || (await store.read(key).catch(() => next)) < next) await store.raise(key, next);
       } catch (err) {
         // The store is down: writes go on up to the ceiling already set (then fail with 503 until it is back).
         this.opts.onStoreError?.(err as Error);
