@@ -40,6 +40,7 @@ export { migrateToLatest, type SchemaMigrations } from './migrator.js';
 export { MIN_POSTGRES_MAJOR, UnsupportedPostgresError } from './server-version.js';
 export { type EmbeddedDatabase, embeddedPostgresUrl, startEmbeddedPostgres } from './embedded-postgres.js';
 export { connectSession, hostListConnector, parseHostList, usesHostList } from './host-list-connector.js';
+export { parseRedisUrl, type RedisTarget, SENTINEL_PORT, type SentinelHost } from './redis-url.js';
 export { probeDatabase } from './database-probe.js';
 export { isDatabaseError, isDatabaseUnavailable } from './database-errors.js';
 export { DEFAULT_SHARD, type ShardHandle, type ShardRouter, singleShard, tenantDb } from './shard-router.js';
@@ -54,7 +55,7 @@ export { WatchPipeline } from './watch/watch-pipeline.js';
 export { ALL_RESOURCES, type CachedChange, type CacheSubscriber, type ChangeObserver, type ChangeSource, WatchCache } from './watch/watch-cache.js';
 export { TenantSnapshots } from './watch/tenant-snapshots.js';
 export { type FanOutTiming } from './watch/fan-out-clock.js';
-export { createRedisClient, redisKeyPrefix } from './watch/redis-connection.js';
+export { createRedisClient, redisKeyPrefix, redisOptionsFromUrl, waitForReplica } from './watch/redis-connection.js';
 
 // Encryption at rest: value transformers, the resources they apply to, tenants' data keys, rotation.
 export {

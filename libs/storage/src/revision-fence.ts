@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Redis } from 'ioredis';
 import type { DB } from './db.js';
+import { waitForReplica } from './watch/redis-connection.js';
 
 /**
  * Where the revision ceiling of each database is recorded, outside the
@@ -22,8 +23,10 @@ return 1`;
 
 /**
  * A {@link RevisionLeaseStore} in Redis: one key per database, raised with
- * a script (never lowered). With replicas, each raise waits (`WAIT`) for
- * one of them, so a Redis failover keeps it; on a lone Redis, persistence
+ * a script (never lowered). With replicas, a raise resolves only once one
+ * of them has it (`WAIT`; it rejects otherwise, and the database's ceiling
+ * is then not extended), so a Sentinel failover, which promotes the most
+ * up-to-date replica, keeps it; on a lone Redis, persistence
  * (`appendonly yes`, `appendfsync always`) is what keeps it across a
  * restart (docs/operations.md).
  */
@@ -36,8 +39,7 @@ export class RedisRevisionLeaseStore implements RevisionLeaseStore {
 
   async raise(key: string, value: number): Promise<void> {
     await this.redis.eval(RAISE_SCRIPT, 1, key, String(value));
-    const replicas = Number(/connected_slaves:(\d+)/.exec(await this.redis.info('replication'))?.[1] ?? 0);
-    if (replicas > 0) await this.redis.wait(1, 1000);
+    await waitForReplica(this.redis, 1000);
   }
 
   async close(): Promise<void> {
@@ -128,17 +130,23 @@ export class RevisionFence {
     const store = this.opts.leaseStore;
     if (r.found === null || r.raised === null) return { ...(await this.fence(r.timeline, r.sid, r.ceiling, key)), ...durability };
     let ceiling = r.ceiling;
-    if (store && (ceiling === null || ceiling - r.value < this.opts.block / 2)) {
-      const next = r.value + this.opts.block;
+    if (store) {
+      const extend = ceiling === null || ceiling - r.value < this.opts.block / 2;
+      const next = extend ? r.value + this.opts.block : (ceiling ?? 0);
       try {
-        await store.raise(key, next);
+        // Also puts back a ceiling the store lost (a Redis failover to a replica without its last raise): the
+        // database's ceiling must never be above the store's, or a database failover losing it could go below.
+        // A store that cannot be read now is tried again at the next check (reported only when a raise is due).
+        if (extend || (await store.read(key).catch(() => next)) < next) await store.raise(key, next);
       } catch (err) {
         // The store is down: writes go on up to the ceiling already set (then fail with 503 until it is back).
         this.opts.onStoreError?.(err as Error);
         return { timeline: r.timeline, systemIdentifier: r.sid, counterFound: r.found, raisedTo: r.raised, fenced: false, counter: r.value, ceiling, ...durability };
       }
-      await sql`UPDATE revision_counter SET ceiling = greatest(coalesce(ceiling, 0), ${next}::bigint) WHERE id = 1`.execute(db);
-      ceiling = Math.max(ceiling ?? 0, next);
+      if (extend) {
+        await sql`UPDATE revision_counter SET ceiling = greatest(coalesce(ceiling, 0), ${next}::bigint) WHERE id = 1`.execute(db);
+        ceiling = Math.max(ceiling ?? 0, next);
+      }
     }
     return { timeline: r.timeline, systemIdentifier: r.sid, counterFound: r.found, raisedTo: r.raised, fenced: false, counter: r.value, ceiling, ...durability };
   }

@@ -23,6 +23,14 @@ describe('configuration', () => {
 });
 
 describe('configuration errors', () => {
+  it('REDIS_URL may name Sentinels and a master; a bad one names what is wrong, its passwords redacted', () => {
+    assert.equal(loadConfig({ REDIS_URL: 'redis+sentinel://s1:26379,s2:26379,s3:26379/mymaster' }).redisUrl, 'redis+sentinel://s1:26379,s2:26379,s3:26379/mymaster');
+    assert.throws(
+      () => loadConfig({ REDIS_URL: 'redis+sentinel://:redis-s3cret@s1:26379?sentinel_password=sen-s3cret' }),
+      (err: Error) => err instanceof ConfigError && /REDIS_URL: the Sentinel URL names no master/.test(err.message) && !/s3cret/.test(err.message),
+    );
+  });
+
   it('echo rejected values with their passwords redacted', () => {
     const env = {
       DATABASE_URL: 'postgres://plinth:db-s3cret @db.example/plinth',

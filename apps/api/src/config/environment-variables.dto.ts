@@ -22,7 +22,8 @@ export class EnvironmentVariables {
   @IsOptional() @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
   DATABASE_URL?: string;
 
-  @IsOptional() @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  /** A Redis server, or Sentinels and a master name (`redis+sentinel://h1:26379,h2:26379/mymaster`; parsed by readStorageConfig). */
+  @IsOptional() @Matches(/^rediss?(\+sentinel)?:\/\/\S+$/i, { message: 'REDIS_URL must be a redis://, rediss://, redis+sentinel:// or rediss+sentinel:// URL' })
   REDIS_URL?: string;
 
   @IsOptional() @Matches(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(,[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, {

@@ -2,13 +2,14 @@ import { rejected } from './config-error.js';
 import type { EnvironmentVariables } from './environment-variables.dto.js';
 import { type ConfiguredShard, parseShardList } from './shard-list.js';
 import { parseGoDuration } from '@plinth/apimachinery';
+import { parseRedisUrl } from '@plinth/storage';
 
 /** The storage part of AppConfig: the databases, Redis, the tenants and shards created at start, and how long history is kept. */
 export interface StorageConfig {
   dataDir: string;
   /** Undefined: run an embedded PostgreSQL in `dataDir`. */
   databaseUrl?: string;
-  /** Set: cluster mode (Redis fan-out, BullMQ). */
+  /** Set: cluster mode (Redis fan-out, BullMQ); a server or Sentinels and a master name (parseRedisUrl). */
   redisUrl?: string;
   /** Tenants to create at start-up besides `default`. */
   tenants: string[];
@@ -31,6 +32,13 @@ export function readStorageConfig(env: EnvironmentVariables): StorageConfig {
     shards = parseShardList(env.PLINTH_SHARDS ?? '');
   } catch (err) {
     throw rejected('PLINTH_SHARDS', err);
+  }
+  if (env.REDIS_URL) {
+    try {
+      parseRedisUrl(env.REDIS_URL);
+    } catch (err) {
+      throw rejected('REDIS_URL', err);
+    }
   }
   return {
     dataDir: env.PLINTH_DATA_DIR ?? './.plinth',

@@ -1,9 +1,9 @@
 import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import { type DynamicModule, Global, Inject, Module, type BeforeApplicationShutdown, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import type { Queue } from 'bullmq';
+import type { ConnectionOptions, Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import { redisKeyPrefix } from '@plinth/storage';
+import { redisKeyPrefix, redisOptionsFromUrl } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { DatabaseConnection } from '../database/database.module.js';
 import { LOGGER } from '../observability/observability.module.js';
@@ -15,12 +15,17 @@ import { JOB_QUEUE, type JobQueue } from './job-queue.js';
 
 const QUEUES = Object.values(QueueName);
 
-/** Cluster mode: @nestjs/bullmq over REDIS_URL, keys under the database's prefix so clusters sharing a Redis stay apart. */
+/**
+ * Cluster mode: @nestjs/bullmq over REDIS_URL (a server or Sentinels: the
+ * connections follow a failover; `maxRetriesPerRequest: null` so a worker
+ * waits through it), keys under the database's prefix so clusters sharing a
+ * Redis stay apart.
+ */
 function clusterJobs(redisUrl: string): { imports: DynamicModule[]; providers: Provider[] } {
   return {
     imports: [
       BullModule.forRootAsync({
-        useFactory: (conn: DatabaseConnection) => ({ connection: { url: redisUrl, maxRetriesPerRequest: null }, prefix: `${redisKeyPrefix(conn.url)}:bull` }),
+        useFactory: (conn: DatabaseConnection) => ({ connection: { ...redisOptionsFromUrl(redisUrl), maxRetriesPerRequest: null } as ConnectionOptions, prefix: `${redisKeyPrefix(conn.url)}:bull` }),
         inject: [DatabaseConnection],
       }),
       ...QUEUES.map((name) => BullModule.registerQueue({ name })),

@@ -1,11 +1,6 @@
 import { Redis } from 'ioredis';
+import { parseRedisUrl, redisOptionsFromUrl } from '@plinth/storage';
 import { EXIT_CONFIGURATION, EXIT_FAILURE, StartupFailure } from './startup-failure.js';
-
-/** `host:port/db` of a Redis URL, without its credentials. */
-function describeRedisUrl(url: string): string {
-  const u = new URL(url);
-  return `${u.hostname}:${u.port || 6379}${u.pathname.length > 1 ? u.pathname : ''}`;
-}
 
 /**
  * Cluster mode's start-up check of REDIS_URL: connects once (no retries,
@@ -16,7 +11,10 @@ function describeRedisUrl(url: string): string {
  * refused); resolves when Redis answers.
  */
 export async function checkRedis(url: string, timeoutMs = 5000): Promise<void> {
-  const client = new Redis(url, {
+  const client = new Redis({
+    ...redisOptionsFromUrl(url),
+    // One round through the Sentinels (when named), no retries.
+    sentinelRetryStrategy: () => null,
     lazyConnect: true,
     connectTimeout: timeoutMs,
     enableOfflineQueue: false,
@@ -26,7 +24,10 @@ export async function checkRedis(url: string, timeoutMs = 5000): Promise<void> {
   // The socket's own error (ECONNREFUSED…) says more than connect()'s rejection ("Connection is closed.").
   let socketError: Error | undefined;
   client.on('error', (err: Error) => (socketError ??= err));
-  const where = `Redis at ${describeRedisUrl(url)} (REDIS_URL)`;
+  // Through Sentinels: why the first one failed (ECONNREFUSED…), rather than "all sentinels are unreachable".
+  client.on('sentinelError', (err: Error) => (socketError ??= err));
+  const target = parseRedisUrl(url);
+  const where = `Redis ${target.kind === 'sentinel' ? '' : 'at '}${target.display} (REDIS_URL)`;
   try {
     await client.connect();
     await client.ping();

@@ -1,18 +1,21 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { PipelineLogger } from './pipeline-logger.js';
 import { parseHostList, usesHostList } from '../host-list-connector.js';
+import { parseRedisUrl } from '../redis-url.js';
 
-/** Connection settings parsed from a `redis://` or `rediss://` URL, in the form ioredis and BullMQ accept. */
+/**
+ * The connection settings of REDIS_URL (a server, or a master found through
+ * Sentinels: {@link parseRedisUrl}), in the form ioredis and BullMQ accept:
+ * every Redis connection Plinth opens starts from these (the watch fan-out,
+ * the revision ceiling, BullMQ's queues and workers, the start-up check), so
+ * each one follows a Sentinel failover. A connection still on a master that
+ * was turned into a replica (a switchover) reconnects on its first refused
+ * write (READONLY), which finds the new master.
+ */
 export function redisOptionsFromUrl(url: string): RedisOptions {
-  const u = new URL(url);
-  const db = u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0;
   return {
-    host: u.hostname.replace(/^\[|\]$/g, ''),
-    port: u.port ? Number(u.port) : 6379,
-    username: u.username ? decodeURIComponent(u.username) : undefined,
-    password: u.password ? decodeURIComponent(u.password) : undefined,
-    db: Number.isInteger(db) ? db : 0,
-    tls: u.protocol === 'rediss:' ? {} : undefined,
+    ...parseRedisUrl(url).options,
+    reconnectOnError: (err) => (/^READONLY/.test(err.message) ? 1 : false),
   };
 }
 
@@ -64,4 +67,20 @@ export async function waitReady(client: Redis, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (client.status !== 'ready' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   return client.status === 'ready';
+}
+
+/**
+ * Makes the writes `client` sent so far survive a Redis failover: when the
+ * master has replicas, waits (WAIT) until one of them has them, and throws
+ * if none acknowledges within `ms` (the write may then be lost if the
+ * master is). A master without replicas has nothing to wait for (its
+ * persistence is what keeps the writes). Resolves with the replicas that
+ * acknowledged.
+ */
+export async function waitForReplica(client: Redis, ms = 1000): Promise<number> {
+  const replicas = Number(/connected_slaves:(\d+)/.exec(await client.info('replication'))?.[1] ?? 0);
+  if (replicas === 0) return 0;
+  const acked = await client.wait(1, ms);
+  if (acked < 1) throw new Error(`no Redis replica acknowledged the write within ${ms} ms (${replicas} connected)`);
+  return acked;
 }

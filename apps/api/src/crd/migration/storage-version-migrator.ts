@@ -125,7 +125,11 @@ export class StorageVersionMigrator {
       this.pending.add(tenant);
       return;
     }
-    void this.deps.submit(tenant).catch((err: Error) => this.deps.logger.warn({ tenant, err: (err as Error).message }, 'cannot submit storage version migration'));
+    // A submission not acknowledged (Redis down, or no replica took it) is tried again later.
+    void this.deps.submit(tenant).catch((err: Error) => {
+      this.deps.logger.warn({ tenant, err: (err as Error).message }, 'cannot submit storage version migration; trying again later');
+      this.retryLater(tenant);
+    });
   }
 
   /** The job's handler: {@link run} for the payload's tenant. */
