@@ -27,6 +27,7 @@ export * from './system-postgres.js';
 export * from './server-version.js';
 export * from './database-probe.js';
 export * from './host-list-connector.js';
+export * from './session-pooling-check.js';
 export * from './revision-fence.js';
 export { durableRevision } from './durable-revision.js';
 export * from './watch/index.js';
