@@ -105,7 +105,7 @@ export async function checkSessionPooling(url: string, timeoutMs = 5000): Promis
       pidB = await within(holding, timeoutMs);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      if (/statement mode/i.test(message)) throw new SessionPoolingError(where, 'statement', `a transaction block was refused: ${message}`);
+      if (/statement (pooling )?mode/i.test(message)) throw new SessionPoolingError(where, 'statement', `a transaction block was refused: ${message}`);
       throw err;
     }
     if (pidB === pidA) {
