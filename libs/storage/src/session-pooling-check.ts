@@ -73,8 +73,9 @@ function destroy(client: pg.Client | undefined): void {
  *
  * In session mode (or straight to PostgreSQL) B gets a session of its own
  * and A finds its pid and token again. A step that does not answer within
- * `timeoutMs` (a pool with no free server session) decides nothing.
- * Connection errors (unreachable, credentials) are thrown as the driver's.
+ * `timeoutMs` (a pool with no free server session), or a B that cannot
+ * connect, decides nothing. A's connection errors (unreachable,
+ * credentials) are thrown as the driver's.
  */
 export async function checkSessionPooling(url: string, timeoutMs = 5000): Promise<void> {
   let where: string;
@@ -106,7 +107,7 @@ export async function checkSessionPooling(url: string, timeoutMs = 5000): Promis
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       if (/statement (pooling )?mode/i.test(message)) throw new SessionPoolingError(where, 'statement', `a transaction block was refused: ${message}`);
-      throw err;
+      // B could not connect (e.g. max_connections reached): this step decides nothing; A's second look still may.
     }
     if (pidB === pidA) {
       throw new SessionPoolingError(where, 'transaction', `two connections ran in the same server session ${pidA}`);
