@@ -11,6 +11,7 @@ import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestServerOn, type TestServer } from '../support/test-server.js';
 import { WatchClient } from '../watch/support/watch-client.js';
+import { conditionOf, registerShard, SHARDS } from '../shards/support/shards.js';
 import { PgBouncer, pgbouncerInstalled } from './support/pgbouncer.js';
 
 const skip = pgbouncerInstalled() ? false : 'needs the Debian package pgbouncer (.ci/run installs it)';
@@ -147,6 +148,27 @@ describe('PgBouncer in front of PostgreSQL', { skip, timeout: 400_000 }, () => {
       assert.match(list.stdout, /configmap\/back/);
       assert.doesNotMatch(list.stdout, /down-/, 'no write answered 503 was stored');
       console.log(`# while PgBouncer was down: ${statuses.join(', ')}; first write acknowledged ${recoveredMs} ms after it was back`);
+    });
+
+    it('a Shard added behind a pooler in transaction mode stays not ready, saying why', async () => {
+      const base = server!.url;
+      const transaction = await bouncer('transaction');
+      const shardDb = await createTestDatabase('pgb_shard');
+      try {
+        await registerShard(base, 'pooled', transaction.url(shardDb.name));
+        const shard = await eventually(
+          async () => {
+            const res = await request(base).get(`${SHARDS}/pooled`);
+            const ready = conditionOf(res.body, 'Ready');
+            return ready?.status === 'False' && /transaction mode/.test(ready.message ?? '') ? ready : false;
+          },
+          { timeoutMs: 30_000, message: 'shard pooled Ready=False naming transaction mode' },
+        );
+        assert.match(shard.message!, /connection pooler in transaction mode .*Plinth relies on session state/);
+      } finally {
+        await request(base).delete(`${SHARDS}/pooled`);
+        await shardDb.drop();
+      }
     });
   });
 });
