@@ -132,12 +132,14 @@ export async function checkSessionPooling(url: string, timeoutMs = 5000): Promis
     }
   } finally {
     // B may still be connecting (a step that timed out): end it whenever it gets there.
+    // end() of a session whose socket already closed may never resolve: bounded, then the socket destroyed.
     const endB = async () => {
+      if (b) await within(b.end().catch(() => undefined), 1000);
       destroy(b);
-      await b?.end().catch(() => undefined);
     };
     void holding?.then(endB, endB);
     await endB();
-    await a.end().catch(() => undefined);
+    await within(a.end().catch(() => undefined), 1000);
+    destroy(a);
   }
 }
