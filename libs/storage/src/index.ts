@@ -42,6 +42,7 @@ export { type EmbeddedDatabase, embeddedPostgresUrl, startEmbeddedPostgres } fro
 export { connectSession, hostListConnector, parseHostList, usesHostList } from './host-list-connector.js';
 export { parseRedisUrl, type RedisTarget, SENTINEL_PORT, type SentinelHost } from './redis-url.js';
 export { probeDatabase } from './database-probe.js';
+export { checkSessionPooling, SESSION_STATE_USES, SessionPoolingError } from './session-pooling-check.js';
 export { isDatabaseError, isDatabaseUnavailable } from './database-errors.js';
 export { DEFAULT_SHARD, type ShardHandle, type ShardRouter, singleShard, tenantDb } from './shard-router.js';
 export { REQUEST_ROLE, rowSecurityOf, tenantScoped } from './tenant-scope.js';

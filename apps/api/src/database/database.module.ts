@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { createDatabase, type Database, type EmbeddedDatabase, embeddedPostgresUrl, migrateToLatest, startEmbeddedPostgres } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { checkSessionPoolingAtStartup } from '../startup/session-pooling-startup.js';
 import { embeddedPostgresFailure } from '../startup/startup-failure.js';
 import { LOGGER } from '../observability/observability.module.js';
 import { migrations } from '../../../../migrations/index.js';
@@ -74,6 +75,7 @@ async function connect(config: AppConfig, logger: Logger): Promise<DatabaseConne
   });
   const connection = new DatabaseConnection(db, url, embedded);
   try {
+    await checkSessionPoolingAtStartup(config, url);
     const applied = await migrateToLatest(db, migrations);
     logger.info({ applied }, 'migrations up to date');
   } catch (err) {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { createDatabase, type Database, DEFAULT_SHARD, dropConnections, durableRevision, type FenceState, hostListConnector, migrateToLatest, probeDatabase, redisKeyPrefix, RevisionFence, type RevisionLeaseStore, rowSecurityOf, setPoolSize, type ShardHandle, type ShardRouter, StorageError, survivesPrimaryLoss } from '@plinth/storage';
+import { checkSessionPooling, createDatabase, type Database, DEFAULT_SHARD, dropConnections, durableRevision, type FenceState, hostListConnector, migrateToLatest, probeDatabase, redisKeyPrefix, RevisionFence, type RevisionLeaseStore, rowSecurityOf, setPoolSize, type ShardHandle, type ShardRouter, StorageError, survivesPrimaryLoss } from '@plinth/storage';
 import { redactCredentials } from '../config/redact-credentials.js';
 import { urlHost } from './connection-url.js';
 import type { TenantDirectory } from './tenant-directory.js';
@@ -252,6 +252,8 @@ export class ShardPool implements ShardRouter {
     let lostHistory: FenceState | undefined;
     try {
       if (!e.migrated) {
+        // A pooler in transaction mode in front of the shard: not ready, saying why (SessionPoolingError).
+        await checkSessionPooling(e.url);
         await migrateToLatest(e.db, migrations);
         e.migrated = true;
       }

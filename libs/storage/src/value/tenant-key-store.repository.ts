@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { connectSession, HostListClient, hostListConnector, parseHostList, usesHostList } from '../host-list-connector.js';
+import { checkSessionPooling } from '../session-pooling-check.js';
 
 /** One wrapped data-key seed of a tenant, for one KMS key (`key_id`): a key generation. */
 export interface TenantDataKey {
@@ -58,36 +60,50 @@ export class TenantKeyStore {
   /**
    * Connects to the key store at `url`, creating its database (through
    * `adminUrl`, a database on the same server, usually the object
-   * database) when it does not exist, and its table. Throws the driver's
-   * error when the server cannot be reached or the database created.
+   * database) when it does not exist, and its table. Either URL may name
+   * several hosts with `target_session_attrs`, as the object database's
+   * do (host-list-connector.ts): every session goes to the host that
+   * qualifies, found again after a failover. Throws the driver's error when
+   * the server cannot be reached or the database created, and a
+   * SessionPoolingError behind a pooler in transaction mode (each session
+   * must commit synchronously, a session setting).
    */
   static async open(url: string, adminUrl: string, maxConnections = 5): Promise<TenantKeyStore> {
     try {
       await TenantKeyStore.ensureDatabase(url, adminUrl);
+      await checkSessionPooling(url);
     } catch (err) {
       throw new Error(`key store ${redact(url)}: ${(err as Error).message}`);
     }
-    // A destroyed key must stay destroyed after a crash: every session commits synchronously, whatever the server's default.
-    const pool = new pg.Pool({ connectionString: url, max: maxConnections, connectionTimeoutMillis: 5000, options: '-c synchronous_commit=on' });
+    const multiHost = usesHostList(url);
+    const pool = new pg.Pool({
+      ...(multiHost ? { Client: HostListClient as unknown as typeof pg.Client, hostListUrl: url } : {}),
+      connectionString: multiHost ? hostListConnector(url).list.urlFor(0) : url,
+      max: maxConnections,
+      connectionTimeoutMillis: 5000,
+      // A destroyed key must stay destroyed after a crash: every session commits synchronously, whatever the server's
+      // default. A SET, not the `options` start-up parameter, which PgBouncer refuses.
+      onConnect: async (client) => {
+        await client.query('SET synchronous_commit = on');
+      },
+    });
     pool.on('error', () => undefined);
     await pool.query(SCHEMA);
     return new TenantKeyStore(pool);
   }
 
   private static async ensureDatabase(url: string, adminUrl: string): Promise<void> {
-    const probe = new pg.Client({ connectionString: url });
     try {
-      await probe.connect();
+      const probe = await connectSession(url);
+      await probe.end().catch(() => undefined);
       return;
     } catch (err) {
-      // 3D000: the database does not exist yet.
-      if ((err as { code?: string }).code !== '3D000') throw err;
-    } finally {
-      await probe.end().catch(() => undefined);
+      // 3D000: the database does not exist yet (through a host list: the search names it, for every host).
+      const missing = (err as { code?: string }).code === '3D000' || (err as Error).message.includes(`database "${parseHostList(url).database}" does not exist`);
+      if (!missing) throw err;
     }
-    const name = decodeURIComponent(new URL(url).pathname.slice(1));
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
+    const name = parseHostList(url).database;
+    const admin = await connectSession(adminUrl);
     try {
       await admin.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
     } catch (err) {
@@ -144,21 +160,36 @@ export class TenantKeyStore {
   }
 }
 
-/** The URL without its password, for messages. */
+/** The URL without its password, for messages (`user@h1:p1,h2:p2/db` for one naming several hosts). */
 function redact(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
     return u.toString();
   } catch {
-    return '(unparsable URL)';
+    try {
+      const user = /^postgres(?:ql)?:\/\/([^:@/]*)[^@/]*@/.exec(url)?.[1];
+      return `${user ? `${decodeURIComponent(user)}@` : ''}${parseHostList(url).display}`;
+    } catch {
+      return '(unparsable URL)';
+    }
   }
 }
 
-/** The key store's URL beside an object database: the same server, the database's name with `_keys` appended. */
+/**
+ * The key store's URL beside an object database: the same server (or
+ * servers, for a URL naming several hosts), the database's name with
+ * `_keys` appended, every other part kept.
+ */
 export function defaultKeyStoreUrl(objectDbUrl: string): string {
-  const u = new URL(objectDbUrl);
-  const name = decodeURIComponent(u.pathname.slice(1)) || 'postgres';
-  u.pathname = `/${encodeURIComponent(`${name}_keys`)}`;
-  return u.toString();
+  if (!usesHostList(objectDbUrl)) {
+    const u = new URL(objectDbUrl);
+    const name = decodeURIComponent(u.pathname.slice(1)) || 'postgres';
+    u.pathname = `/${encodeURIComponent(`${name}_keys`)}`;
+    return u.toString();
+  }
+  const m = /^(postgres(?:ql)?:\/\/[^/?#]*)(\/[^?#]*)?(\?[^#]*)?$/.exec(objectDbUrl);
+  if (!m) throw new Error('invalid PostgreSQL URL');
+  const name = parseHostList(objectDbUrl).database;
+  return `${m[1]}/${encodeURIComponent(`${name}_keys`)}${m[3] ?? ''}`;
 }
