@@ -26,6 +26,8 @@ export * from './embedded-postgres.js';
 export * from './system-postgres.js';
 export * from './server-version.js';
 export * from './database-probe.js';
+export * from './server-probe.js';
+export * from './statement-deadline.js';
 export * from './host-list-connector.js';
 export * from './revision-fence.js';
 export { durableRevision } from './durable-revision.js';

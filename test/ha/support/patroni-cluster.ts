@@ -30,6 +30,8 @@ export interface PatroniClusterOptions {
   /** Patroni's synchronous_mode_strict: with no synchronous standby, writes wait rather than go on unreplicated. */
   strict?: boolean;
   nodes?: number;
+  /** Patroni's ttl, loop_wait and retry_timeout in seconds (default 6, 1, 2; Patroni's own defaults are 30, 10, 10). */
+  timings?: { ttl: number; loopWait: number; retryTimeout: number };
 }
 
 /** The `postgres` system user when running as root (PostgreSQL refuses to run as root). */
@@ -184,7 +186,7 @@ ${servers}
 namespace: /plinth/
 name: ${node.name}
 log:
-  level: WARNING
+  level: ${process.env.PLINTH_HA_PATRONI_LOG ?? 'WARNING'}
 restapi:
   listen: 127.0.0.1:${node.restPort}
   connect_address: 127.0.0.1:${node.restPort}
@@ -192,9 +194,9 @@ etcd3:
   hosts: 127.0.0.1:${this.etcdPort}
 bootstrap:
   dcs:
-    ttl: 6
-    loop_wait: 1
-    retry_timeout: 2
+    ttl: ${this.opts.timings?.ttl ?? 6}
+    loop_wait: ${this.opts.timings?.loopWait ?? 1}
+    retry_timeout: ${this.opts.timings?.retryTimeout ?? 2}
     primary_start_timeout: 0
     maximum_lag_on_failover: 1073741824
     synchronous_mode: ${this.opts.synchronous ? 'true' : 'false'}
@@ -237,6 +239,7 @@ postgresql:
     unix_socket_directories: '${this.dir}'
     fsync: 'off'
     shared_buffers: 32MB
+    log_line_prefix: '%m [%p] %a '
 tags:
   nofailover: false
   noloadbalance: false
