@@ -31,7 +31,7 @@ const FAULTS = (process.env.BENCH_FAULTS ?? 'switchover,SIGKILL,SIGSTOP,pg-SIGKI
 const NS = 'bench';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Fault = 'switchover' | 'SIGKILL' | 'SIGSTOP' | 'pg-SIGKILL';
+type Fault = 'switchover' | 'SIGKILL' | 'SIGSTOP' | 'pg-SIGKILL' | 'patroni-SIGSTOP';
 
 interface Row {
   mode: string;
@@ -135,13 +135,15 @@ async function runMode(synchronous: boolean): Promise<Row[]> {
       const at = Date.now();
       if (fault === 'switchover') await pg.switchover();
       else if (fault === 'pg-SIGKILL') await pg.signalNode(pg.node(primary), 'SIGKILL', { patroni: false });
+      // Patroni alone frozen past its ttl (what a loaded host does to it): the leader key lapses while PostgreSQL still runs as primary.
+      else if (fault === 'patroni-SIGSTOP') await pg.signalNode(pg.node(primary), 'SIGSTOP', { postgres: false });
       else await pg.signalNode(pg.node(primary), fault);
       if (!synchronous) for (const s of standbys) await walReceivers(pg, s, 'SIGKILL');
       await until(async () => ((await pg.primary()) ?? primary) !== primary, 60_000);
       await until(() => stats.ackTimes.filter((t) => t > at).length > 30, 60_000);
       await sleep(2000);
       if (fault === 'SIGKILL') pg.startNode(pg.node(primary));
-      if (fault === 'SIGSTOP') await pg.signalNode(pg.node(primary), 'SIGCONT');
+      if (fault === 'SIGSTOP' || fault === 'patroni-SIGSTOP') await pg.signalNode(pg.node(primary), 'SIGCONT');
       // The writers pause: the list is then the truth to compare acknowledgements and informers with.
       await writers.pause();
       const caseEnd = Date.now();

@@ -187,8 +187,9 @@ export function createDatabase(opts: DatabaseOptions): Kysely<DB> {
   const deadline = opts.statementDeadline ?? DEFAULT_STATEMENT_DEADLINE;
   pool.on('connect', (client) => {
     client.on('error', report);
-    installStatementDeadline(client, deadline);
     sendMarkedQueriesNamed(client);
+    // After it: that wrapper calls the class's query, so it must be the inner one.
+    installStatementDeadline(client, deadline);
   });
   return platformHandle(pool, opts.rowSecurity ?? true);
 }
