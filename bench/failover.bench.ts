@@ -1,18 +1,25 @@
 /**
  * npm run bench:failover: two Plinth replicas on a three-host URL to etcd +
- * three PostgreSQL 15 under Patroni (ttl 6 s, loop_wait 1 s), 16 writers
- * (8 per replica) creating ConfigMaps and an informer per replica; for
- * synchronous and asynchronous replication, a switchover, a primary SIGKILL
- * and a primary SIGSTOP one after the other. With asynchronous replication
- * the standbys' WAL receivers are frozen for 3 s before each fault (and
- * killed after it), so the failover loses the last commits.
+ * three PostgreSQL 15 under Patroni (ttl 6 s, loop_wait 1 s; BENCH_PATRONI=default
+ * for Patroni's own 30 s / 10 s / 10 s), 16 writers (8 per replica) creating
+ * ConfigMaps and an informer per replica; for synchronous (synchronous_mode
+ * and synchronous_mode_strict) and asynchronous replication, one fault after
+ * another: a switchover, a primary SIGKILL (Patroni and PostgreSQL: machine
+ * loss), a primary SIGSTOP (frozen), PostgreSQL alone killed (pg-SIGKILL,
+ * Patroni alive); BENCH_FAULTS picks some (also patroni-SIGSTOP: Patroni
+ * alone frozen past its ttl), BENCH_MODES=sync or async one mode. With
+ * asynchronous replication the standbys' WAL receivers are frozen for 3 s
+ * before each fault (and killed after it), so the failover loses the last
+ * commits.
  *
  * Prints per fault: time from the fault to the first acknowledged write
- * after the outage, acknowledged writes lost, 503s, hangs or 500s,
- * resourceVersions handed out twice, 410s sent to the informers and
- * whether every informer converged on the listed state (watch events
- * missed). Needs the Debian packages postgresql-15, patroni, etcd-server
- * (test/ha/support/patroni-cluster.ts).
+ * after the outage, acknowledged writes lost, 503s, the longest request
+ * after the fault (and before it), requests unanswered within 15 s or
+ * 500s, watch events missed (after each fault the writers pause and every
+ * informer must equal the list within 20 s), 410s sent to the informers
+ * and resourceVersions handed out twice. BENCH_DIAGNOSE=1 prints, for lost
+ * writes, what each node holds of them. Needs the Debian packages
+ * postgresql-15, patroni, etcd-server (test/ha/support/patroni-cluster.ts).
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -40,7 +47,11 @@ interface Row {
   lost: number;
   unavailable: number;
   problems: number;
+  /** From the new primary's promotion (Patroni's history) to the first write acknowledged on it: what Plinth adds. */
+  plinthAddsMs: number | undefined;
   maxLatencyMs: number;
+  /** The longest request in the same time before the fault (what the loaded host costs without one). */
+  baselineLatencyMs: number;
   reused: number;
   expired: number;
   /** Objects on which an informer's cache differs from the list once the writers paused and it had 20 s to catch up. */
@@ -85,6 +96,27 @@ async function diagnose(pg: PatroniCluster, names: string[]): Promise<void> {
     } finally {
       await c?.end().catch(() => undefined);
     }
+  }
+}
+
+/** The newest timeline fenced after `after` (its counter raise) and when Patroni recorded its promotion. */
+async function newestEpoch(pg: PatroniCluster, after: number): Promise<{ raisedTo: number; promotedAt?: number } | undefined> {
+  const name = await pg.primary();
+  if (!name) return undefined;
+  let c;
+  try {
+    c = await connectSession(pg.nodeUrl(name, 'plinth_bench'), { connectionTimeoutMillis: 3000 });
+    const { rows } = await c.query<{ timeline: number; raised_to: number; fenced_at: Date }>('SELECT timeline, raised_to, fenced_at FROM revision_epochs ORDER BY timeline DESC LIMIT 1');
+    const e = rows[0];
+    if (!e || e.fenced_at.getTime() < after - 1000) return undefined;
+    // Patroni's /history: [timeline, lsn, reason, time of the switch, new leader] per earlier timeline; the newest switch began this one.
+    const h = (await (await fetch(`http://127.0.0.1:${pg.node(name).restPort}/history`, { signal: AbortSignal.timeout(2000) })).json()) as unknown[][];
+    const last = h.find((x) => Number(x[0]) === e.timeline - 1);
+    return { raisedTo: Number(e.raised_to), promotedAt: last?.[3] ? Date.parse(String(last[3])) : undefined };
+  } catch {
+    return undefined;
+  } finally {
+    await c?.end().catch(() => undefined);
   }
 }
 
@@ -160,18 +192,24 @@ async function runMode(synchronous: boolean): Promise<Row[]> {
         console.log(`lost (${mode}, ${fault}): ${fresh.slice(0, 8).map(([n, rv]) => `${n}@${rv}${state.has(n) ? ` now @${state.get(n)}` : ' missing'}`).join(', ')}`);
         if (process.env.BENCH_DIAGNOSE) await diagnose(pg, fresh.slice(0, 8).map(([n]) => n));
       }
+      // The first write acknowledged by the new primary: a revision above the raise of the newest timeline fenced after the fault.
+      const fresh = await newestEpoch(pg, at);
+      const firstOnNew = fresh ? stats.ackLog.find(([t, rv]) => t >= at && rv > fresh.raisedTo) : undefined;
       const mismatches = () => informers.reduce((n, inf) => n + [...state].filter(([name, rv]) => inf.store.get(name)?.rv !== rv).length + [...inf.store.keys()].filter((name) => !state.has(name)).length, 0);
       await until(() => mismatches() === 0, 20_000);
       const missed = mismatches();
-      const latencies = stats.latencies.filter(([end]) => end >= caseStart && end <= caseEnd + 100).map(([, ms]) => ms);
+      const latencies = stats.latencies.filter(([end]) => end >= at && end <= caseEnd + 100).map(([, ms]) => ms);
+      const baseline = stats.latencies.filter(([end]) => end >= caseStart && end < at).map(([, ms]) => ms);
       rows.push({
         mode,
         fault,
-        recoveredMs: recovery(stats.ackTimes, at),
+        recoveredMs: firstOnNew ? firstOnNew[0] - at : recovery(stats.ackTimes, at),
+        plinthAddsMs: firstOnNew && fresh?.promotedAt ? firstOnNew[0] - fresh.promotedAt : undefined,
         lost: lost - lostSoFar,
         unavailable: (stats.statuses.get(503) ?? 0) - before.unavailable,
         problems: stats.problems.length - before.problems,
         maxLatencyMs: Math.max(0, ...latencies),
+        baselineLatencyMs: Math.max(0, ...baseline),
         reused: ledger.reused.length - before.reused,
         expired: informers.reduce((n, i) => n + i.expired, 0) - before.expired,
         missed,
@@ -199,10 +237,10 @@ async function main(): Promise<void> {
   const modes = (process.env.BENCH_MODES ?? 'sync,async').split(',');
   const rows = [...(modes.includes('sync') ? await runMode(true) : []), ...(modes.includes('async') ? await runMode(false) : [])];
   console.log(`\nPatroni ttl ${TIMINGS.ttl} s, loop_wait ${TIMINGS.loopWait} s, retry_timeout ${TIMINGS.retryTimeout} s; synchronous = synchronous_mode + synchronous_mode_strict`);
-  console.log('replication   fault       fault→first ack  acks lost  503s  max request  hangs/500s  events missed  410s  rv reused');
+  console.log('replication   fault       fault→first ack  promotion→first ack  acks lost  503s  max request (before)  hangs/500s  events missed  410s  rv reused');
   for (const r of rows) {
     console.log(
-      `${r.mode.padEnd(13)} ${r.fault.padEnd(11)} ${`${(r.recoveredMs / 1000).toFixed(1)} s`.padStart(15)}  ${String(r.lost).padStart(9)}  ${String(r.unavailable).padStart(4)}  ${`${(r.maxLatencyMs / 1000).toFixed(1)} s`.padStart(11)}  ${String(r.problems).padStart(10)}  ${String(r.missed).padStart(13)}  ${String(r.expired).padStart(4)}  ${String(r.reused).padStart(9)}`,
+      `${r.mode.padEnd(13)} ${r.fault.padEnd(11)} ${`${(r.recoveredMs / 1000).toFixed(1)} s`.padStart(15)}  ${(r.plinthAddsMs === undefined ? '-' : `${(r.plinthAddsMs / 1000).toFixed(1)} s`).padStart(19)}  ${String(r.lost).padStart(9)}  ${String(r.unavailable).padStart(4)}  ${`${(r.maxLatencyMs / 1000).toFixed(1)} s (${(r.baselineLatencyMs / 1000).toFixed(1)} s)`.padStart(20)}  ${String(r.problems).padStart(10)}  ${String(r.missed).padStart(13)}  ${String(r.expired).padStart(4)}  ${String(r.reused).padStart(9)}`,
     );
   }
   process.exit(0);

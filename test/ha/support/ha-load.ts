@@ -46,6 +46,8 @@ export interface WriterStats {
   problems: string[];
   /** Times (ms since epoch) of each acknowledgement. */
   ackTimes: number[];
+  /** Each acknowledgement's time and revision. */
+  ackLog: [number, number][];
   /** Every request's end (ms since epoch) and how long it took (ms), whatever its outcome. */
   latencies: [number, number][];
 }
@@ -56,7 +58,7 @@ export interface WriterStats {
  * a new name (its outcome is unknown, so it is not counted).
  */
 export function startWriters(replicas: RunningServer[], ns: string, n: number, ledger: RevisionLedger, maxRequestMs = 8000): { stats: WriterStats; stop: () => Promise<void>; pause: () => Promise<void>; resume: () => void } {
-  const stats: WriterStats = { acked: new Map(), statuses: new Map(), problems: [], ackTimes: [], latencies: [] };
+  const stats: WriterStats = { acked: new Map(), statuses: new Map(), problems: [], ackTimes: [], ackLog: [], latencies: [] };
   let stopped = false;
   let paused: Promise<void> | undefined;
   let unpause: () => void = () => undefined;
@@ -88,6 +90,7 @@ export function startWriters(replicas: RunningServer[], ns: string, n: number, l
               const rv = Number(res.body.metadata.resourceVersion);
               stats.acked.set(name, rv);
               stats.ackTimes.push(Date.now());
+              stats.ackLog.push([Date.now(), rv]);
               ledger.record(rv, `${name}=${name}`);
             } else if (res.status === 503) {
               if (!res.headers['retry-after']) stats.problems.push(`${name}: 503 without Retry-After`);

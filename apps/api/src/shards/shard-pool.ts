@@ -316,8 +316,8 @@ export class ShardPool implements ShardRouter {
     e.durability = {
       survivesPrimaryLoss: safe,
       message: safe
-        ? `acknowledged writes survive the loss of the primary (${state.synchronousStandbys} synchronous standby${state.synchronousStandbys > 1 ? 's' : ''}, synchronous_commit=${state.synchronousCommit})`
-        : `acknowledged writes may be lost with the primary (${state.synchronousStandbys === 0 ? 'no synchronous standby' : `synchronous_commit=${state.synchronousCommit}`}); revisions are never reused`,
+        ? `acknowledged writes survive the loss of the primary (synchronous_standby_names '${state.synchronousStandbyNames ?? ''}', ${state.synchronousStandbys === 0 ? 'no standby streaming: writes wait for one' : `${state.synchronousStandbys} synchronous standby${state.synchronousStandbys > 1 ? 's' : ''}`}, synchronous_commit=${state.synchronousCommit})`
+        : `acknowledged writes may be lost with the primary (${state.synchronousStandbyNames?.trim() === '' ? 'synchronous_standby_names is empty: the primary acknowledges alone' : `synchronous_commit=${state.synchronousCommit}`}); revisions are never reused`,
     };
     const epoch = `${state.systemIdentifier}/${state.timeline}`;
     const before = e.epoch;
