@@ -284,17 +284,29 @@ tags:
     return undefined;
   }
 
-  /** Resolves once there is a primary and every running node is a streaming standby or the primary. */
+  /**
+   * Resolves once there is a primary, every node runs and, in synchronous
+   * mode, Patroni names a synchronous standby (its /sync key): until then
+   * (a new primary's first loops) Patroni promotes no standby if the
+   * primary fails, as none is known to have every acknowledged commit.
+   */
   async waitHealthy(timeoutMs = 60_000): Promise<void> {
     await eventually(async () => {
-      if (!(await this.primary())) return false;
+      const primary = await this.primary();
+      if (!primary) return false;
       for (const n of this.nodes) {
         const s = await this.status(n);
         if (s?.state !== 'running') return false;
-        if (this.opts.synchronous && s.role === 'replica') continue;
       }
-      return true;
-    }, { timeoutMs, message: 'every Patroni node running with a primary' });
+      if (!this.opts.synchronous) return true;
+      try {
+        const r = await fetch(`http://127.0.0.1:${this.node(primary).restPort}/cluster`, { signal: AbortSignal.timeout(1000) });
+        const { members } = (await r.json()) as { members: { role: string }[] };
+        return members.some((m) => m.role === 'sync_standby');
+      } catch {
+        return false;
+      }
+    }, { timeoutMs, message: 'every Patroni node running with a primary (and a synchronous standby)' });
   }
 
   /** `patronictl switchover` to `candidate` (or any), now. */
