@@ -24,6 +24,7 @@ describe('high availability: Patroni, synchronous replication (one replica on a 
     await eventually(async () => (await pg.primary()) !== undefined && (await pg.primary()) !== first, { timeoutMs: 30_000, message: 'a new primary' });
     await eventually(() => writers.stats.ackTimes.some((t) => t > switchedAt + 500) && writers.stats.ackTimes.filter((t) => t > switchedAt).length > 20, { timeoutMs: 30_000, message: 'writes acknowledged after the switchover' });
 
+    // Patroni names a synchronous standby for the new primary (only then may it fail over from it).
     await pg.waitHealthy(60_000);
     const second = await pg.primary();
     const killedAt = Date.now();

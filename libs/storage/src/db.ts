@@ -3,6 +3,7 @@ import pg from 'pg';
 import { platformHandle, poolOf } from './tenant-scope.js';
 import { sendMarkedQueriesNamed } from './prepared-statements.js';
 import { HostListClient, hostListConnector, usesHostList } from './host-list-connector.js';
+import { installStatementDeadline, type StatementDeadlineOptions } from './statement-deadline.js';
 
 /** Row of `tenants`. */
 export interface TenantsTable {
@@ -132,7 +133,16 @@ export interface DatabaseOptions {
    * row-level security (default true; PLINTH_ROW_LEVEL_SECURITY=off).
    */
   rowSecurity?: boolean;
+  /**
+   * When a statement with no answer gets its server checked, and how long
+   * that check may take; a server that does not answer has the session
+   * abandoned (statement-deadline.ts). Default 2000 and 1000 ms.
+   */
+  statementDeadline?: StatementDeadlineOptions;
 }
+
+/** The default {@link DatabaseOptions.statementDeadline}: a frozen server holds a statement for about 3 s at most. */
+export const DEFAULT_STATEMENT_DEADLINE: StatementDeadlineOptions = { afterMs: 2000, checkTimeoutMs: 1000 };
 
 /**
  * Run once on every new connection: the durability barrier (`plinth_flush()`)
@@ -174,9 +184,12 @@ export function createDatabase(opts: DatabaseOptions): Kysely<DB> {
   });
   const report = (err: Error) => opts.onPoolError?.(err);
   pool.on('error', report);
+  const deadline = opts.statementDeadline ?? DEFAULT_STATEMENT_DEADLINE;
   pool.on('connect', (client) => {
     client.on('error', report);
     sendMarkedQueriesNamed(client);
+    // After it: that wrapper calls the class's query, so it must be the inner one.
+    installStatementDeadline(client, deadline);
   });
   return platformHandle(pool, opts.rowSecurity ?? true);
 }

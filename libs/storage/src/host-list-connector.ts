@@ -166,11 +166,28 @@ export class HostListConnector {
   /**
    * Asks every host at once (a frozen or unreachable one costs one probe
    * timeout, not one per host before it) and picks as libpq would: the
-   * first qualifying host in the order given.
+   * first qualifying host in the order given. For `read-write` and
+   * `primary` the first host to qualify is taken as soon as it answers,
+   * without waiting for the others (there is one primary; a frozen old
+   * primary earlier in the list would otherwise delay every search after a
+   * failover by a full timeout).
    */
   private async find(): Promise<number> {
     const attrs = this.list.targetSessionAttrs;
-    const answers = await Promise.all(this.list.hosts.map((_, i) => this.probe(i)));
+    const probes = this.list.hosts.map((_, i) => this.probe(i));
+    if (attrs === 'read-write' || attrs === 'primary') {
+      const first = await new Promise<number | undefined>((resolve) => {
+        let left = probes.length;
+        probes.forEach((p, i) =>
+          void p.then((a) => {
+            if (a.role !== undefined && accepts(attrs, a.role)) resolve(i);
+            if (--left === 0) resolve(undefined);
+          }),
+        );
+      });
+      if (first !== undefined) return first;
+    }
+    const answers = await Promise.all(probes);
     const passes: TargetSessionAttrs[] = attrs === 'prefer-standby' ? ['standby', 'any'] : [attrs];
     for (const pass of passes) {
       const i = answers.findIndex((a) => a.role !== undefined && accepts(pass, a.role));
@@ -250,9 +267,15 @@ export async function connectSession(url: string, config: SessionConfig = {}): P
   for (let attempt = 0; attempt <= connector.list.hosts.length; attempt++) {
     const { url: single, index } = await connector.target();
     const client = new pg.Client({ ...config, connectionString: single });
+    // The caller listens for 'error' once it has the session; until then a lost connection fails the role query instead.
+    const swallow = () => undefined;
+    client.on('error', swallow);
     try {
       await client.connect();
-      if (await connector.qualifies(client)) return client;
+      if (await connector.qualifies(client)) {
+        client.off('error', swallow);
+        return client;
+      }
       lastError = new Error(`${connector.list.hosts[index].host}:${connector.list.hosts[index].port} no longer qualifies for target_session_attrs=${connector.list.targetSessionAttrs}`);
     } catch (err) {
       lastError = err;
@@ -306,12 +329,18 @@ export class HostListClient extends pg.Client {
         throw err;
       }
       let ok: boolean;
+      // Until connect() returns, nobody listens for 'error' (pg-pool adds its listener then): a connection lost
+      // during the role query would be an unhandled 'error' event, which ends the process. The query fails with it.
+      const swallow = () => undefined;
+      this.on('error', swallow);
       try {
         ok = await this.connector.qualifies(this);
       } catch (err) {
         this.connector.invalidate(index);
         await this.end().catch(() => undefined);
         throw err;
+      } finally {
+        this.off('error', swallow);
       }
       if (!ok) {
         this.connector.invalidate(index);

@@ -42,6 +42,8 @@ export { type EmbeddedDatabase, embeddedPostgresUrl, startEmbeddedPostgres } fro
 export { connectSession, hostListConnector, parseHostList, usesHostList } from './host-list-connector.js';
 export { parseRedisUrl, type RedisTarget, SENTINEL_PORT, type SentinelHost } from './redis-url.js';
 export { probeDatabase } from './database-probe.js';
+export { ServerProbe } from './server-probe.js';
+export { abandonSession, installStatementDeadline, serverAnswers, type StatementDeadlineOptions } from './statement-deadline.js';
 export { checkSessionPooling, SESSION_STATE_USES, SessionPoolingError } from './session-pooling-check.js';
 export { isDatabaseError, isDatabaseUnavailable } from './database-errors.js';
 export { DEFAULT_SHARD, type ShardHandle, type ShardRouter, singleShard, tenantDb } from './shard-router.js';

@@ -68,11 +68,23 @@ export interface PrimaryDurability {
   synchronousStandbys: number;
   /** Plinth's sessions' `synchronous_commit` (`off` is raised to `on` by every session, db.ts). */
   synchronousCommit: string;
+  /** The primary's `synchronous_standby_names` ('' when commits wait for no standby). */
+  synchronousStandbyNames?: string;
 }
 
-/** Whether a write acknowledged by a primary in `d` survives the loss of that primary (a synchronous standby has it). */
+/**
+ * Whether a write acknowledged by a primary in `d` survives the loss of
+ * that primary: its commit waited for a standby, because
+ * `synchronous_standby_names` names one (or `*`) and `synchronous_commit`
+ * waits for it. Not the number of standbys streaming now: with none, such
+ * a primary does not acknowledge at all (writes wait), which is what
+ * Patroni's `synchronous_mode_strict` does (it sets `*`), while without
+ * `strict` Patroni empties the setting whenever no standby is healthy and
+ * on every promotion, and the primary then acknowledges alone.
+ */
 export function survivesPrimaryLoss(d: PrimaryDurability): boolean {
-  return d.synchronousStandbys > 0 && ['on', 'remote_write', 'remote_apply'].includes(d.synchronousCommit);
+  const names = d.synchronousStandbyNames ?? (d.synchronousStandbys > 0 ? '*' : '');
+  return names.trim() !== '' && ['on', 'remote_write', 'remote_apply'].includes(d.synchronousCommit);
 }
 
 /** Options of {@link RevisionFence}. */
@@ -115,17 +127,17 @@ export class RevisionFence {
   /** Checks (and fences, or extends the ceiling) once. Throws on a database or store error (the shard is then not ready). */
   async check(): Promise<FenceState> {
     const { db } = this.opts;
-    const { rows } = await sql<{ timeline: number; sid: string; value: number; ceiling: number | null; found: number | null; raised: number | null; sync_standbys: number; sync_commit: string }>`
+    const { rows } = await sql<{ timeline: number; sid: string; value: number; ceiling: number | null; found: number | null; raised: number | null; sync_standbys: number; sync_commit: string; sync_names: string }>`
       SELECT t.timeline, (SELECT system_identifier::text FROM pg_control_system()) AS sid, rc.value, rc.ceiling,
         e.counter_found AS found, e.raised_to AS raised,
         (SELECT count(*) FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum'))::int AS sync_standbys,
-        current_setting('synchronous_commit') AS sync_commit
+        current_setting('synchronous_commit') AS sync_commit, current_setting('synchronous_standby_names') AS sync_names
       FROM (SELECT plinth_timeline() AS timeline) t CROSS JOIN revision_counter rc
       LEFT JOIN revision_epochs e ON e.timeline = t.timeline
       WHERE rc.id = 1
     `.execute(db);
     const r = rows[0];
-    const durability = { synchronousStandbys: r.sync_standbys, synchronousCommit: r.sync_commit === 'off' ? 'on' : r.sync_commit };
+    const durability = { synchronousStandbys: r.sync_standbys, synchronousCommit: r.sync_commit === 'off' ? 'on' : r.sync_commit, synchronousStandbyNames: r.sync_names };
     const key = `${this.opts.leaseKey}:${r.sid}`;
     const store = this.opts.leaseStore;
     if (r.found === null || r.raised === null) return { ...(await this.fence(r.timeline, r.sid, r.ceiling, key)), ...durability };

@@ -31,7 +31,8 @@ export interface HaEnv {
  * three-host URL too).
  */
 export async function setUp(synchronous: boolean, viaHaproxy = false): Promise<HaEnv> {
-  const pg = await PatroniCluster.start({ synchronous });
+  // Synchronous means strict, as docs/operations.md requires: without it Patroni promotes with synchronous_standby_names empty.
+  const pg = await PatroniCluster.start({ synchronous, strict: synchronous });
   const admin = await connectSession(pg.url('postgres'));
   await admin.query('CREATE DATABASE plinth_ha');
   await admin.end();

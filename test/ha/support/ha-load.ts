@@ -46,6 +46,10 @@ export interface WriterStats {
   problems: string[];
   /** Times (ms since epoch) of each acknowledgement. */
   ackTimes: number[];
+  /** Each acknowledgement's time and revision. */
+  ackLog: [number, number][];
+  /** Every request's end (ms since epoch) and how long it took (ms), whatever its outcome. */
+  latencies: [number, number][];
 }
 
 /**
@@ -53,29 +57,40 @@ export interface WriterStats {
  * `ns` one after another until `stop()`; a failed create is retried under
  * a new name (its outcome is unknown, so it is not counted).
  */
-export function startWriters(replicas: RunningServer[], ns: string, n: number, ledger: RevisionLedger, maxRequestMs = 8000): { stats: WriterStats; stop: () => Promise<void> } {
-  const stats: WriterStats = { acked: new Map(), statuses: new Map(), problems: [], ackTimes: [] };
+export function startWriters(replicas: RunningServer[], ns: string, n: number, ledger: RevisionLedger, maxRequestMs = 8000): { stats: WriterStats; stop: () => Promise<void>; pause: () => Promise<void>; resume: () => void } {
+  const stats: WriterStats = { acked: new Map(), statuses: new Map(), problems: [], ackTimes: [], ackLog: [], latencies: [] };
   let stopped = false;
+  let paused: Promise<void> | undefined;
+  let unpause: () => void = () => undefined;
+  let busy = 0;
   const loops: Promise<void>[] = [];
   replicas.forEach((r, ri) => {
     for (let w = 0; w < n; w++) {
       loops.push(
         (async () => {
           for (let i = 0; !stopped; i++) {
+            if (paused) await paused;
+            if (stopped) break;
             const name = `r${ri}-w${w}-${i}`;
             const started = Date.now();
             let res: request.Response;
+            busy++;
             try {
               res = await request(r.url).post(`/api/v1/namespaces/${ns}/configmaps`).timeout(maxRequestMs).send({ metadata: { name }, data: { v: name } });
             } catch (err) {
               stats.problems.push(`${name}: no answer within ${maxRequestMs} ms (${(err as Error).message}), sent at ${new Date(started).toISOString()}`);
+              stats.latencies.push([Date.now(), Date.now() - started]);
               continue;
+            } finally {
+              busy--;
             }
+            stats.latencies.push([Date.now(), Date.now() - started]);
             stats.statuses.set(res.status, (stats.statuses.get(res.status) ?? 0) + 1);
             if (res.status === 201) {
               const rv = Number(res.body.metadata.resourceVersion);
               stats.acked.set(name, rv);
               stats.ackTimes.push(Date.now());
+              stats.ackLog.push([Date.now(), rv]);
               ledger.record(rv, `${name}=${name}`);
             } else if (res.status === 503) {
               if (!res.headers['retry-after']) stats.problems.push(`${name}: 503 without Retry-After`);
@@ -93,7 +108,17 @@ export function startWriters(replicas: RunningServer[], ns: string, n: number, l
     stats,
     stop: async () => {
       stopped = true;
+      unpause();
       await Promise.all(loops);
+    },
+    /** Resolves once no write is in flight and none starts until resume(). */
+    pause: async () => {
+      paused ??= new Promise<void>((r) => (unpause = r));
+      while (busy > 0) await new Promise((r) => setTimeout(r, 50));
+    },
+    resume: () => {
+      paused = undefined;
+      unpause();
     },
   };
 }

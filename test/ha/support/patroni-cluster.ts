@@ -30,6 +30,8 @@ export interface PatroniClusterOptions {
   /** Patroni's synchronous_mode_strict: with no synchronous standby, writes wait rather than go on unreplicated. */
   strict?: boolean;
   nodes?: number;
+  /** Patroni's ttl, loop_wait and retry_timeout in seconds (default 6, 1, 2; Patroni's own defaults are 30, 10, 10). */
+  timings?: { ttl: number; loopWait: number; retryTimeout: number };
 }
 
 /** The `postgres` system user when running as root (PostgreSQL refuses to run as root). */
@@ -184,7 +186,7 @@ ${servers}
 namespace: /plinth/
 name: ${node.name}
 log:
-  level: WARNING
+  level: ${process.env.PLINTH_HA_PATRONI_LOG ?? 'WARNING'}
 restapi:
   listen: 127.0.0.1:${node.restPort}
   connect_address: 127.0.0.1:${node.restPort}
@@ -192,9 +194,9 @@ etcd3:
   hosts: 127.0.0.1:${this.etcdPort}
 bootstrap:
   dcs:
-    ttl: 6
-    loop_wait: 1
-    retry_timeout: 2
+    ttl: ${this.opts.timings?.ttl ?? 6}
+    loop_wait: ${this.opts.timings?.loopWait ?? 1}
+    retry_timeout: ${this.opts.timings?.retryTimeout ?? 2}
     primary_start_timeout: 0
     maximum_lag_on_failover: 1073741824
     synchronous_mode: ${this.opts.synchronous ? 'true' : 'false'}
@@ -237,6 +239,7 @@ postgresql:
     unix_socket_directories: '${this.dir}'
     fsync: 'off'
     shared_buffers: 32MB
+    log_line_prefix: '%m [%p] %a '
 tags:
   nofailover: false
   noloadbalance: false
@@ -281,17 +284,29 @@ tags:
     return undefined;
   }
 
-  /** Resolves once there is a primary and every running node is a streaming standby or the primary. */
+  /**
+   * Resolves once there is a primary, every node runs and, in synchronous
+   * mode, Patroni names a synchronous standby (its /sync key): until then
+   * (a new primary's first loops) Patroni promotes no standby if the
+   * primary fails, as none is known to have every acknowledged commit.
+   */
   async waitHealthy(timeoutMs = 60_000): Promise<void> {
     await eventually(async () => {
-      if (!(await this.primary())) return false;
+      const primary = await this.primary();
+      if (!primary) return false;
       for (const n of this.nodes) {
         const s = await this.status(n);
         if (s?.state !== 'running') return false;
-        if (this.opts.synchronous && s.role === 'replica') continue;
       }
-      return true;
-    }, { timeoutMs, message: 'every Patroni node running with a primary' });
+      if (!this.opts.synchronous) return true;
+      try {
+        const r = await fetch(`http://127.0.0.1:${this.node(primary).restPort}/cluster`, { signal: AbortSignal.timeout(1000) });
+        const { members } = (await r.json()) as { members: { role: string }[] };
+        return members.some((m) => m.role === 'sync_standby');
+      } catch {
+        return false;
+      }
+    }, { timeoutMs, message: 'every Patroni node running with a primary (and a synchronous standby)' });
   }
 
   /** `patronictl switchover` to `candidate` (or any), now. */

@@ -1,14 +1,16 @@
 import type { Logger } from 'pino';
-import { checkSessionPooling, createDatabase, type Database, DEFAULT_SHARD, dropConnections, durableRevision, type FenceState, hostListConnector, migrateToLatest, probeDatabase, redisKeyPrefix, RevisionFence, type RevisionLeaseStore, rowSecurityOf, setPoolSize, type ShardHandle, type ShardRouter, StorageError, survivesPrimaryLoss } from '@plinth/storage';
+import { checkSessionPooling, createDatabase, type Database, DEFAULT_SHARD, dropConnections, durableRevision, type FenceState, hostListConnector, migrateToLatest, probeDatabase, redisKeyPrefix, RevisionFence, type RevisionLeaseStore, rowSecurityOf, ServerProbe, setPoolSize, type ShardHandle, type ShardRouter, StorageError, survivesPrimaryLoss } from '@plinth/storage';
 import { redactCredentials } from '../config/redact-credentials.js';
 import { urlHost } from './connection-url.js';
 import type { TenantDirectory } from './tenant-directory.js';
 import { migrations } from '../../../../migrations/index.js';
 
-/** How often each shard is probed, and how long a probe may take before the shard counts as down. */
-export const SHARD_PROBE_INTERVAL_MS = 1000;
-const PROBE_TIMEOUT_MS = 2000;
-/** Failed probe rounds in a row after which a shard that served counts as down (a loaded host may miss one). */
+/** How often each shard is probed, and how long a probe may take before the shard counts as down (its sessions cut at once). */
+export const SHARD_PROBE_INTERVAL_MS = 500;
+const PROBE_TIMEOUT_MS = 1000;
+/** How long the revision fence check (on the request pool, which may be busy) may take. */
+const FENCE_TIMEOUT_MS = 2000;
+/** Failed fence checks in a row after which a shard that served counts as down (a busy pool may miss one). */
 const DOWN_AFTER = 2;
 /** The fewest connections a shard's pool keeps, however many shards share the replica's bound. */
 const MIN_POOL = 2;
@@ -42,6 +44,8 @@ interface Entry extends ShardState {
   fence?: RevisionFence;
   /** The timeline (and system identifier) this replica last served the shard on. */
   epoch?: string;
+  /** Probes the server on a session of its own. */
+  probe?: ServerProbe;
 }
 
 /** How the pool keeps revisions unique across failovers (see RevisionFence). */
@@ -72,11 +76,12 @@ export interface ShardPoolListener {
  * The replica's connections to every shard, and the router the
  * repositories use ({@link ShardRouter}): a tenant's statements go to the
  * pool of the shard the directory names. Each shard is probed every
- * second; while one does not answer, its tenants are refused at once with
+ * SHARD_PROBE_INTERVAL_MS; while one does not answer, its tenants are refused at once with
  * a StorageError `Unavailable` (503 with Retry-After) instead of waiting
  * for connection timeouts, and tenants of other shards are unaffected.
- * A shard counts as down after DOWN_AFTER probe rounds in a row fail (each
- * tries twice, on a fresh connection the second time, for PROBE_TIMEOUT_MS).
+ * A shard counts as down, and its sessions are cut, as soon as one probe
+ * (on a session of its own) gets no answer within PROBE_TIMEOUT_MS, or
+ * after DOWN_AFTER failed fence checks in a row.
  * The pools share one replica-wide bound of connections (`totalConnections`):
  * each gets an equal part, at least MIN_POOL.
  */
@@ -95,6 +100,7 @@ export class ShardPool implements ShardRouter {
   ) {
     const entry: Entry = { name: DEFAULT_SHARD, host: urlHost(platform.url), ready: true, db: platform.db, url: platform.url, owned: false, migrated: true, announced: true };
     entry.fence = this.fenceFor(entry);
+    entry.probe = new ServerProbe(platform.url, PROBE_TIMEOUT_MS);
     this.entries.set(DEFAULT_SHARD, entry);
   }
 
@@ -129,6 +135,7 @@ export class ShardPool implements ShardRouter {
     clearInterval(this.timer);
     this.timer = undefined;
     for (const name of [...this.entries.keys()]) if (name !== DEFAULT_SHARD) await this.remove(name);
+    this.entries.get(DEFAULT_SHARD)?.probe?.close();
     await this.fenceSettings.leaseStore?.close?.();
   }
 
@@ -222,6 +229,7 @@ export class ShardPool implements ShardRouter {
     const db = createDatabase({ connectionString: url, maxConnections: MIN_POOL, connectionTimeoutMs: 2000, rowSecurity, onPoolError: (err) => this.logger.debug({ shard: name, err: redactCredentials(err.message) }, 'shard connection error') });
     const entry: Entry = { name, host: urlHost(url), ready: false, db, url, owned: true, migrated: false, announced: false };
     entry.fence = this.fenceFor(entry);
+    entry.probe = new ServerProbe(url, PROBE_TIMEOUT_MS);
     this.entries.set(name, entry);
     this.rebalance();
     await this.bringUp(entry);
@@ -241,15 +249,32 @@ export class ShardPool implements ShardRouter {
     const e = this.entries.get(name);
     if (!e || name === DEFAULT_SHARD) return;
     this.entries.delete(name);
+    e.probe?.close();
     for (const l of this.listeners) await l.removed?.(name);
     if (e.owned) await e.db?.destroy().catch(() => undefined);
     this.rebalance();
   }
 
-  /** Migrates `e` (once), probes it and, the first time it answers, tells the listeners. Never throws. */
+  /**
+   * Migrates `e` (once), probes it and, the first time it answers, tells
+   * the listeners. Never throws. A probe that gets no answer within
+   * PROBE_TIMEOUT_MS (a frozen or unreachable server) makes the shard
+   * unavailable at once and cuts its sessions (no request waits on them,
+   * and the pool connects again through a fresh search of the URL's
+   * hosts); a fence check that fails (on the request pool, which a busy
+   * host may hold up) must fail DOWN_AFTER rounds in a row.
+   */
   private async bringUp(e: Entry): Promise<void> {
     if (!e.db) return;
     let lostHistory: FenceState | undefined;
+    try {
+      await e.probe?.check();
+    } catch (err) {
+      e.failures = DOWN_AFTER;
+      if (e.ready) this.abandonSessions(e);
+      this.setReady(e, false, describe(new Error(`${e.host} does not answer: ${(err as Error).message}`), e.host));
+      return;
+    }
     try {
       if (!e.migrated) {
         // A pooler in transaction mode in front of the shard: not ready, saying why (SessionPoolingError).
@@ -257,10 +282,6 @@ export class ShardPool implements ShardRouter {
         await migrateToLatest(e.db, migrations);
         e.migrated = true;
       }
-      // A second try on a fresh connection: one pooled connection killed under the pool (a restart, an idle
-      // timeout, pg_terminate_backend) fails once and is dropped; only a shard that fails twice is down.
-      const answers = (await probeDatabase(e.db, PROBE_TIMEOUT_MS)) || (await probeDatabase(e.db, PROBE_TIMEOUT_MS));
-      if (!answers) throw new Error(`${e.host} does not answer within ${PROBE_TIMEOUT_MS} ms`);
       if (e.fence) lostHistory = await this.checkFence(e, e.fence);
     } catch (err) {
       e.failures = (e.failures ?? 0) + 1;
@@ -291,15 +312,15 @@ export class ShardPool implements ShardRouter {
     const state = await Promise.race([
       fence.check(),
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${e.host}: the revision fence check did not answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
+        timer = setTimeout(() => reject(new Error(`${e.host}: the revision fence check did not answer within ${FENCE_TIMEOUT_MS} ms`)), FENCE_TIMEOUT_MS);
       }),
     ]).finally(() => clearTimeout(timer));
     const safe = survivesPrimaryLoss(state);
     e.durability = {
       survivesPrimaryLoss: safe,
       message: safe
-        ? `acknowledged writes survive the loss of the primary (${state.synchronousStandbys} synchronous standby${state.synchronousStandbys > 1 ? 's' : ''}, synchronous_commit=${state.synchronousCommit})`
-        : `acknowledged writes may be lost with the primary (${state.synchronousStandbys === 0 ? 'no synchronous standby' : `synchronous_commit=${state.synchronousCommit}`}); revisions are never reused`,
+        ? `acknowledged writes survive the loss of the primary (synchronous_standby_names '${state.synchronousStandbyNames ?? ''}', ${state.synchronousStandbys === 0 ? 'no standby streaming: writes wait for one' : `${state.synchronousStandbys} synchronous standby${state.synchronousStandbys > 1 ? 's' : ''}`}, synchronous_commit=${state.synchronousCommit})`
+        : `acknowledged writes may be lost with the primary (${state.synchronousStandbyNames?.trim() === '' ? 'synchronous_standby_names is empty: the primary acknowledges alone' : `synchronous_commit=${state.synchronousCommit}`}); revisions are never reused`,
     };
     const epoch = `${state.systemIdentifier}/${state.timeline}`;
     const before = e.epoch;

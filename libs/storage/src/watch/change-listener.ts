@@ -101,7 +101,7 @@ export class ChangeListener {
     if (this.stopped) return;
     this.opts.logger.warn({ err: err?.message }, 'watch: LISTEN connection lost; reconnecting');
     const delay = this.backoffMs;
-    this.backoffMs = Math.min(this.backoffMs * 2, this.opts.maxBackoffMs ?? 5000);
+    this.backoffMs = Math.min(this.backoffMs * 2, this.opts.maxBackoffMs ?? 1000);
     this.retryTimer = setTimeout(() => void this.connect(), delay);
     this.retryTimer.unref();
   }
