@@ -132,6 +132,12 @@ export interface DatabaseOptions {
    * row-level security (default true; PLINTH_ROW_LEVEL_SECURITY=off).
    */
   rowSecurity?: boolean;
+  /**
+   * Run on every new connection after the session settings; when it throws,
+   * the connection is ended and the checkout fails (a read replica's check
+   * that its server holds the primary's history, standby-reads.ts).
+   */
+  onConnect?: (client: pg.ClientBase) => Promise<void>;
 }
 
 /**
@@ -170,6 +176,7 @@ export function createDatabase(opts: DatabaseOptions): Kysely<DB> {
     // caller gets the error (Kysely's onCreateConnection would keep the client checked out).
     onConnect: async (client) => {
       await client.query(SYNCHRONOUS_COMMIT_AT_LEAST_LOCAL);
+      await opts.onConnect?.(client);
     },
   });
   const report = (err: Error) => opts.onPoolError?.(err);

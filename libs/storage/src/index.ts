@@ -28,6 +28,7 @@ export * from './server-version.js';
 export * from './database-probe.js';
 export * from './host-list-connector.js';
 export * from './revision-fence.js';
+export * from './standby-reads.js';
 export { durableRevision } from './durable-revision.js';
 export * from './watch/index.js';
 export * from './value/value-transformer.js';

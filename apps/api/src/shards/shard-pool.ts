@@ -41,6 +41,8 @@ interface Entry extends ShardState {
   fence?: RevisionFence;
   /** The timeline (and system identifier) this replica last served the shard on. */
   epoch?: string;
+  /** What the last fence check found. */
+  fenceState?: FenceState;
 }
 
 /** How the pool keeps revisions unique across failovers (see RevisionFence). */
@@ -65,6 +67,8 @@ export interface ShardPoolListener {
    * watches) must restart; watches from a lost revision are 410 Expired.
    */
   historyChanged?(name: string, state: FenceState): void | Promise<void>;
+  /** A probe round of a shard ended: what its primary answered, or undefined when it did not (read replicas follow it). */
+  primaryProbed?(name: string, state: FenceState | undefined): void;
 }
 
 /**
@@ -261,6 +265,7 @@ export class ShardPool implements ShardRouter {
       if (e.fence) lostHistory = await this.checkFence(e, e.fence);
     } catch (err) {
       e.failures = (e.failures ?? 0) + 1;
+      for (const l of this.listeners) l.primaryProbed?.(e.name, undefined);
       // A shard that served stays up through one missed round; one that never served is down at once.
       if (!e.ready || e.failures >= DOWN_AFTER) {
         if (e.ready) this.abandonSessions(e);
@@ -270,6 +275,7 @@ export class ShardPool implements ShardRouter {
     }
     e.failures = 0;
     if (this.entries.get(e.name) !== e) return;
+    for (const l of this.listeners) l.primaryProbed?.(e.name, e.fenceState);
     this.setReady(e, true);
     // Told once the shard serves again (what they rebuild reads it).
     if (lostHistory) for (const l of this.listeners) await l.historyChanged?.(e.name, lostHistory);
@@ -291,6 +297,7 @@ export class ShardPool implements ShardRouter {
         timer = setTimeout(() => reject(new Error(`${e.host}: the revision fence check did not answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
       }),
     ]).finally(() => clearTimeout(timer));
+    e.fenceState = state;
     const safe = survivesPrimaryLoss(state);
     e.durability = {
       survivesPrimaryLoss: safe,
