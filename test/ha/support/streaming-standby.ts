@@ -96,10 +96,19 @@ export class StreamingPair {
     }
   }
 
+  /** The postmaster's pid of one server (undefined when it does not run). */
+  postmasterPid(which: 'primary' | 'standby'): number | undefined {
+    try {
+      return Number(readFileSync(path.join(this.data(which), 'postmaster.pid'), 'utf8').split('\n')[0]) || undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   private killAll(): void {
     for (const which of ['primary', 'standby'] as const) {
       try {
-        const pid = Number(readFileSync(path.join(this.data(which), 'postmaster.pid'), 'utf8').split('\n')[0]);
+        const pid = this.postmasterPid(which);
         if (pid) process.kill(pid, 'SIGKILL');
       } catch {
         // Not running.
