@@ -56,7 +56,7 @@ interface Phase {
 
 async function phase(pair: StreamingPair, name: string, env: Record<string, string>, seed: boolean): Promise<Phase> {
   const port = await freePort();
-  const server: ChildProcess = await startServerProcess({ DATABASE_URL: pair.url('primary', DB), PLINTH_DB_POOL_SIZE: '16', ...env }, port);
+  const server: ChildProcess = await startServerProcess({ DATABASE_URL: pair.url('primary', DB), PLINTH_DB_POOL_SIZE: '16', PLINTH_WORKERS: '1', ...env }, port);
   const base = `https://127.0.0.1:${port}`;
   const agent = await benchAgent({ connections: CONCURRENCY });
   try {

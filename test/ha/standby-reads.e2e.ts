@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../apps/api/src/config/app-config.js';
 import { type RunningServer, startServer } from '../../apps/api/src/server.js';
 import { installDefaultCredentials, sharedTestDataDir } from '../support/credentials.js';
+import { connectSession } from '@plinth/storage';
 import { eventually } from '../support/eventually.js';
 import { skipStreaming, StreamingPair } from './support/streaming-standby.js';
 
@@ -118,6 +119,26 @@ describe('reads from a streaming standby (PLINTH_READ_REPLICA_URL)', { skip: ski
       const res = await request(base).get(`${CMS}?resourceVersion=${newest}&resourceVersionMatch=NotOlderThan`).expect(200);
       return (await standbyLists(base)) === before + 1 && names(res.body).includes('d');
     }, { timeoutMs: 10_000, message: 'a NotOlderThan list served by the standby once it replayed the revision' });
+  });
+
+  it('reads a shard\'s tenants from the standby its Secret names (spec.secretRef.readReplicaKey)', async () => {
+    const admin = await connectSession(pair!.url('primary', 'postgres'));
+    await admin.query(`CREATE DATABASE ${DB}_east`);
+    await admin.end();
+    const b64 = (v: string) => Buffer.from(v).toString('base64');
+    const data = { url: b64(pair!.url('primary', `${DB}_east`)), replica: b64(pair!.url('standby', `${DB}_east`)) };
+    await request(base).post('/api/v1/namespaces/default/secrets').send({ metadata: { name: 'shard-east' }, data }).expect(201);
+    const shard = { apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Shard', metadata: { name: 'east' }, spec: { secretRef: { name: 'shard-east', namespace: 'default', readReplicaKey: 'replica' } } };
+    await request(base).post('/apis/tenancy.plinth.dev/v1beta1/shards').send(shard).expect(201);
+    await request(base).post('/apis/tenancy.plinth.dev/v1beta1/tenants').send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'on-east' }, spec: { shard: 'east' } }).expect(201);
+    const path = '/clusters/on-east/api/v1/namespaces/default/configmaps';
+    await eventually(async () => (await request(base).post(path).send({ metadata: { name: 'e1' } })).status === 201, { timeoutMs: 30_000, message: 'a ConfigMap created in the tenant on shard east' });
+    // Served by east's standby: the platform database's standby has no rows of this tenant.
+    await eventually(async () => {
+      const before = await standbyLists(base);
+      const res = await request(base).get(`${path}?resourceVersion=0`).expect(200);
+      return (await standbyLists(base)) === before + 1 && names(res.body).join() === 'e1';
+    }, { timeoutMs: 20_000, message: 'a resourceVersion=0 list of the tenant on shard east served by its standby' });
   });
 
   it('answers every read from the primary, without an error, once the standby stops', async () => {

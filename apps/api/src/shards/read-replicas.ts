@@ -6,27 +6,32 @@ import type { ShardPool } from './shard-pool.js';
 import type { TenantDirectory } from './tenant-directory.js';
 
 /**
- * The read replicas of this replica's shards (PLINTH_READ_REPLICA_URL for
- * the platform's own database), or undefined when none is configured. Each
+ * The read replicas of this replica's shards: PLINTH_READ_REPLICA_URL for
+ * the platform's own database, a Shard's Secret key `readReplicaKey` for
+ * the others (added, replaced and closed as the pool is told). Each
  * follows its shard's primary as the pool's probes find it: every round
  * that the primary answers confirms its timeline and revision and probes
  * the standby; a round it does not stops standby reads until it does again
  * (standby-reads.ts).
  */
-export function createStandbyReads(config: Pick<StorageConfig, 'readReplica' | 'rowLevelSecurity' | 'dbPoolSize'>, pool: ShardPool, directory: TenantDirectory, logger: Logger): StandbyReads | undefined {
-  const settings = config.readReplica;
-  if (!settings) return undefined;
+export function createStandbyReads(config: Pick<StorageConfig, 'readReplica' | 'rowLevelSecurity' | 'dbPoolSize'>, pool: ShardPool, directory: TenantDirectory, logger: Logger): StandbyReads {
+  const settings = { timeoutMs: config.readReplica?.timeoutMs ?? 1000, maxLagMs: config.readReplica?.maxLagMs ?? 5000 };
   const reads = new StandbyReads((tenant) => directory.peek(tenant) ?? directory.shardOf(tenant));
-  const replica = new StandbyReplica({
-    url: settings.url,
-    rowSecurity: config.rowLevelSecurity,
-    timeoutMs: settings.timeoutMs,
-    maxLagMs: settings.maxLagMs,
-    maxConnections: config.dbPoolSize,
-    onPoolError: (err) => logger.debug({ err: redactCredentials(err.message) }, 'read replica connection error'),
-  });
-  void reads.set(DEFAULT_SHARD, replica);
+  const replicaOn = (shard: string, url: string, maxConnections: number) =>
+    new StandbyReplica({
+      url,
+      rowSecurity: config.rowLevelSecurity,
+      ...settings,
+      maxConnections,
+      onPoolError: (err) => logger.debug({ shard, err: redactCredentials(err.message) }, 'read replica connection error'),
+    });
+  if (config.readReplica) void reads.set(DEFAULT_SHARD, replicaOn(DEFAULT_SHARD, config.readReplica.url, config.dbPoolSize));
   pool.listen({
+    readReplica: async (name, url) => {
+      if (url === undefined) return reads.remove(name);
+      logger.info({ shard: name }, 'read replica configured');
+      await reads.set(name, replicaOn(name, url, Math.max(2, Math.floor(config.dbPoolSize / 2))));
+    },
     primaryProbed: (name, state) => {
       const r = reads.replica(name);
       if (!r) return;

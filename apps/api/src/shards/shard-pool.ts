@@ -69,6 +69,8 @@ export interface ShardPoolListener {
   historyChanged?(name: string, state: FenceState): void | Promise<void>;
   /** A probe round of a shard ended: what its primary answered, or undefined when it did not (read replicas follow it). */
   primaryProbed?(name: string, state: FenceState | undefined): void;
+  /** A shard's read replica URL was set, changed or removed (undefined), its Secret's `readReplicaKey`. */
+  readReplica?(name: string, url: string | undefined): void | Promise<void>;
 }
 
 /**
@@ -102,6 +104,8 @@ export class ShardPool implements ShardRouter {
   }
 
   private seenHook: ((shard: string) => number) | undefined;
+  /** The read replica URL of each shard that has one (not the platform's own: PLINTH_READ_REPLICA_URL). */
+  private readonly readReplicaUrls = new Map<string, string>();
 
   /** Adds to what counts as a revision this replica has shown of a shard (the watch cache's revision). */
   onSeenRevision(hook: (shard: string) => number): void {
@@ -213,7 +217,18 @@ export class ShardPool implements ShardRouter {
    * reached or migrated is kept not ready, with the error (credentials
    * removed), and retried by {@link retry}. Returns its state.
    */
-  async connect(name: string, url: string): Promise<ShardState> {
+  async connect(name: string, url: string, readReplicaUrl?: string): Promise<ShardState> {
+    const state = await this.connectPrimary(name, url);
+    // After the primary: a changed URL removed the shard, and its read replica with it.
+    if (name !== DEFAULT_SHARD && this.entries.has(name) && this.readReplicaUrls.get(name) !== readReplicaUrl) {
+      if (readReplicaUrl === undefined) this.readReplicaUrls.delete(name);
+      else this.readReplicaUrls.set(name, readReplicaUrl);
+      for (const l of this.listeners) await l.readReplica?.(name, readReplicaUrl);
+    }
+    return state;
+  }
+
+  private async connectPrimary(name: string, url: string): Promise<ShardState> {
     if (name === DEFAULT_SHARD) return this.state(name)!;
     const current = this.entries.get(name);
     if (current && current.url === url) {
@@ -244,6 +259,7 @@ export class ShardPool implements ShardRouter {
     const e = this.entries.get(name);
     if (!e || name === DEFAULT_SHARD) return;
     this.entries.delete(name);
+    if (this.readReplicaUrls.delete(name)) for (const l of this.listeners) await l.readReplica?.(name, undefined);
     for (const l of this.listeners) await l.removed?.(name);
     if (e.owned) await e.db?.destroy().catch(() => undefined);
     this.rebalance();
