@@ -7,6 +7,7 @@ import { type RunningServer, startServer } from '../../apps/api/src/server.js';
 import { installDefaultCredentials, sharedTestDataDir } from '../support/credentials.js';
 import { connectSession } from '@plinth/storage';
 import { eventually } from '../support/eventually.js';
+import { waitShardReady } from '../shards/support/shards.js';
 import { skipStreaming, StreamingPair } from './support/streaming-standby.js';
 
 const DB = 'plinth_sb';
@@ -23,6 +24,11 @@ async function metric(base: string, name: string, labels: string): Promise<numbe
 const standbyLists = (base: string) => metric(base, 'plinth_stale_reads_total', 'verb="list",served_by="standby"');
 const standbyGets = (base: string) => metric(base, 'plinth_stale_reads_total', 'verb="get",served_by="standby"');
 const primaryLists = (base: string) => metric(base, 'plinth_stale_reads_total', 'verb="list",served_by="primary"');
+
+/** Asserts a 201, saying what the server answered otherwise. */
+function created(res: { status: number; text: string }): void {
+  assert.equal(res.status, 201, res.text);
+}
 
 function names(body: { items: { metadata: { name: string } }[] }): string[] {
   return body.items.map((i) => i.metadata.name).filter((n) => n !== 'kube-root-ca.crt').sort();
@@ -127,10 +133,11 @@ describe('reads from a streaming standby (PLINTH_READ_REPLICA_URL)', { skip: ski
     await admin.end();
     const b64 = (v: string) => Buffer.from(v).toString('base64');
     const data = { url: b64(pair!.url('primary', `${DB}_east`)), replica: b64(pair!.url('standby', `${DB}_east`)) };
-    await request(base).post('/api/v1/namespaces/default/secrets').send({ metadata: { name: 'shard-east' }, data }).expect(201);
+    created(await request(base).post('/api/v1/namespaces/default/secrets').send({ metadata: { name: 'shard-east' }, data }));
     const shard = { apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Shard', metadata: { name: 'east' }, spec: { secretRef: { name: 'shard-east', namespace: 'default', readReplicaKey: 'replica' } } };
-    await request(base).post('/apis/tenancy.plinth.dev/v1beta1/shards').send(shard).expect(201);
-    await request(base).post('/apis/tenancy.plinth.dev/v1beta1/tenants').send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'on-east' }, spec: { shard: 'east' } }).expect(201);
+    created(await request(base).post('/apis/tenancy.plinth.dev/v1beta1/shards').send(shard));
+    await waitShardReady(base, 'east');
+    created(await request(base).post('/apis/tenancy.plinth.dev/v1beta1/tenants').send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'on-east' }, spec: { shard: 'east' } }));
     const path = '/clusters/on-east/api/v1/namespaces/default/configmaps';
     await eventually(async () => (await request(base).post(path).send({ metadata: { name: 'e1' } })).status === 201, { timeoutMs: 30_000, message: 'a ConfigMap created in the tenant on shard east' });
     // Served by east's standby: the platform database's standby has no rows of this tenant.
