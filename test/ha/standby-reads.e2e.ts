@@ -8,6 +8,7 @@ import { installDefaultCredentials, sharedTestDataDir } from '../support/credent
 import { connectSession } from '@plinth/storage';
 import { eventually } from '../support/eventually.js';
 import { waitShardReady } from '../shards/support/shards.js';
+import { WatchClient } from '../watch/support/watch-client.js';
 import { skipStreaming, StreamingPair } from './support/streaming-standby.js';
 
 const DB = 'plinth_sb';
@@ -49,6 +50,8 @@ describe('reads from a streaming standby (PLINTH_READ_REPLICA_URL)', { skip: ski
       // Long enough for a standby whose replay this test pauses to still serve resourceVersion=0.
       PLINTH_READ_REPLICA_MAX_LAG_MS: '600000',
       PLINTH_DB_POOL_SIZE: '6',
+      // A small window: a watch from an older revision catches up from the change log.
+      PLINTH_WATCH_CACHE_SIZE: '100',
       PLINTH_DATA_DIR: sharedTestDataDir(),
     });
     server = await startServer(config, pino({ level: process.env.PLINTH_TEST_LOG ?? 'silent' }));
@@ -125,6 +128,35 @@ describe('reads from a streaming standby (PLINTH_READ_REPLICA_URL)', { skip: ski
       const res = await request(base).get(`${CMS}?resourceVersion=${newest}&resourceVersionMatch=NotOlderThan`).expect(200);
       return (await standbyLists(base)) === before + 1 && names(res.body).includes('d');
     }, { timeoutMs: 10_000, message: 'a NotOlderThan list served by the standby once it replayed the revision' });
+  });
+
+  it('catches a watch up from the change log on the standby, then from the live feed', async () => {
+    const from = (await request(base).get(CMS).expect(200)).body.metadata.resourceVersion as string;
+    for (let i = 0; i < 130; i++) await request(base).patch(`${CMS}/a`).set('content-type', 'application/merge-patch+json').send({ data: { v: String(i) } }).expect(200);
+    const w0 = await metric(base, 'plinth_stale_reads_total', 'verb="watch",served_by="standby"');
+    // Once the standby has replayed `from` (it is probed every second), the catch-up's first batch is read there.
+    await eventually(async () => {
+      const before = await metric(base, 'plinth_stale_reads_total', 'verb="watch",served_by="standby"');
+      const watch = await WatchClient.watch(base, `${CMS}?watch=1&resourceVersion=${from}`);
+      try {
+        const events = await watch.take(130, 10_000);
+        assert.deepEqual(events.map((e) => (e.object as { data: { v: string } }).data.v), Array.from({ length: 130 }, (_, i) => String(i)), 'every change after the revision, in order, once');
+      } finally {
+        watch.close();
+      }
+      return (await metric(base, 'plinth_stale_reads_total', 'verb="watch",served_by="standby"')) > before;
+    }, { timeoutMs: 20_000, message: 'a watch caught up from the standby' });
+    assert.ok((await metric(base, 'plinth_stale_reads_total', 'verb="watch",served_by="standby"')) > w0);
+    // Live events still arrive after the catch-up.
+    const watch = await WatchClient.watch(base, `${CMS}?watch=1&resourceVersion=${from}`);
+    try {
+      await watch.take(130, 10_000);
+      await request(base).patch(`${CMS}/b`).set('content-type', 'application/merge-patch+json').send({ data: { v: 'live' } }).expect(200);
+      const live = await watch.next(10_000);
+      assert.equal((live.object as { metadata: { name: string } }).metadata.name, 'b');
+    } finally {
+      watch.close();
+    }
   });
 
   it('reads a shard\'s tenants from the standby its Secret names (spec.secretRef.readReplicaKey)', async () => {

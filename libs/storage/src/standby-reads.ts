@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { createDatabase, type Database, dropConnections } from './db.js';
 import { type ObjectKey, type StoredObject, withResourceVersion } from './object-key.js';
 import { ObjectListRepository } from './object-list.repository.js';
+import { ChangeLogRepository } from './change-log.repository.js';
 import { DEFAULT_SHARD, type ShardRouter } from './shard-router.js';
 import { StorageError } from './storage-error.js';
 import { tenantScoped } from './tenant-scope.js';
@@ -182,6 +183,8 @@ export class StandbyReads {
   private readonly replicas = new Map<string, StandbyReplica>();
   /** Lists on the standby of the tenant's shard (newest state: the counter read with the rows). */
   readonly lists: ObjectListRepository;
+  /** Reads the change log on the standby of the tenant's shard (watch catch-up: changesInScope only). */
+  readonly changes: ChangeLogRepository;
 
   constructor(private readonly shardOf: (tenant: string) => string | Promise<string>) {
     const router: ShardRouter = {
@@ -193,6 +196,7 @@ export class StandbyReads {
       owns: () => false,
     };
     this.lists = new ObjectListRepository(router);
+    this.changes = new ChangeLogRepository(router);
   }
 
   private dbOfShard(shard: string): Database {

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import {
+  type ChangeLogRepository,
   type ListChunk,
   type ListCursor,
   type ListQuery,
@@ -9,6 +10,7 @@ import {
   type ObjectListRepository,
   type ReadNeed,
   StandbyBehind,
+  isStorageError,
   type StandbyReads,
   type StandbyReplica,
   type StoredObject,
@@ -22,7 +24,7 @@ type FallbackReason = 'unavailable' | 'behind' | 'error';
 export interface StaleRead {
   need: ReadNeed;
   replica: StandbyReplica | undefined;
-  verb: 'get' | 'list';
+  verb: 'get' | 'list' | 'watch';
 }
 
 /**
@@ -56,6 +58,7 @@ export function getReadNeed(resourceVersion: string | undefined): ReadNeed | und
  */
 export class StandbyReadRouter {
   private readonly served: Counter<'verb' | 'served_by'>;
+  // Watches' catch-up batches count as verb "watch" (one per batch read from the log).
   private readonly fallbacks: Counter<'verb' | 'reason'>;
 
   constructor(
@@ -65,7 +68,7 @@ export class StandbyReadRouter {
   ) {
     this.served = new Counter({
       name: 'plinth_stale_reads_total',
-      help: 'Gets and lists that allow a stale answer (resourceVersion=0 or NotOlderThan), by where they were served: standby or primary.',
+      help: 'Gets and lists that allow a stale answer (resourceVersion=0 or NotOlderThan), and batches of watch catch-up from the change log (verb "watch"), by where they were served: standby or primary.',
       labelNames: ['verb', 'served_by'] as const,
       registers: [registry],
     });
@@ -97,7 +100,7 @@ export class StandbyReadRouter {
   }
 
   /** Where a read of `tenant` needing `need` goes (undefined when it must read the primary: not a stale read). */
-  async route(tenant: string, need: ReadNeed | undefined, verb: 'get' | 'list'): Promise<StaleRead | undefined> {
+  async route(tenant: string, need: ReadNeed | undefined, verb: StaleRead['verb']): Promise<StaleRead | undefined> {
     if (!need) return undefined;
     const replica = this.reads ? await this.reads.choose(tenant, need).catch(() => undefined) : undefined;
     return { need, replica, verb };
@@ -186,6 +189,35 @@ export class StandbyReadRouter {
       this.failed(read, err);
       return undefined;
     }
+  }
+
+  /**
+   * One batch of a watch's catch-up from the change log (changes of the
+   * scope after `after`), read on the standby when it has replayed `after`;
+   * undefined when the primary must read it: no replica serves, the read
+   * failed, or it made no progress (a standby behind the watch cache's
+   * window would otherwise be asked again and again).
+   */
+  async catchUp(...args: Parameters<ChangeLogRepository['changesInScope']>): Promise<Awaited<ReturnType<ChangeLogRepository['changesInScope']>> | undefined> {
+    const [after, , scope] = args;
+    const read = await this.route(scope.tenant, { notOlderThan: after }, 'watch');
+    if (!read?.replica) {
+      this.primaryServed(read);
+      return undefined;
+    }
+    try {
+      const batch = await this.reads!.changes.changesInScope(...args);
+      if (batch.events.length > 0 || batch.scannedTo > after) {
+        this.served.inc({ verb: 'watch', served_by: 'standby' });
+        return batch;
+      }
+      this.primaryServed(read, 'behind');
+    } catch (err) {
+      // Expired there is Expired on the primary too (same history, compaction replicated): the primary says so, no back-off.
+      if (isStorageError(err, 'Expired')) this.primaryServed(read, 'behind');
+      else this.failed(read, err);
+    }
+    return undefined;
   }
 
   /** Closes the read replicas' pools. */
