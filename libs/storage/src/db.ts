@@ -139,6 +139,12 @@ export interface DatabaseOptions {
    * abandoned (statement-deadline.ts). Default 2000 and 1000 ms.
    */
   statementDeadline?: StatementDeadlineOptions;
+  /**
+   * Run on every new connection after the session settings; when it throws,
+   * the connection is ended and the checkout fails (a read replica's check
+   * that its server holds the primary's history, standby-reads.ts).
+   */
+  onConnect?: (client: pg.ClientBase) => Promise<void>;
 }
 
 /** The default {@link DatabaseOptions.statementDeadline}: a frozen server holds a statement for about 3 s at most. */
@@ -180,6 +186,7 @@ export function createDatabase(opts: DatabaseOptions): Kysely<DB> {
     // caller gets the error (Kysely's onCreateConnection would keep the client checked out).
     onConnect: async (client) => {
       await client.query(SYNCHRONOUS_COMMIT_AT_LEAST_LOCAL);
+      await opts.onConnect?.(client);
     },
   });
   const report = (err: Error) => opts.onPoolError?.(err);

@@ -19,7 +19,7 @@ export {
 } from './storage.interface.js';
 export { createPostgresStorage, PostgresStorage, type PostgresStorageOptions } from './postgres-storage.js';
 export { type ObjectKey, objectKeyId, type StoredObject, withResourceVersion } from './object-key.js';
-export { type ChunkSizing, type ListChunk, type ListCursor, type ListQuery, ObjectListRepository } from './object-list.repository.js';
+export { type ChunkSizing, type ListChunk, type ListCursor, type ListQuery, type ListResult, ObjectListRepository } from './object-list.repository.js';
 export { type ChangeEvent, ChangeLogRepository, openChange } from './change-log.repository.js';
 export { type KeyFieldRequirement, type LabelRequirementLike } from './selector-sql.js';
 export { isStorageError, type LimitExceeded, StorageError } from './storage-error.js';
@@ -43,6 +43,7 @@ export { connectSession, hostListConnector, parseHostList, usesHostList } from '
 export { parseRedisUrl, type RedisTarget, SENTINEL_PORT, type SentinelHost } from './redis-url.js';
 export { probeDatabase } from './database-probe.js';
 export { ServerProbe } from './server-probe.js';
+export { CONFIRM_MS, type PrimaryState, type ReadNeed, StandbyBehind, StandbyReads, StandbyReplica, type StandbyReplicaOptions, type StandbyState } from './standby-reads.js';
 export { abandonSession, installStatementDeadline, serverAnswers, type StatementDeadlineOptions } from './statement-deadline.js';
 export { checkSessionPooling, SESSION_STATE_USES, SessionPoolingError } from './session-pooling-check.js';
 export { isDatabaseError, isDatabaseUnavailable } from './database-errors.js';

@@ -51,9 +51,11 @@ export const MOVE_WAIT_MS = 10_000;
 
 /**
  * A SQL expression that is true when every WAL record inserted so far is
- * flushed, so that any commit the same statement could see is durable.
+ * flushed, so that any commit the same statement could see is durable. On
+ * a standby (a read replica, standby-reads.ts) always true: it replays
+ * only WAL its primary flushed, and the WAL functions fail in recovery.
  */
-export const DURABLE = sql<boolean>`pg_current_wal_insert_lsn() <= pg_current_wal_flush_lsn()`;
+export const DURABLE = sql<boolean>`CASE WHEN pg_is_in_recovery() THEN true ELSE pg_current_wal_insert_lsn() <= pg_current_wal_flush_lsn() END`;
 
 /**
  * The durability barrier: returns once every commit made before the call is

@@ -13,6 +13,7 @@ import { ResourceDeleteService } from '../store/resource-delete.service.js';
 import { ResourceStoreService } from '../store/resource-store.service.js';
 import { TenantCache } from '../storage/tenant-cache.js';
 import { WatchService } from '../watch/watch.service.js';
+import { StandbyReadRouter } from '../shards/standby-read-router.js';
 import { handleScaleGet, handleScalePatch, handleScaleUpdate } from '../crd/scale.handler.js';
 import { ApiError } from '@plinth/apimachinery';
 import type { HandlerContext } from '../http/handler-context.js';
@@ -72,6 +73,7 @@ export class ResourceController {
     @Inject(ACCESS_REVIEWS) private readonly reviews: AccessReviewDeps,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(Metrics) private readonly metrics: Metrics,
+    @Inject(StandbyReadRouter) private readonly standby: StandbyReadRouter,
   ) {}
 
   @All('*')
@@ -123,9 +125,9 @@ export class ResourceController {
     switch (info.verb) {
       case 'get':
         if (needsNamespace) throw NOT_FOUND();
-        return handleGet(ctx, this.store, this.lists);
+        return handleGet(ctx, this.store, this.lists, this.standby);
       case 'list':
-        return handleList(ctx, this.lists, parseListOptions(ctx.query), this.metrics);
+        return handleList(ctx, this.lists, parseListOptions(ctx.query), this.metrics, this.standby);
       case 'watch':
         return handleWatch(ctx, this.watch, this.lists, parseListOptions(ctx.query, true));
       case 'create':
@@ -164,7 +166,7 @@ export class ResourceController {
       return handleTokenRequest(ctx, this.store, this.authn, this.config.serviceAccountMaxTokenSeconds);
     }
     const strategy = def.subresourceStrategies?.[sub.name];
-    if (verb === 'get') return handleGet(ctx, this.store, this.lists);
+    if (verb === 'get') return handleGet(ctx, this.store, this.lists, this.standby);
     if (verb === 'update') return handleUpdate(ctx, this.store, strategy);
     if (verb === 'patch') return handlePatch(ctx, this.store, !def.custom, strategy);
     throw ApiError.methodNotAllowed('the server does not allow this method on the requested resource');

@@ -26,6 +26,18 @@ export class EnvironmentVariables {
   @IsOptional() @Matches(/^rediss?(\+sentinel)?:\/\/\S+$/i, { message: 'REDIS_URL must be a redis://, rediss://, redis+sentinel:// or rediss+sentinel:// URL' })
   REDIS_URL?: string;
 
+  /** A streaming standby of DATABASE_URL's primary for reads that allow staleness (docs/storage.md, "Reads from standbys"). */
+  @IsOptional() @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'PLINTH_READ_REPLICA_URL must be a postgres:// or postgresql:// URL' })
+  PLINTH_READ_REPLICA_URL?: string;
+
+  /** How long a read replica may take to connect or answer a statement before the read goes to the primary (ms). */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(50) @Max(60000)
+  PLINTH_READ_REPLICA_TIMEOUT_MS?: number;
+
+  /** How far behind the primary a read replica may be for resourceVersion=0 reads (ms). */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(3600000)
+  PLINTH_READ_REPLICA_MAX_LAG_MS?: number;
+
   @IsOptional() @Matches(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(,[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, {
     message: 'PLINTH_TENANTS must be a comma-separated list of DNS-1123 labels',
   })

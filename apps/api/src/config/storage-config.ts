@@ -11,6 +11,8 @@ export interface StorageConfig {
   databaseUrl?: string;
   /** Set: cluster mode (Redis fan-out, BullMQ); a server or Sentinels and a master name (parseRedisUrl). */
   redisUrl?: string;
+  /** PLINTH_READ_REPLICA_URL: a standby of the platform database for reads that allow staleness, with its timeout and lag bound. */
+  readReplica?: { url: string; timeoutMs: number; maxLagMs: number };
   /** Tenants to create at start-up besides `default`. */
   tenants: string[];
   /** PLINTH_SHARDS: shards registered at start (a Secret and a Shard object each) when missing. */
@@ -44,6 +46,9 @@ export function readStorageConfig(env: EnvironmentVariables): StorageConfig {
     dataDir: env.PLINTH_DATA_DIR ?? './.plinth',
     databaseUrl: env.DATABASE_URL,
     redisUrl: env.REDIS_URL,
+    readReplica: env.PLINTH_READ_REPLICA_URL
+      ? { url: env.PLINTH_READ_REPLICA_URL, timeoutMs: env.PLINTH_READ_REPLICA_TIMEOUT_MS ?? 1000, maxLagMs: env.PLINTH_READ_REPLICA_MAX_LAG_MS ?? 5000 }
+      : undefined,
     tenants: env.PLINTH_TENANTS ? env.PLINTH_TENANTS.split(',') : [],
     shards,
     embeddedPgPort: env.PLINTH_EMBEDDED_PG_PORT ?? 54329,

@@ -10,6 +10,7 @@ import { type ResourceDefinition, servedForms } from '../registry/resource-defin
 import { decodeContinue, encodeContinue } from './continue-token.js';
 import type { HandlerContext } from '../http/handler-context.js';
 import { parseRevision, waitForRevision } from './revision-wait.js';
+import { listReadNeed, type StaleRead, type StandbyReadRouter } from '../shards/standby-read-router.js';
 
 const EXPIRED_CONTINUE =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
@@ -22,11 +23,15 @@ const EXPIRED_CONTINUE =
  * is read whole; an unpaginated list is read in chunks at one revision and
  * streamed (see sendList), so memory stays bounded however large the list.
  */
-export async function handleList(ctx: HandlerContext, lists: Storage, opts: ListOptions, metrics: Pick<Metrics, 'listChunks'>): Promise<void> {
-  const query = await listQuery(ctx, lists, opts);
+export async function handleList(ctx: HandlerContext, lists: Storage, opts: ListOptions, metrics: Pick<Metrics, 'listChunks'>, standby?: StandbyReadRouter): Promise<void> {
+  // Any and NotOlderThan lists may be served by a read replica that has replayed far enough (standby-read-router.ts).
+  const read = await standby?.route(ctx.info.tenant, listReadNeed(opts), 'list');
+  const query = await listQuery(ctx, lists, opts, read);
   const fail = (err: unknown): never => failList(ctx, opts, query.after, err);
   if (opts.limit > 0) {
-    const result = await lists.list(query).catch(fail);
+    const fromStandby = read && (await standby!.list(read, query));
+    if (!fromStandby) standby?.primaryServed(read?.replica ? undefined : read);
+    const result = fromStandby || (await lists.list(query).catch(fail));
     const listMeta: Record<string, unknown> = { resourceVersion: String(result.revision) };
     if (result.next) {
       listMeta.continue = encodeContinue(result.revision, result.next);
@@ -34,7 +39,9 @@ export async function handleList(ctx: HandlerContext, lists: Storage, opts: List
     }
     return sendList(ctx.req, ctx.reply, ctx.def, listMeta, served(ctx.def, oneChunk(bodiesOf(result.items))));
   }
-  const chunks = lists.stream(query);
+  const fromStandby = read && (await standby!.stream(read, query, lists));
+  if (!fromStandby) standby?.primaryServed(read?.replica ? undefined : read);
+  const chunks = fromStandby || lists.stream(query);
   // The first chunk is read before anything is sent: its errors are Status answers, and it fixes the list's revision.
   const first = await chunks.next().catch(fail);
   if (first.done) throw new Error('a list stream yields at least one chunk');
@@ -43,7 +50,7 @@ export async function handleList(ctx: HandlerContext, lists: Storage, opts: List
 }
 
 /** Validates the options and resolves the revision and cursor to list at (waiting for a NotOlderThan revision). */
-async function listQuery(ctx: HandlerContext, lists: Storage, opts: ListOptions): Promise<ListQuery> {
+async function listQuery(ctx: HandlerContext, lists: Storage, opts: ListOptions, read: StaleRead | undefined): Promise<ListQuery> {
   const { scope, selectors: sel } = listScope(ctx, opts.labelSelector, opts.fieldSelector);
   let atRevision: number | undefined;
   let after: ListCursor | undefined;
@@ -58,7 +65,8 @@ async function listQuery(ctx: HandlerContext, lists: Storage, opts: ListOptions)
     const rv = parseRevision(opts.resourceVersion);
     const exact = rv !== undefined && (opts.resourceVersionMatch === 'Exact' || (opts.limit > 0 && opts.resourceVersionMatch === ''));
     if (exact) atRevision = rv;
-    else await waitForRevision(lists, opts.resourceVersion, ctx.info.tenant);
+    // A replica chosen for NotOlderThan has the revision (a fallback to the primary then needs no wait either).
+    else if (!read?.replica) await waitForRevision(lists, opts.resourceVersion, ctx.info.tenant);
   }
   return {
     ...scope,

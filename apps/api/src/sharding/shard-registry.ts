@@ -102,12 +102,14 @@ export class ShardRegistry {
   private async connect(view: ShardSpecView): Promise<void> {
     const url = await this.urlOf(view);
     if (typeof url !== 'string') return this.deps.pool.unavailable(view.name, url.error);
-    await this.deps.pool.connect(view.name, url);
+    // A read replica's key that is missing or empty leaves the shard without one (its reads go to the primary).
+    const replica = view.secret?.readReplicaKey ? await this.urlOf(view, view.secret.readReplicaKey) : undefined;
+    await this.deps.pool.connect(view.name, url, typeof replica === 'string' ? replica : undefined);
   }
 
-  /** The connection URL the shard's Secret holds, or why there is none. */
-  private async urlOf(view: ShardSpecView): Promise<string | { error: string }> {
-    const ref = view.secret;
+  /** The connection URL the shard's Secret holds (under `key`, default its `key`), or why there is none. */
+  private async urlOf(view: ShardSpecView, key = view.secret?.key): Promise<string | { error: string }> {
+    const ref = view.secret && { ...view.secret, key: key! };
     if (!ref) return { error: 'spec.secretRef names no Secret' };
     const secret = await this.deps.objects.get({ tenant: PLATFORM_TENANT, resource: 'secrets', namespace: ref.namespace, name: ref.name }, { internal: true });
     if (!secret) return { error: `Secret ${ref.namespace}/${ref.name} not found` };

@@ -7,7 +7,7 @@ export { SHARD_STORAGE_RESOURCE } from '../kinds/shard/shard-api.js';
 export interface ShardSpecView {
   name: string;
   /** The Secret holding the connection URL; undefined for the default shard (the platform's own database). */
-  secret?: { namespace: string; name: string; key: string };
+  secret?: { namespace: string; name: string; key: string; readReplicaKey?: string };
   unschedulable: boolean;
   /** Stored bytes of its tenants' objects, as its status last reported. */
   bytes: number;
@@ -18,7 +18,8 @@ export function secretRefOf(o: KubeObject): ShardSpecView['secret'] {
   const spec = isPlainObject(o.spec) ? o.spec : {};
   const ref = isPlainObject(spec.secretRef) ? spec.secretRef : undefined;
   if (!ref || typeof ref.name !== 'string' || ref.name === '') return undefined;
-  return { name: ref.name, namespace: typeof ref.namespace === 'string' && ref.namespace ? ref.namespace : 'default', key: typeof ref.key === 'string' && ref.key ? ref.key : 'url' };
+  const readReplicaKey = typeof ref.readReplicaKey === 'string' && ref.readReplicaKey ? ref.readReplicaKey : undefined;
+  return { name: ref.name, namespace: typeof ref.namespace === 'string' && ref.namespace ? ref.namespace : 'default', key: typeof ref.key === 'string' && ref.key ? ref.key : 'url', ...(readReplicaKey ? { readReplicaKey } : {}) };
 }
 
 /** The catalog's view of a Shard object. Pure. */

@@ -46,6 +46,8 @@ interface Entry extends ShardState {
   epoch?: string;
   /** Probes the server on a session of its own. */
   probe?: ServerProbe;
+  /** What the last fence check found. */
+  fenceState?: FenceState;
 }
 
 /** How the pool keeps revisions unique across failovers (see RevisionFence). */
@@ -70,6 +72,10 @@ export interface ShardPoolListener {
    * watches) must restart; watches from a lost revision are 410 Expired.
    */
   historyChanged?(name: string, state: FenceState): void | Promise<void>;
+  /** A probe round of a shard ended: what its primary answered, or undefined when it did not (read replicas follow it). */
+  primaryProbed?(name: string, state: FenceState | undefined): void;
+  /** A shard's read replica URL was set, changed or removed (undefined), its Secret's `readReplicaKey`. */
+  readReplica?(name: string, url: string | undefined): void | Promise<void>;
 }
 
 /**
@@ -105,6 +111,8 @@ export class ShardPool implements ShardRouter {
   }
 
   private seenHook: ((shard: string) => number) | undefined;
+  /** The read replica URL of each shard that has one (not the platform's own: PLINTH_READ_REPLICA_URL). */
+  private readonly readReplicaUrls = new Map<string, string>();
 
   /** Adds to what counts as a revision this replica has shown of a shard (the watch cache's revision). */
   onSeenRevision(hook: (shard: string) => number): void {
@@ -217,7 +225,18 @@ export class ShardPool implements ShardRouter {
    * reached or migrated is kept not ready, with the error (credentials
    * removed), and retried by {@link retry}. Returns its state.
    */
-  async connect(name: string, url: string): Promise<ShardState> {
+  async connect(name: string, url: string, readReplicaUrl?: string): Promise<ShardState> {
+    const state = await this.connectPrimary(name, url);
+    // After the primary: a changed URL removed the shard, and its read replica with it.
+    if (name !== DEFAULT_SHARD && this.entries.has(name) && this.readReplicaUrls.get(name) !== readReplicaUrl) {
+      if (readReplicaUrl === undefined) this.readReplicaUrls.delete(name);
+      else this.readReplicaUrls.set(name, readReplicaUrl);
+      for (const l of this.listeners) await l.readReplica?.(name, readReplicaUrl);
+    }
+    return state;
+  }
+
+  private async connectPrimary(name: string, url: string): Promise<ShardState> {
     if (name === DEFAULT_SHARD) return this.state(name)!;
     const current = this.entries.get(name);
     if (current && current.url === url) {
@@ -250,6 +269,7 @@ export class ShardPool implements ShardRouter {
     if (!e || name === DEFAULT_SHARD) return;
     this.entries.delete(name);
     e.probe?.close();
+    if (this.readReplicaUrls.delete(name)) for (const l of this.listeners) await l.readReplica?.(name, undefined);
     for (const l of this.listeners) await l.removed?.(name);
     if (e.owned) await e.db?.destroy().catch(() => undefined);
     this.rebalance();
@@ -285,6 +305,7 @@ export class ShardPool implements ShardRouter {
       if (e.fence) lostHistory = await this.checkFence(e, e.fence);
     } catch (err) {
       e.failures = (e.failures ?? 0) + 1;
+      for (const l of this.listeners) l.primaryProbed?.(e.name, undefined);
       // A shard that served stays up through one missed round; one that never served is down at once.
       if (!e.ready || e.failures >= DOWN_AFTER) {
         if (e.ready) this.abandonSessions(e);
@@ -294,6 +315,7 @@ export class ShardPool implements ShardRouter {
     }
     e.failures = 0;
     if (this.entries.get(e.name) !== e) return;
+    for (const l of this.listeners) l.primaryProbed?.(e.name, e.fenceState);
     this.setReady(e, true);
     // Told once the shard serves again (what they rebuild reads it).
     if (lostHistory) for (const l of this.listeners) await l.historyChanged?.(e.name, lostHistory);
@@ -315,6 +337,7 @@ export class ShardPool implements ShardRouter {
         timer = setTimeout(() => reject(new Error(`${e.host}: the revision fence check did not answer within ${FENCE_TIMEOUT_MS} ms`)), FENCE_TIMEOUT_MS);
       }),
     ]).finally(() => clearTimeout(timer));
+    e.fenceState = state;
     const safe = survivesPrimaryLoss(state);
     e.durability = {
       survivesPrimaryLoss: safe,

@@ -12,6 +12,8 @@ import { ShardPool } from './shard-pool.js';
 import { registerShardMetrics } from './shard-metrics.js';
 import { Metrics } from '../observability/metrics.js';
 import { TenantDirectory } from './tenant-directory.js';
+import { createStandbyReads } from './read-replicas.js';
+import { StandbyReadRouter } from './standby-read-router.js';
 
 /** The directory's read of one Tenant object, straight from the platform's database (internal: no durability wait). */
 function tenantReader(conn: DatabaseConnection) {
@@ -43,11 +45,21 @@ function tenantReader(conn: DatabaseConnection) {
       },
       inject: [TenantDirectory, DatabaseConnection, APP_CONFIG, LOGGER, Metrics],
     },
+    {
+      // Reads that allow staleness go to a shard's read replica when it can serve them (docs/storage.md).
+      provide: StandbyReadRouter,
+      useFactory: (pool: ShardPool, directory: TenantDirectory, config: AppConfig, logger: Logger, metrics: Metrics) =>
+        new StandbyReadRouter(createStandbyReads(config, pool, directory, logger), metrics.registry, logger),
+      inject: [ShardPool, TenantDirectory, APP_CONFIG, LOGGER, Metrics],
+    },
   ],
-  exports: [TenantDirectory, ShardPool, ShardCatalog],
+  exports: [TenantDirectory, ShardPool, ShardCatalog, StandbyReadRouter],
 })
 export class ShardsModule implements OnModuleInit, OnApplicationShutdown {
-  constructor(@Inject(ShardPool) private readonly pool: ShardPool) {}
+  constructor(
+    @Inject(ShardPool) private readonly pool: ShardPool,
+    @Inject(StandbyReadRouter) private readonly standbyReads: StandbyReadRouter,
+  ) {}
 
   onModuleInit(): void {
     this.pool.start();
@@ -55,5 +67,6 @@ export class ShardsModule implements OnModuleInit, OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await this.pool.stop();
+    await this.standbyReads.close();
   }
 }

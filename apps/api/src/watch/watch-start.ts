@@ -34,6 +34,12 @@ export interface WatchStartDeps {
    * relay never publishes), so the cache window says nothing about them.
    */
   logFrom?: number;
+  /**
+   * Reads a batch of the change log from a read replica that has replayed
+   * the batch's start (StandbyReadRouter.catchUp); undefined when the
+   * primary must (none, behind, failing, or no progress there).
+   */
+  standby?: { catchUp: (...args: Parameters<ChangeLogRepository['changesInScope']>) => Promise<Awaited<ReturnType<ChangeLogRepository['changesInScope']>> | undefined> };
 }
 
 const PAGE = 500;
@@ -85,7 +91,8 @@ async function join(stream: WatchStream, deps: WatchStartDeps, subscribe: () => 
       // Older than the window: the log, read as the index range of this watch's tenant and resource only.
       const f = stream.filter;
       const scope = { tenant: f.tenant, resource: f.resource, namespace: f.namespace, name: f.name };
-      const { events, scannedTo, indexed } = await deps.changes.changesInScope(stream.from, CATCH_UP_BATCH, scope, byLabels ? labels : undefined);
+      const args = [stream.from, CATCH_UP_BATCH, scope, byLabels ? labels : undefined] as const;
+      const { events, scannedTo, indexed } = (await deps.standby?.catchUp(...args)) ?? (await deps.changes.changesInScope(...args));
       if (indexed && events.length >= CATCH_UP_BATCH) byLabels = false;
       for (const c of events) stream.offer(c, false);
       // Nothing else of this scope up to scannedTo: the stream resumes from there (the window, next turn).

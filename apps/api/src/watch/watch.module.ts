@@ -7,6 +7,7 @@ import { DatabaseConnection } from '../database/database.module.js';
 import { LOGGER } from '../observability/observability.module.js';
 import { ShardPool } from '../shards/shard-pool.js';
 import { TenantDirectory } from '../shards/tenant-directory.js';
+import { StandbyReadRouter } from '../shards/standby-read-router.js';
 import { Metrics } from '../observability/metrics.js';
 import type { ObserveChanges } from './observe-changes.js';
 import { HistoryCompactionJob } from './history-compaction.job.js';
@@ -28,20 +29,21 @@ export const OBSERVE_CHANGES = Symbol('OBSERVE_CHANGES');
   providers: [
     {
       provide: WatchService,
-      useFactory: (config: AppConfig, logger: Logger, metrics: Metrics, conn: DatabaseConnection, changes: ChangeLogRepository, lists: Storage, pool: ShardPool, directory: TenantDirectory) => {
+      useFactory: (config: AppConfig, logger: Logger, metrics: Metrics, conn: DatabaseConnection, changes: ChangeLogRepository, lists: Storage, pool: ShardPool, directory: TenantDirectory, standby: StandbyReadRouter) => {
         const service = new WatchService({
           config,
           logger,
           registry: metrics.registry,
           changes,
           lists,
+          standby,
           shards: { platform: { db: conn.db, url: conn.url }, shardOf: (t) => directory.peek(t) ?? DEFAULT_SHARD, placementOf: (t) => directory.placement(t), listen: (l) => pool.listen(l) },
         });
         // What watchers saw counts in the bound a failover's fence raises the revision counter past.
         pool.onSeenRevision((shard) => service.shardPipelines().get(shard)?.cache.revision ?? 0);
         return service;
       },
-      inject: [APP_CONFIG, LOGGER, Metrics, DatabaseConnection, ChangeLogRepository, STORAGE, ShardPool, TenantDirectory],
+      inject: [APP_CONFIG, LOGGER, Metrics, DatabaseConnection, ChangeLogRepository, STORAGE, ShardPool, TenantDirectory, StandbyReadRouter],
     },
     {
       provide: OBSERVE_CHANGES,

@@ -9,7 +9,7 @@ import type { ResourceDefinition } from '../registry/resource-definition.js';
 import { bookmarkBytes, type WatchFormat } from './watch-encoder.js';
 import { effectiveReplicaLimit, WatchLimiter } from './watch-limits.js';
 import { WatchMetrics } from './watch-metrics.js';
-import { type InitialStateQuery, runWatch, type WatchPlan } from './watch-start.js';
+import { type InitialStateQuery, runWatch, type WatchPlan, type WatchStartDeps } from './watch-start.js';
 import { type WatchFilter, WatchStream, type WatchStreamOwner } from './watch-stream.js';
 import { ShardedChangeSource } from './sharded-change-source.js';
 import { watchDeadline } from './watch-deadline.js';
@@ -60,6 +60,8 @@ export interface WatchServiceDeps {
   changes: ChangeLogRepository;
   lists: Storage;
   shards: WatchShards;
+  /** Catch-up batches from a read replica that has replayed them (StandbyReadRouter); the primary otherwise. */
+  standby?: WatchStartDeps['standby'];
 }
 
 const TICK_MS = 250;
@@ -321,7 +323,7 @@ export class WatchService implements WatchStreamOwner {
       stream.live = true;
       cache.subscribe(stream);
     };
-    void runWatch(stream, w.plan, w.query, { lists: this.deps.lists, changes: this.deps.changes, cache, logFrom: w.arrivedRevision }, subscribe, (err) =>
+    void runWatch(stream, w.plan, w.query, { lists: this.deps.lists, changes: this.deps.changes, cache, logFrom: w.arrivedRevision, standby: this.deps.standby }, subscribe, (err) =>
       this.logger.error({ err: (err as Error)?.message ?? String(err) }, 'watch failed'),
     );
   }

@@ -14,6 +14,11 @@ export const shardSecretRefSchema: StructuralSchema = {
     name: { type: 'string', description: 'Name of the Secret.' },
     namespace: { type: 'string', description: 'Namespace of the Secret, in the platform scope.' },
     key: { type: 'string', description: 'Key of the Secret that holds the URL. Defaults to "url".' },
+    readReplicaKey: {
+      type: 'string',
+      description:
+        'Key of the same Secret that holds the URL of a streaming standby of the shard\'s primary (a read replica): gets and lists that allow a stale answer (resourceVersion=0, or NotOlderThan a revision it has replayed) are read there. None when unset.',
+    },
   },
 };
 

@@ -23,6 +23,7 @@ function validateSecretRef(ref: unknown, isDefault: boolean): FieldError[] {
   const errs = [...nameErrors(`${path}.name`, ref.name, isDNS1123Subdomain), ...nameErrors(`${path}.namespace`, ref.namespace, isDNS1123Label)];
   // An absent or empty key is defaulted before validation; a present one must be a key a Secret can have.
   if (ref.key !== undefined && ref.key !== null && ref.key !== '') errs.push(...nameErrors(`${path}.key`, ref.key, isConfigMapKey));
+  if (ref.readReplicaKey !== undefined && ref.readReplicaKey !== null && ref.readReplicaKey !== '') errs.push(...nameErrors(`${path}.readReplicaKey`, ref.readReplicaKey, isConfigMapKey));
   return errs;
 }
 
