@@ -131,7 +131,7 @@ async function runWith(requested: number, databaseUrl: string, postgresPid: numb
     const { result, cpu } = await cpuDuring(pids, () => runLoad(CONCURRENCY, SECONDS * 1000, async (i) => void (await call(agent, base, 'POST', '/api/v1/namespaces/bench/configmaps', body(`cm-${i}`)))));
     const c = percentiles(result.latencies);
     const creates = { opsPerSec: result.opsPerSec, p50: c.p50, p99: c.p99, errors: result.errors, cpu, n: result.latencies.length, load: `${before} → ${load()}` };
-    progress(`PLINTH_WORKERS=${workers}: write→event at ${WATCHERS} watchers, ${WRITES} writes`);
+    if (WATCHERS > 0) progress(`PLINTH_WORKERS=${workers}: write→event at ${WATCHERS} watchers, ${WRITES} writes`);
     return { workers, byDefault, creates, fanOut: WATCHERS > 0 ? await fanOut(base, 'fan', pids) : undefined };
   } finally {
     await agent.close();
