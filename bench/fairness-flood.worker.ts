@@ -19,6 +19,15 @@ export interface FloodOptions {
   hostile: boolean;
   /** Prefix of the names of the ConfigMaps it creates (one per phase, so that no create collides with an earlier one). */
   tag: string;
+  /** Labels on each ConfigMap it creates (BENCH_FLOOD_LABELS; 0: none, plain creates). */
+  labels?: number;
+}
+
+/** `n` distinct labels, as a label-heavy client would send them. */
+export function manyLabels(n: number): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (let i = 0; i < n; i++) labels[`label-${i}`] = `v${i % 100}`;
+  return labels;
 }
 
 /** What the flood got: answers served, refused with 429, anything else (errors included). */
@@ -48,12 +57,13 @@ async function callA(o: FloodOptions, agent: Agent, method: 'GET' | 'POST', path
 export async function flood(o: FloodOptions): Promise<FloodCounts> {
   const agent = new Agent({ connections: o.clients, pipelining: 1, keepAliveTimeout: 30000, connect: { ca: o.ca } });
   const counts: FloodCounts = { ok: 0, refused: 0, other: 0 };
+  const labels = o.labels ? manyLabels(o.labels) : undefined;
   try {
     await Promise.all(
       Array.from({ length: o.clients }, async (_, c) => {
         for (let i = 0; Date.now() < o.until; i++) {
           const create = i % 2 === 0;
-          const s = await callA(o, agent, create ? 'POST' : 'GET', `/clusters/a/api/v1/namespaces/default/configmaps${create ? '' : '/seed'}`, create ? { metadata: { name: `${o.tag}-${c}-${i}` } } : undefined);
+          const s = await callA(o, agent, create ? 'POST' : 'GET', `/clusters/a/api/v1/namespaces/default/configmaps${create ? '' : '/seed'}`, create ? { metadata: { name: `${o.tag}-${c}-${i}`, labels } } : undefined);
           if (s === 429) {
             counts.refused++;
             if (!o.hostile) await new Promise((r) => setTimeout(r, 1000));

@@ -3,12 +3,16 @@ import { loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { Agent, request } from 'undici';
 import pg from 'pg';
-import { flood, type FloodCounts, type FloodOptions } from './fairness-flood.worker.js';
+import { flood, type FloodCounts, type FloodOptions, manyLabels } from './fairness-flood.worker.js';
 import { benchAgent, benchTls, percentiles, progress, runBenchmark, runLoad, startBenchPostgres, startServerProcess, stopServerAndDatabase } from './bench-support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const QUIET_CLIENTS = 4;
-const FLOOD_CLIENTS = 64;
+const FLOOD_CLIENTS = Number(process.env.BENCH_FLOOD_CLIENTS ?? 64);
+/** BENCH_FLOOD_LABELS=10000: A's creates carry that many labels each (label-heavy writes: cheap to send, costly to index). */
+const FLOOD_LABELS = Number(process.env.BENCH_FLOOD_LABELS ?? 0);
+/** BENCH_BIG_LABELS=100000: also times one create of a ConfigMap with that many labels by A, alone and at the start of A's flood. */
+const BIG_LABELS = Number(process.env.BENCH_BIG_LABELS ?? 0);
 /** BENCH_HOSTILE=1: the flooding clients ignore Retry-After and retry at once. */
 const HOSTILE = process.env.BENCH_HOSTILE === '1';
 /** BENCH_FLOOD_IN_PROCESS=1: A's flood runs on the benchmark's main thread beside B's clients (the old, flawed measurement). */
@@ -109,7 +113,7 @@ function quietWorker(base: string, agent: Agent, token: string, tag: string, byV
  * loop, and that client-side delay is counted in B's latency).
  */
 async function startFlood(base: string, token: string, until: number, tag: string): Promise<FloodCounts> {
-  const options: FloodOptions = { base, ca: (await benchTls()).ca, token, clients: FLOOD_CLIENTS, until, hostile: HOSTILE, tag };
+  const options: FloodOptions = { base, ca: (await benchTls()).ca, token, clients: FLOOD_CLIENTS, until, hostile: HOSTILE, tag, labels: FLOOD_LABELS };
   if (IN_PROCESS) return flood(options);
   const worker = new Worker(new URL('./fairness-flood.worker.js', import.meta.url), { workerData: options });
   try {
@@ -172,6 +176,8 @@ interface Phase {
   /** The replica-wide limit and the event loop's mean delay, averaged over each phase (polled from /metrics). */
   loopAlone: LoopSeen;
   loopFlood: LoopSeen;
+  /** One create of BIG_LABELS labels by A: ms alone, and sent as A's flood starts (BENCH_BIG_LABELS only). */
+  big?: { aloneMs: number; floodMs: number };
   /** plinth_create/s with and without usage accounting (measured in one configuration only). */
   accounting?: { withAccounting: number; without: number };
 }
@@ -203,6 +209,17 @@ async function measure(label: string, env: Record<string, string>, pgPort: numbe
       progress(`[${label}] tenant A floods alone for ${SECONDS}s (what the settings cost a lone flooder)`);
       floodAlone = (await startFlood(base, tokenA, Date.now() + SECONDS * 1000, 'fa')).ok / SECONDS;
     }
+    const bigCreate = async (name: string) => {
+      const t0 = performance.now();
+      const status = await callAs(base, alice, tokenA, 'POST', '/clusters/a/api/v1/namespaces/default/configmaps', { metadata: { name, labels: manyLabels(BIG_LABELS) } });
+      if (status !== 201) throw new Error(`the ${BIG_LABELS}-label create got ${status}`);
+      return performance.now() - t0;
+    };
+    let bigAlone: number | undefined;
+    if (BIG_LABELS > 0) {
+      progress(`[${label}] one create of ${BIG_LABELS} labels by A, alone`);
+      bigAlone = await bigCreate('big-alone');
+    }
     progress(`[${label}] tenant B alone: ${QUIET_CLIENTS} clients of creates and gets for ${SECONDS}s`);
     const stopAlone = pollLoop(base, admin);
     const aloneByVerb: ByVerb = { create: [], get: [] };
@@ -211,12 +228,15 @@ async function measure(label: string, env: Record<string, string>, pgPort: numbe
     progress(`[${label}] tenant A floods with ${FLOOD_CLIENTS} clients of creates and gets (${HOSTILE ? 'ignoring' : 'honouring'} Retry-After) while B runs again, ${SECONDS}s`);
     const before = await (await request(`${base}/metrics`, { dispatcher: admin })).body.text();
     const flooding = startFlood(base, tokenA, Date.now() + SECONDS * 1000, 'f');
+    // Sent once the flood has had a second to start.
+    const bigUnderFlood = BIG_LABELS > 0 ? new Promise((r) => setTimeout(r, 1000)).then(() => bigCreate('big-flood')) : undefined;
     const stopFlood = pollLoop(base, admin);
     const floodByVerb: ByVerb = { create: [], get: [] };
     const loud = await runLoad(QUIET_CLIENTS, SECONDS * 1000, quietWorker(base, bob, tokenB, 'l', floodByVerb));
     const loopFlood = await stopFlood();
     const after = await (await request(`${base}/metrics`, { dispatcher: admin })).body.text();
     const { ok: floodOk, refused: flood429, other: floodOther } = await flooding;
+    const bigFlood = await bigUnderFlood;
     const waits = (text: string, le: string) => sample(text, 'plinth_flowcontrol_request_wait_duration_seconds_bucket', `le="${le}",tenant="b"`) || sample(text, 'plinth_flowcontrol_request_wait_duration_seconds_bucket', `tenant="b",le="${le}"`);
     const admitted = waits(after, '+Inf') - waits(before, '+Inf');
     const q = percentiles(quiet.latencies);
@@ -225,6 +245,7 @@ async function measure(label: string, env: Record<string, string>, pgPort: numbe
     const accounting = withAccounting ? await accountingCost(db.url) : undefined;
     return {
       accounting,
+      big: bigAlone !== undefined && bigFlood !== undefined ? { aloneMs: bigAlone, floodMs: bigFlood } : undefined,
       quietAlone: { opsPerSec: quiet.opsPerSec, p50: q.p50, p99: q.p99, errors: quiet.errors },
       quietFlood: { opsPerSec: loud.opsPerSec, p50: l.p50, p99: l.p99, errors: loud.errors },
       verbP99: { aloneCreate: percentiles(aloneByVerb.create).p99, aloneGet: percentiles(aloneByVerb.get).p99, floodCreate: percentiles(floodByVerb.create).p99, floodGet: percentiles(floodByVerb.get).p99 },
@@ -269,7 +290,7 @@ async function main(): Promise<void> {
   // The accounting cost is measured once, in the last configuration's database (tenant B exists there); BENCH_ACCOUNTING=0 skips it.
   for (const [i, [name, env]] of all.entries()) results.push([name, await measure(name, env, pgPort, apiPort, i === all.length - 1 && process.env.BENCH_ACCOUNTING !== '0')]);
   const [load2] = loadavg();
-  console.log(`\nfairness benchmark (one replica, embedded PostgreSQL, default flow-control settings, ${SECONDS}s phases, A's flood ${IN_PROCESS ? 'on the same thread as B (BENCH_FLOOD_IN_PROCESS=1)' : 'in its own worker thread'}; load average ${load1.toFixed(2)} -> ${load2.toFixed(2)})\n`);
+  console.log(`\nfairness benchmark (one replica, embedded PostgreSQL, default flow-control settings, ${SECONDS}s phases, A: ${FLOOD_CLIENTS} clients${FLOOD_LABELS ? ` creating ConfigMaps of ${FLOOD_LABELS} labels` : ''}, A's flood ${IN_PROCESS ? 'on the same thread as B (BENCH_FLOOD_IN_PROCESS=1)' : 'in its own worker thread'}; load average ${load1.toFixed(2)} -> ${load2.toFixed(2)})\n`);
   console.log('config            B alone ops/s p50/p99 ms    B under flood ops/s p50/p99 ms   p99 ratio   A served/s  A 429/s  A other  B waited>0.1s  limit alone/flood  loop delay ms alone/flood  loop busy alone/flood');
   for (const [name, r] of results) {
     const a = r.quietAlone;
@@ -280,6 +301,7 @@ async function main(): Promise<void> {
     const v = r.verbP99;
     console.log(`  B p99 by verb: creates ${v.aloneCreate.toFixed(1)} -> ${v.floodCreate.toFixed(1)} ms, gets ${v.aloneGet.toFixed(1)} -> ${v.floodGet.toFixed(1)} ms (alone -> under the flood)`);
     if (r.floodAlone !== undefined) console.log(`  A alone: ${r.floodAlone.toFixed(0)} served/s`);
+    if (r.big) console.log(`  one create of ${BIG_LABELS} labels by A: ${r.big.aloneMs.toFixed(0)} ms alone, ${r.big.floodMs.toFixed(0)} ms sent 1 s into A's flood`);
     if (a.errors + f.errors > 0) console.log(`  B errors: ${a.errors} alone, ${f.errors} under the flood`);
   }
   console.log('target: B p99 under the flood <= 2x alone; A served at least its fair share (B ops/s under the flood + A served/s split evenly, or all B left)');

@@ -1,26 +1,32 @@
 import { type ChildProcess } from 'node:child_process';
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { Agent, request } from 'undici';
 import { cpuDuring, type CpuSplit, postmasterPid } from './process-cpu.js';
 import { benchAgent, benchDataDir, percentiles, progress, runBenchmark, runLoad, startBenchPostgres, startServerProcess } from './bench-support.js';
 import { WatcherPool } from './watch-pool.js';
+import { workersForThisHost } from '../apps/api/src/config/worker-count.js';
 
 // PLINTH_WORKERS: the same server with 1 and then 2 worker processes on one port, back to back on one durable
 // PostgreSQL: creates/s (32 HTTPS clients, 1 KiB ConfigMaps) and the write→event p99 at 1,000 watchers.
+// BENCH_WORKER_COUNTS takes `default` too (PLINTH_WORKERS unset: the server's own rule for this host, which
+// `taskset -c 0` or `-c 0,1` in front of npm run narrows to 1 or 2 CPUs); BENCH_WATCHERS=0 skips the fan-out.
 
 const CONCURRENCY = 32;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 1000);
 const WRITES = Number(process.env.BENCH_WRITES ?? 200);
-const COUNTS = (process.env.BENCH_WORKER_COUNTS ?? '1,2').split(',').map(Number);
+/** Worker counts to run; 0 stands for `default` (PLINTH_WORKERS unset). */
+const COUNTS = (process.env.BENCH_WORKER_COUNTS ?? '1,2').split(',').map((c) => (c === 'default' ? 0 : Number(c)));
 const VALUE = 'x'.repeat(1024 - 120);
 
 interface Result {
   workers: number;
+  /** The server chose the count itself (PLINTH_WORKERS unset). */
+  byDefault: boolean;
   creates: { opsPerSec: number; p50: number; p99: number; errors: number; cpu: CpuSplit; n: number; load: string };
-  fanOut: { p50: number; p99: number; n: number; missing: number; spreadP99: number; cpu: CpuSplit; load: string };
+  fanOut?: { p50: number; p99: number; n: number; missing: number; spreadP99: number; cpu: CpuSplit; load: string };
 }
 
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
@@ -104,9 +110,14 @@ async function stop(server: ChildProcess): Promise<void> {
   await new Promise((r) => server.once('exit', r));
 }
 
-async function runWith(workers: number, databaseUrl: string, postgresPid: number, port: number): Promise<Result> {
-  progress(`PLINTH_WORKERS=${workers}: starting`);
-  const server = await startServerProcess({ DATABASE_URL: databaseUrl, PLINTH_WORKERS: String(workers), PLINTH_DB_POOL_SIZE: '16', PLINTH_SHUTDOWN_DELAY_SECONDS: '0' }, port);
+async function runWith(requested: number, databaseUrl: string, postgresPid: number, port: number): Promise<Result> {
+  const byDefault = requested === 0;
+  // The server's rule for this host (the CPUs this process may use, a loopback DATABASE_URL).
+  const workers = byDefault ? workersForThisHost(undefined, databaseUrl).workers : requested;
+  progress(`PLINTH_WORKERS=${byDefault ? `(unset: ${workers})` : workers}: starting`);
+  const env: Record<string, string> = { DATABASE_URL: databaseUrl, PLINTH_DB_POOL_SIZE: '16', PLINTH_SHUTDOWN_DELAY_SECONDS: '0' };
+  if (!byDefault) env.PLINTH_WORKERS = String(workers);
+  const server = await startServerProcess(env, port);
   const base = `https://127.0.0.1:${port}`;
   const agent = await benchAgent({ connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 30_000 });
   try {
@@ -120,8 +131,8 @@ async function runWith(workers: number, databaseUrl: string, postgresPid: number
     const { result, cpu } = await cpuDuring(pids, () => runLoad(CONCURRENCY, SECONDS * 1000, async (i) => void (await call(agent, base, 'POST', '/api/v1/namespaces/bench/configmaps', body(`cm-${i}`)))));
     const c = percentiles(result.latencies);
     const creates = { opsPerSec: result.opsPerSec, p50: c.p50, p99: c.p99, errors: result.errors, cpu, n: result.latencies.length, load: `${before} → ${load()}` };
-    progress(`PLINTH_WORKERS=${workers}: write→event at ${WATCHERS} watchers, ${WRITES} writes`);
-    return { workers, creates, fanOut: await fanOut(base, 'fan', pids) };
+    if (WATCHERS > 0) progress(`PLINTH_WORKERS=${workers}: write→event at ${WATCHERS} watchers, ${WRITES} writes`);
+    return { workers, byDefault, creates, fanOut: WATCHERS > 0 ? await fanOut(base, 'fan', pids) : undefined };
   } finally {
     await agent.close();
     await stop(server);
@@ -130,16 +141,17 @@ async function runWith(workers: number, databaseUrl: string, postgresPid: number
 
 function print(results: Result[]): void {
   const per = (cpu: CpuSplit, n: number) => `${(cpu.server / n).toFixed(2)} + ${(cpu.postgres / n).toFixed(2)} + ${(cpu.client / n).toFixed(2)}`;
-  console.log('\nworkers benchmark (this machine: 2 cores shared by the server, PostgreSQL and the load generator; durable PostgreSQL)\n');
+  console.log(`\nworkers benchmark (${availableParallelism()} CPUs for the server, PostgreSQL and the load generator; durable PostgreSQL; "d": PLINTH_WORKERS unset)\n`);
   console.log('workers  creates/s   p50 ms   p99 ms  errors  CPU ms/create server+PG+client   load average (1 5 15 min) before → after');
   for (const r of results) {
     const c = r.creates;
-    console.log(`${String(r.workers).padStart(7)}  ${c.opsPerSec.toFixed(0).padStart(9)}  ${c.p50.toFixed(2).padStart(7)}  ${c.p99.toFixed(2).padStart(7)}  ${String(c.errors).padStart(6)}  ${per(c.cpu, c.n).padEnd(31)} ${c.load}`);
+    console.log(`${`${r.byDefault ? 'd ' : ''}${r.workers}`.padStart(7)}  ${c.opsPerSec.toFixed(0).padStart(9)}  ${c.p50.toFixed(2).padStart(7)}  ${c.p99.toFixed(2).padStart(7)}  ${String(c.errors).padStart(6)}  ${per(c.cpu, c.n).padEnd(31)} ${c.load}`);
   }
   console.log(`\nwrite→event at ${WATCHERS} watchers (send of the create → arrival at each watcher; ${WRITES} sequential writes)\n`);
   console.log('workers   p50 ms   p99 ms   samples  missing  first→last p99 ms  CPU ms/event server+PG+client   load average before → after');
   for (const r of results) {
     const f = r.fanOut;
+    if (!f) continue;
     console.log(`${String(r.workers).padStart(7)}  ${f.p50.toFixed(2).padStart(7)}  ${f.p99.toFixed(2).padStart(7)}  ${String(f.n).padStart(8)}  ${String(f.missing).padStart(7)}  ${f.spreadP99.toFixed(2).padStart(17)}  ${per(f.cpu, WRITES + 10).padEnd(30)} ${f.load}`);
   }
   console.log('\ngoal: write→event p99 <= 20 ms at 1,000 watchers');

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { availableParallelism } from 'node:os';
 import { type AppConfig, ConfigError, loadConfig } from './config/app-config.js';
 import { createLogger } from './observability/logger.js';
 import { runWorkersPrimary } from './workers/workers-primary.js';
@@ -27,6 +28,8 @@ async function main(): Promise<void> {
   config = asWorker(config);
   const logger = config.worker ? createLogger(config.logLevel).child({ worker: config.worker.id }) : createLogger(config.logLevel);
   // A stray rejected promise in a background loop must not end a replica that serves everyone else.
+  // Once per host: the primary, or the process that serves alone.
+  if (cluster.isPrimary) logger.info({ workers: config.workers, reason: config.workersReason, cpus: availableParallelism(), database: config.databaseUrl ? 'DATABASE_URL' : 'embedded' }, 'worker processes');
   process.on('unhandledRejection', (err) => logger.error({ err: err instanceof Error ? err.stack : String(err) }, 'unhandled promise rejection'));
   if (cluster.isPrimary && config.workers > 1) return runWorkersPrimary(config, logger);
   // Only a process that serves loads the application (the primary of several workers never does); a

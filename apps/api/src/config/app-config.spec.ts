@@ -4,8 +4,8 @@ import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from './app-config.js';
 
 describe('configuration', () => {
-  it('runs PLINTH_WORKERS server processes, by default one per CPU Node may use, and never reads the worker role from the environment', () => {
-    assert.equal(loadConfig({}).workers, Math.min(64, availableParallelism()));
+  it('runs PLINTH_WORKERS server processes, by default one per CPU Node may use (less one beside a local PostgreSQL), and never reads the worker role from the environment', () => {
+    assert.equal(loadConfig({ DATABASE_URL: 'postgres://p@db.example/plinth' }).workers, Math.min(64, availableParallelism()));
     assert.equal(loadConfig({ PLINTH_WORKERS: '3' }).workers, 3);
     assert.equal(loadConfig({ PLINTH_WORKERS: '1' }).workers, 1);
     assert.equal(loadConfig({ PLINTH_WORKERS: '3' }).worker, undefined);

@@ -1,6 +1,6 @@
-import { availableParallelism } from 'node:os';
 import { readAdvertiseUrl } from './advertise-url-config.js';
 import type { EnvironmentVariables } from './environment-variables.dto.js';
+import { type WorkersReason, workersForThisHost } from './worker-count.js';
 
 /** The server process's part of AppConfig: where it listens, how many processes serve, how it logs, times out and shuts down. */
 export interface ServerConfig {
@@ -15,8 +15,10 @@ export interface ServerConfig {
   requestTimeoutSeconds: number;
   /** Worker threads that evaluate custom resources' CEL rules (each tenant may use half of them at once). */
   celWorkers: number;
-  /** Server processes on this host sharing the port (PLINTH_WORKERS; default: the CPUs Node may use). 1: no fork. */
+  /** Server processes on this host sharing the port (PLINTH_WORKERS; default: the CPUs Node may use, less one beside a local PostgreSQL). 1: no fork. */
   workers: number;
+  /** Why `workers` is what it is (logged at start-up). */
+  workersReason: WorkersReason;
   /**
    * Set by main.ts in each worker process of PLINTH_WORKERS > 1, never from the environment; undefined in a
    * process that serves alone. `attachEmbeddedPostgres`: the primary runs the embedded PostgreSQL, so connect to
@@ -31,6 +33,7 @@ export interface ServerConfig {
 
 /** The server settings of the validated environment, defaults filled in. Pure; throws ConfigError for a bad PLINTH_ADVERTISE_URL; `worker` is left unset. */
 export function readServerConfig(env: EnvironmentVariables): ServerConfig {
+  const { workers, reason: workersReason } = workersForThisHost(env.PLINTH_WORKERS, env.DATABASE_URL);
   return {
     port: env.PORT ?? 6443,
     host: env.HOST ?? '127.0.0.1',
@@ -39,7 +42,8 @@ export function readServerConfig(env: EnvironmentVariables): ServerConfig {
     shutdownTimeoutSeconds: env.PLINTH_SHUTDOWN_TIMEOUT_SECONDS ?? 60,
     requestTimeoutSeconds: env.PLINTH_REQUEST_TIMEOUT_SECONDS ?? 60,
     celWorkers: env.PLINTH_CEL_WORKERS ?? 2,
-    workers: env.PLINTH_WORKERS ?? Math.min(64, availableParallelism()),
+    workers,
+    workersReason,
     healthPort: env.PLINTH_HEALTH_PORT,
     advertiseUrl: readAdvertiseUrl(env.PLINTH_ADVERTISE_URL),
   };

@@ -39,6 +39,8 @@ export interface FlowObserver {
   changed(tenant: string, inflight: number, queued: number, seats: number): void;
   /** Writes of `tenant` held until its share of validation time refills (ThrottledWrites). */
   held?(tenant: string, held: number): void;
+  /** A request of `tenant` finished: the seats of work its tenant was charged (its actual work, else its width). */
+  charged?(tenant: string, seats: number): void;
 }
 
 /**
@@ -407,7 +409,9 @@ export class FairQueuing {
       f.inflight--;
       f.seats -= seats;
       this.seatsTotal -= seats;
-      if (actualSeats !== undefined && Number.isFinite(actualSeats)) f.vt += Math.max(0, actualSeats) - seats;
+      const actual = actualSeats !== undefined && Number.isFinite(actualSeats) ? Math.max(0, actualSeats) : seats;
+      f.vt += actual - seats;
+      this.observer.charged?.(tenant, actual);
       this.deactivateIfIdle(tenant, f);
       this.dispatch();
       this.observer.changed(tenant, f.inflight, f.queued, f.seats);

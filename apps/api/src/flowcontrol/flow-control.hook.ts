@@ -113,7 +113,7 @@ export function installFlowControl(fastify: FastifyInstance, queuing: FairQueuin
       if (done) return;
       done = true;
       const bytesIn = Buffer.isBuffer(req.body) ? req.body.length : declared;
-      release(estimator.observe(tenant, req.method, bytesIn, bytesOut()));
+      release(estimator.observe(tenant, req.method, bytesIn, bytesOut(), req.written?.labels));
       throttled.answered(tenant, req.method, group, resource, reply.statusCode);
       held?.();
     };

@@ -34,6 +34,7 @@ export function flowMetrics(registry: Registry): FlowObserver {
     buckets: [0, 0.001, 0.005, 0.025, 0.1, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
+  const work = new Counter({ name: 'plinth_flowcontrol_work_seats_total', help: 'Seats of work tenants were charged for finished requests (bytes moved, label index entries written), per tenant: what advanced their virtual time.', labelNames: ['tenant'] as const, registers: [registry] });
   const labelled = new Set<string>();
   const label = (tenant: string) => {
     if (labelled.has(tenant)) return tenant;
@@ -46,6 +47,7 @@ export function flowMetrics(registry: Registry): FlowObserver {
   return {
     admitted: (tenant, seconds) => wait.observe({ tenant: label(tenant) }, seconds),
     rejected: (tenant, reason) => rejected.inc({ tenant: label(tenant), reason }),
+    charged: (tenant, seats) => work.inc({ tenant: label(tenant) }, seats),
     held: (tenant, n) => {
       const t = label(tenant);
       if (t !== '_other') held.set({ tenant: t }, n);

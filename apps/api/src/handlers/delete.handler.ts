@@ -4,6 +4,7 @@ import { DecodeError } from '@plinth/apimachinery';
 import { parseJsonStrict } from '@plinth/apimachinery';
 import { ApiError } from '@plinth/apimachinery';
 import { sendObject, sendPlain, setWarnings } from '../http/response-writer.js';
+import { noteWrittenObjects } from '../http/written-object.js';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { groupVersion, servedForm, servedForms } from '../registry/resource-definition.js';
 import type { DeletePreconditions, ResourceDeleteService } from '../store/resource-delete.service.js';
@@ -60,6 +61,7 @@ export async function handleDelete(ctx: HandlerContext, deleter: ResourceDeleteS
   const { pre, dryRunInBody } = deleteOptions(ctx);
   if (dryRunInBody) wctx.dryRun = true;
   const outcome = await deleter.delete(wctx, ctx.info.name, pre);
+  noteWrittenObjects(ctx.req, [outcome.object], wctx.dryRun);
   setWarnings(ctx.reply, ctx.warnings);
   const code = outcome.deleted ? 200 : 202;
   if (ctx.def.returnDeletedObject || !outcome.deleted) {
@@ -92,6 +94,7 @@ export async function handleDeleteCollection(ctx: HandlerContext, deleter: Resou
       if (!(err instanceof ApiError && err.code === 404)) throw err;
     }
   }
+  noteWrittenObjects(ctx.req, deleted, wctx.dryRun);
   setWarnings(ctx.reply, ctx.warnings);
   sendPlain(ctx.req, ctx.reply, 200, { kind: def.listKind, apiVersion: groupVersion(def), metadata: {}, items: await servedForms(def, deleted, true) });
 }

@@ -7,6 +7,7 @@ import { inServedOrder } from '@plinth/apimachinery';
 import { presentObject, type ResourceDefinition } from '../registry/resource-definition.js';
 import { type IncludeObject, toPartialObjectMetadata, toTable } from '../table/table-convertor.js';
 import { negotiate, type ResponseFormat } from './negotiation.js';
+import { noteWrittenObject } from './written-object.js';
 
 const GZIP_THRESHOLD = 128 * 1024;
 
@@ -76,6 +77,7 @@ export function includeObjectOf(req: FastifyRequest): IncludeObject {
 
 /** Sends one object, as the object, a Table, or PartialObjectMetadata per Accept. */
 export function sendObject(req: FastifyRequest, reply: FastifyReply, def: ResourceDefinition, code: number, obj: KubeObject): void {
+  noteWrittenObject(req, obj);
   const format = negotiate(req.headers.accept as string | undefined);
   obj = inServedOrder(presentObject(def, obj), def.schema) as KubeObject;
   let body: unknown = obj;
