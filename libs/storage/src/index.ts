@@ -83,6 +83,7 @@ export {
   type ResourceTransformers,
   type TransformationEvent,
 } from './value/stored-body.js';
+export { CorruptObjectError, corruptObjectReporting, MAX_REPORTED_CORRUPT_OBJECTS, setCorruptObjectReporting, UnreadableObjectsError } from './value/corrupt-object.js';
 export { decodeEncryptedObject, DEK_SOURCE_HKDF_SHA256_XNONCE_AES_GCM_SEED, encodeEncryptedObject } from './value/encrypted-object.js';
 export { defaultKeyStoreUrl, type TenantDataKey, TenantKeyStore } from './value/tenant-key-store.repository.js';
 export { EncryptionRotationRepository, type RotationBatch, type RotationState } from './encryption-rotation.repository.js';

@@ -7,6 +7,7 @@ import { BY_NAME_THRESHOLD, PastStateReader } from './past-state-reader.js';
 import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
 import type { KeyFieldRequirement, LabelRequirementLike } from './selector-sql.js';
 import { openBody, prepareBodies } from './value/stored-body.js';
+import { CorruptObjectError, corruptObjectReporting, MAX_REPORTED_CORRUPT_OBJECTS, UnreadableObjectsError } from './value/corrupt-object.js';
 
 export { REMAINING_COUNT_CAP } from './list-sql.js';
 export { BY_NAME_THRESHOLD } from './past-state-reader.js';
@@ -90,7 +91,16 @@ export interface ListChunk {
  */
 function toItem(q: ListQuery, row: StateRow): StoredObject | undefined {
   const key = { tenant: q.tenant, resource: q.resource, namespace: row.namespace, name: row.name };
-  const body = withResourceVersion(openBody(key, row.body, { inList: true, cached: true }), row.revision);
+  let opened: Record<string, unknown>;
+  try {
+    opened = openBody(key, row.body, { inList: true, cached: true });
+  } catch (err) {
+    const met = unreadable.get(q);
+    if (!met || !(err instanceof CorruptObjectError)) throw err;
+    met.push(err);
+    return undefined;
+  }
+  const body = withResourceVersion(opened, row.revision);
   if (q.filter && !q.filter(body)) return undefined;
   return { key, revision: row.revision, body };
 }
@@ -107,6 +117,9 @@ function toItems(q: ListQuery, rows: StateRow[]): StoredObject[] {
 }
 
 const CHUNK = 500;
+
+/** The unreadable objects a list met, per query, while corrupt-object reporting is on (see ObjectListRepository.list). */
+const unreadable = new WeakMap<ListQuery, CorruptObjectError[]>();
 
 
 
@@ -142,8 +155,26 @@ export class ObjectListRepository {
     return row.value;
   }
 
-  /** Throws StorageError Expired when `atRevision` is compacted, TooLargeResourceVersion when in the future. */
+  /**
+   * Throws StorageError Expired when `atRevision` is compacted, TooLargeResourceVersion when in the future.
+   * An unreadable object fails the list (StorageError Internal naming its key); while corrupt-object
+   * reporting is on (AllowUnsafeMalformedObjectDeletion), the page is read to its end and
+   * UnreadableObjectsError names every unreadable object met.
+   */
   async list(q: ListQuery): Promise<ListResult> {
+    if (!corruptObjectReporting()) return this.listPage(q);
+    const met: CorruptObjectError[] = [];
+    unreadable.set(q, met);
+    try {
+      const page = await this.listPage(q);
+      if (met.length > 0) throw new UnreadableObjectsError(q.resource, met.slice(0, MAX_REPORTED_CORRUPT_OBJECTS));
+      return page;
+    } finally {
+      unreadable.delete(q);
+    }
+  }
+
+  private async listPage(q: ListQuery): Promise<ListResult> {
     const limit = q.limit && q.limit > 0 ? q.limit : undefined;
     const items: StoredObject[] = [];
     let after = q.after;

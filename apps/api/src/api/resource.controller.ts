@@ -19,6 +19,7 @@ import { ApiError } from '@plinth/apimachinery';
 import type { HandlerContext } from '../http/handler-context.js';
 import { handleCreate } from '../handlers/create.handler.js';
 import { handleDelete, handleDeleteCollection } from '../handlers/delete.handler.js';
+import type { UnsafeDeleteDeps } from '../handlers/unsafe-delete.js';
 import { handleGet } from '../handlers/get.handler.js';
 import { handleList } from '../handlers/list.handler.js';
 import { handlePatch } from '../handlers/patch.handler.js';
@@ -114,6 +115,11 @@ export class ResourceController {
     else await this.dispatch(ctx, info, def);
   }
 
+  /** What a DELETE with ignoreStoreReadErrorWithClusterBreakingPotential needs (KEP-3926). */
+  private unsafeDelete(): UnsafeDeleteDeps {
+    return { enabled: this.config.featureGates.enabled('AllowUnsafeMalformedObjectDeletion'), authorizer: this.reviews.authorizer };
+  }
+
   /** 405 for another method on a discovery or OpenAPI path, 404 for any other path that names no resource. */
   private nonResource(req: FastifyRequest, info: RequestInfo): ApiError {
     const known = /^\/(version|apis?|openapi\/v[23])(\/|$)/.test(info.path);
@@ -144,9 +150,9 @@ export class ResourceController {
         return handlePatch(ctx, this.store, !def.custom);
       case 'delete':
         if (needsNamespace) throw NOT_FOUND();
-        return handleDelete(ctx, this.deleter);
+        return handleDelete(ctx, this.deleter, this.unsafeDelete());
       case 'deletecollection':
-        return handleDeleteCollection(ctx, this.deleter, this.lists);
+        return handleDeleteCollection(ctx, this.deleter, this.lists, this.unsafeDelete());
       default:
         throw ApiError.methodNotAllowed(`the server does not allow this method on the requested resource`);
     }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { configurePlaintextCache, defaultKeyStoreUrl, forgetTenantPlaintexts, installResourceTransformers, TenantKeyStore } from '@plinth/storage';
+import { configurePlaintextCache, defaultKeyStoreUrl, forgetTenantPlaintexts, installResourceTransformers, setCorruptObjectReporting, TenantKeyStore } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { DatabaseConnection } from '../database/database.module.js';
@@ -118,14 +118,18 @@ export class TenantDataKeys {
 })
 export class EncryptionModule implements OnApplicationShutdown {
   private readonly uninstall: () => void;
+  private readonly unreport: () => void;
 
-  constructor(@Inject(ENCRYPTION) private readonly encryption: DynamicEncryption | null) {
+  constructor(@Inject(ENCRYPTION) private readonly encryption: DynamicEncryption | null, @Inject(APP_CONFIG) config: AppConfig) {
     this.uninstall = installResourceTransformers(encryption ?? undefined);
+    // KEP-3926: gets and lists report unreadable objects as corrupt objects (upstream's AllowUnsafeMalformedObjectDeletion).
+    this.unreport = setCorruptObjectReporting(config.featureGates.enabled('AllowUnsafeMalformedObjectDeletion'));
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.encryption?.stop();
     this.uninstall();
+    this.unreport();
     await this.encryption?.kmsRegistry?.close();
   }
 }

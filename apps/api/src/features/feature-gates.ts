@@ -19,6 +19,7 @@ export interface FeatureSpec {
  * since 1.33, StorageVersionMigrator beta since 1.35, all off by default).
  */
 export const KNOWN_FEATURES: readonly FeatureSpec[] = [
+  { name: 'AllowUnsafeMalformedObjectDeletion', stage: 'ALPHA', default: false },
   { name: 'MutatingAdmissionPolicy', stage: 'BETA', default: false },
   { name: 'CoordinatedLeaderElection', stage: 'BETA', default: false },
   { name: 'StorageVersionMigrator', stage: 'BETA', default: false },

@@ -10,6 +10,7 @@ import { groupVersion, servedForm, servedForms } from '../registry/resource-defi
 import type { DeletePreconditions, ResourceDeleteService } from '../store/resource-delete.service.js';
 import type { HandlerContext } from '../http/handler-context.js';
 import { writeContext } from './write-handler-support.js';
+import { authorizeUnsafeDelete, type UnsafeDeleteDeps, unsafeDeleteRequested } from './unsafe-delete.js';
 
 const POLICIES = ['Foreground', 'Background', 'Orphan'] as const;
 
@@ -26,9 +27,9 @@ function propagationOf(ctx: HandlerContext, body: Record<string, unknown>): Dele
 }
 
 /** DeleteOptions from the body (and dryRun from the query or body). Throws 400 for a bad body. */
-function deleteOptions(ctx: HandlerContext): { pre: DeletePreconditions; dryRunInBody: boolean } {
+function deleteOptions(ctx: HandlerContext, unsafe?: UnsafeDeleteDeps, collection = false): { pre: DeletePreconditions; dryRunInBody: boolean; unsafe: boolean } {
   const text = ctx.body?.toString('utf8').trim() ?? '';
-  if (!text) return { pre: { propagation: propagationOf(ctx, {}) }, dryRunInBody: false };
+  if (!text) return { pre: { propagation: propagationOf(ctx, {}) }, dryRunInBody: false, unsafe: unsafeDeleteRequested(ctx, {}, collection, unsafe) };
   let body: unknown;
   try {
     body = parseJsonStrict(text).value;
@@ -49,18 +50,20 @@ function deleteOptions(ctx: HandlerContext): { pre: DeletePreconditions; dryRunI
       throw ApiError.badRequest(`Invalid dryRun: Unsupported value: ${JSON.stringify(dry)}: supported values: "All"`);
     }
   }
-  return { pre, dryRunInBody: Array.isArray(dry) && dry.length > 0 };
+  return { pre, dryRunInBody: Array.isArray(dry) && dry.length > 0, unsafe: unsafeDeleteRequested(ctx, body, collection, unsafe) };
 }
 
 /**
  * DELETE of one object: 200 with the object (or a Success Status, per
  * kind, as upstream), 202 with the object while finalizers keep it.
  */
-export async function handleDelete(ctx: HandlerContext, deleter: ResourceDeleteService): Promise<void> {
+export async function handleDelete(ctx: HandlerContext, deleter: ResourceDeleteService, unsafeDeps?: UnsafeDeleteDeps): Promise<void> {
   const { wctx } = writeContext(ctx, 'DeleteOptions');
-  const { pre, dryRunInBody } = deleteOptions(ctx);
+  const { pre, dryRunInBody, unsafe } = deleteOptions(ctx, unsafeDeps);
   if (dryRunInBody) wctx.dryRun = true;
-  const outcome = await deleter.delete(wctx, ctx.info.name, pre);
+  // KEP-3926: the verb is checked before anything is read, as upstream's admission check does.
+  if (unsafe) await authorizeUnsafeDelete(ctx, unsafeDeps!);
+  const outcome = unsafe ? await deleter.deleteIgnoringReadErrors(wctx, ctx.info.name) : await deleter.delete(wctx, ctx.info.name, pre);
   noteWrittenObjects(ctx.req, [outcome.object], wctx.dryRun);
   setWarnings(ctx.reply, ctx.warnings);
   const code = outcome.deleted ? 200 : 202;
@@ -78,11 +81,11 @@ export async function handleDelete(ctx: HandlerContext, deleter: ResourceDeleteS
 }
 
 /** DELETE of a collection: deletes every match, answers with the list of deleted objects. */
-export async function handleDeleteCollection(ctx: HandlerContext, deleter: ResourceDeleteService, lists: Storage): Promise<void> {
+export async function handleDeleteCollection(ctx: HandlerContext, deleter: ResourceDeleteService, lists: Storage, unsafeDeps?: UnsafeDeleteDeps): Promise<void> {
   const { def } = ctx;
   if (!def.verbs.includes('deletecollection')) throw ApiError.methodNotAllowed('the server does not allow this method on the requested resource');
   const { wctx } = writeContext(ctx, 'DeleteOptions');
-  const { pre, dryRunInBody } = deleteOptions(ctx);
+  const { pre, dryRunInBody } = deleteOptions(ctx, unsafeDeps, true);
   if (dryRunInBody) wctx.dryRun = true;
   const page = await lists.list(listScope(ctx, ctx.query.labelSelector ?? '', ctx.query.fieldSelector ?? '').scope);
   const deleted: KubeObject[] = [];

@@ -1,4 +1,4 @@
-import { isStorageError, type ObjectStoreRepository, type Storage } from '@plinth/storage';
+import { CorruptObjectError, isStorageError, type ObjectStoreRepository, type Storage } from '@plinth/storage';
 import { ApiError, rfc3339Now } from '@plinth/apimachinery';
 import type { KubeObject } from '@plinth/apimachinery';
 import { fromStorageForm, type ResourceDefinition } from '../registry/resource-definition.js';
@@ -107,6 +107,33 @@ export class ResourceDeleteService {
       }
     }
     throw ApiError.staleConflict(target);
+  }
+
+  /**
+   * KEP-3926's unsafe delete (ignoreStoreReadErrorWithClusterBreakingPotential):
+   * an object whose stored value cannot be read is removed as it is, without
+   * admission, preconditions or finalizers, and its removal is recorded as
+   * any delete's (watchers see it). A readable object takes the normal
+   * path, as upstream tries the normal delete first.
+   */
+  async deleteIgnoringReadErrors(ctx: WriteContext, name: string): Promise<DeleteOutcome> {
+    const { def } = ctx;
+    const key = ResourceStoreService.key(ctx.tenant, def, ctx.namespace, name);
+    try {
+      await this.objects.get(key);
+      return await this.delete(ctx, name);
+    } catch (err) {
+      if (!(err instanceof CorruptObjectError)) throw err;
+    }
+    try {
+      const gone = await this.objects.delete(key, null);
+      await this.store.synced(def, key, gone.revision);
+      await this.afterContentDeleted(ctx);
+      return { object: { apiVersion: '', kind: def.kind, ...gone.body, metadata: { name, ...(def.namespaced ? { namespace: ctx.namespace } : {}), ...(gone.body.metadata as object) } } as KubeObject, deleted: true };
+    } catch (err) {
+      if (isStorageError(err, 'NotFound')) throw ApiError.notFound({ group: def.group, kind: def.resource, name });
+      return mapStorageError(err, def, name);
+    }
   }
 
   private async markDeleting(ctx: WriteContext, name: string, old: KubeObject): Promise<DeleteOutcome> {

@@ -1,4 +1,4 @@
-import { isStorageError, type LimitExceeded } from '@plinth/storage';
+import { isStorageError, type LimitExceeded, UnreadableObjectsError } from '@plinth/storage';
 import { ApiError } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 
@@ -34,6 +34,7 @@ export function mapStorageError(err: unknown, def: ResourceDefinition, name: str
     case 'Unavailable':
       throw ApiError.unavailable(err.message);
     case 'Internal':
+      if (err instanceof UnreadableObjectsError) throw unreadableObjectsError(err);
       // A stored value that cannot be decrypted: upstream's storage InternalError, for this object only.
       throw ApiError.internal(err.message);
     default:
@@ -59,4 +60,16 @@ export function tenantLimitName(usageKey: string, measure: LimitExceeded['measur
 export function tenantLimitMessage(l: LimitExceeded): string {
   const n = tenantLimitName(l.usageKey, l.measure);
   return `exceeded tenant limit: ${l.tenant}, requested: ${n}=${l.requested}, used: ${n}=${l.used}, limited: ${n}=${l.limit}`;
+}
+
+/**
+ * Upstream's StorageReadError of a list that met unreadable objects (with
+ * AllowUnsafeMalformedObjectDeletion on): 500, one cause per object, its key
+ * as the field and the transformer's message.
+ */
+export function unreadableObjectsError(err: UnreadableObjectsError): ApiError {
+  return new ApiError(500, 'StorageReadError', err.message, {
+    kind: err.resource,
+    causes: err.objects.map((o) => ({ reason: 'UnexpectedServerResponse', field: o.registryKey, message: o.detail })),
+  });
 }

@@ -1,5 +1,6 @@
 import type { ObjectKey } from '../object-key.js';
 import { StorageError } from '../storage-error.js';
+import { corruptObjectError } from './corrupt-object.js';
 import { IDENTITY } from './identity-transformer.js';
 import { DEFAULT_PLAINTEXT_CACHE_BYTES, PlaintextCache, type PlaintextCacheStats } from './plaintext-cache.js';
 import { DataKeyNeeded, errorMessage, PrefixTransformers, type ValueTransformer } from './value-transformer.js';
@@ -249,7 +250,7 @@ function decrypt(key: ObjectKey, sealed: string, t: ValueTransformer, opts: Open
 
 function failure(key: ObjectKey, prefix: string, message: string, inList: boolean): StorageError {
   installed?.observe?.({ key, type: 'from_storage', prefix, error: message });
-  return new StorageError('Internal', inList ? `unable to transform key "${registryKey(key)}": ${message}` : message);
+  return corruptObjectError(registryKey(key), message, inList);
 }
 
 /**
