@@ -1,11 +1,9 @@
 import { All, Controller, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { handleSelfSubjectReview, handleTokenRequest, handleTokenReview } from '../authn/authentication.handlers.js';
-import { type AccessReviewDeps, handleAccessReview, isAccessReview } from '../authz/reviews/access-review.handler.js';
-import { ACCESS_REVIEWS } from '../authz/authz.module.js';
+import { ACCESS_REVIEWS, type AccessReviewDeps, handleAccessReview, isAccessReview } from '../authz/reviews/access-review.handler.js';
 import { AuthenticationService } from '../authn/authentication.service.js';
-import type { AppConfig } from '../config/app-config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Metrics } from '../observability/metrics.js';
 import { ObjectListRepository } from '@plinth/storage';
 import { ResourceRegistry } from '../registry/resource-registry.js';

@@ -1,0 +1,34 @@
+import { authorizationResources } from '../authz/reviews/authorization-resources.js';
+import { customResourceDefinitionResource } from '../crd/crd-resource.js';
+import { admissionPolicyResources } from '../kinds/admissionregistration/admission-policy.resources.js';
+import { rbacResources } from '../kinds/rbac/rbac.resources.js';
+import { admissionRegistrationResources } from '../kinds/admissionregistration/webhook-configuration.resources.js';
+import { authenticationResources } from '../kinds/authentication/authentication.resources.js';
+import type { ResourceDefinition } from '../registry/resource-definition.js';
+import { configMapResource } from '../kinds/configmap/configmap.resource.js';
+import { namespaceResource } from '../kinds/namespace/namespace.resource.js';
+import { secretResource } from '../kinds/secret/secret.resource.js';
+import { eventResource, eventsV1Resource } from '../kinds/event/event.resource.js';
+import { leaseResource } from '../kinds/lease/lease.resource.js';
+import { featureGateResource } from '../kinds/feature-gate/feature-gate.resource.js';
+import { resourceQuotaResource } from '../quota/resource-quota.resource.js';
+import { csrResource } from '../kinds/certificates/csr.resource.js';
+
+/** The built-in kinds every tenant has. */
+export const builtinResources: ResourceDefinition[] = [
+  namespaceResource,
+  configMapResource,
+  secretResource,
+  resourceQuotaResource,
+  eventResource,
+  eventsV1Resource,
+  leaseResource,
+  ...admissionRegistrationResources,
+  ...admissionPolicyResources,
+  customResourceDefinitionResource,
+  ...authenticationResources,
+  ...rbacResources,
+  ...authorizationResources,
+  featureGateResource,
+  csrResource,
+];

@@ -1,0 +1,59 @@
+import { Module } from '@nestjs/common';
+import { AdmissionChain } from '@plinth/admission';
+import { ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
+import { AdmissionChainModule } from './admission-chain.module.js';
+import { CelRuleWorkers } from '../cel-workers/cel-rule-workers.service.js';
+import { CelWorkersModule } from './cel-workers.module.js';
+import { ResourceRegistry } from '../registry/resource-registry.js';
+import { WatchService } from '../watch/watch.service.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { TenantFeatureGates } from '../kinds/feature-gate/tenant-feature-gates.js';
+import { STRATEGY_ENVIRONMENT, type StrategyEnvironment } from '../registry/strategy-context.js';
+
+import { ResourceDeleteService } from '../store/resource-delete.service.js';
+import { type CommitBarrier, ResourceStoreService } from '../store/resource-store.service.js';
+import { StoreHooks } from '../store/store-hooks.js';
+import { TenantValidationBudget } from '../admission/validation-budget.js';
+
+/**
+ * Read-your-writes for kinds every replica caches: a write is answered once
+ * this replica's change stream has applied it, and once the kind's settled
+ * hook (a CRD's names accepted or refused) resolves.
+ */
+function commitBarrier(watch: WatchService, hooks: StoreHooks): CommitBarrier {
+  return async (def, key, revision) => {
+    await watch.waitApplied(key.tenant, revision);
+    await hooks.settledHook(def.storageResource)?.(key);
+  };
+}
+
+/**
+ * The generic store (create, update, patch through the admission chain and
+ * the kinds' strategies) and deletion (finalizers, namespace cascade), with
+ * the per-kind hooks other modules register ({@link StoreHooks}).
+ */
+@Module({
+  imports: [AdmissionChainModule, CelWorkersModule],
+  providers: [
+    StoreHooks,
+    {
+      provide: STRATEGY_ENVIRONMENT,
+      useFactory: (registry: ResourceRegistry, config: AppConfig, tenantFeatures: TenantFeatureGates, celRules: CelRuleWorkers): StrategyEnvironment => ({ kinds: registry, features: config.featureGates, tenantFeatures, celRules }),
+      inject: [ResourceRegistry, APP_CONFIG, TenantFeatureGates, CelRuleWorkers],
+    },
+    {
+      provide: ResourceStoreService,
+      useFactory: (objects: ObjectStoreRepository, admission: AdmissionChain, hooks: StoreHooks, watch: WatchService, validationBudget: TenantValidationBudget, strategyEnvironment: StrategyEnvironment) =>
+        new ResourceStoreService(objects, admission, hooks, { barrier: commitBarrier(watch, hooks), validationBudget, strategyEnvironment }),
+      inject: [ObjectStoreRepository, AdmissionChain, StoreHooks, WatchService, TenantValidationBudget, STRATEGY_ENVIRONMENT],
+    },
+    {
+      provide: ResourceDeleteService,
+      useFactory: (objects: ObjectStoreRepository, lists: ObjectListRepository, store: ResourceStoreService, registry: ResourceRegistry, hooks: StoreHooks) =>
+        new ResourceDeleteService(objects, lists, store, registry, hooks),
+      inject: [ObjectStoreRepository, ObjectListRepository, ResourceStoreService, ResourceRegistry, StoreHooks],
+    },
+  ],
+  exports: [StoreHooks, ResourceStoreService, ResourceDeleteService],
+})
+export class StoreModule {}
