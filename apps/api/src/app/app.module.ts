@@ -32,7 +32,7 @@ import { RbacModule } from './rbac.module.js';
 import { ShardingModule } from './sharding.module.js';
 import { ShardsModule } from './shards.module.js';
 import { StorageModule } from './storage.module.js';
-import { StoreModule } from './store.module.js';
+import { ResourceStoreModule } from './resource-store.module.js';
 import { TenancyModule } from './tenancy.module.js';
 import { WatchModule } from './watch.module.js';
 
@@ -67,7 +67,7 @@ export class AppModule implements BeforeApplicationShutdown {
         AuthnModule,
         AuthzModule,
         AdmissionChainModule,
-        StoreModule,
+        ResourceStoreModule,
         RbacModule,
         CrdModule,
         TenancyModule,

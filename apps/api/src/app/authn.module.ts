@@ -11,7 +11,7 @@ import { AuthenticationService } from '../authn/authentication.service.js';
 import { loadJwtAuthenticators } from '../authn/jwt-issuers.factory.js';
 import { ServiceAccountIssuerController } from '../authn/service-account-issuer.controller.js';
 import { ServiceAccountTokens } from '../authn/service-account-tokens.js';
-import { TenantCache } from '../storage/tenant-cache.js';
+import { TenantCache } from '../kinds/tenant/tenant-cache.js';
 
 /**
  * Authentication: client certificates, ServiceAccount tokens (issued and

@@ -1,6 +1,6 @@
 import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { ObjectListRepository } from '@plinth/storage';
-import { TenantCache } from '../storage/tenant-cache.js';
+import { TenantCache } from '../kinds/tenant/tenant-cache.js';
 import { WatchService } from '../watch/watch.service.js';
 import { RbacAuthorizer } from '../authz/rbac-authorizer.js';
 import { RbacEscalationModule } from '../authz/rbac-escalation.admission.js';

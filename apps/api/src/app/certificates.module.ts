@@ -5,12 +5,12 @@ import { SERVING_PKI, type ServingPki } from '../pki/pki-store.js';
 import { ControllerManager } from '../controllers/controller-manager.js';
 import { LOGGER } from '../observability/logger.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
-import { ResourceStoreService } from '../store/resource-store.service.js';
-import { StoreHooks } from '../store/store-hooks.js';
-import { StoreModule } from './store.module.js';
+import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import { StoreHooks } from '../resource-store/store-hooks.js';
+import { ResourceStoreModule } from './resource-store.module.js';
 import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.js';
 import { RootCaPublisher } from '../certificates/root-ca-publisher.js';
-import { ResourceDeleteService } from '../store/resource-delete.service.js';
+import { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
 import { CsrCleaner } from '../certificates/csr-cleaner.js';
 import { KubeApiserverClientSigner } from '../certificates/kube-apiserver-client-signer.js';
 import { rootCaBundle } from '../certificates/root-ca-bundle.js';
@@ -23,7 +23,7 @@ import { rootCaBundle } from '../certificates/root-ca-bundle.js';
  * and the cleaner of old requests.
  */
 @Module({
-  imports: [StoreModule],
+  imports: [ResourceStoreModule],
   providers: [
     {
       provide: RootCaPublisher,

@@ -4,10 +4,10 @@ import { ObjectListRepository, ObjectStoreRepository, TenantRepository } from '@
 import { ControllerManager } from '../controllers/controller-manager.js';
 import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.js';
 import { LOGGER } from '../observability/logger.js';
-import { ResourceDeleteService } from '../store/resource-delete.service.js';
-import { ResourceStoreService } from '../store/resource-store.service.js';
-import { StoreHooks } from '../store/store-hooks.js';
-import { StoreModule } from './store.module.js';
+import { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
+import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import { StoreHooks } from '../resource-store/store-hooks.js';
+import { ResourceStoreModule } from './resource-store.module.js';
 import { CrdController } from '../crd/crd-controller.service.js';
 import { CrdRegistry } from '../crd/crd-registry.service.js';
 import { CRD_STORAGE_RESOURCE } from '../crd/crd-resource.js';
@@ -25,7 +25,7 @@ import { JOB_QUEUE, type JobQueue } from '../jobs/job-queue.js';
  * the storage version migration of CRDs whose storage version changed.
  */
 @Module({
-  imports: [StoreModule],
+  imports: [ResourceStoreModule],
   providers: [
     {
       provide: PolicyStatusRefresher,

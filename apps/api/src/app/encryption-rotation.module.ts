@@ -8,10 +8,10 @@ import { platformShardResource } from '../kinds/shard/shard.resource.js';
 import { PLATFORM_TENANT } from '../kinds/tenant/tenant-api.js';
 import { Metrics } from '../observability/metrics.js';
 import { LOGGER } from '../observability/logger.js';
-import { ShardPool } from '../shards/shard-pool.js';
-import { ResourceStoreService } from '../store/resource-store.service.js';
-import { StoreModule } from './store.module.js';
-import { systemWriteContext } from '../store/write-context.js';
+import { ShardPool } from '../sharding/shard-pool.js';
+import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import { ResourceStoreModule } from './resource-store.module.js';
+import { systemWriteContext } from '../resource-store/write-context.js';
 import { type DynamicEncryption, ENCRYPTION } from '../encryption/dynamic-encryption.js';
 import { EncryptionRotationController, ROTATE_ANNOTATION, ROTATION_CONDITION, type RotationCondition } from '../encryption/rotation/encryption-rotation.controller.js';
 import { RotationMetrics } from '../encryption/rotation/rotation-metrics.js';
@@ -80,7 +80,7 @@ function createRotation(
 
 /** Rotation of encryption at rest: re-encrypts stored values when the first provider or key changes. */
 @Module({
-  imports: [StoreModule],
+  imports: [ResourceStoreModule],
   providers: [
     {
       provide: EncryptionRotationController,

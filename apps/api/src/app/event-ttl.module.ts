@@ -4,7 +4,7 @@ import { EventExpiryRepository, ObjectStoreRepository } from '@plinth/storage';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ControllerManager } from '../controllers/controller-manager.js';
 import { LOGGER } from '../observability/logger.js';
-import { ShardPool } from '../shards/shard-pool.js';
+import { ShardPool } from '../sharding/shard-pool.js';
 import { EventTtlController } from '../events/event-ttl.controller.js';
 
 /** PLINTH_EVENT_TTL: the controller that removes Events not written for that long (one replica runs it). */

@@ -4,15 +4,15 @@ import { OwnerRepository } from '@plinth/storage';
 import { ControllerManager } from '../controllers/controller-manager.js';
 import { LOGGER } from '../observability/logger.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
-import { ResourceDeleteService } from '../store/resource-delete.service.js';
-import { ResourceStoreService } from '../store/resource-store.service.js';
-import { StoreModule } from './store.module.js';
+import { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
+import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import { ResourceStoreModule } from './resource-store.module.js';
 import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.js';
 import { GarbageCollector } from '../gc/garbage-collector.js';
 
 /** Garbage collection by ownerReferences (Background, Foreground, Orphan): a controller of the ControllerManager (one replica runs it). */
 @Module({
-  imports: [StoreModule],
+  imports: [ResourceStoreModule],
   providers: [
     {
       provide: GarbageCollector,

@@ -3,15 +3,15 @@ import type { Logger } from 'pino';
 import { ObjectStoreRepository } from '@plinth/storage';
 import { ControllerManager } from '../controllers/controller-manager.js';
 import { LOGGER } from '../observability/logger.js';
-import { ResourceDeleteService } from '../store/resource-delete.service.js';
-import { StoreHooks } from '../store/store-hooks.js';
-import { StoreModule } from './store.module.js';
+import { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
+import { StoreHooks } from '../resource-store/store-hooks.js';
+import { ResourceStoreModule } from './resource-store.module.js';
 import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.js';
 import { NamespaceDeletionController } from '../namespace/namespace-deletion.controller.js';
 
 /** The namespace controller: empties Terminating namespaces and removes them, out of the DELETE request (one replica runs it). */
 @Module({
-  imports: [StoreModule],
+  imports: [ResourceStoreModule],
   providers: [
     {
       provide: NamespaceDeletionController,

@@ -4,15 +4,15 @@ import { QuotaRepository } from '@plinth/storage';
 import { ControllerManager } from '../controllers/controller-manager.js';
 import { LOGGER } from '../observability/logger.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
-import { ResourceStoreService } from '../store/resource-store.service.js';
-import { StoreHooks } from '../store/store-hooks.js';
-import { StoreModule } from './store.module.js';
+import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import { StoreHooks } from '../resource-store/store-hooks.js';
+import { ResourceStoreModule } from './resource-store.module.js';
 import { QuotaSupport } from '../quota/quota-support.js';
 import { resourceQuotaResource } from '../quota/resource-quota.resource.js';
 
 /** ResourceQuota: quotas applied to storage's exact counts after each write of one, and their status kept current by the quota controller. */
 @Module({
-  imports: [StoreModule],
+  imports: [ResourceStoreModule],
   providers: [
     {
       provide: QuotaSupport,

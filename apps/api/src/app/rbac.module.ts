@@ -3,14 +3,14 @@ import type { Logger } from 'pino';
 import { ObjectListRepository } from '@plinth/storage';
 import { LOGGER } from '../observability/logger.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
-import { ResourceStoreService } from '../store/resource-store.service.js';
-import { StoreModule } from './store.module.js';
+import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import { ResourceStoreModule } from './resource-store.module.js';
 import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.js';
 import { DefaultRbacService } from '../rbac/default-rbac.service.js';
 
 /** RBAC objects the server writes itself: each tenant's default policy and ClusterRole aggregation. */
 @Module({
-  imports: [StoreModule],
+  imports: [ResourceStoreModule],
   providers: [
     {
       provide: DefaultRbacService,

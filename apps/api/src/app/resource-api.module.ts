@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AuthnModule } from './authn.module.js';
 import { AuthzModule } from './authz.module.js';
-import { StoreModule } from './store.module.js';
+import { ResourceStoreModule } from './resource-store.module.js';
 import { ResourceController } from '../api/resource.controller.js';
 
 /**
@@ -10,7 +10,7 @@ import { ResourceController } from '../api/resource.controller.js';
  * hands it to the verb's handler (handlers/).
  */
 @Module({
-  imports: [StoreModule, AuthnModule, AuthzModule],
+  imports: [ResourceStoreModule, AuthnModule, AuthzModule],
   controllers: [ResourceController],
 })
 export class ResourceApiModule {}

@@ -8,15 +8,15 @@ import { ResourceRegistry } from '../registry/resource-registry.js';
 import { platformShardResource } from '../kinds/shard/shard.resource.js';
 import { PLATFORM_TENANT, TENANT_STORAGE_RESOURCE, type TenantObject } from '../kinds/tenant/tenant-api.js';
 import { LOGGER } from '../observability/logger.js';
-import { ResourceStoreService } from '../store/resource-store.service.js';
-import { StoreModule } from './store.module.js';
+import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import { ResourceStoreModule } from './resource-store.module.js';
 import { WatchService } from '../watch/watch.service.js';
-import { followTenantObjects } from '../shards/directory-feed.js';
-import { SHARD_STORAGE_RESOURCE, ShardCatalog } from '../shards/shard-catalog.js';
-import { ShardPool } from '../shards/shard-pool.js';
+import { followTenantObjects } from '../sharding/directory-feed.js';
+import { SHARD_STORAGE_RESOURCE, ShardCatalog } from '../sharding/shard-catalog.js';
+import { ShardPool } from '../sharding/shard-pool.js';
 import { ShardRegistry } from '../sharding/shard-registry.js';
 import { ShardStatusController } from '../sharding/shard-status.controller.js';
-import { TenantDirectory } from '../shards/tenant-directory.js';
+import { TenantDirectory } from '../sharding/tenant-directory.js';
 import { TenantMover } from '../sharding/tenant-mover.js';
 import { Metrics } from '../observability/metrics.js';
 import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.js';
@@ -29,7 +29,7 @@ import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.j
  * Shards' status and the `default` Shard object.
  */
 @Module({
-  imports: [StoreModule],
+  imports: [ResourceStoreModule],
   providers: [
     {
       provide: ShardRegistry,

@@ -6,11 +6,11 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DatabaseConnection } from '../database/database-connection.js';
 import { PLATFORM_TENANT, TENANT_STORAGE_RESOURCE } from '../kinds/tenant/tenant-api.js';
 import { LOGGER } from '../observability/logger.js';
-import { ShardCatalog } from '../shards/shard-catalog.js';
-import { ShardPool } from '../shards/shard-pool.js';
-import { registerShardMetrics } from '../shards/shard-metrics.js';
+import { ShardCatalog } from '../sharding/shard-catalog.js';
+import { ShardPool } from '../sharding/shard-pool.js';
+import { registerShardMetrics } from '../sharding/shard-metrics.js';
 import { Metrics } from '../observability/metrics.js';
-import { TenantDirectory } from '../shards/tenant-directory.js';
+import { TenantDirectory } from '../sharding/tenant-directory.js';
 
 /** The directory's read of one Tenant object, straight from the platform's database (internal: no durability wait). */
 function tenantReader(conn: DatabaseConnection) {

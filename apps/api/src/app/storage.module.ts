@@ -8,8 +8,8 @@ import {
   TenantRepository,
 } from '@plinth/storage';
 import { Metrics } from '../observability/metrics.js';
-import { ShardPool } from '../shards/shard-pool.js';
-import { TenantCache } from '../storage/tenant-cache.js';
+import { ShardPool } from '../sharding/shard-pool.js';
+import { TenantCache } from '../kinds/tenant/tenant-cache.js';
 
 const REPOSITORIES = [ObjectListRepository, ChangeLogRepository, TenantRepository, QuotaRepository, OwnerRepository];
 

@@ -9,12 +9,12 @@ import { LOGGER } from '../observability/logger.js';
 import { DefaultRbacService } from '../rbac/default-rbac.service.js';
 import { RbacModule } from './rbac.module.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
-import { ResourceStoreService } from '../store/resource-store.service.js';
-import { StoreHooks } from '../store/store-hooks.js';
-import { StoreModule } from './store.module.js';
-import { TenantCache } from '../storage/tenant-cache.js';
-import { TenantDirectory } from '../shards/tenant-directory.js';
-import { ShardPool } from '../shards/shard-pool.js';
+import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import { StoreHooks } from '../resource-store/store-hooks.js';
+import { ResourceStoreModule } from './resource-store.module.js';
+import { TenantCache } from '../kinds/tenant/tenant-cache.js';
+import { TenantDirectory } from '../sharding/tenant-directory.js';
+import { ShardPool } from '../sharding/shard-pool.js';
 import { purgeEverywhere } from '../sharding/tenant-leftover-sweep.js';
 import { TenantDataKeys } from '../encryption/tenant-data-keys.js';
 import { TenantDeletionRunner } from '../tenancy/tenant-deletion.runner.js';
@@ -34,7 +34,7 @@ import { forgetRetiredTenants } from '../tenancy/tenant-retirement.js';
  * a crash interrupted).
  */
 @Module({
-  imports: [StoreModule, RbacModule, LifecycleModule],
+  imports: [ResourceStoreModule, RbacModule, LifecycleModule],
   providers: [
     {
       provide: TenantProvisioner,

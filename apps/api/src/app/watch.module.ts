@@ -4,8 +4,8 @@ import { ChangeLogRepository, DEFAULT_SHARD, ObjectListRepository } from '@plint
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DatabaseConnection } from '../database/database-connection.js';
 import { LOGGER } from '../observability/logger.js';
-import { ShardPool } from '../shards/shard-pool.js';
-import { TenantDirectory } from '../shards/tenant-directory.js';
+import { ShardPool } from '../sharding/shard-pool.js';
+import { TenantDirectory } from '../sharding/tenant-directory.js';
 import { Metrics } from '../observability/metrics.js';
 import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.js';
 import { HistoryCompactionJob } from '../watch/history-compaction.job.js';

@@ -7,9 +7,9 @@ import type { ObserveChanges } from '../watch/observe-changes.js';
 import { ApiError } from '@plinth/apimachinery';
 import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
-import type { ResourceDeleteService } from '../store/resource-delete.service.js';
-import type { ResourceStoreService } from '../store/resource-store.service.js';
-import type { WriteContext } from '../store/write-context.js';
+import type { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
+import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import type { WriteContext } from '../resource-store/write-context.js';
 import type { CrdRegistry } from './crd-registry.service.js';
 import { CRD_STORAGE_RESOURCE, customResourceDefinitionResource } from './crd-resource.js';
 import {

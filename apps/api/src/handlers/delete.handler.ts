@@ -6,7 +6,7 @@ import { ApiError } from '@plinth/apimachinery';
 import { sendObject, sendPlain, setWarnings } from '../http/response-writer.js';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { groupVersion, servedForm, servedForms } from '../registry/resource-definition.js';
-import type { DeletePreconditions, ResourceDeleteService } from '../store/resource-delete.service.js';
+import type { DeletePreconditions, ResourceDeleteService } from '../resource-store/resource-delete.service.js';
 import type { HandlerContext } from '../http/handler-context.js';
 import { writeContext } from './write-handler-support.js';
 

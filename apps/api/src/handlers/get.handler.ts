@@ -1,7 +1,7 @@
 import type { ObjectListRepository } from '@plinth/storage';
 import { sendObject } from '../http/response-writer.js';
 import type { KubeObject } from '@plinth/apimachinery';
-import type { ResourceStoreService } from '../store/resource-store.service.js';
+import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import { servedForm } from '../registry/resource-definition.js';
 import { type HandlerContext, requestNamespace } from '../http/handler-context.js';
 import { waitForRevision } from './revision-wait.js';

@@ -5,7 +5,7 @@ import type { ListOptions } from '../http/options/list-options.dto.js';
 import { sendList } from '../http/list-writer.js';
 import type { KubeObject } from '@plinth/apimachinery';
 import type { Metrics } from '../observability/metrics.js';
-import { mapStorageError } from '../store/storage-errors.mapper.js';
+import { mapStorageError } from '../resource-store/storage-errors.mapper.js';
 import { type ResourceDefinition, servedForms } from '../registry/resource-definition.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
 import type { HandlerContext } from '../http/handler-context.js';

@@ -4,7 +4,7 @@ import { DATABASE } from '../database/database-connection.js';
 import { GracefulShutdown } from '../lifecycle/graceful-shutdown.js';
 import { Metrics } from '../observability/metrics.js';
 import { WatchService } from '../watch/watch.service.js';
-import { ShardPool } from '../shards/shard-pool.js';
+import { ShardPool } from '../sharding/shard-pool.js';
 import { type DynamicEncryption, ENCRYPTION } from '../encryption/dynamic-encryption.js';
 import { workerSiblings } from './worker-siblings.js';
 

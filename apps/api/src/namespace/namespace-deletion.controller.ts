@@ -4,7 +4,7 @@ import { ALL_RESOURCES, type CachedChange, type ObjectStoreRepository } from '@p
 import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
 import type { WorkQueue } from '../controllers/work-queue.js';
-import type { ResourceDeleteService } from '../store/resource-delete.service.js';
+import type { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 
 /** How often the controller looks for Terminating namespaces nobody is emptying (missed changes). */

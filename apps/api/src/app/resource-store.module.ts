@@ -10,9 +10,9 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { TenantFeatureGates } from '../kinds/feature-gate/tenant-feature-gates.js';
 import { STRATEGY_ENVIRONMENT, type StrategyEnvironment } from '../registry/strategy-context.js';
 
-import { ResourceDeleteService } from '../store/resource-delete.service.js';
-import { type CommitBarrier, ResourceStoreService } from '../store/resource-store.service.js';
-import { StoreHooks } from '../store/store-hooks.js';
+import { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
+import { type CommitBarrier, ResourceStoreService } from '../resource-store/resource-store.service.js';
+import { StoreHooks } from '../resource-store/store-hooks.js';
 import { TenantValidationBudget } from '../admission/validation-budget.js';
 
 /**
@@ -56,4 +56,4 @@ function commitBarrier(watch: WatchService, hooks: StoreHooks): CommitBarrier {
   ],
   exports: [StoreHooks, ResourceStoreService, ResourceDeleteService],
 })
-export class StoreModule {}
+export class ResourceStoreModule {}
