@@ -1,5 +1,5 @@
-import { authorizationResources } from '../authz/reviews/authorization-resources.js';
-import { customResourceDefinitionResource } from '../crd/crd-resource.js';
+import { authorizationResources } from '../kinds/authorization/authorization.resources.js';
+import { customResourceDefinitionResource } from '../kinds/customresourcedefinition/crd.resource.js';
 import { admissionPolicyResources } from '../kinds/admissionregistration/admission-policy.resources.js';
 import { rbacResources } from '../kinds/rbac/rbac.resources.js';
 import { admissionRegistrationResources } from '../kinds/admissionregistration/webhook-configuration.resources.js';
@@ -11,7 +11,7 @@ import { secretResource } from '../kinds/secret/secret.resource.js';
 import { eventResource, eventsV1Resource } from '../kinds/event/event.resource.js';
 import { leaseResource } from '../kinds/lease/lease.resource.js';
 import { featureGateResource } from '../kinds/feature-gate/feature-gate.resource.js';
-import { resourceQuotaResource } from '../quota/resource-quota.resource.js';
+import { resourceQuotaResource } from '../kinds/resourcequota/resource-quota.resource.js';
 import { csrResource } from '../kinds/certificates/csr.resource.js';
 
 /** The built-in kinds every tenant has. */

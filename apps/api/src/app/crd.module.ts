@@ -10,7 +10,7 @@ import { StoreHooks } from '../resource-store/store-hooks.js';
 import { ResourceStoreModule } from './resource-store.module.js';
 import { CrdController } from '../crd/crd-controller.service.js';
 import { CrdRegistry } from '../crd/crd-registry.service.js';
-import { CRD_STORAGE_RESOURCE } from '../crd/crd-resource.js';
+import { CRD_STORAGE_RESOURCE } from '../kinds/customresourcedefinition/crd.resource.js';
 import { crdSettled } from '../crd/crd-settled.js';
 import { PolicyStatusRefresher } from '../crd/policy-status-refresh.js';
 import { StorageVersionMigrator } from '../crd/migration/storage-version-migrator.js';

@@ -4,7 +4,7 @@ import { ObjectListRepository } from '@plinth/storage';
 import { ServiceResolver, WebhookClient, WebhookEgressPolicy } from '@plinth/admission';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { CrdRegistry } from '../crd/crd-registry.service.js';
-import { CRD_STORAGE_RESOURCE } from '../crd/crd-resource.js';
+import { CRD_STORAGE_RESOURCE } from '../kinds/customresourcedefinition/crd.resource.js';
 import { ConversionMetrics } from '../crd/conversion/conversion-metrics.js';
 import { ConversionWebhookCaller } from '../crd/conversion/conversion-webhook.js';
 import { Metrics } from '../observability/metrics.js';

@@ -8,7 +8,7 @@ import { ResourceStoreService } from '../resource-store/resource-store.service.j
 import { StoreHooks } from '../resource-store/store-hooks.js';
 import { ResourceStoreModule } from './resource-store.module.js';
 import { QuotaSupport } from '../quota/quota-support.js';
-import { resourceQuotaResource } from '../quota/resource-quota.resource.js';
+import { resourceQuotaResource } from '../kinds/resourcequota/resource-quota.resource.js';
 
 /** ResourceQuota: quotas applied to storage's exact counts after each write of one, and their status kept current by the quota controller. */
 @Module({

@@ -11,7 +11,7 @@ import type { ResourceDeleteService } from '../resource-store/resource-delete.se
 import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import type { WriteContext } from '../resource-store/write-context.js';
 import type { CrdRegistry } from './crd-registry.service.js';
-import { CRD_STORAGE_RESOURCE, customResourceDefinitionResource } from './crd-resource.js';
+import { CRD_STORAGE_RESOURCE, customResourceDefinitionResource } from '../kinds/customresourcedefinition/crd.resource.js';
 import {
   asCrd,
   CRD_CLEANUP_FINALIZER,
@@ -22,8 +22,8 @@ import {
   findCondition,
   isConditionTrue,
   setCondition,
-} from './crd-types.js';
-import { crdStatusStrategy } from './crd.strategy.js';
+} from '../kinds/customresourcedefinition/crd-types.js';
+import { crdStatusStrategy } from '../kinds/customresourcedefinition/crd.strategy.js';
 import { calculateNames } from './crd-naming.js';
 
 /**

@@ -6,7 +6,7 @@ import type { ResourceRegistry } from '../registry/resource-registry.js';
 import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import { systemWriteContext } from '../resource-store/write-context.js';
 import { usageKeyOf } from '../tenancy/tenant-limits.js';
-import { resourceQuotaResource } from './resource-quota.resource.js';
+import { resourceQuotaResource } from '../kinds/resourcequota/resource-quota.resource.js';
 import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
 import type { WorkQueue } from '../controllers/work-queue.js';

@@ -1,6 +1,6 @@
 import { Quantity } from '@plinth/apimachinery';
 import type { TenantLimit, TenantUsage } from '@plinth/storage';
-import { CRD_STORAGE_RESOURCE } from '../crd/crd-resource.js';
+import { CRD_STORAGE_RESOURCE } from '../kinds/customresourcedefinition/crd.resource.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { tenantLimitName } from '../resource-store/storage-errors.mapper.js';
 import type { TenantLimits } from '../kinds/tenant/tenant-api.js';

@@ -9,7 +9,7 @@ import {
   selfSubjectAccessReviewResource,
   selfSubjectRulesReviewResource,
   subjectAccessReviewResource,
-} from './authorization-resources.js';
+} from '../../kinds/authorization/authorization.resources.js';
 import { reviewAttributes, reviewedUser, reviewSpec, reviewStatus, rulesReviewStatus, validateAccessReview } from './access-review.js';
 
 /** What the review handlers consult. */

@@ -8,9 +8,9 @@ import type { WriteContext } from '../../resource-store/write-context.js';
 import { JobName, type JobPayloads } from '../../jobs/job-names.js';
 import { OnJob } from '../../jobs/on-job.decorator.js';
 import type { CrdRegistry } from '../crd-registry.service.js';
-import { customResourceDefinitionResource } from '../crd-resource.js';
-import { asCrd, type CrdObject, customResourceStorage, findCondition, isConditionTrue, setCondition, storageVersionOf } from '../crd-types.js';
-import { crdStatusStrategy } from '../crd.strategy.js';
+import { customResourceDefinitionResource } from '../../kinds/customresourcedefinition/crd.resource.js';
+import { asCrd, type CrdObject, customResourceStorage, findCondition, isConditionTrue, setCondition, storageVersionOf } from '../../kinds/customresourcedefinition/crd-types.js';
+import { crdStatusStrategy } from '../../kinds/customresourcedefinition/crd.strategy.js';
 
 /**
  * Storage version migration (upstream's StorageVersionMigration idea, run

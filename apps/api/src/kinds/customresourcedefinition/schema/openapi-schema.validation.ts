@@ -3,7 +3,7 @@ import { pruneUnknownFields } from '@plinth/apimachinery';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
 import { multiplySaturating } from '@plinth/cel';
 import type { StructuralSchema } from '@plinth/apimachinery';
-import { objectMetaSchema } from '../../schema/object-meta.schema.js';
+import { objectMetaSchema } from '../../../schema/object-meta.schema.js';
 import { CelCostTotal, childCardinality, ruleCostErrors } from './cel-cost.js';
 import { ruleCompileErrors, type ValidationRule } from './cel-rules.js';
 import { validateEmbeddedMeta } from './embedded-meta.validation.js';

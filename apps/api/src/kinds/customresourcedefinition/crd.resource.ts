@@ -1,7 +1,7 @@
 import type { KubeObject } from '@plinth/apimachinery';
-import { STANDARD_VERBS, type ResourceDefinition } from '../registry/resource-definition.js';
-import { customResourceDefinitionSchema } from '../schema/apiextensions-v1.schema.js';
-import { objectMetaSchema } from '../schema/object-meta.schema.js';
+import { STANDARD_VERBS, type ResourceDefinition } from '../../registry/resource-definition.js';
+import { customResourceDefinitionSchema } from '../../schema/apiextensions-v1.schema.js';
+import { objectMetaSchema } from '../../schema/object-meta.schema.js';
 import { APIEXTENSIONS_GROUP } from './crd-types.js';
 import { crdStatusStrategy, crdStrategy } from './crd.strategy.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fieldErrorMessage } from '@plinth/apimachinery';
 import type { StructuralSchema } from '@plinth/apimachinery';
-import { evaluateJsonPath, parseJsonPath } from '../../table/jsonpath.js';
+import { evaluateJsonPath, parseJsonPath } from '../../../table/jsonpath.js';
 import { compileRules, validateRules } from './cel-rules.js';
 import { escapeCelName } from './cel-schema-values.js';
 import { applyDefaults, pruneNonNullableNulls } from './defaulting.js';

@@ -1,5 +1,5 @@
 import { type FieldError, fieldErrors, type StructuralSchema } from '@plinth/apimachinery';
-import { gatedFieldDescription, type GatedEnumValue, type GatedField, gatedValuesDescription } from '../../features/gated-fields.js';
+import { gatedFieldDescription, type GatedEnumValue, type GatedField, gatedValuesDescription } from '../../../features/gated-fields.js';
 
 /**
  * Plinth's CRD schema extensions for feature gates: `x-plinth-feature-gate:

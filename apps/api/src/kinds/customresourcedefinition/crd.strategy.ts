@@ -1,5 +1,5 @@
 import { type FieldError, isPlainObject, type KubeObject } from '@plinth/apimachinery';
-import type { ResourceStrategy, StrategyContext } from '../registry/resource-definition.js';
+import type { ResourceStrategy, StrategyContext } from '../../registry/resource-definition.js';
 import { asCrd, CRD_CLEANUP_FINALIZER, type CrdObject, storageVersionOf } from './crd-types.js';
 import { validateCrd, validateCrdUpdate, validateNames } from './crd-validation.js';
 import { schemaGateNames, validateSchemaGates } from './schema/schema-feature-gates.js';

@@ -1,8 +1,8 @@
 import { type FieldError, fieldErrors, isPlainObject, type KubeObject, Quantity, type StructuralSchema } from '@plinth/apimachinery';
-import { STANDARD_VERBS, type ResourceDefinition, type ResourceStrategy } from '../registry/resource-definition.js';
-import { objectMetaProperty, typeMetaProperties } from '../schema/object-meta.schema.js';
-import { ageCell } from '../table/human-duration.js';
-import { ageColumn, nameColumn } from '../table/standard-columns.js';
+import { STANDARD_VERBS, type ResourceDefinition, type ResourceStrategy } from '../../registry/resource-definition.js';
+import { objectMetaProperty, typeMetaProperties } from '../../schema/object-meta.schema.js';
+import { ageCell } from '../../table/human-duration.js';
+import { ageColumn, nameColumn } from '../../table/standard-columns.js';
 
 /** A map of resource name to quantity (v1.ResourceList). */
 const resourceList = (description: string): StructuralSchema => ({
