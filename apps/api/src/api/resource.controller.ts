@@ -1,9 +1,5 @@
 import { All, Controller, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { handleSelfSubjectReview, handleTokenRequest, handleTokenReview } from '../authn/authentication.handlers.js';
-import { ACCESS_REVIEWS, type AccessReviewDeps, handleAccessReview, isAccessReview } from '../authz/reviews/access-review.handler.js';
-import { AuthenticationService } from '../authn/authentication.service.js';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Metrics } from '../observability/metrics.js';
 import { ObjectListRepository } from '@plinth/storage';
 import { ResourceRegistry } from '../registry/resource-registry.js';
@@ -11,22 +7,21 @@ import { ResourceDeleteService } from '../resource-store/resource-delete.service
 import { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import { TenantCache } from '../kinds/tenant/tenant-cache.js';
 import { WatchService } from '../watch/watch.service.js';
-import { handleScaleGet, handleScalePatch, handleScaleUpdate } from '../crd/scale.handler.js';
 import { ApiError } from '@plinth/apimachinery';
 import type { HandlerContext } from '../http/handler-context.js';
 import { handleCreate } from '../handlers/create.handler.js';
 import { handleDelete, handleDeleteCollection } from '../handlers/delete.handler.js';
 import { handleGet } from '../handlers/get.handler.js';
+import { KindRestRegistry } from '../handlers/kind-rest.js';
 import { handleList } from '../handlers/list.handler.js';
 import { handlePatch } from '../handlers/patch.handler.js';
 import { handleUpdate } from '../handlers/update.handler.js';
 import { handleWatch } from '../handlers/watch.handler.js';
 import { parseListOptions } from '../http/options/list-options.dto.js';
 import { firstValues, parseBool, type RawQuery } from '../http/options/query-validation.js';
-import { requestInfoOf, type RequestInfo } from '../http/request-info.js';
+import { inNamespaceScope, requestInfoOf, type RequestInfo } from '../http/request-info.js';
 import { setWarnings } from '../http/response-writer.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
-import { selfSubjectReviewResource, serviceAccountResource, tokenReviewResource } from '../kinds/authentication/authentication.resources.js';
 
 /** Per-request labels for metrics and logs, set by the controller. */
 export interface RequestLabels {
@@ -43,6 +38,9 @@ declare module 'fastify' {
   }
 }
 
+
+/** Verbs a namespaced kind serves only under a namespace (list, watch and deletecollection also span all namespaces). */
+const NEEDS_NAMESPACE = new Set(['get', 'create', 'update', 'patch', 'delete']);
 
 const NOT_FOUND = () => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
 
@@ -66,9 +64,7 @@ export class ResourceController {
     @Inject(ResourceDeleteService) private readonly deleter: ResourceDeleteService,
     @Inject(ObjectListRepository) private readonly lists: ObjectListRepository,
     @Inject(WatchService) private readonly watch: WatchService,
-    @Inject(AuthenticationService) private readonly authn: AuthenticationService,
-    @Inject(ACCESS_REVIEWS) private readonly reviews: AccessReviewDeps,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(KindRestRegistry) private readonly rest: KindRestRegistry,
     @Inject(Metrics) private readonly metrics: Metrics,
   ) {}
 
@@ -85,7 +81,7 @@ export class ResourceController {
     // GETs of discovery and OpenAPI have routes of their own (DiscoveryController): what reaches here is another method, or no such path.
     if (!info.isResourceRequest) throw this.nonResource(req, info);
     const def = this.registry.lookup(info.tenant, info.group, info.version, info.resource);
-    if (!def || (!def.namespaced && info.namespace && info.resource !== 'namespaces')) throw NOT_FOUND();
+    if (!def || (!def.namespaced && inNamespaceScope(info))) throw NOT_FOUND();
     req.plinth = { verb: req.plinth.verb, group: def.group, resource: def.resource };
     const ctx: HandlerContext = {
       req,
@@ -118,28 +114,24 @@ export class ResourceController {
 
   private async dispatch(ctx: HandlerContext, info: RequestInfo, def: ResourceDefinition): Promise<void> {
     const needsNamespace = def.namespaced && !info.namespace;
+    if (needsNamespace && NEEDS_NAMESPACE.has(info.verb)) throw NOT_FOUND();
+    // The kind's own REST first (a review answered, not stored), then the generic handler of the verb.
+    const own = this.rest.handler(def, info.verb);
+    if (own) return own(ctx);
     switch (info.verb) {
       case 'get':
-        if (needsNamespace) throw NOT_FOUND();
         return handleGet(ctx, this.store, this.lists);
       case 'list':
         return handleList(ctx, this.lists, parseListOptions(ctx.query), this.metrics);
       case 'watch':
         return handleWatch(ctx, this.watch, this.lists, parseListOptions(ctx.query, true));
       case 'create':
-        if (needsNamespace) throw NOT_FOUND();
-        if (def === tokenReviewResource) return handleTokenReview(ctx, this.authn);
-        if (def === selfSubjectReviewResource) return handleSelfSubjectReview(ctx);
-        if (isAccessReview(def)) return handleAccessReview(ctx, this.reviews);
         return handleCreate(ctx, this.store);
       case 'update':
-        if (needsNamespace) throw NOT_FOUND();
         return handleUpdate(ctx, this.store);
       case 'patch':
-        if (needsNamespace) throw NOT_FOUND();
         return handlePatch(ctx, this.store, !def.custom);
       case 'delete':
-        if (needsNamespace) throw NOT_FOUND();
         return handleDelete(ctx, this.deleter);
       case 'deletecollection':
         return handleDeleteCollection(ctx, this.deleter, this.lists);
@@ -153,14 +145,8 @@ export class ResourceController {
     if (!sub) throw NOT_FOUND();
     const verb = ctx.info.verb;
     if (!sub.verbs.includes(verb)) throw ApiError.methodNotAllowed('the server does not allow this method on the requested resource');
-    if (sub.name === 'scale' && def.custom?.scale) {
-      if (verb === 'get') return handleScaleGet(ctx, this.store);
-      if (verb === 'update') return handleScaleUpdate(ctx, this.store);
-      if (verb === 'patch') return handleScalePatch(ctx, this.store);
-    }
-    if (def === serviceAccountResource && sub.name === 'token') {
-      return handleTokenRequest(ctx, this.store, this.authn, this.config.serviceAccountMaxTokenSeconds);
-    }
+    const own = this.rest.handler(def, verb, sub.name);
+    if (own) return own(ctx);
     const strategy = def.subresourceStrategies?.[sub.name];
     if (verb === 'get') return handleGet(ctx, this.store, this.lists);
     if (verb === 'update') return handleUpdate(ctx, this.store, strategy);

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { ObjectStoreRepository } from '@plinth/storage';
 import { ControllerManager } from '../controllers/controller-manager.js';
 import { LOGGER } from '../observability/logger.js';
-import { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
+import { NamespaceDeleter } from '../namespace/namespace-deleter.js';
 import { StoreHooks } from '../resource-store/store-hooks.js';
 import { ResourceStoreModule } from './resource-store.module.js';
 import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.js';
@@ -15,13 +15,13 @@ import { NamespaceDeletionController } from '../namespace/namespace-deletion.con
   providers: [
     {
       provide: NamespaceDeletionController,
-      useFactory: (deleter: ResourceDeleteService, objects: ObjectStoreRepository, observe: ObserveChanges, logger: Logger, hooks: StoreHooks, manager: ControllerManager) => {
+      useFactory: (deleter: NamespaceDeleter, objects: ObjectStoreRepository, observe: ObserveChanges, logger: Logger, hooks: StoreHooks, manager: ControllerManager) => {
         const controller = new NamespaceDeletionController({ deleter, objects, observe, logger, queues: manager });
         hooks.onNamespaceTerminating(controller.enqueue);
         manager.register(controller);
         return controller;
       },
-      inject: [ResourceDeleteService, ObjectStoreRepository, OBSERVE_CHANGES, LOGGER, StoreHooks, ControllerManager],
+      inject: [NamespaceDeleter, ObjectStoreRepository, OBSERVE_CHANGES, LOGGER, StoreHooks, ControllerManager],
     },
   ],
   exports: [NamespaceDeletionController],

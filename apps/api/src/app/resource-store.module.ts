@@ -10,6 +10,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { TenantFeatureGates } from '../kinds/feature-gate/tenant-feature-gates.js';
 import { STRATEGY_ENVIRONMENT, type StrategyEnvironment } from '../registry/strategy-context.js';
 
+import { NamespaceDeleter } from '../namespace/namespace-deleter.js';
 import { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
 import { type CommitBarrier, ResourceStoreService } from '../resource-store/resource-store.service.js';
 import { StoreHooks } from '../resource-store/store-hooks.js';
@@ -49,11 +50,17 @@ function commitBarrier(watch: WatchService, hooks: StoreHooks): CommitBarrier {
     },
     {
       provide: ResourceDeleteService,
-      useFactory: (objects: ObjectStoreRepository, lists: ObjectListRepository, store: ResourceStoreService, registry: ResourceRegistry, hooks: StoreHooks) =>
-        new ResourceDeleteService(objects, lists, store, registry, hooks),
-      inject: [ObjectStoreRepository, ObjectListRepository, ResourceStoreService, ResourceRegistry, StoreHooks],
+      useFactory: (objects: ObjectStoreRepository, store: ResourceStoreService, hooks: StoreHooks) => new ResourceDeleteService(objects, store, hooks),
+      inject: [ObjectStoreRepository, ResourceStoreService, StoreHooks],
+    },
+    // The namespace kind's own deletion, built with the generic deleter so that wherever one deletes, a namespace deletes as upstream's.
+    {
+      provide: NamespaceDeleter,
+      useFactory: (objects: ObjectStoreRepository, lists: ObjectListRepository, store: ResourceStoreService, deleter: ResourceDeleteService, registry: ResourceRegistry, hooks: StoreHooks) =>
+        new NamespaceDeleter({ objects, lists, store, deleter, registry, hooks }),
+      inject: [ObjectStoreRepository, ObjectListRepository, ResourceStoreService, ResourceDeleteService, ResourceRegistry, StoreHooks],
     },
   ],
-  exports: [StoreHooks, ResourceStoreService, ResourceDeleteService],
+  exports: [StoreHooks, ResourceStoreService, ResourceDeleteService, NamespaceDeleter],
 })
 export class ResourceStoreModule {}

@@ -1,10 +1,7 @@
-import { type ObjectListRepository, type ObjectStoreRepository, isStorageError } from '@plinth/storage';
+import { type ObjectStoreRepository, isStorageError } from '@plinth/storage';
 import { ApiError, rfc3339Now } from '@plinth/apimachinery';
 import type { KubeObject } from '@plinth/apimachinery';
 import { fromStorageForm, type ResourceDefinition } from '../registry/resource-definition.js';
-import type { ResourceRegistry } from '../registry/resource-registry.js';
-import { namespaceFinalizers } from '../kinds/namespace/namespace.strategy.js';
-import { NamespacePurge, type PurgeOutcome } from './namespace-purge.js';
 import { mapStorageError } from './storage-errors.mapper.js';
 import { ResourceStoreService } from './resource-store.service.js';
 import type { WriteContext } from './write-context.js';
@@ -41,32 +38,21 @@ const MAX_ATTEMPTS = 16;
 
 /**
  * Deletion: preconditions, admission, finalizers (deletionTimestamp is set
- * and the object stays until its finalizers are gone), and the namespace
- * cascade (Terminating, contents deleted, then the namespace removed).
+ * and the object stays until its finalizers are gone). A kind whose
+ * deletion is its own (a namespace: Terminating, emptied, then removed; see
+ * namespace/namespace-deleter.ts) registers it in {@link StoreHooks}.
  */
 export class ResourceDeleteService {
-  private readonly purge: NamespacePurge;
-  private readonly purging = new Set<string>();
-
   /**
-   * `hooks` give the kinds' deletion-requested hooks and tell the namespace
-   * controller (when one listens) that a namespace entered deletion, to
-   * empty it in the background; without a listener the DELETE empties it
-   * itself. Objects removed by an update may leave a Terminating namespace
-   * empty: this service finalizes it then.
+   * `hooks` give the kinds' own deletions and deletion-requested hooks, and
+   * are told when a namespaced object is removed (its namespace may be
+   * waiting to be emptied).
    */
   constructor(
     private readonly objects: ObjectStoreRepository,
-    lists: ObjectListRepository,
     private readonly store: ResourceStoreService,
-    private readonly registry: ResourceRegistry,
     private readonly hooks: StoreHooks = new StoreHooks(),
-  ) {
-    this.purge = new NamespacePurge({ objects, lists, store, registry, deleteOne: (ctx, name, pre) => this.delete(ctx, name, pre) });
-    hooks.onObjectRemoved(async (tenant, namespace) => {
-      if (namespace) await this.finalizeNamespaceIfEmpty(tenant, namespace);
-    });
-  }
+  ) {}
 
   /** Deletes one object. Throws ApiError NotFound / Conflict / admission errors. */
   async delete(ctx: WriteContext, name: string, pre: DeletePreconditions = {}): Promise<DeleteOutcome> {
@@ -82,7 +68,8 @@ export class ResourceDeleteService {
       const seen = await fromStorageForm(def, old);
       await this.store.runMutating(ctx, 'DELETE', null, seen);
       await this.store.runValidating(ctx, 'DELETE', null, seen);
-      if (def.resource === 'namespaces' && def.group === '') return this.deleteNamespace(ctx, name, old, current.revision);
+      const own = this.hooks.kindDeleteHook(def.storageResource);
+      if (own) return own(ctx, name, old, current.revision);
       const finalizer = pre.propagation === 'Orphan' ? ORPHAN_FINALIZER : pre.propagation === 'Foreground' ? FOREGROUND_FINALIZER : undefined;
       if (finalizer && !ctx.dryRun && !old.metadata.deletionTimestamp) {
         // The collector finishes the deletion once it has orphaned or deleted the dependents.
@@ -120,72 +107,9 @@ export class ResourceDeleteService {
     return { object: hook ? await hook(ctx, object) : object, deleted: false };
   }
 
-  /**
-   * Upstream's namespace DELETE: the first marks it Terminating (deletion
-   * timestamp, phase) and hands it to the namespace controller; while
-   * spec.finalizers or metadata.finalizers remain, a DELETE answers with the
-   * namespace as it is; once both are empty, it is removed.
-   */
-  private async deleteNamespace(ctx: WriteContext, name: string, old: KubeObject, revision: number): Promise<DeleteOutcome> {
-    if (ctx.dryRun) return { object: old, deleted: false };
-    if (!old.metadata.deletionTimestamp || namespaceFinalizers(old).length > 0 || (old.metadata.finalizers ?? []).length > 0) {
-      const ns = old.metadata.deletionTimestamp
-        ? old
-        : await this.store.systemUpdate(ctx, name, (o) => {
-            o.status = { ...(o.status as object), phase: 'Terminating' };
-            o.metadata.deletionTimestamp ??= rfc3339Now();
-            o.metadata.deletionGracePeriodSeconds ??= 0;
-          });
-      await this.namespaceContentChanged(ctx.tenant, name);
-      return { object: ns, deleted: false };
-    }
-    const key = ResourceStoreService.key(ctx.tenant, ctx.def, '', name);
-    try {
-      const gone = await this.objects.delete(key, revision);
-      return { object: gone.body as KubeObject, deleted: true };
-    } catch (err) {
-      if (isStorageError(err, 'NotFound')) throw ApiError.notFound({ group: '', kind: 'namespaces', name });
-      return mapStorageError(err, ctx.def, name);
-    }
-  }
-
-  /**
-   * One pass of the namespace controller over a Terminating namespace (see
-   * NamespacePurge): empties it and removes it once empty. Idempotent.
-   */
-  async purgeNamespace(tenant: string, name: string): Promise<PurgeOutcome> {
-    return this.purge.run(tenant, name);
-  }
-
-  /**
-   * A namespaced object was removed (or a namespace asked to be deleted):
-   * when the namespace is being deleted, the controller looks at it again
-   * (without a controller, the pass runs here).
-   */
-  async finalizeNamespaceIfEmpty(tenant: string, namespace: string): Promise<void> {
-    const nsDef = this.registry.lookup(tenant, '', 'v1', 'namespaces');
-    if (!nsDef) return;
-    const current = await this.objects.get(ResourceStoreService.key(tenant, nsDef, '', namespace), undefined, true);
-    if (!current || !(current.body as KubeObject).metadata.deletionTimestamp) return;
-    await this.namespaceContentChanged(tenant, namespace);
-  }
-
-  private async namespaceContentChanged(tenant: string, name: string): Promise<void> {
-    if (this.hooks.namespaceTerminating(tenant, name)) return;
-    // Inline, the pass's own deletes come back here: one pass per namespace at a time.
-    const id = `${tenant}\u0000${name}`;
-    if (this.purging.has(id)) return;
-    this.purging.add(id);
-    try {
-      await this.purge.run(tenant, name);
-    } finally {
-      this.purging.delete(id);
-    }
-  }
-
   private async afterContentDeleted(ctx: WriteContext): Promise<void> {
     if (!ctx.def.namespaced || !ctx.namespace) return;
-    await this.finalizeNamespaceIfEmpty(ctx.tenant, ctx.namespace);
+    await this.hooks.objectRemoved(ctx.tenant, ctx.namespace);
   }
 }
 

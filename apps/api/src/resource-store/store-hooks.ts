@@ -24,7 +24,16 @@ export type DeletionRequestedHook = (ctx: WriteContext, object: KubeObject) => P
  */
 export type SettledHook = (key: ObjectKey) => Promise<void>;
 
-/** Told that the last object of `namespace` in `tenant` may have gone (an update removed an object whose last finalizer went). */
+/**
+ * Deletes an object of a kind whose deletion is its own (upstream's
+ * namespace REST: Terminating first, removed once emptied), in place of the
+ * generic finalizers-and-remove, once preconditions and admission passed;
+ * `current` is the stored object at `revision`. Resolves with the object and
+ * whether it is gone, as the generic delete.
+ */
+export type KindDeleteHook = (ctx: WriteContext, name: string, current: KubeObject, revision: number) => Promise<{ object: KubeObject; deleted: boolean }>;
+
+/** Told that the last object of `namespace` in `tenant` may have gone (a delete removed one, or an update removed one whose last finalizer went). */
 export type ObjectRemovedListener = (tenant: string, namespace: string) => Promise<void>;
 
 /** Told (not awaited) that namespace `name` of `tenant` entered deletion. */
@@ -43,6 +52,7 @@ export class StoreHooks {
   private readonly afterUpdateHooks = new Map<string, AfterWriteHook>();
   private readonly deletionHooks = new Map<string, DeletionRequestedHook>();
   private readonly settledHooks = new Map<string, SettledHook>();
+  private readonly kindDeleteHooks = new Map<string, KindDeleteHook>();
   private readonly removedListeners: ObjectRemovedListener[] = [];
   private readonly terminatingListeners: NamespaceTerminatingListener[] = [];
 
@@ -67,6 +77,11 @@ export class StoreHooks {
     register(this.deletionHooks, 'deletionRequested', storageResource, hook);
   }
 
+  /** Registers how objects of `storageResource` are deleted, in place of the generic deletion. */
+  deleteWith(storageResource: string, hook: KindDeleteHook): void {
+    register(this.kindDeleteHooks, 'deleteWith', storageResource, hook);
+  }
+
   /**
    * Registers what a committed write of `storageResource` (a kind every
    * replica caches) waits for after the change stream applied it, before it
@@ -77,7 +92,7 @@ export class StoreHooks {
     register(this.settledHooks, 'untilSettled', storageResource, hook);
   }
 
-  /** Adds a listener for objects removed by an update (their last finalizer gone). */
+  /** Adds a listener for namespaced objects removed (deleted, or their last finalizer gone). */
   onObjectRemoved(listener: ObjectRemovedListener): void {
     this.removedListeners.push(listener);
   }
@@ -102,12 +117,17 @@ export class StoreHooks {
     return this.deletionHooks.get(storageResource);
   }
 
+  /** How objects of `storageResource` are deleted when not generically, if so. */
+  kindDeleteHook(storageResource: string): KindDeleteHook | undefined {
+    return this.kindDeleteHooks.get(storageResource);
+  }
+
   /** The settled hook of `storageResource`, if any. */
   settledHook(storageResource: string): SettledHook | undefined {
     return this.settledHooks.get(storageResource);
   }
 
-  /** Tells every listener that an object of `namespace` was removed by an update. */
+  /** Tells every listener that an object of `namespace` was removed. */
   async objectRemoved(tenant: string, namespace: string): Promise<void> {
     for (const l of this.removedListeners) await l(tenant, namespace);
   }

@@ -4,9 +4,9 @@ import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { NAMESPACE_FINALIZER, namespaceFinalizeStrategy, namespaceFinalizers } from '../kinds/namespace/namespace.strategy.js';
 import { applyNamespaceDeletionConditions, type ContentDeletionResult } from './namespace-conditions.js';
-import { forEachConcurrently } from './bounded-concurrency.js';
-import { ResourceStoreService } from './resource-store.service.js';
-import type { WriteContext } from './write-context.js';
+import { forEachConcurrently } from '../resource-store/bounded-concurrency.js';
+import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import type { WriteContext } from '../resource-store/write-context.js';
 
 /** Deletes one object as the API server does (finalizers respected); what ResourceDeleteService.delete offers. */
 export type DeleteOne = (ctx: WriteContext, name: string, pre: { propagation: 'Background' }) => Promise<unknown>;
