@@ -36,7 +36,7 @@ const TOP_LEVEL = {
       crd: ['controllers', 'features', 'handlers', 'http', 'jobs', 'kinds', 'observability', 'registry', 'resource-store', 'schema', 'table', 'watch'],
       database: ['config', 'startup'],
       discovery: ['http', 'kinds', 'openapi', 'registry'],
-      encryption: ['controllers', 'observability'],
+      encryption: ['controllers', 'kinds', 'observability', 'resource-store'],
       errors: ['http'],
       events: ['controllers', 'registry', 'resource-store'],
       features: [],
