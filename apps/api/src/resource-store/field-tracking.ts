@@ -20,30 +20,10 @@ import type { WriteContext } from './write-context.js';
 
 const ZERO_META = { creationTimestamp: null };
 
-/** What a Go client's empty struct of each built-in kind serialises to (the "live" object of a create). */
-const EMPTY_BUILTINS: Record<string, () => JsonObject> = {
-  '/Namespace': () => ({ metadata: { ...ZERO_META }, spec: {}, status: {} }),
-  '/Event': () => ({
-    metadata: { ...ZERO_META },
-    involvedObject: {},
-    source: {},
-    firstTimestamp: null,
-    lastTimestamp: null,
-    eventTime: null,
-    reportingComponent: '',
-    reportingInstance: '',
-  }),
-  'apiextensions.k8s.io/CustomResourceDefinition': () => ({
-    metadata: { ...ZERO_META },
-    spec: { group: '', names: { plural: '', kind: '' }, scope: '', versions: null },
-    status: { acceptedNames: { plural: '', kind: '' }, storedVersions: null },
-  }),
-};
-
-/** The kind's zero object: `{apiVersion, kind}` for custom resources (unstructured), the typed empty struct for built-ins. */
+/** The kind's zero object: `{apiVersion, kind}` for custom resources (unstructured), the typed empty struct a built-in kind declares (ResourceDefinition.emptyObject). */
 export function emptyObjectOf(def: ResourceDefinition): JsonObject {
   if (def.custom) return { apiVersion: groupVersion(def), kind: def.kind };
-  return EMPTY_BUILTINS[`${def.group}/${def.kind}`]?.() ?? { metadata: { ...ZERO_META } };
+  return def.emptyObject?.() ?? { metadata: { ...ZERO_META } };
 }
 
 /**

@@ -5,7 +5,7 @@ import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
-import { SYSTEM_NAMESPACES } from '../resource-store/system-namespaces.js';
+import { SYSTEM_NAMESPACES } from '../kinds/namespace/system-namespaces.js';
 import { systemWriteContext, type WriteContext } from '../resource-store/write-context.js';
 import type { TenantCache } from '../kinds/tenant/tenant-cache.js';
 import type { TenantLimits, TenantOwner } from '../kinds/tenant/tenant-api.js';

@@ -15,6 +15,11 @@ export const customResourceDefinitionResource: ResourceDefinition = {
   resource: 'customresourcedefinitions',
   singular: 'customresourcedefinition',
   kind: 'CustomResourceDefinition',
+  emptyObject: () => ({
+    metadata: { creationTimestamp: null },
+    spec: { group: '', names: { plural: '', kind: '' }, scope: '', versions: null },
+    status: { acceptedNames: { plural: '', kind: '' }, storedVersions: null },
+  }),
   listKind: 'CustomResourceDefinitionList',
   namespaced: false,
   shortNames: ['crd', 'crds'],
