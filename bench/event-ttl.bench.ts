@@ -5,10 +5,11 @@
 // Usage: npm run bench:event-ttl   (BENCH_EVENTS_N=200000 for a shorter run)
 import { pino } from 'pino';
 import { sql } from 'kysely';
-import { createDatabase, EventExpiryRepository, migrateToLatest, ObjectStoreRepository } from '@plinth/storage';
+import { createDatabase, createPostgresStorage, EventExpiryRepository, migrateToLatest } from '@plinth/storage';
 import { EventTtlController } from '../apps/api/src/events/event-ttl.controller.js';
 import { benchDataDir, progress, runBenchmark, startBenchPostgres } from './bench-support.js';
 import { cpuDuring, postmasterPid } from './process-cpu.js';
+import { migrations } from '../migrations/index.js';
 
 const N = Number(process.env.BENCH_EVENTS_N ?? 1_000_000);
 const WRITERS = 256;
@@ -35,8 +36,8 @@ runBenchmark(async () => {
   const pg = await startBenchPostgres('event-ttl', 55491);
   const db = createDatabase({ connectionString: pg.url, maxConnections: 16 });
   try {
-    await migrateToLatest(db);
-    const objects = new ObjectStoreRepository(db);
+    await migrateToLatest(db, migrations);
+    const objects = createPostgresStorage({ source: db });
     const expiry = new EventExpiryRepository(db);
     const usage = async () => {
       const { rows } = await sql<{ objects: string; bytes: string }>`SELECT objects, bytes FROM tenant_usage WHERE tenant = 'default' AND usage_key = ''`.execute(db);

@@ -11,6 +11,7 @@ import {
   PrefixTransformers,
 } from '@plinth/storage';
 import { progress, runBenchmark, startBenchPostgres } from './bench-support.js';
+import { migrations } from '../migrations/index.js';
 
 /** Secrets stored under the old key (BENCH_ROTATION_OBJECTS, default 20,000); each is updated once, so the change log holds as many old copies. */
 const OBJECTS = Number(process.env.BENCH_ROTATION_OBJECTS ?? 20_000);
@@ -41,7 +42,7 @@ async function main(): Promise<void> {
   const pg = await startBenchPostgres('rotation', 55_000 + Math.floor(Math.random() * 5000));
   const db = createDatabase({ connectionString: pg.url, maxConnections: 20 });
   try {
-    await migrateToLatest(db);
+    await migrateToLatest(db, migrations);
     const key1 = randomBytes(32);
     const key2 = randomBytes(32);
     let restore = install([['key1', key1]]);

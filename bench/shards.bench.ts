@@ -4,6 +4,7 @@ import pg from 'pg';
 import { createDatabase, type EmbeddedDatabase, migrateToLatest } from '@plinth/storage';
 import { cpuDuring, postmasterPid, processTreeCpuMs } from './process-cpu.js';
 import { benchAgent, benchDataDir, percentiles, progress, runBenchmark, runLoad, startBenchPostgres, startServerProcess } from './bench-support.js';
+import { migrations } from '../migrations/index.js';
 
 const CONCURRENCY = 32;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -63,7 +64,7 @@ async function startShardPostgres(name: string, port: number): Promise<EmbeddedD
   const db = await startBenchPostgres(name, port);
   const kysely = createDatabase({ connectionString: db.url, maxConnections: 1 });
   try {
-    await migrateToLatest(kysely);
+    await migrateToLatest(kysely, migrations);
   } finally {
     await kysely.destroy();
   }

@@ -4,7 +4,8 @@
 // the images the file names). Steps: build Plinth's image from the Dockerfile; `podman-compose up -d` on the
 // file unchanged; the kubeconfig copied out of api-1 works with kubectl through the proxy on localhost:6443;
 // CRUD and a watch, each kubectl a new connection (nginx spreads them over both replicas); a tenant on each
-// shard (default and pg-2) with its advertised URL; `restart api-1` under a resuming watch (a client that
+// shard (default and pg-2) with its advertised URL; an admission webhook in its own container on the project's
+// network, registered in one tenant and called for its creates only; `restart api-1` under a resuming watch (a client that
 // reconnects from its last resourceVersion, as client-go's RetryWatcher does): every create made meanwhile
 // seen once, none lost; `down` then `up` keeps the data. Ends with `down` and the test's volumes removed.
 // Environment: COMPOSE_TEST_KEEP=1 leaves the project running; COMPOSE_TEST_SKIP_STAND_INS=1 skips the set-up.
@@ -75,9 +76,9 @@ function tlsOf(file) {
   return { server: cluster.server, ca: b64(cluster['certificate-authority-data']), cert: b64(user['client-certificate-data']), key: b64(user['client-key-data']), token: user.token };
 }
 
-function httpsJson(tls, method, p, body) {
+function httpsJson(tls, method, p, body, timeoutMs = 10_000) {
   return new Promise((resolve, reject) => {
-    const req = https.request(new URL(p, BASE), { method, ca: tls.ca, cert: tls.cert, key: tls.key, agent: false, headers: { 'content-type': 'application/json', ...(tls.token ? { authorization: `Bearer ${tls.token}` } : {}) }, timeout: 10_000 }, (res) => {
+    const req = https.request(new URL(p, BASE), { method, ca: tls.ca, cert: tls.cert, key: tls.key, agent: false, headers: { 'content-type': 'application/json', ...(tls.token ? { authorization: `Bearer ${tls.token}` } : {}) }, timeout: timeoutMs }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c) => (text += c));
@@ -154,6 +155,72 @@ async function waitForProxy() {
   });
 }
 
+// An admission webhook as users run one next to compose: its own container on the project's network,
+// reached by name over TLS with the caBundle of a certificate made here, registered in tenant acme.
+const WEBHOOK_SERVER = `import https from 'node:https';
+import { readFileSync } from 'node:fs';
+const tls = { key: readFileSync('/w/webhook.key'), cert: readFileSync('/w/webhook.crt') };
+https.createServer(tls, (req, res) => {
+  let body = '';
+  req.on('data', (c) => (body += c));
+  req.on('end', () => {
+    const review = JSON.parse(body);
+    console.log('review ' + review.request.uid + ' ' + review.request.operation + ' ' + review.request.name);
+    const patch = [{ op: 'add', path: '/metadata/labels', value: { webhook: 'called' } }];
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') } }));
+  });
+}).listen(8443, '0.0.0.0', () => console.log('webhook listening'));
+`;
+
+async function webhookInItsOwnContainer(tls) {
+  const dir = path.join(tmp, 'webhook');
+  run('mkdir', ['-p', dir]);
+  writeFileSync(path.join(dir, 'webhook.mjs'), WEBHOOK_SERVER);
+  run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=webhook', '-addext', 'subjectAltName=DNS:webhook', '-keyout', path.join(dir, 'webhook.key'), '-out', path.join(dir, 'webhook.crt')]);
+  run('chmod', ['-R', 'a+rX', dir]);
+  const network = run('podman', ['inspect', '--format', '{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}', container('api-1')]).stdout.trim().split(' ')[0];
+  run('podman', ['rm', '-f', `${PROJECT}_webhook`], { allowFail: true });
+  run('podman', ['run', '-d', '--name', `${PROJECT}_webhook`, '--network', network, '--network-alias', 'webhook', '-v', `${dir}:/w:ro`, 'node:20-bookworm-slim', 'node', '/w/webhook.mjs']);
+  await until('the webhook container listening', () => run('podman', ['logs', `${PROJECT}_webhook`], { allowFail: true }).stdout.includes('webhook listening'), 60_000);
+  const config = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: { name: 'label-configmaps' },
+    webhooks: [{
+      name: 'label.compose.example.com',
+      clientConfig: { url: 'https://webhook:8443/mutate', caBundle: readFileSync(path.join(dir, 'webhook.crt')).toString('base64') },
+      rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }],
+      sideEffects: 'None',
+      admissionReviewVersions: ['v1'],
+      failurePolicy: 'Fail',
+      timeoutSeconds: 10,
+    }],
+  };
+  const created = await httpsJson(tls, 'POST', '/clusters/acme/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', config);
+  check('the webhook registered in tenant acme', created.status === 201, JSON.stringify(created.body).slice(0, 300));
+  // Both replicas learn of the configuration through the change stream: create until one is labelled, then each new one must be.
+  let i = 0;
+  const labelled = await until('a ConfigMap labelled by the webhook', async () => {
+    const r = await httpsJson(tls, 'POST', '/clusters/acme/api/v1/namespaces/default/configmaps', { metadata: { name: `hooked-${i++}` } });
+    return r.status === 201 && r.body.metadata.labels?.webhook === 'called' ? r.body : false;
+  }, 60_000);
+  const next = [];
+  for (let j = 0; j < 6; j++) {
+    const began = Date.now();
+    const r = await httpsJson(tls, 'POST', '/clusters/acme/api/v1/namespaces/default/configmaps', { metadata: { name: `hooked-after-${j}` } }, 60_000).catch((err) => ({ status: 0, body: { message: String(err) } }));
+    log(`create hooked-after-${j}: ${r.status} in ${Date.now() - began} ms`);
+    next.push(r.body ?? {});
+  }
+  check('every create after that was labelled by the webhook container', next.every((o) => o.metadata?.labels?.webhook === 'called'), JSON.stringify(next.map((o) => o.metadata?.labels ?? o.message)));
+  const calls = run('podman', ['logs', `${PROJECT}_webhook`]).stdout.split('\n').filter((l) => l.startsWith('review ') && l.includes(' CREATE hooked-'));
+  check('the webhook container got an AdmissionReview for each', calls.length >= next.length + 1 && next.every((o) => calls.some((l) => l.endsWith(` ${o.metadata?.name}`))), `${calls.length} reviews; first labelled ${labelled.metadata.name}`);
+  // A ConfigMap in globex is not sent to acme's webhook.
+  const other = await httpsJson(tls, 'POST', '/clusters/globex/api/v1/namespaces/default/configmaps', { metadata: { name: 'not-hooked' } });
+  check("globex's ConfigMaps are not sent to acme's webhook", other.status === 201 && !other.body.metadata.labels?.webhook, JSON.stringify(other.body.metadata?.labels));
+  run('podman', ['rm', '-f', `${PROJECT}_webhook`], { allowFail: true });
+}
+
 async function main() {
   if (process.getuid?.() !== 0) throw new Error('run as root (podman without a daemon needs it here)');
   if (!process.env.COMPOSE_TEST_SKIP_STAND_INS) {
@@ -209,6 +276,8 @@ async function main() {
   const onPg2 = (tenant) => run('podman', ['exec', container('postgres-2'), 'psql', '-U', 'plinth', '-d', 'plinth', '-tAc', `SELECT count(*) FROM objects WHERE tenant = '${tenant}' AND resource = 'configmaps' AND name = 'hello'`]).stdout.trim();
   check('globex lives on postgres-2', onPg2('globex') === '1', onPg2('globex'));
   check('acme does not', onPg2('acme') === '0', onPg2('acme'));
+
+  await webhookInItsOwnContainer(tls);
 
   // restart api-1 under a running watch: one that nginx sent to api-1 (told by api-1's established
   // connections on port 6443, /proc/net/tcp state 01: the watches are the only long-lived ones).
@@ -286,6 +355,7 @@ try {
   for (const svc of ['api-1', 'api-2', 'proxy']) log(`--- ${svc} logs (tail)\n${run('podman', ['logs', '--tail', '30', container(svc)], { allowFail: true }).stderr}`);
 } finally {
   if (!process.env.COMPOSE_TEST_KEEP) {
+    run('podman', ['rm', '-f', `${PROJECT}_webhook`], { allowFail: true });
     compose('down', '-v');
     for (const v of ['pgdata', 'pgdata-2', 'plinth-data']) run('podman', ['volume', 'rm', '-f', `${PROJECT}_${v}`], { allowFail: true });
   }

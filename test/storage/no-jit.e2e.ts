@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { ChangeLogRepository, createDatabase, type DB, type ListQuery, migrateToLatest, ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { migrations } from '../../migrations/index.js';
 
 interface Statement {
   sql: string;
@@ -126,7 +127,7 @@ describe('statements are never JIT-compiled', () => {
       u.pathname = `/${name}`;
       const fresh = createDatabase({ connectionString: u.toString(), maxConnections: 1 });
       try {
-        await migrateToLatest(fresh);
+        await migrateToLatest(fresh, migrations);
       } finally {
         await fresh.destroy();
       }

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { AesGcmTransformer, createDatabase, installResourceTransformers, PrefixTransformers, redisKeyPrefix } from '@plinth/storage';
 import { createTestDatabase } from '../support/test-database.js';
-import { postgresStorage } from './support/conformance-storage.js';
+import { ChangeCollector, postgresStorage } from './support/conformance-storage.js';
 import { describeStorageConformance } from './support/storage-conformance.suite.js';
 import { watchCacheStorage } from './support/watch-cache-storage.js';
 
@@ -31,11 +31,11 @@ describe('the Redis stream of cluster mode carries encrypted objects', () => {
     const tdb = await createTestDatabase('encrypted-redis');
     const db = createDatabase({ connectionString: tdb.url, maxConnections: 4 });
     const redis = new Redis(redisUrl);
-    const s = await watchCacheStorage(8, redisUrl)(db, tdb.url);
+    const t = await watchCacheStorage(8, redisUrl)(db, tdb.url);
     try {
-      const from = await s.objects.currentRevision();
-      const w = await s.watch('default', 'configmaps', from);
-      await s.objects.create({ tenant: 'default', resource: 'configmaps', namespace: 'ns', name: 'r' }, { metadata: { name: 'r', namespace: 'ns' }, data: { v: 'redis-plaintext-value' } });
+      const from = await t.storage.currentRevision();
+      const w = await ChangeCollector.open(t.storage, { tenant: 'default', resource: 'configmaps' }, from);
+      await t.storage.create({ tenant: 'default', resource: 'configmaps', namespace: 'ns', name: 'r' }, { metadata: { name: 'r', namespace: 'ns' }, data: { v: 'redis-plaintext-value' } });
       const [event] = await w.take(1);
       assert.deepEqual(event.object.data, { v: 'redis-plaintext-value' });
       w.stop();
@@ -44,7 +44,7 @@ describe('the Redis stream of cluster mode carries encrypted objects', () => {
       assert.ok(text.includes('k8s:enc:aesgcm:v1:key1:'), 'the stream holds the stored value');
       assert.equal(text.includes('redis-plaintext-value'), false);
     } finally {
-      await s.close();
+      await t.close();
       redis.disconnect();
       await db.destroy();
       await tdb.drop();

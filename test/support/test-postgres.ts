@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type EmbeddedDatabase, startEmbeddedPostgres } from '@plinth/storage';
-import { createDatabase, migrateToLatest } from '@plinth/storage';
+import { createDatabase, type EmbeddedDatabase, migrateToLatest, startEmbeddedPostgres } from '@plinth/storage';
 import { freePort } from '../watch/support/cluster.js';
+import { migrations } from '../../migrations/index.js';
 
 /**
  * A PostgreSQL of one test's own (the runner's is shared by every file, so
@@ -30,7 +30,7 @@ export class TestPostgres {
     await t.restart();
     const db = createDatabase({ connectionString: t.url, maxConnections: 1 });
     try {
-      await migrateToLatest(db);
+      await migrateToLatest(db, migrations);
     } finally {
       await db.destroy();
     }

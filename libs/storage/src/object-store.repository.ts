@@ -1,9 +1,10 @@
-import { type Kysely, sql } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import type { DB } from './db.js';
 import { preparedSql } from './prepared-statements.js';
 import { type ObjectKey, type StoredObject, withResourceVersion, withoutResourceVersion } from './object-key.js';
 import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
 import { StorageError } from './storage-error.js';
+import type { GetOptions } from './storage.interface.js';
 import { awaitKnownDurable, noteDurable, trackWrite } from './durable-revision.js';
 import { tenantScoped } from './tenant-scope.js';
 import { ENCRYPTED_FIELD, isStaleBody, openBody, openBodyOrSkip, prepareBodies, sealBody } from './value/stored-body.js';
@@ -109,10 +110,13 @@ export class ObjectStoreRepository {
    * from a commit that is not yet durable unless `internal` is set: internal
    * reads (admission lookups, the read of a read-modify-write) are not shown
    * to clients as such, and the write that follows them has its own barrier.
-   * `tx`: a caller's transaction on the tenant's shard (it owns durability).
+   * `tx`: a caller's transaction on the tenant's shard (it owns durability);
+   * or, as Storage.get takes them, the read's options.
    * Throws StorageError Internal when the stored body cannot be decrypted.
    */
-  async get(key: ObjectKey, tx?: Kysely<DB>, internal = false): Promise<StoredObject | undefined> {
+  async get(key: ObjectKey, txOrOptions?: Kysely<DB> | GetOptions, internal = false): Promise<StoredObject | undefined> {
+    const tx = txOrOptions instanceof Kysely ? txOrOptions : undefined;
+    if (txOrOptions && !tx) internal = (txOrOptions as GetOptions).internal ?? false;
     const shard = tx ?? (await this.router.dbFor(key.tenant));
     const db = tx ?? tenantScoped(shard, key.tenant);
     const { rows } = await preparedSql<{ revision: number | null; body: Record<string, unknown> | null; durable: boolean }>`

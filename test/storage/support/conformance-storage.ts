@@ -1,62 +1,45 @@
 import type { Kysely } from 'kysely';
-import {
-  type ChangeEvent,
-  ChangeLogRepository,
-  type DB,
-  ObjectListRepository,
-  ObjectStoreRepository,
-  openChange,
-} from '@plinth/storage';
-
-/** A watch the conformance suite opened: the changes of one tenant's resource after a revision. */
-export interface ConformanceWatch {
-  /** Resolves with the next `n` changes (in arrival order), or rejects after `ms`. */
-  take(n: number, ms?: number): Promise<ChangeEvent[]>;
-  /** Changes received and not yet taken. */
-  pending(): ChangeEvent[];
-  stop(): void;
-}
+import { type ChangeEvent, createPostgresStorage, type DB, type Storage, type WatchScope } from '@plinth/storage';
 
 /**
- * The storage the conformance suite drives: writes, gets and lists go to
- * the repositories; the history a watcher replays (`changesSince`) and live
- * watches (`watch`) come from wherever the implementation under test
- * serves them (the change log, or a replica's watch cache).
+ * One implementation of the library's Storage interface as the conformance
+ * suite drives it: the storage, and what the suite must know of how it
+ * serves watches.
  */
-export interface ConformanceStorage {
+export interface ConformanceTarget {
   readonly name: string;
-  objects: ObjectStoreRepository;
-  lists: ObjectListRepository;
-  changes: ChangeLogRepository;
-  /**
-   * Every committed change after `from`, oldest first, as a watch from
-   * `from` replays them (at most 1000). Throws StorageError Expired when that
-   * history is gone.
-   */
-  changesSince(from: number): Promise<ChangeEvent[]>;
-  /** Opens a watch of `tenant`'s `resource` from revision `from`. Throws StorageError Expired when that history is gone. */
-  watch(tenant: string, resource: string, from: number): Promise<ConformanceWatch>;
+  readonly storage: Storage;
   /** Writes after which no window of this implementation still holds an older change (0 when there is no window). */
   readonly windowSize: number;
+  /** Resolves once every committed change is visible to new watches (a cache has applied it). */
+  settle(): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Builds a {@link ConformanceStorage} over a migrated database. */
-export type ConformanceStorageFactory = (db: Kysely<DB>, databaseUrl: string) => Promise<ConformanceStorage>;
+/** Builds a {@link ConformanceTarget} over a migrated database. */
+export type ConformanceStorageFactory = (db: Kysely<DB>, databaseUrl: string) => Promise<ConformanceTarget>;
 
-/** Collects changes pushed by a watch implementation and hands them out in order. */
-export class ChangeCollector implements ConformanceWatch {
+/** Collects the changes a watch of the storage delivers and hands them out in order; a repeat or reorder fails the next take. */
+export class ChangeCollector {
   private readonly queue: ChangeEvent[] = [];
   private waiter: (() => void) | undefined;
-  private last = 0;
+  private last: number;
   private failure: Error | undefined;
-  stopped = false;
+  private stopWatch: () => void = () => undefined;
 
-  constructor(
-    private readonly onStop: () => void,
-    readonly from: number,
-  ) {
+  constructor(readonly from: number) {
     this.last = from;
+  }
+
+  /** Opens a watch of `scope` from `from` on `storage` into a new collector. Rejects as the watch does (Expired). */
+  static async open(storage: Storage, scope: WatchScope, from: number): Promise<ChangeCollector> {
+    const w = new ChangeCollector(from);
+    const watcher = await storage.watch(scope, from, {
+      onChange: (c) => w.push(c),
+      onEnd: (reason) => (w.failure ??= new Error(`watch ended: ${reason}`)),
+    });
+    w.stopWatch = () => watcher.stop();
+    return w;
   }
 
   /** Adds one change; never throws. A change at or below the last one pushed is a repeat: the next take fails. */
@@ -70,6 +53,7 @@ export class ChangeCollector implements ConformanceWatch {
     this.waiter?.();
   }
 
+  /** Resolves with the next `n` changes (in arrival order), or rejects after `ms`. */
   async take(n: number, ms = 5000): Promise<ChangeEvent[]> {
     const deadline = Date.now() + ms;
     while (this.queue.length < n) {
@@ -89,51 +73,24 @@ export class ChangeCollector implements ConformanceWatch {
     return this.queue.splice(0, n);
   }
 
+  /** Changes received and not yet taken. */
   pending(): ChangeEvent[] {
     return [...this.queue];
   }
 
   stop(): void {
-    this.stopped = true;
-    this.onStop();
+    this.stopWatch();
   }
 }
 
-/** The PostgreSQL store itself: history and watches read the change log (polled). */
+/** The PostgreSQL store itself (the library's factory): watches read the change log. */
 export const postgresStorage: ConformanceStorageFactory = async (db) => {
-  const objects = new ObjectStoreRepository(db);
-  const lists = new ObjectListRepository(db);
-  const changes = new ChangeLogRepository(db);
-  const timers = new Set<NodeJS.Timeout>();
+  const storage = createPostgresStorage({ source: db, pollIntervalMs: 20 });
   return {
     name: 'PostgreSQL store',
-    objects,
-    lists,
-    changes,
+    storage,
     windowSize: 0,
-    // The change log gives objects as stored; its readers decrypt them (openChange: a no-op when nothing is encrypted).
-    changesSince: async (from) => (await changes.changesAfter(from, 1000)).map(openChange),
-    async watch(tenant, resource, from) {
-      await changes.changesAfter(from, 1);
-      let timer: NodeJS.Timeout | undefined;
-      const w = new ChangeCollector(() => clearTimeout(timer), from);
-      let pos = from;
-      const poll = async (): Promise<void> => {
-        if (w.stopped) return;
-        try {
-          for (const c of await changes.changesAfter(pos, 500)) {
-            pos = c.revision;
-            if (c.key.tenant === tenant && c.key.resource === resource) w.push(openChange(c));
-          }
-        } finally {
-          if (!w.stopped) timers.add((timer = setTimeout(() => void poll(), 20)));
-        }
-      };
-      await poll();
-      return w;
-    },
-    async close() {
-      for (const t of timers) clearTimeout(t);
-    },
+    settle: async () => undefined,
+    close: async () => storage.close(),
   };
 };

@@ -12,7 +12,7 @@ import {
   ValidatingPolicyModule,
 } from '@plinth/admission';
 import { type KubeObject, matchesLabels } from '@plinth/apimachinery';
-import { type CacheSubscriber, type ChangeSource, type ObjectListRepository, type ObjectStoreRepository, WatchCache } from '@plinth/storage';
+import { type CacheSubscriber, type ChangeSource, type Storage, WatchCache } from '@plinth/storage';
 import { objectKey, presentObject, type ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { mergeApplyConfiguration } from './apply-configuration.js';
@@ -23,8 +23,8 @@ import { PrometheusPolicyMetrics } from './policy-metrics.js';
 /** What the policy modules are built from. */
 export interface PolicyAdmissionOptions {
   registry: ResourceRegistry;
-  objects: ObjectStoreRepository;
-  lists: ObjectListRepository;
+  objects: Storage;
+  lists: Storage;
   logger: Logger;
   metricsRegistry: Registry;
   /** Shared with the webhook modules (matchPolicy Equivalent). */
@@ -55,7 +55,7 @@ const POLICY_RESOURCES = [
   `${GROUP}/mutatingadmissionpolicybindings`,
 ];
 
-function loader(lists: ObjectListRepository) {
+function loader(lists: Storage) {
   const read = async (tenant: string, resource: string) => (await lists.list({ tenant, resource })).items.map((i) => i.body);
   return async (tenant: string): Promise<PolicyObjects> => {
     const [vaps, vapbs, maps, mapbs] = await Promise.all(POLICY_RESOURCES.map((r) => read(tenant, r)));
@@ -101,7 +101,7 @@ function splitApiVersion(apiVersion: string): { group: string; version: string }
 }
 
 /** Params are read from storage as the kind serves them (custom resources converted and defaulted). */
-function paramStore(registry: ResourceRegistry, objects: ObjectStoreRepository, lists: ObjectListRepository): ParamStore {
+function paramStore(registry: ResourceRegistry, objects: Storage, lists: Storage): ParamStore {
   const defOf = (tenant: string, kind: ParamKind): ResourceDefinition | undefined => {
     const { group, version } = splitApiVersion(kind.apiVersion ?? '');
     return registry.all(tenant).find((d) => d.group === group && d.version === version && d.kind === kind.kind);
@@ -114,7 +114,7 @@ function paramStore(registry: ResourceRegistry, objects: ObjectStoreRepository, 
     get: async (tenant, kind, namespace, name) => {
       const def = defOf(tenant, kind);
       if (!def) return undefined;
-      const found = await objects.get(objectKey(tenant, def, namespace, name), undefined, true);
+      const found = await objects.get(objectKey(tenant, def, namespace, name), { internal: true });
       return found ? presentObject(def, found.body as KubeObject) : undefined;
     },
     list: async (tenant, kind, namespace, selector) => {

@@ -16,7 +16,7 @@ import {
   type WebhookKind,
   type WebhookModuleDependencies,
 } from '@plinth/admission';
-import type { ChangeObserver, ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
+import type { ChangeObserver, Storage } from '@plinth/storage';
 import { checkTypes, dropUndeclared } from '../http/decode-object.js';
 import { objectKey, groupVersion } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
@@ -25,8 +25,8 @@ import { PrometheusWebhookMetrics } from './webhook-metrics.js';
 /** What the webhook modules are built from. */
 export interface WebhookAdmissionOptions {
   registry: ResourceRegistry;
-  objects: ObjectStoreRepository;
-  lists: ObjectListRepository;
+  objects: Storage;
+  lists: Storage;
   logger: Logger;
   metricsRegistry: Registry;
   /** PLINTH_WEBHOOK_SERVICE_MAP (see docs/admission.md). */
@@ -54,7 +54,7 @@ const CONFIG_RESOURCES: Record<WebhookKind, string> = {
 };
 
 /** Reads a tenant's configurations of one kind at the newest revision. */
-function configurationLoader(registry: ResourceRegistry, lists: ObjectListRepository) {
+function configurationLoader(registry: ResourceRegistry, lists: Storage) {
   return async (tenant: string, kind: WebhookKind): Promise<WebhookConfigurationV1[]> => {
     const def = registry.lookup(tenant, 'admissionregistration.k8s.io', 'v1', CONFIG_RESOURCES[kind]);
     if (!def) return [];
@@ -146,7 +146,7 @@ export function createWebhookAdmission(o: WebhookAdmissionOptions): WebhookAdmis
     namespaceLabels: namespaceLabelCache(o.refreshMs ?? 500, async (tenant, namespace) => {
       if (!nsDef) return undefined;
       // An internal read (no durability wait), as NamespaceLifecycle's: the write that follows has its own barrier.
-      const ns = await o.objects.get(objectKey(tenant, nsDef, '', namespace), undefined, true);
+      const ns = await o.objects.get(objectKey(tenant, nsDef, '', namespace), { internal: true });
       if (!ns) return undefined;
       const labels = (ns.body.metadata as { labels?: Record<string, string> } | undefined)?.labels;
       return labels ?? {};

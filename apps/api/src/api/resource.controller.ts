@@ -1,7 +1,7 @@
 import { All, Controller, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Metrics } from '../observability/metrics.js';
-import { ObjectListRepository } from '@plinth/storage';
+import { STORAGE, type Storage } from '@plinth/storage';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
 import { ResourceStoreService } from '../resource-store/resource-store.service.js';
@@ -62,7 +62,7 @@ export class ResourceController {
     @Inject(ResourceRegistry) private readonly registry: ResourceRegistry,
     @Inject(ResourceStoreService) private readonly store: ResourceStoreService,
     @Inject(ResourceDeleteService) private readonly deleter: ResourceDeleteService,
-    @Inject(ObjectListRepository) private readonly lists: ObjectListRepository,
+    @Inject(STORAGE) private readonly lists: Storage,
     @Inject(WatchService) private readonly watch: WatchService,
     @Inject(KindRestRegistry) private readonly rest: KindRestRegistry,
     @Inject(Metrics) private readonly metrics: Metrics,

@@ -2,7 +2,7 @@ import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@
 import type { Logger } from 'pino';
 import { AdmissionChain, type AdmissionModule, NamespaceLifecycleModule, WebhookEgressModule, WebhookEgressPolicy } from '@plinth/admission';
 import { isPlainObject } from '@plinth/apimachinery';
-import { ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
+import { STORAGE, type Storage } from '@plinth/storage';
 import { OwnerReferencesPermissionModule } from '../authz/owner-references.admission.js';
 import { AuthzModule } from './authz.module.js';
 import { RbacAuthorizer } from '../authz/rbac-authorizer.js';
@@ -37,9 +37,9 @@ function mutatingPoliciesEnabled(config: AppConfig): boolean {
 }
 
 /** The replica's namespace cache, read from storage on a miss (internally: the write that follows has its own barrier). */
-function namespaceCache(objects: ObjectStoreRepository, registry: ResourceRegistry, watch: WatchService): NamespaceCache {
+function namespaceCache(objects: Storage, registry: ResourceRegistry, watch: WatchService): NamespaceCache {
   const nsDef = registry.lookup('default', '', 'v1', 'namespaces')!;
-  const cache = new NamespaceCache(async (tenant, name) => (await objects.get(objectKey(tenant, nsDef, '', name), undefined, true))?.body);
+  const cache = new NamespaceCache(async (tenant, name) => (await objects.get(objectKey(tenant, nsDef, '', name), { internal: true }))?.body);
   cache.attach(watch.cache);
   return cache;
 }
@@ -71,21 +71,21 @@ function namespacePhase(namespaces: NamespaceCache) {
     },
     {
       provide: WEBHOOK_ADMISSION,
-      useFactory: (config: AppConfig, egress: WebhookEgressPolicy, registry: ResourceRegistry, objects: ObjectStoreRepository, lists: ObjectListRepository, logger: Logger, metrics: Metrics, observe: ObserveChanges) =>
+      useFactory: (config: AppConfig, egress: WebhookEgressPolicy, registry: ResourceRegistry, objects: Storage, lists: Storage, logger: Logger, metrics: Metrics, observe: ObserveChanges) =>
         createWebhookAdmission({ egress, registry, objects, lists, logger, metricsRegistry: metrics.registry, serviceMap: config.webhookServiceMap, refreshMs: config.webhookRefreshMs, observe }),
-      inject: [APP_CONFIG, WebhookEgressPolicy, ResourceRegistry, ObjectStoreRepository, ObjectListRepository, LOGGER, Metrics, OBSERVE_CHANGES],
+      inject: [APP_CONFIG, WebhookEgressPolicy, ResourceRegistry, STORAGE, STORAGE, LOGGER, Metrics, OBSERVE_CHANGES],
     },
     {
       provide: NamespaceCache,
       useFactory: namespaceCache,
-      inject: [ObjectStoreRepository, ResourceRegistry, WatchService],
+      inject: [STORAGE, ResourceRegistry, WatchService],
     },
     {
       provide: POLICY_ADMISSION,
       useFactory: (
         registry: ResourceRegistry,
-        objects: ObjectStoreRepository,
-        lists: ObjectListRepository,
+        objects: Storage,
+        lists: Storage,
         logger: Logger,
         metrics: Metrics,
         budget: TenantValidationBudget,
@@ -108,7 +108,7 @@ function namespacePhase(namespaces: NamespaceCache) {
         policies.attach(watch.cache);
         return policies;
       },
-      inject: [ResourceRegistry, ObjectStoreRepository, ObjectListRepository, LOGGER, Metrics, TenantValidationBudget, RbacAuthorizer, WatchService, NamespaceCache],
+      inject: [ResourceRegistry, STORAGE, STORAGE, LOGGER, Metrics, TenantValidationBudget, RbacAuthorizer, WatchService, NamespaceCache],
     },
     {
       provide: AdmissionChain,

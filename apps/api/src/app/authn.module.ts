@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ObjectStoreRepository } from '@plinth/storage';
+import { type Storage, STORAGE } from '@plinth/storage';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { SERVING_PKI, type ServingPki } from '../pki/pki-store.js';
 import { LOGGER } from '../observability/logger.js';
@@ -30,7 +30,7 @@ import { TenantCache } from '../kinds/tenant/tenant-cache.js';
     },
     {
       provide: AuthenticationService,
-      useFactory: async (config: AppConfig, logger: Logger, tokens: ServiceAccountTokens, objects: ObjectStoreRepository, registry: ResourceRegistry, observe: ObserveChanges, tenants: TenantCache) =>
+      useFactory: async (config: AppConfig, logger: Logger, tokens: ServiceAccountTokens, objects: Storage, registry: ResourceRegistry, observe: ObserveChanges, tenants: TenantCache) =>
         createAuthentication(
           config,
           logger,
@@ -40,7 +40,7 @@ import { TenantCache } from '../kinds/tenant/tenant-cache.js';
           observe,
           async (t) => (await tenants.get(t))?.uid,
         ),
-      inject: [APP_CONFIG, LOGGER, ServiceAccountTokens, ObjectStoreRepository, ResourceRegistry, OBSERVE_CHANGES, TenantCache],
+      inject: [APP_CONFIG, LOGGER, ServiceAccountTokens, STORAGE, ResourceRegistry, OBSERVE_CHANGES, TenantCache],
     },
   ],
   exports: [AuthenticationService],

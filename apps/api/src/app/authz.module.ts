@@ -1,5 +1,5 @@
 import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
-import { ObjectListRepository } from '@plinth/storage';
+import { type Storage, STORAGE } from '@plinth/storage';
 import { TenantCache } from '../kinds/tenant/tenant-cache.js';
 import { WatchService } from '../watch/watch.service.js';
 import { RbacAuthorizer } from '../authz/rbac-authorizer.js';
@@ -19,7 +19,7 @@ import { ACCESS_REVIEWS, type AccessReviewDeps } from '../authz/reviews/access-r
   providers: [
     {
       provide: RbacIndexService,
-      useFactory: (watch: WatchService, lists: ObjectListRepository, tenants: TenantCache) =>
+      useFactory: (watch: WatchService, lists: Storage, tenants: TenantCache) =>
         new RbacIndexService({
           cache: () => watch.cache,
           lists,
@@ -29,7 +29,7 @@ import { ACCESS_REVIEWS, type AccessReviewDeps } from '../authz/reviews/access-r
             return row === null ? null : row?.uid;
           },
         }),
-      inject: [WatchService, ObjectListRepository, TenantCache],
+      inject: [WatchService, STORAGE, TenantCache],
     },
     { provide: RbacAuthorizer, useFactory: (indexes: RbacIndexService) => new RbacAuthorizer(indexes), inject: [RbacIndexService] },
     {

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ObjectListRepository, ObjectStoreRepository, TenantRepository } from '@plinth/storage';
+import { type Storage, STORAGE, TenantRepository } from '@plinth/storage';
 import { SERVING_PKI, type ServingPki } from '../pki/pki-store.js';
 import { ControllerManager } from '../controllers/controller-manager.js';
 import { LOGGER } from '../observability/logger.js';
@@ -31,8 +31,8 @@ import { rootCaBundle } from '../certificates/root-ca-bundle.js';
         pki: ServingPki,
         registry: ResourceRegistry,
         store: ResourceStoreService,
-        objects: ObjectStoreRepository,
-        lists: ObjectListRepository,
+        objects: Storage,
+        lists: Storage,
         tenants: TenantRepository,
         observe: ObserveChanges,
         logger: Logger,
@@ -51,25 +51,25 @@ import { rootCaBundle } from '../certificates/root-ca-bundle.js';
         manager.register(publisher);
         return publisher;
       },
-      inject: [SERVING_PKI, ResourceRegistry, ResourceStoreService, ObjectStoreRepository, ObjectListRepository, TenantRepository, OBSERVE_CHANGES, LOGGER, StoreHooks, ControllerManager],
+      inject: [SERVING_PKI, ResourceRegistry, ResourceStoreService, STORAGE, STORAGE, TenantRepository, OBSERVE_CHANGES, LOGGER, StoreHooks, ControllerManager],
     },
     {
       provide: KubeApiserverClientSigner,
-      useFactory: (pki: ServingPki, registry: ResourceRegistry, store: ResourceStoreService, objects: ObjectStoreRepository, lists: ObjectListRepository, tenants: TenantRepository, observe: ObserveChanges, logger: Logger, manager: ControllerManager) => {
+      useFactory: (pki: ServingPki, registry: ResourceRegistry, store: ResourceStoreService, objects: Storage, lists: Storage, tenants: TenantRepository, observe: ObserveChanges, logger: Logger, manager: ControllerManager) => {
         const signer = new KubeApiserverClientSigner({ ca: pki.ca, registry, store, objects, lists, tenants: () => tenants.list(), tenantUid: async (t) => (await tenants.get(t))?.uid, observe, logger, queues: manager });
         manager.register(signer);
         return signer;
       },
-      inject: [SERVING_PKI, ResourceRegistry, ResourceStoreService, ObjectStoreRepository, ObjectListRepository, TenantRepository, OBSERVE_CHANGES, LOGGER, ControllerManager],
+      inject: [SERVING_PKI, ResourceRegistry, ResourceStoreService, STORAGE, STORAGE, TenantRepository, OBSERVE_CHANGES, LOGGER, ControllerManager],
     },
     {
       provide: CsrCleaner,
-      useFactory: (registry: ResourceRegistry, lists: ObjectListRepository, deleter: ResourceDeleteService, tenants: TenantRepository, logger: Logger, manager: ControllerManager) => {
+      useFactory: (registry: ResourceRegistry, lists: Storage, deleter: ResourceDeleteService, tenants: TenantRepository, logger: Logger, manager: ControllerManager) => {
         const cleaner = new CsrCleaner({ registry, lists, deleter, tenants: () => tenants.list(), logger });
         manager.register(cleaner);
         return cleaner;
       },
-      inject: [ResourceRegistry, ObjectListRepository, ResourceDeleteService, TenantRepository, LOGGER, ControllerManager],
+      inject: [ResourceRegistry, STORAGE, ResourceDeleteService, TenantRepository, LOGGER, ControllerManager],
     },
   ],
   exports: [RootCaPublisher, KubeApiserverClientSigner, CsrCleaner],

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ObjectListRepository, ObjectStoreRepository, TenantRepository } from '@plinth/storage';
+import { STORAGE, type Storage, TenantRepository } from '@plinth/storage';
 import { ControllerManager } from '../controllers/controller-manager.js';
 import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.js';
 import { LOGGER } from '../observability/logger.js';
@@ -29,13 +29,13 @@ import { JOB_QUEUE, type JobQueue } from '../jobs/job-queue.js';
   providers: [
     {
       provide: PolicyStatusRefresher,
-      useFactory: (lists: ObjectListRepository, store: ResourceStoreService, logger: Logger, registry: CrdRegistry) => {
+      useFactory: (lists: Storage, store: ResourceStoreService, logger: Logger, registry: CrdRegistry) => {
         const refresher = new PolicyStatusRefresher(lists, store, logger);
         // Policies are type-checked again when the kinds a tenant's CRDs serve change.
         registry.onServedChange((tenant) => void refresher.refresh(tenant));
         return refresher;
       },
-      inject: [ObjectListRepository, ResourceStoreService, LOGGER, CrdRegistry],
+      inject: [STORAGE, ResourceStoreService, LOGGER, CrdRegistry],
     },
     {
       provide: CrdController,
@@ -43,7 +43,7 @@ import { JOB_QUEUE, type JobQueue } from '../jobs/job-queue.js';
         registry: CrdRegistry,
         store: ResourceStoreService,
         deleter: ResourceDeleteService,
-        lists: ObjectListRepository,
+        lists: Storage,
         tenants: TenantRepository,
         observe: ObserveChanges,
         logger: Logger,
@@ -59,17 +59,17 @@ import { JOB_QUEUE, type JobQueue } from '../jobs/job-queue.js';
         hooks.untilSettled(CRD_STORAGE_RESOURCE, (key) => crdSettled(registry, key.tenant, key.name, settleMs));
         return controller;
       },
-      inject: [CrdRegistry, ResourceStoreService, ResourceDeleteService, ObjectListRepository, TenantRepository, OBSERVE_CHANGES, LOGGER, StoreHooks, ControllerManager],
+      inject: [CrdRegistry, ResourceStoreService, ResourceDeleteService, STORAGE, TenantRepository, OBSERVE_CHANGES, LOGGER, StoreHooks, ControllerManager],
     },
     {
       // Storage version migration: a CRD whose storedVersions hold more than its storage version gets a job.
       provide: StorageVersionMigrator,
-      useFactory: (registry: CrdRegistry, lists: ObjectListRepository, objects: ObjectStoreRepository, store: ResourceStoreService, logger: Logger, jobs: JobQueue) => {
+      useFactory: (registry: CrdRegistry, lists: Storage, objects: Storage, store: ResourceStoreService, logger: Logger, jobs: JobQueue) => {
         const migrator = new StorageVersionMigrator({ registry, lists, objects, store, logger, submit: (tenant) => jobs.add(JobName.MigrateCrdStorage, { tenant }) });
         registry.onChange((tenant, crds) => migrator.check(tenant, crds));
         return migrator;
       },
-      inject: [CrdRegistry, ObjectListRepository, ObjectStoreRepository, ResourceStoreService, LOGGER, JOB_QUEUE],
+      inject: [CrdRegistry, STORAGE, STORAGE, ResourceStoreService, LOGGER, JOB_QUEUE],
     },
   ],
   exports: [CrdController],

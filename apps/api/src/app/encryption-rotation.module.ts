@@ -1,6 +1,6 @@
 import { Inject, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { EncryptionRotationRepository, ObjectStoreRepository } from '@plinth/storage';
+import { EncryptionRotationRepository, STORAGE, type Storage } from '@plinth/storage';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ControllerManager } from '../controllers/controller-manager.js';
 import { Metrics } from '../observability/metrics.js';
@@ -23,7 +23,7 @@ function createRotation(
   config: AppConfig,
   pool: ShardPool,
   store: ResourceStoreService,
-  objects: ObjectStoreRepository,
+  objects: Storage,
   manager: ControllerManager,
   metrics: Metrics,
   logger: Logger,
@@ -51,7 +51,7 @@ function createRotation(
     {
       provide: EncryptionRotationController,
       useFactory: createRotation,
-      inject: [ENCRYPTION, APP_CONFIG, ShardPool, ResourceStoreService, ObjectStoreRepository, ControllerManager, Metrics, LOGGER],
+      inject: [ENCRYPTION, APP_CONFIG, ShardPool, ResourceStoreService, STORAGE, ControllerManager, Metrics, LOGGER],
     },
   ],
 })

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { EventExpiryRepository, ObjectStoreRepository } from '@plinth/storage';
+import { EventExpiryRepository, type Storage, STORAGE } from '@plinth/storage';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ControllerManager } from '../controllers/controller-manager.js';
 import { LOGGER } from '../observability/logger.js';
@@ -13,12 +13,12 @@ import { EventTtlController } from '../events/event-ttl.controller.js';
     { provide: EventExpiryRepository, useFactory: (shards: ShardPool) => new EventExpiryRepository(shards), inject: [ShardPool] },
     {
       provide: EventTtlController,
-      useFactory: (expiry: EventExpiryRepository, objects: ObjectStoreRepository, logger: Logger, config: AppConfig, manager: ControllerManager) => {
+      useFactory: (expiry: EventExpiryRepository, objects: Storage, logger: Logger, config: AppConfig, manager: ControllerManager) => {
         const controller = new EventTtlController({ expiry, objects, logger, ttlMs: config.eventTtlMs });
         manager.register(controller);
         return controller;
       },
-      inject: [EventExpiryRepository, ObjectStoreRepository, LOGGER, APP_CONFIG, ControllerManager],
+      inject: [EventExpiryRepository, STORAGE, LOGGER, APP_CONFIG, ControllerManager],
     },
   ],
   exports: [EventTtlController],

@@ -1,5 +1,5 @@
 import { Inject, Module, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { ObjectListRepository } from '@plinth/storage';
+import { type Storage, STORAGE } from '@plinth/storage';
 import { AdmissionChainModule } from './admission-chain.module.js';
 import { TenantValidationBudget } from '../admission/validation-budget.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -28,9 +28,9 @@ const FLOW_OBSERVER = Symbol('FLOW_OBSERVER');
   providers: [
     {
       provide: TenantFlowLimits,
-      useFactory: (config: AppConfig, lists: ObjectListRepository, observe: ObserveChanges) =>
+      useFactory: (config: AppConfig, lists: Storage, observe: ObserveChanges) =>
         new TenantFlowLimits({ concurrency: config.tenantConcurrentRequests, queueLength: config.tenantQueueLength }, lists, observe),
-      inject: [APP_CONFIG, ObjectListRepository, OBSERVE_CHANGES],
+      inject: [APP_CONFIG, STORAGE, OBSERVE_CHANGES],
     },
     { provide: FLOW_OBSERVER, useFactory: (metrics: Metrics) => flowMetrics(metrics.registry), inject: [Metrics] },
     {

@@ -1,6 +1,6 @@
 import { Global, Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ObjectListRepository } from '@plinth/storage';
+import { STORAGE, type Storage } from '@plinth/storage';
 import { ServiceResolver, WebhookClient, WebhookEgressPolicy } from '@plinth/admission';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { CrdRegistry } from '../crd/crd-registry.service.js';
@@ -31,7 +31,7 @@ import { TenantFeatureGates } from '../kinds/feature-gate/tenant-feature-gates.j
 @Global()
 @Module({
   providers: [
-    { provide: TenantFeatureGates, useFactory: (lists: ObjectListRepository) => new TenantFeatureGates(lists), inject: [ObjectListRepository] },
+    { provide: TenantFeatureGates, useFactory: (lists: Storage) => new TenantFeatureGates(lists), inject: [STORAGE] },
     {
       provide: ConversionWebhookCaller,
       // CRD conversion webhooks: the admission webhooks' HTTPS client, service map and egress policy.
@@ -42,14 +42,14 @@ import { TenantFeatureGates } from '../kinds/feature-gate/tenant-feature-gates.j
     {
       provide: CrdRegistry,
       // Descriptions of x-plinth-feature-gate fields name the gate's stage: the server's, else the tenant's own.
-      useFactory: (lists: ObjectListRepository, logger: Logger, config: AppConfig, tenantFeatures: TenantFeatureGates, conversionWebhooks: ConversionWebhookCaller) =>
+      useFactory: (lists: Storage, logger: Logger, config: AppConfig, tenantFeatures: TenantFeatureGates, conversionWebhooks: ConversionWebhookCaller) =>
         new CrdRegistry(lists, {
           logger,
           featureStage: (tenant, gate) => featureStageIn({ features: config.featureGates, tenantFeatures }, tenant, gate),
           prepareFeatures: (tenant) => tenantFeatures.prepare(tenant),
           conversionWebhooks,
         }),
-      inject: [ObjectListRepository, LOGGER, APP_CONFIG, TenantFeatureGates, ConversionWebhookCaller],
+      inject: [STORAGE, LOGGER, APP_CONFIG, TenantFeatureGates, ConversionWebhookCaller],
     },
     {
       provide: ResourceRegistry,

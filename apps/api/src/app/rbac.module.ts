@@ -1,6 +1,6 @@
 import { Inject, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ObjectListRepository } from '@plinth/storage';
+import { type Storage, STORAGE } from '@plinth/storage';
 import { LOGGER } from '../observability/logger.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../resource-store/resource-store.service.js';
@@ -14,9 +14,9 @@ import { DefaultRbacService } from '../rbac/default-rbac.service.js';
   providers: [
     {
       provide: DefaultRbacService,
-      useFactory: (registry: ResourceRegistry, store: ResourceStoreService, lists: ObjectListRepository, observe: ObserveChanges, logger: Logger) =>
+      useFactory: (registry: ResourceRegistry, store: ResourceStoreService, lists: Storage, observe: ObserveChanges, logger: Logger) =>
         new DefaultRbacService({ registry, store, lists }, observe, logger),
-      inject: [ResourceRegistry, ResourceStoreService, ObjectListRepository, OBSERVE_CHANGES, LOGGER],
+      inject: [ResourceRegistry, ResourceStoreService, STORAGE, OBSERVE_CHANGES, LOGGER],
     },
   ],
   exports: [DefaultRbacService],

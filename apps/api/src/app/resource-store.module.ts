@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AdmissionChain } from '@plinth/admission';
-import { ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
+import { ObjectStoreRepository, type Storage, STORAGE } from '@plinth/storage';
 import { AdmissionChainModule } from './admission-chain.module.js';
 import { CelRuleWorkers } from '../cel-workers/cel-rule-workers.service.js';
 import { CelWorkersModule } from './cel-workers.module.js';
@@ -44,9 +44,9 @@ function commitBarrier(watch: WatchService, hooks: StoreHooks): CommitBarrier {
     },
     {
       provide: ResourceStoreService,
-      useFactory: (objects: ObjectStoreRepository, admission: AdmissionChain, hooks: StoreHooks, watch: WatchService, validationBudget: TenantValidationBudget, strategyEnvironment: StrategyEnvironment) =>
+      useFactory: (objects: Storage, admission: AdmissionChain, hooks: StoreHooks, watch: WatchService, validationBudget: TenantValidationBudget, strategyEnvironment: StrategyEnvironment) =>
         new ResourceStoreService(objects, admission, hooks, { barrier: commitBarrier(watch, hooks), validationBudget, strategyEnvironment }),
-      inject: [ObjectStoreRepository, AdmissionChain, StoreHooks, WatchService, TenantValidationBudget, STRATEGY_ENVIRONMENT],
+      inject: [STORAGE, AdmissionChain, StoreHooks, WatchService, TenantValidationBudget, STRATEGY_ENVIRONMENT],
     },
     {
       provide: ResourceDeleteService,
@@ -56,9 +56,9 @@ function commitBarrier(watch: WatchService, hooks: StoreHooks): CommitBarrier {
     // The namespace kind's own deletion, built with the generic deleter so that wherever one deletes, a namespace deletes as upstream's.
     {
       provide: NamespaceDeleter,
-      useFactory: (objects: ObjectStoreRepository, lists: ObjectListRepository, store: ResourceStoreService, deleter: ResourceDeleteService, registry: ResourceRegistry, hooks: StoreHooks) =>
+      useFactory: (objects: ObjectStoreRepository, lists: Storage, store: ResourceStoreService, deleter: ResourceDeleteService, registry: ResourceRegistry, hooks: StoreHooks) =>
         new NamespaceDeleter({ objects, lists, store, deleter, registry, hooks }),
-      inject: [ObjectStoreRepository, ObjectListRepository, ResourceStoreService, ResourceDeleteService, ResourceRegistry, StoreHooks],
+      inject: [ObjectStoreRepository, STORAGE, ResourceStoreService, ResourceDeleteService, ResourceRegistry, StoreHooks],
     },
   ],
   exports: [StoreHooks, ResourceStoreService, ResourceDeleteService, NamespaceDeleter],

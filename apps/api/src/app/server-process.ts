@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { ObjectListRepository } from '@plinth/storage';
+import { STORAGE, type Storage } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { PLATFORM_TENANT, TENANT_STORAGE_RESOURCE } from '../kinds/tenant/tenant-api.js';
 import { Metrics } from '../observability/metrics.js';
@@ -81,7 +81,7 @@ export async function runServerProcess(config: AppConfig, logger: Logger, earlyS
   const kubeconfig = await write([]);
   logger.info({ kubeconfig }, `kubectl: export KUBECONFIG=${kubeconfig}`);
   // Tenants created later (by the API) get their context too.
-  const lists = server.app.get(ObjectListRepository);
+  const lists = server.app.get<Storage>(STORAGE);
   new KubeconfigRefresher({
     tenants: async () => (await lists.list({ tenant: PLATFORM_TENANT, resource: TENANT_STORAGE_RESOURCE })).items.map((i) => i.key.name),
     write,

@@ -1,6 +1,6 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ObjectListRepository, ObjectStoreRepository, TenantMoveRepository, TenantRepository } from '@plinth/storage';
+import { STORAGE, type Storage, TenantMoveRepository, TenantRepository } from '@plinth/storage';
 import type { KubeObject } from '@plinth/apimachinery';
 import { ControllerManager } from '../controllers/controller-manager.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -33,7 +33,7 @@ import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.j
   providers: [
     {
       provide: ShardRegistry,
-      useFactory: (catalog: ShardCatalog, pool: ShardPool, objects: ObjectStoreRepository, lists: ObjectListRepository, watch: WatchService, logger: Logger) =>
+      useFactory: (catalog: ShardCatalog, pool: ShardPool, objects: Storage, lists: Storage, watch: WatchService, logger: Logger) =>
         new ShardRegistry({
           catalog,
           pool,
@@ -42,17 +42,17 @@ import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.j
           changes: watch.cache,
           logger,
         }),
-      inject: [ShardCatalog, ShardPool, ObjectStoreRepository, ObjectListRepository, WatchService, LOGGER],
+      inject: [ShardCatalog, ShardPool, STORAGE, STORAGE, WatchService, LOGGER],
     },
     {
       provide: TenantMover,
-      useFactory: (pool: ShardPool, objects: ObjectStoreRepository, lists: ObjectListRepository, store: ResourceStoreService, observe: ObserveChanges, manager: ControllerManager, metrics: Metrics, logger: Logger) => {
+      useFactory: (pool: ShardPool, objects: Storage, lists: Storage, store: ResourceStoreService, observe: ObserveChanges, manager: ControllerManager, metrics: Metrics, logger: Logger) => {
         const listTenants = async () => (await lists.list({ tenant: PLATFORM_TENANT, resource: TENANT_STORAGE_RESOURCE })).items.map((i) => i.body as TenantObject);
         const mover = new TenantMover({ pool, moves: new TenantMoveRepository(), objects, store, observe, listTenants, queues: manager, registry: metrics.registry, logger });
         manager.register(mover);
         return mover;
       },
-      inject: [ShardPool, ObjectStoreRepository, ObjectListRepository, ResourceStoreService, OBSERVE_CHANGES, ControllerManager, Metrics, LOGGER],
+      inject: [ShardPool, STORAGE, STORAGE, ResourceStoreService, OBSERVE_CHANGES, ControllerManager, Metrics, LOGGER],
     },
     {
       provide: ShardStatusController,
@@ -61,7 +61,7 @@ import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.j
         pool: ShardPool,
         tenants: TenantRepository,
         store: ResourceStoreService,
-        objects: ObjectStoreRepository,
+        objects: Storage,
         manager: ControllerManager,
         logger: Logger,
         config: AppConfig,
@@ -72,7 +72,7 @@ import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.j
         manager.register(controller);
         return controller;
       },
-      inject: [ShardCatalog, ShardPool, TenantRepository, ResourceStoreService, ObjectStoreRepository, ControllerManager, LOGGER, APP_CONFIG, ResourceRegistry],
+      inject: [ShardCatalog, ShardPool, TenantRepository, ResourceStoreService, STORAGE, ControllerManager, LOGGER, APP_CONFIG, ResourceRegistry],
     },
   ],
 })
@@ -82,7 +82,7 @@ export class ShardingModule implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(TenantDirectory) private readonly directory: TenantDirectory,
     @Inject(WatchService) private readonly watch: WatchService,
-    @Inject(ObjectListRepository) private readonly lists: ObjectListRepository,
+    @Inject(STORAGE) private readonly lists: Storage,
     @Inject(ShardRegistry) private readonly registry: ShardRegistry,
     @Inject(ShardStatusController) _status: ShardStatusController,
     @Inject(TenantMover) _mover: TenantMover,

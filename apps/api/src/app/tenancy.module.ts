@@ -1,6 +1,6 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ObjectListRepository, ObjectStoreRepository, TenantMoveRepository, TenantRepository } from '@plinth/storage';
+import { type Storage, STORAGE, TenantMoveRepository, TenantRepository } from '@plinth/storage';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ControllerManager } from '../controllers/controller-manager.js';
 import { LifecycleModule } from './lifecycle.module.js';
@@ -64,8 +64,8 @@ import { forgetRetiredTenants } from '../tenancy/tenant-retirement.js';
       provide: TenantLifecycleService,
       useFactory: (
         tenants: TenantRepository,
-        objects: ObjectStoreRepository,
-        lists: ObjectListRepository,
+        objects: Storage,
+        lists: Storage,
         store: ResourceStoreService,
         provisioner: TenantProvisioner,
         deletion: TenantDeletionRunner,
@@ -82,7 +82,7 @@ import { forgetRetiredTenants } from '../tenancy/tenant-retirement.js';
         hooks.onDeletionRequested(tenantResource.storageResource, lifecycle.deletionRequested);
         return lifecycle;
       },
-      inject: [TenantRepository, ObjectStoreRepository, ObjectListRepository, ResourceStoreService, TenantProvisioner, TenantDeletionRunner, LOGGER, StoreHooks, OBSERVE_CHANGES, ControllerManager, TenantDirectory],
+      inject: [TenantRepository, STORAGE, STORAGE, ResourceStoreService, TenantProvisioner, TenantDeletionRunner, LOGGER, StoreHooks, OBSERVE_CHANGES, ControllerManager, TenantDirectory],
     },
   ],
   exports: [TenantLifecycleService, TenantProvisioner, TenantDeletionRunner],

@@ -1,6 +1,6 @@
 import { Global, Inject, Module, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ChangeLogRepository, DEFAULT_SHARD, ObjectListRepository } from '@plinth/storage';
+import { ChangeLogRepository, DEFAULT_SHARD, type Storage, STORAGE } from '@plinth/storage';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DatabaseConnection } from '../database/database-connection.js';
 import { LOGGER } from '../observability/logger.js';
@@ -24,7 +24,7 @@ import { WatchService } from '../watch/watch.service.js';
   providers: [
     {
       provide: WatchService,
-      useFactory: (config: AppConfig, logger: Logger, metrics: Metrics, conn: DatabaseConnection, changes: ChangeLogRepository, lists: ObjectListRepository, pool: ShardPool, directory: TenantDirectory) => {
+      useFactory: (config: AppConfig, logger: Logger, metrics: Metrics, conn: DatabaseConnection, changes: ChangeLogRepository, lists: Storage, pool: ShardPool, directory: TenantDirectory) => {
         const service = new WatchService({
           config,
           logger,
@@ -37,7 +37,7 @@ import { WatchService } from '../watch/watch.service.js';
         pool.onSeenRevision((shard) => service.shardPipelines().get(shard)?.cache.revision ?? 0);
         return service;
       },
-      inject: [APP_CONFIG, LOGGER, Metrics, DatabaseConnection, ChangeLogRepository, ObjectListRepository, ShardPool, TenantDirectory],
+      inject: [APP_CONFIG, LOGGER, Metrics, DatabaseConnection, ChangeLogRepository, STORAGE, ShardPool, TenantDirectory],
     },
     {
       provide: OBSERVE_CHANGES,

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ObjectStoreRepository } from '@plinth/storage';
+import type { Storage } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 import { serviceAccountResource } from '../kinds/authentication/authentication.resources.js';
@@ -23,7 +23,7 @@ export interface PreparedAuthentication {
  * A ServiceAccount lookup over the object store: the uid of a live (not
  * terminating) ServiceAccount, undefined otherwise. One primary-key read.
  */
-export function serviceAccountLookup(objects: ObjectStoreRepository, registry: ResourceRegistry): ServiceAccountLookup {
+export function serviceAccountLookup(objects: Storage, registry: ResourceRegistry): ServiceAccountLookup {
   return async (tenant, namespace, name) => {
     const def = registry.lookup(tenant, '', 'v1', 'serviceaccounts');
     if (!def) return undefined;
@@ -44,7 +44,7 @@ export function createAuthentication(
   config: AppConfig,
   logger: Logger,
   prepared: PreparedAuthentication,
-  objects: ObjectStoreRepository,
+  objects: Storage,
   registry: ResourceRegistry,
   observe: ObserveChanges,
   tenantUid: (tenant: string) => Promise<string | undefined>,

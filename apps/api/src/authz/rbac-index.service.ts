@@ -1,6 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { ObjectListRepository } from '@plinth/storage';
-import { type CacheSubscriber, type CachedChange, type ChangeSource, WatchCache } from '@plinth/storage';
+import { type CachedChange, type CacheSubscriber, type ChangeSource, type Storage, STORAGE, WatchCache } from '@plinth/storage';
 import type { RbacIndexSource } from './rbac-authorizer.js';
 import { RBAC_STORAGE_RESOURCES, TenantRbacIndex } from './rbac-index.js';
 
@@ -8,7 +7,7 @@ import { RBAC_STORAGE_RESOURCES, TenantRbacIndex } from './rbac-index.js';
 export interface RbacIndexDeps {
   /** The replica's watch cache (fed by the change stream every replica runs); read lazily since it is replaced on restart of the pipeline. */
   cache: () => ChangeSource;
-  lists: ObjectListRepository;
+  lists: Storage;
   /** The uid of a tenant as it exists now, undefined when it does not (a missing tenant gets an empty index, not a load). */
   tenantUid: (tenant: string) => Promise<string | undefined>;
   /** The uid of a tenant as known without a read (undefined: not known now; null: known absent); an index loaded for another uid is dropped. */

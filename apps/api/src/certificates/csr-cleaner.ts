@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { ApiError, type KubeObject } from '@plinth/apimachinery';
-import type { ObjectListRepository } from '@plinth/storage';
+import { STORAGE, type Storage } from '@plinth/storage';
 import type { Controller } from '../controllers/controller.js';
 import { CSR_STORAGE_RESOURCE } from '../kinds/certificates/csr-api.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
@@ -14,7 +14,7 @@ export const CSR_CLEANER_INTERVAL_MS = 3600_000;
 /** What the cleaner needs. */
 export interface CsrCleanerDeps {
   registry: ResourceRegistry;
-  lists: ObjectListRepository;
+  lists: Storage;
   deleter: ResourceDeleteService;
   tenants: () => Promise<string[]>;
   logger: Logger;

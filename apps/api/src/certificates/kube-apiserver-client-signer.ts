@@ -1,7 +1,7 @@
 import * as x509 from '@peculiar/x509';
 import type { Logger } from 'pino';
 import { ApiError, type KubeObject } from '@plinth/apimachinery';
-import type { ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
+import { STORAGE, type Storage } from '@plinth/storage';
 import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
 import type { WorkQueue } from '../controllers/work-queue.js';
@@ -34,8 +34,8 @@ export interface ClientSignerDeps {
   ca: CertificateAuthority;
   registry: ResourceRegistry;
   store: ResourceStoreService;
-  objects: ObjectStoreRepository;
-  lists: ObjectListRepository;
+  objects: Storage;
+  lists: Storage;
   /** Every tenant (the resync on start). */
   tenants: () => Promise<string[]>;
   /** The uid of a tenant as it exists now (its certificates name it); undefined when it does not exist. */
@@ -113,7 +113,7 @@ export class KubeApiserverClientSigner implements Controller {
     const [tenant, name] = key.split('\u0000');
     const def = this.deps.registry.lookup(tenant, 'certificates.k8s.io', 'v1', 'certificatesigningrequests');
     if (!def) return;
-    const found = await this.deps.objects.get(ResourceStoreService.key(tenant, def, '', name), undefined, true);
+    const found = await this.deps.objects.get(ResourceStoreService.key(tenant, def, '', name), { internal: true });
     const csr = found?.body as KubeObject | undefined;
     if (!csr || !this.wants(csr)) return;
     const status = await this.decide(tenant, csr);

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { ApiError, type KubeObject } from '@plinth/apimachinery';
-import type { ObjectStoreRepository } from '@plinth/storage';
+import type { Storage } from '@plinth/storage';
 import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
 import type { WorkQueue } from '../controllers/work-queue.js';
@@ -27,7 +27,7 @@ export interface RootCaPublisherDeps {
   rootCa: string;
   registry: ResourceRegistry;
   store: ResourceStoreService;
-  objects: ObjectStoreRepository;
+  objects: Storage;
   /** Every namespace of every tenant (the resync on start). */
   namespaces: () => Promise<Array<{ tenant: string; name: string }>>;
   observe: ObserveChanges;
@@ -117,7 +117,7 @@ export class RootCaPublisher implements Controller {
     const nsDef = this.deps.registry.lookup(tenant, '', 'v1', 'namespaces');
     const cmDef = this.deps.registry.lookup(tenant, '', 'v1', 'configmaps');
     if (!nsDef || !cmDef) return;
-    const ns = await this.deps.objects.get(ResourceStoreService.key(tenant, nsDef, '', namespace), undefined, true);
+    const ns = await this.deps.objects.get(ResourceStoreService.key(tenant, nsDef, '', namespace), { internal: true });
     if (!ns || isDeleting(ns.body as KubeObject)) return;
     const ctx: WriteContext = {
       tenant,
@@ -131,7 +131,7 @@ export class RootCaPublisher implements Controller {
       fieldManager: 'kube-controller-manager',
     };
     const data = { 'ca.crt': this.deps.rootCa };
-    const current = await this.deps.objects.get(ResourceStoreService.key(tenant, cmDef, namespace, ROOT_CA_CONFIGMAP), undefined, true);
+    const current = await this.deps.objects.get(ResourceStoreService.key(tenant, cmDef, namespace, ROOT_CA_CONFIGMAP), { internal: true });
     try {
       if (!current) {
         await this.deps.store.create(ctx, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CA_CONFIGMAP, annotations: { [DESCRIPTION_ANNOTATION]: DESCRIPTION } }, data });

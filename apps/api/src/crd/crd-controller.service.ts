@@ -1,11 +1,10 @@
 import type { Logger } from 'pino';
-import type { ObjectListRepository } from '@plinth/storage';
+import { STORAGE, type Storage } from '@plinth/storage';
 import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
 import type { WorkQueue } from '../controllers/work-queue.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
-import { ApiError } from '@plinth/apimachinery';
-import type { KubeObject } from '@plinth/apimachinery';
+import { ApiError, type KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
 import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
@@ -48,7 +47,7 @@ export interface CrdControllerDeps {
   registry: CrdRegistry;
   store: ResourceStoreService;
   deleter: ResourceDeleteService;
-  lists: ObjectListRepository;
+  lists: Storage;
   /** Every tenant's name (the resync on start). */
   tenants: () => Promise<string[]>;
   observe: ObserveChanges;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { type ChangeObserver, type ObjectListRepository, TenantSnapshots } from '@plinth/storage';
+import { type ChangeObserver, STORAGE, type Storage, TenantSnapshots } from '@plinth/storage';
 import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import { CRD_STORAGE_RESOURCE } from '../kinds/customresourcedefinition/crd.resource.js';
@@ -45,7 +45,7 @@ export class CrdRegistry {
   private readonly servedListeners: ((tenant: string) => void)[] = [];
 
   constructor(
-    private readonly lists: ObjectListRepository,
+    private readonly lists: Storage,
     private readonly opts: CrdRegistryOptions = {},
   ) {
     this.snapshots = new TenantSnapshots<TenantCrds>({

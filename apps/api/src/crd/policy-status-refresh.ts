@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
-import type { ObjectListRepository } from '@plinth/storage';
+import type { Storage } from '@plinth/storage';
 import { validatingAdmissionPolicyResource } from '../kinds/admissionregistration/admission-policy.resources.js';
 import { validatingAdmissionPolicyStatusStrategy } from '../kinds/admissionregistration/admission-policy.strategy.js';
 import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
@@ -38,7 +38,7 @@ function markStale(cur: KubeObject): KubeObject {
  */
 export class PolicyStatusRefresher {
   constructor(
-    private readonly lists: ObjectListRepository,
+    private readonly lists: Storage,
     private readonly store: ResourceStoreService,
     private readonly logger?: Logger,
   ) {}

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { createDatabase, type Database, type EmbeddedDatabase, embeddedPostgresUrl, migrateToLatest, startEmbeddedPostgres } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { embeddedPostgresFailure } from '../startup/startup-failure.js';
+import { migrations } from '../../../../migrations/index.js';
 
 /** The server's PostgreSQL: the Kysely pool, the URL it connects to, and the embedded server when Plinth started one. */
 export class DatabaseConnection {
@@ -70,7 +71,7 @@ export async function connectDatabase(config: AppConfig, logger: Logger): Promis
   });
   const connection = new DatabaseConnection(db, url, embedded);
   try {
-    const applied = await migrateToLatest(db);
+    const applied = await migrateToLatest(db, migrations);
     logger.info({ applied }, 'migrations up to date');
   } catch (err) {
     await connection.close();

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { type EventExpiryRepository, type ExpiredEvent, isStorageError, type ObjectStoreRepository } from '@plinth/storage';
+import { type EventExpiryRepository, type ExpiredEvent, isStorageError, type Storage } from '@plinth/storage';
 import type { Controller } from '../controllers/controller.js';
 import { forEachConcurrently } from '../resource-store/bounded-concurrency.js';
 
@@ -12,7 +12,7 @@ const DELETES_IN_FLIGHT = 64;
 /** What the Event TTL controller needs. */
 export interface EventTtlControllerDeps {
   expiry: EventExpiryRepository;
-  objects: ObjectStoreRepository;
+  objects: Storage;
   logger: Logger;
   /** PLINTH_EVENT_TTL in milliseconds. */
   ttlMs: number;

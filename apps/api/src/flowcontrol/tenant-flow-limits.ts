@@ -1,4 +1,4 @@
-import type { ObjectListRepository } from '@plinth/storage';
+import { STORAGE, type Storage } from '@plinth/storage';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 import { PLATFORM_TENANT, TENANT_STORAGE_RESOURCE, type TenantLimits } from '../kinds/tenant/tenant-api.js';
 import type { FlowLimits } from './fair-queuing.js';
@@ -17,7 +17,7 @@ export class TenantFlowLimits {
 
   constructor(
     private readonly defaults: { concurrency: number; queueLength: number },
-    private readonly lists: ObjectListRepository,
+    private readonly lists: Storage,
     observe: ObserveChanges,
   ) {
     observe(TENANT_STORAGE_RESOURCE, {

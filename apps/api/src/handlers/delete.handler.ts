@@ -1,10 +1,7 @@
-import type { ObjectListRepository } from '@plinth/storage';
+import type { Storage } from '@plinth/storage';
 import { listScope } from './list-scope.js';
-import { DecodeError } from '@plinth/apimachinery';
-import { parseJsonStrict } from '@plinth/apimachinery';
-import { ApiError } from '@plinth/apimachinery';
+import { ApiError, DecodeError, isPlainObject, type KubeObject, parseJsonStrict } from '@plinth/apimachinery';
 import { sendObject, sendPlain, setWarnings } from '../http/response-writer.js';
-import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { groupVersion, servedForm, servedForms } from '../registry/resource-definition.js';
 import type { DeletePreconditions, ResourceDeleteService } from '../resource-store/resource-delete.service.js';
 import type { HandlerContext } from '../http/handler-context.js';
@@ -76,7 +73,7 @@ export async function handleDelete(ctx: HandlerContext, deleter: ResourceDeleteS
 }
 
 /** DELETE of a collection: deletes every match, answers with the list of deleted objects. */
-export async function handleDeleteCollection(ctx: HandlerContext, deleter: ResourceDeleteService, lists: ObjectListRepository): Promise<void> {
+export async function handleDeleteCollection(ctx: HandlerContext, deleter: ResourceDeleteService, lists: Storage): Promise<void> {
   const { def } = ctx;
   if (!def.verbs.includes('deletecollection')) throw ApiError.methodNotAllowed('the server does not allow this method on the requested resource');
   const { wctx } = writeContext(ctx, 'DeleteOptions');

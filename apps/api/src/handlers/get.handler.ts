@@ -1,4 +1,4 @@
-import type { ObjectListRepository } from '@plinth/storage';
+import type { Storage } from '@plinth/storage';
 import { sendObject } from '../http/response-writer.js';
 import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
@@ -11,7 +11,7 @@ import { waitForRevision } from './revision-wait.js';
  * older than": the newest state always satisfies it once the revision
  * exists, so only a future revision makes the request wait (then 504).
  */
-export async function handleGet(ctx: HandlerContext, store: ResourceStoreService, lists: ObjectListRepository): Promise<void> {
+export async function handleGet(ctx: HandlerContext, store: ResourceStoreService, lists: Storage): Promise<void> {
   const rv = ctx.query.resourceVersion;
   await waitForRevision(lists, rv, ctx.info.tenant);
   const found = await store.get(ctx.info.tenant, ctx.def, requestNamespace(ctx), ctx.info.name);

@@ -1,9 +1,8 @@
-import { type ListChunk, type ListCursor, type ListQuery, type ObjectListRepository, type StoredObject, isStorageError } from '@plinth/storage';
+import { isStorageError, type ListChunk, type ListCursor, type ListQuery, type Storage, type StoredObject } from '@plinth/storage';
 import { listScope } from './list-scope.js';
-import { ApiError } from '@plinth/apimachinery';
+import { ApiError, type KubeObject } from '@plinth/apimachinery';
 import type { ListOptions } from '../http/options/list-options.dto.js';
 import { sendList } from '../http/list-writer.js';
-import type { KubeObject } from '@plinth/apimachinery';
 import type { Metrics } from '../observability/metrics.js';
 import { mapStorageError } from '../resource-store/storage-errors.mapper.js';
 import { type ResourceDefinition, servedForms } from '../registry/resource-definition.js';
@@ -22,7 +21,7 @@ const EXPIRED_CONTINUE =
  * is read whole; an unpaginated list is read in chunks at one revision and
  * streamed (see sendList), so memory stays bounded however large the list.
  */
-export async function handleList(ctx: HandlerContext, lists: ObjectListRepository, opts: ListOptions, metrics: Pick<Metrics, 'listChunks'>): Promise<void> {
+export async function handleList(ctx: HandlerContext, lists: Storage, opts: ListOptions, metrics: Pick<Metrics, 'listChunks'>): Promise<void> {
   const query = await listQuery(ctx, lists, opts);
   const fail = (err: unknown): never => failList(ctx, opts, query.after, err);
   if (opts.limit > 0) {
@@ -43,7 +42,7 @@ export async function handleList(ctx: HandlerContext, lists: ObjectListRepositor
 }
 
 /** Validates the options and resolves the revision and cursor to list at (waiting for a NotOlderThan revision). */
-async function listQuery(ctx: HandlerContext, lists: ObjectListRepository, opts: ListOptions): Promise<ListQuery> {
+async function listQuery(ctx: HandlerContext, lists: Storage, opts: ListOptions): Promise<ListQuery> {
   const { scope, selectors: sel } = listScope(ctx, opts.labelSelector, opts.fieldSelector);
   let atRevision: number | undefined;
   let after: ListCursor | undefined;

@@ -1,4 +1,4 @@
-import type { ObjectListRepository } from '@plinth/storage';
+import type { Storage } from '@plinth/storage';
 import { ApiError } from '@plinth/apimachinery';
 
 const WAIT_MS = 3000;
@@ -19,7 +19,7 @@ export function parseRevision(rv: string | undefined): number | undefined {
  * are its shard's); then throws 504 Timeout with
  * `Too large resource version` and Retry-After, as upstream does.
  */
-export async function waitForRevision(lists: ObjectListRepository, rv: string | undefined, tenant: string): Promise<void> {
+export async function waitForRevision(lists: Storage, rv: string | undefined, tenant: string): Promise<void> {
   const want = parseRevision(rv);
   if (want === undefined) return;
   const deadline = Date.now() + WAIT_MS;

@@ -1,4 +1,4 @@
-import type { KeyFieldRequirement, ObjectListRepository } from '@plinth/storage';
+import type { KeyFieldRequirement, Storage } from '@plinth/storage';
 import { listScope } from './list-scope.js';
 import type { ListOptions } from '../http/options/list-options.dto.js';
 import { negotiate } from '../http/negotiation.js';
@@ -25,7 +25,7 @@ function includeObjectOf(query: Record<string, string>): IncludeObject {
  *   any (this replica's newest), x → after x; no initial events.
  * Waits (then 504) when x is a revision that does not exist yet.
  */
-async function planWatch(opts: ListOptions, lists: ObjectListRepository, cacheRevision: number, ctx: HandlerContext): Promise<WatchPlan> {
+async function planWatch(opts: ListOptions, lists: Storage, cacheRevision: number, ctx: HandlerContext): Promise<WatchPlan> {
   const rv = parseRevision(opts.resourceVersion);
   if (rv !== undefined) await waitForRevision(lists, opts.resourceVersion, ctx.info.tenant);
   if (opts.sendInitialEvents === true) {
@@ -46,7 +46,7 @@ async function planWatch(opts: ListOptions, lists: ObjectListRepository, cacheRe
  * are plain HTTP errors; then hands over to the watch service, which answers
  * 200 and streams `{"type","object"}` events.
  */
-export async function handleWatch(ctx: HandlerContext, watch: WatchService, lists: ObjectListRepository, opts: ListOptions): Promise<void> {
+export async function handleWatch(ctx: HandlerContext, watch: WatchService, lists: Storage, opts: ListOptions): Promise<void> {
   const { def, info } = ctx;
   const { scope, selectors: sel } = listScope(ctx, opts.labelSelector, opts.fieldSelector);
   const format = watchFormat(def, negotiate(ctx.req.headers.accept as string | undefined), includeObjectOf(ctx.query));

@@ -1,5 +1,5 @@
 import { ApiError, type KubeObject, rfc3339Now } from '@plinth/apimachinery';
-import { isStorageError, type ObjectListRepository, type ObjectStoreRepository } from '@plinth/storage';
+import { isStorageError, type ObjectStoreRepository, type Storage } from '@plinth/storage';
 import { namespaceResource } from '../kinds/namespace/namespace.resource.js';
 import { namespaceFinalizers } from '../kinds/namespace/namespace.strategy.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
@@ -13,7 +13,7 @@ import { NamespacePurge, type PurgeOutcome } from './namespace-purge.js';
 /** What namespace deletion needs. */
 export interface NamespaceDeleterDeps {
   objects: ObjectStoreRepository;
-  lists: ObjectListRepository;
+  lists: Storage;
   store: ResourceStoreService;
   /** Deletes the namespace's contents, one object at a time (finalizers respected). */
   deleter: ResourceDeleteService;
@@ -86,7 +86,7 @@ export class NamespaceDeleter {
   async finalizeNamespaceIfEmpty(tenant: string, namespace: string): Promise<void> {
     const nsDef = this.deps.registry.lookup(tenant, '', 'v1', 'namespaces');
     if (!nsDef) return;
-    const current = await this.deps.objects.get(ResourceStoreService.key(tenant, nsDef, '', namespace), undefined, true);
+    const current = await this.deps.objects.get(ResourceStoreService.key(tenant, nsDef, '', namespace), { internal: true });
     if (!current || !(current.body as KubeObject).metadata.deletionTimestamp) return;
     await this.namespaceContentChanged(tenant, namespace);
   }

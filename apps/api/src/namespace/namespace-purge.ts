@@ -1,5 +1,5 @@
 import { ApiError, isPlainObject, type KubeObject, rfc3339Now } from '@plinth/apimachinery';
-import type { ObjectListRepository, ObjectStoreRepository } from '@plinth/storage';
+import type { ObjectStoreRepository, Storage } from '@plinth/storage';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { NAMESPACE_FINALIZER, namespaceFinalizeStrategy, namespaceFinalizers } from '../kinds/namespace/namespace.strategy.js';
@@ -42,8 +42,9 @@ function bump(counts: Map<string, number>, key: string, by = 1): void {
 export class NamespacePurge {
   constructor(
     private readonly deps: {
+      /** Concrete: resourcesInNamespace (the distinct resources of a namespace) is PostgreSQL's, not the Storage interface's. */
       objects: ObjectStoreRepository;
-      lists: ObjectListRepository;
+      lists: Storage;
       store: ResourceStoreService;
       registry: ResourceRegistry;
       deleteOne: DeleteOne;
@@ -55,7 +56,7 @@ export class NamespacePurge {
     const nsDef = this.deps.registry.lookup(tenant, '', 'v1', 'namespaces');
     if (!nsDef) return 'absent';
     const ctx = this.controllerContext(tenant, nsDef, '');
-    const stored = await this.deps.objects.get(ResourceStoreService.key(tenant, nsDef, '', name), undefined, true);
+    const stored = await this.deps.objects.get(ResourceStoreService.key(tenant, nsDef, '', name), { internal: true });
     if (!stored) return 'absent';
     let ns = stored.body as KubeObject;
     if (!ns.metadata.deletionTimestamp) return 'not-deleting';

@@ -1,9 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { ObjectListRepository } from '@plinth/storage';
+import type { Storage } from '@plinth/storage';
 import { covers } from '../kinds/rbac/policy-covers.js';
 import { type PolicyRule, rulesOf } from '../kinds/rbac/policy-rule.js';
-import { ApiError } from '@plinth/apimachinery';
-import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import { ApiError, isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import type { WriteContext } from '../resource-store/write-context.js';
@@ -23,7 +22,7 @@ import { RBAC_API_GROUP } from '../kinds/rbac/rbac.validation.js';
 export interface DefaultRbacDeps {
   registry: ResourceRegistry;
   store: ResourceStoreService;
-  lists: ObjectListRepository;
+  lists: Storage;
 }
 
 /** The identity of the server's own RBAC writes (a privileged group: no escalation check). */

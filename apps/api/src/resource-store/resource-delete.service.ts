@@ -1,6 +1,5 @@
-import { type ObjectStoreRepository, isStorageError } from '@plinth/storage';
-import { ApiError, rfc3339Now } from '@plinth/apimachinery';
-import type { KubeObject } from '@plinth/apimachinery';
+import { isStorageError, type ObjectStoreRepository } from '@plinth/storage';
+import { ApiError, type KubeObject, rfc3339Now } from '@plinth/apimachinery';
 import { fromStorageForm, type ResourceDefinition } from '../registry/resource-definition.js';
 import { mapStorageError } from './storage-errors.mapper.js';
 import { ResourceStoreService } from './resource-store.service.js';

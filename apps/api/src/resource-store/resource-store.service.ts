@@ -2,13 +2,10 @@ import type { TenantValidationBudget } from '../admission/validation-budget.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionAttributes, AdmissionChain, AdmissionOperation } from '@plinth/admission';
-import { type ObjectKey, ObjectStoreRepository, type StoredObject, isStorageError } from '@plinth/storage';
-import { ApiError } from '@plinth/apimachinery';
-import { type FieldError, fieldErrors } from '@plinth/apimachinery';
-import { type KubeObject, cloneJsonValue, isPlainObject, rfc3339Now } from '@plinth/apimachinery';
+import { isStorageError, type ObjectKey, type Storage, type StoredObject } from '@plinth/storage';
+import { ApiError, cloneJsonValue, type FieldError, fieldErrors, isPlainObject, type KubeObject, rfc3339Now, validateObjectMeta, validateObjectMetaUpdate } from '@plinth/apimachinery';
 import { fromStorageForm, groupVersion, objectKey, type ResourceDefinition, type ResourceStrategy, servedForm, type StrategyContext, toStorageForm } from '../registry/resource-definition.js';
 import { strategyContext, type StrategyEnvironment } from '../registry/strategy-context.js';
-import { validateObjectMeta, validateObjectMetaUpdate } from '@plinth/apimachinery';
 import { guardManagedFields, ignoreTimestampOnlyChanges, trackWrite } from './field-tracking.js';
 import { mapStorageError } from './storage-errors.mapper.js';
 import { StoreHooks } from './store-hooks.js';
@@ -61,7 +58,7 @@ export class ResourceStoreService {
 
   /** `hooks` are the kinds' hooks (after-write, deletion, settled); see {@link StoreOptions} for the rest. */
   constructor(
-    private readonly objects: ObjectStoreRepository,
+    private readonly objects: Storage,
     private readonly admission: AdmissionChain,
     private readonly hooks: StoreHooks = new StoreHooks(),
     options: StoreOptions,
@@ -197,7 +194,7 @@ export class ResourceStoreService {
     const { def } = ctx;
     const key = ResourceStoreService.key(ctx.tenant, def, ctx.namespace, name);
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
-      const current = await this.objects.get(key, undefined, true);
+      const current = await this.objects.get(key, { internal: true });
       if (!current) throw ApiError.notFound({ group: def.group, kind: def.resource, name });
       const old = await fromStorageForm(def, current.body as KubeObject);
       const next = transform(cloneJson(old));
@@ -252,7 +249,7 @@ export class ResourceStoreService {
     const { def } = ctx;
     const key = ResourceStoreService.key(ctx.tenant, def, ctx.namespace, name);
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
-      const current = await this.objects.get(key, undefined, true);
+      const current = await this.objects.get(key, { internal: true });
       if (!current) throw ApiError.notFound({ group: def.group, kind: def.resource, name });
       const next = cloneJson(current.body) as KubeObject;
       mutate(next);

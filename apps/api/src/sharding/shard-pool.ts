@@ -3,6 +3,7 @@ import { createDatabase, type Database, DEFAULT_SHARD, dropConnections, durableR
 import { redactCredentials } from '../config/redact-credentials.js';
 import { urlHost } from './connection-url.js';
 import type { TenantDirectory } from './tenant-directory.js';
+import { migrations } from '../../../../migrations/index.js';
 
 /** How often each shard is probed, and how long a probe may take before the shard counts as down. */
 export const SHARD_PROBE_INTERVAL_MS = 1000;
@@ -251,7 +252,7 @@ export class ShardPool implements ShardRouter {
     let lostHistory: FenceState | undefined;
     try {
       if (!e.migrated) {
-        await migrateToLatest(e.db);
+        await migrateToLatest(e.db, migrations);
         e.migrated = true;
       }
       // A second try on a fresh connection: one pooled connection killed under the pool (a restart, an idle

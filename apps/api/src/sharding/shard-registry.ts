@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { type ChangeSource, DEFAULT_SHARD, type ObjectStoreRepository } from '@plinth/storage';
+import { type ChangeSource, DEFAULT_SHARD, STORAGE, type Storage } from '@plinth/storage';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { PLATFORM_TENANT } from '../kinds/tenant/tenant-api.js';
 import { SHARD_STORAGE_RESOURCE, type ShardCatalog, shardView, type ShardSpecView } from './shard-catalog.js';
@@ -13,7 +13,7 @@ export interface ShardRegistryDeps {
   catalog: ShardCatalog;
   pool: ShardPool;
   /** Reads Secrets of the platform scope. */
-  objects: Pick<ObjectStoreRepository, 'get'>;
+  objects: Pick<Storage, 'get'>;
   /** Every Shard object now. */
   listShards: () => Promise<KubeObject[]>;
   changes: ChangeSource;
@@ -109,7 +109,7 @@ export class ShardRegistry {
   private async urlOf(view: ShardSpecView): Promise<string | { error: string }> {
     const ref = view.secret;
     if (!ref) return { error: 'spec.secretRef names no Secret' };
-    const secret = await this.deps.objects.get({ tenant: PLATFORM_TENANT, resource: 'secrets', namespace: ref.namespace, name: ref.name }, undefined, true);
+    const secret = await this.deps.objects.get({ tenant: PLATFORM_TENANT, resource: 'secrets', namespace: ref.namespace, name: ref.name }, { internal: true });
     if (!secret) return { error: `Secret ${ref.namespace}/${ref.name} not found` };
     const body = secret.body as KubeObject & { data?: unknown; stringData?: unknown };
     const data = isPlainObject(body.data) ? body.data : {};

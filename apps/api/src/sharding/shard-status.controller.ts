@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { isDeepStrictEqual } from 'node:util';
-import { DEFAULT_SHARD, type ObjectStoreRepository, type TenantRepository } from '@plinth/storage';
+import { DEFAULT_SHARD, type Storage, type TenantRepository } from '@plinth/storage';
 import { ApiError, type KubeObject, rfc3339Now } from '@plinth/apimachinery';
 import type { Controller } from '../controllers/controller.js';
 import { PLATFORM_TENANT } from '../kinds/tenant/tenant-api.js';
@@ -21,7 +21,7 @@ export interface ShardStatusDeps {
   pool: Pick<ShardPool, 'state'>;
   tenants: Pick<TenantRepository, 'shardTotals'>;
   store: Pick<ResourceStoreService, 'create' | 'systemUpdate'>;
-  objects: Pick<ObjectStoreRepository, 'get'>;
+  objects: Pick<Storage, 'get'>;
   /** The Shard kind as the platform writes it (its own `default` included). */
   shardResource: ResourceDefinition;
   /** PLINTH_SHARDS: registered at start when their Shard object is missing, with their Secret. */
@@ -111,7 +111,7 @@ export class ShardStatusController implements Controller {
     if (this.configuredWritten) return;
     for (const { name, url } of this.deps.configured) {
       const key = { tenant: PLATFORM_TENANT, resource: this.deps.shardResource.storageResource, namespace: '', name };
-      if (await this.deps.objects.get(key, undefined, true)) continue;
+      if (await this.deps.objects.get(key, { internal: true })) continue;
       const secret = `shard-${name}`;
       await this.createIfMissing(systemWriteContext(PLATFORM_TENANT, this.deps.secretResource, 'default'), {
         apiVersion: 'v1',
@@ -141,7 +141,7 @@ export class ShardStatusController implements Controller {
   /** Writes one Shard's status when it differs from what is stored. */
   private async refresh(name: string): Promise<void> {
     const key = { tenant: PLATFORM_TENANT, resource: this.deps.shardResource.storageResource, namespace: '', name };
-    const current = (await this.deps.objects.get(key, undefined, true))?.body as KubeObject | undefined;
+    const current = (await this.deps.objects.get(key, { internal: true }))?.body as KubeObject | undefined;
     if (!current) return;
     const next = await this.statusOf(name, current);
     if (isDeepStrictEqual(next, current.status)) return;

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { type Database, isStaleMove, type ObjectStoreRepository, StaleMoveError, type TenantMoveRepository } from '@plinth/storage';
+import { type Database, isStaleMove, StaleMoveError, STORAGE, type Storage, type TenantMoveRepository } from '@plinth/storage';
 import { ApiError, type KubeObject } from '@plinth/apimachinery';
 import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
@@ -28,7 +28,7 @@ export const LEFTOVER_SWEEP_INTERVAL_MS = 30_000;
 export interface TenantMoverDeps {
   pool: Pick<ShardPool, 'dbOfShard' | 'shards'>;
   moves: TenantMoveRepository;
-  objects: Pick<ObjectStoreRepository, 'get'>;
+  objects: Pick<Storage, 'get'>;
   store: Pick<ResourceStoreService, 'systemUpdate'>;
   observe: ObserveChanges;
   /** Every Tenant object now: a new leader resumes the moves the previous one left (a crash mid-move). */
@@ -149,7 +149,7 @@ export class TenantMover implements Controller {
   }
 
   private async tenant(name: string): Promise<TenantObject | undefined> {
-    return (await this.deps.objects.get({ tenant: PLATFORM_TENANT, resource: TENANT_STORAGE_RESOURCE, namespace: '', name }, undefined, true))?.body as TenantObject | undefined;
+    return (await this.deps.objects.get({ tenant: PLATFORM_TENANT, resource: TENANT_STORAGE_RESOURCE, namespace: '', name }, { internal: true }))?.body as TenantObject | undefined;
   }
 
   /** Throws when the running move of `tenant` must end (deletion, leadership lost). */

@@ -1,15 +1,12 @@
 import type { Logger } from 'pino';
-import type { ObjectListRepository, ObjectStoreRepository, TenantRepository } from '@plinth/storage';
-import { isStorageError } from '@plinth/storage';
-import { ApiError, rfc3339Now } from '@plinth/apimachinery';
-import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import { isStorageError, type Storage, type TenantRepository } from '@plinth/storage';
+import { ApiError, isPlainObject, type KubeObject, rfc3339Now } from '@plinth/apimachinery';
 import { ResourceStoreService } from '../resource-store/resource-store.service.js';
-import type { WriteContext } from '../resource-store/write-context.js';
+import { systemWriteContext, type WriteContext } from '../resource-store/write-context.js';
 import { PLATFORM_TENANT, TENANT_FINALIZER, type TenantCondition, type TenantObject, type TenantOwner } from '../kinds/tenant/tenant-api.js';
 import type { TenantDeletionRunner } from './tenant-deletion.runner.js';
 import { usageStatus } from './tenant-limits.js';
 import { isDeepStrictEqual } from 'node:util';
-import { systemWriteContext } from '../resource-store/write-context.js';
 import type { TenantProvisioner } from './tenant-provisioner.js';
 import { tenantResource } from '../kinds/tenant/tenant.resource.js';
 import type { Controller } from '../controllers/controller.js';
@@ -25,8 +22,8 @@ export const TENANT_RECONCILE_INTERVAL_MS = 5000;
 /** Dependencies of {@link TenantLifecycleService}. */
 export interface TenantLifecycleDeps {
   tenants: TenantRepository;
-  objects: ObjectStoreRepository;
-  lists: ObjectListRepository;
+  objects: Storage;
+  lists: Storage;
   store: ResourceStoreService;
   provisioner: TenantProvisioner;
   deletion: TenantDeletionRunner;
@@ -173,7 +170,7 @@ export class TenantLifecycleService implements Controller {
   /** Storage refuses the tenant's writes from now on, and its status says Terminating. */
   private async markTerminating(name: string): Promise<TenantObject | undefined> {
     await this.deps.tenants.markTerminating(name);
-    const current = await this.deps.objects.get(ResourceStoreService.key(PLATFORM_TENANT, tenantResource, '', name), undefined, true);
+    const current = await this.deps.objects.get(ResourceStoreService.key(PLATFORM_TENANT, tenantResource, '', name), { internal: true });
     const t = current?.body as TenantObject | undefined;
     // Written only when it changes: the controller hears of its own writes.
     if (!t || t.status?.phase === 'Terminating') return t;
@@ -233,7 +230,7 @@ export class TenantLifecycleService implements Controller {
     };
     // An unchanged status is not written again (a reconcile meeting a tenant its create request is provisioning must not
     // bump its resourceVersion under a client that just read it).
-    const current = await this.deps.objects.get(ResourceStoreService.key(PLATFORM_TENANT, tenantResource, '', name), undefined, true);
+    const current = await this.deps.objects.get(ResourceStoreService.key(PLATFORM_TENANT, tenantResource, '', name), { internal: true });
     if (!current) return undefined;
     const t = current.body as TenantObject;
     if (isDeepStrictEqual(t.status, status(t))) return t;
@@ -250,7 +247,7 @@ export class TenantLifecycleService implements Controller {
   /** Removes the tenant's content, then its Tenant object (if it is the deleted one). */
   private async finishDeletion(name: string): Promise<void> {
     const key = ResourceStoreService.key(PLATFORM_TENANT, tenantResource, '', name);
-    const current = await this.deps.objects.get(key, undefined, true);
+    const current = await this.deps.objects.get(key, { internal: true });
     if (current && (current.body as KubeObject).metadata.deletionTimestamp) await this.markTerminating(name);
     // A move of the tenant ends first (the tenant mover rolls it back or cancels it, and its write of the Tenant queues this again).
     if (current && moveAsked(current.body as TenantObject)) return;
@@ -260,7 +257,7 @@ export class TenantLifecycleService implements Controller {
 
   private async releaseFinalizer(name: string): Promise<void> {
     const key = ResourceStoreService.key(PLATFORM_TENANT, tenantResource, '', name);
-    const current = await this.deps.objects.get(key, undefined, true);
+    const current = await this.deps.objects.get(key, { internal: true });
     if (!current || !(current.body as KubeObject).metadata.deletionTimestamp) return;
     const ctx = systemWriteContext(PLATFORM_TENANT, tenantResource);
     try {

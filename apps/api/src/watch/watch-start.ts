@@ -1,12 +1,4 @@
-import {
-  type ChangeLogRepository,
-  type KeyFieldRequirement,
-  type LabelRequirementLike,
-  type ListCursor,
-  type ObjectListRepository,
-  isStorageError,
-} from '@plinth/storage';
-import type { WatchCache } from '@plinth/storage';
+import { type ChangeLogRepository, isStorageError, type KeyFieldRequirement, type LabelRequirementLike, type ListCursor, type Storage, type WatchCache } from '@plinth/storage';
 import type { KubeObject } from '@plinth/apimachinery';
 import type { WatchStream } from './watch-stream.js';
 
@@ -32,7 +24,7 @@ export interface InitialStateQuery {
 
 /** What starting a watch reads from. */
 export interface WatchStartDeps {
-  lists: ObjectListRepository;
+  lists: Storage;
   changes: ChangeLogRepository;
   cache: WatchCache;
   /**
@@ -53,7 +45,7 @@ const CATCH_UP_BATCH = 500;
  * snapshot, then joins the live feed from the snapshot's revision.
  * Resolves with that revision.
  */
-async function sendInitialState(stream: WatchStream, q: InitialStateQuery, lists: ObjectListRepository): Promise<number> {
+async function sendInitialState(stream: WatchStream, q: InitialStateQuery, lists: Storage): Promise<number> {
   let after: ListCursor | undefined;
   let atRevision: number | undefined;
   for (;;) {

@@ -1,8 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { ChangeLogRepository, Database, ObjectListRepository, ShardHandle } from '@plinth/storage';
-import { ChangeLogRepository as ShardChangeLog, DEFAULT_SHARD, ObjectListRepository as ShardLists, WatchCache, WatchPipeline } from '@plinth/storage';
+import { type ChangeLogRepository, ChangeLogRepository as ShardChangeLog, type Database, DEFAULT_SHARD, ObjectListRepository as ShardLists, type ShardHandle, type Storage, WatchCache, WatchPipeline } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { ApiError } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
@@ -58,7 +57,7 @@ export interface WatchServiceDeps {
   registry: Registry;
   /** Routed by tenant: a watch's catch-up reads its tenant's shard. */
   changes: ChangeLogRepository;
-  lists: ObjectListRepository;
+  lists: Storage;
   shards: WatchShards;
 }
 
@@ -169,14 +168,19 @@ export class WatchService implements WatchStreamOwner {
     const p = this.newPipeline(shard.db, shard.url);
     this.pipelines.set(shard.name, p);
     try {
-      await p.start();
+      await this.startPipeline(shard.name, p);
     } catch (err) {
       this.logger.warn({ shard: shard.name, err: (err as Error).message }, 'watch pipeline of a shard did not start; retried when it answers');
       this.pipelines.delete(shard.name);
       return;
     }
-    this.changeSource.add(shard.name, p.cache);
     this.logger.info({ shard: shard.name, revision: p.cache.revision }, 'watch pipeline of a shard started');
+  }
+
+  /** Starts shard `name`'s pipeline (its change feed) and follows its cache in the change source: the one start-up of every shard's, the platform's included. */
+  private async startPipeline(name: string, p: WatchPipeline): Promise<void> {
+    await p.start();
+    this.changeSource.add(name, p.cache);
   }
 
   /** Stops following a shard: its watches end (clients re-watch, and get 503 until it is back). */
@@ -218,8 +222,7 @@ export class WatchService implements WatchStreamOwner {
 
   /** Starts the pipeline and the ticker; watches are served from then on. */
   async start(): Promise<void> {
-    await this.pipeline.start();
-    this.changeSource.add(DEFAULT_SHARD, this.pipeline.cache);
+    await this.startPipeline(DEFAULT_SHARD, this.pipeline);
     this.stopListening = this.deps.shards.listen({
       added: (shard) => this.addShard(shard),
       removed: (name) => this.removeShard(name),

@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
-import { ChangeListener } from './change-listener.js';
-import { ChangeRelay } from './change-relay.js';
 import type { ChangeFeed, ChangeFeedDeps } from './change-feed.js';
+import { ListenedRelay } from './listened-relay.js';
 import { RedisChangeConsumer } from './redis-change-consumer.js';
 import { RedisChangePublisher } from './redis-change-publisher.js';
 import { createRedisClient, waitReady } from './redis-connection.js';
@@ -34,8 +33,7 @@ export class ClusterChangeFeed implements ChangeFeed {
   private consumer: RedisChangeConsumer | undefined;
   private consumerRedis: Redis | undefined;
   private publisherRedis: Redis | undefined;
-  private relay: ChangeRelay | undefined;
-  private listener: ChangeListener | undefined;
+  private relay: ListenedRelay | undefined;
   private stallTimer: NodeJS.Timeout | undefined;
   private checking = false;
 
@@ -101,7 +99,7 @@ export class ClusterChangeFeed implements ChangeFeed {
     const out: string[] = [];
     if (this.election && !this.election.connected) out.push('the relay election connection to PostgreSQL is down');
     if (this.isRelay) {
-      if (this.listener && !this.listener.connected) out.push('the relay LISTEN connection is down');
+      if (this.relay && !this.relay.listening) out.push('the relay LISTEN connection is down');
       if (this.relay && !this.relay.healthy && this.redisHealthy) out.push('the relay cannot read the change log');
     }
     return out;
@@ -131,31 +129,14 @@ export class ClusterChangeFeed implements ChangeFeed {
       }
     }
     // Starting at `current` after a Redis loss leaves a hole the consumers fill from PostgreSQL.
-    const relay = new ChangeRelay({
-      changes: this.deps.changes,
-      sink: publisher,
-      from,
-      pollIntervalMs: this.deps.pollIntervalMs,
-      currentRevision: this.deps.currentRevision,
-      logger,
-      onError: this.deps.onError,
-    });
-    this.relay = relay;
-    this.listener = new ChangeListener({ connectionString: this.deps.databaseUrl, logger, onWake: (rev) => {
-        if (rev !== undefined) this.deps.onNotify?.(rev);
-        relay.wake(rev);
-      },
-    });
-    relay.start();
-    await this.listener.start();
+    this.relay = await ListenedRelay.start(this.deps, publisher, from);
     logger.info({ from, stream: this.opts.streamKey }, 'watch relay: publishing');
   }
 
   private async stopRelay(): Promise<void> {
-    await this.listener?.stop();
-    await this.relay?.stop();
-    this.listener = undefined;
+    const relay = this.relay;
     this.relay = undefined;
+    await relay?.stop();
   }
 
   private async checkStall(): Promise<void> {

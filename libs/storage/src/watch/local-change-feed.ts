@@ -1,6 +1,5 @@
-import { ChangeListener } from './change-listener.js';
-import { ChangeRelay } from './change-relay.js';
 import type { ChangeFeed, ChangeFeedDeps } from './change-feed.js';
+import { ListenedRelay } from './listened-relay.js';
 
 /**
  * Single-node feed: NOTIFY wakes the relay, which reads the change log in
@@ -8,8 +7,7 @@ import type { ChangeFeed, ChangeFeedDeps } from './change-feed.js';
  * missed NOTIFY or a LISTEN connection being down.
  */
 export class LocalChangeFeed implements ChangeFeed {
-  private relay: ChangeRelay | undefined;
-  private listener: ChangeListener | undefined;
+  private relay: ListenedRelay | undefined;
 
   constructor(private readonly deps: ChangeFeedDeps) {}
 
@@ -20,30 +18,14 @@ export class LocalChangeFeed implements ChangeFeed {
 
   /** Starts the relay and the LISTEN connection. */
   async start(): Promise<void> {
-    const { cache, feeder, logger } = this.deps;
-    const relay = new ChangeRelay({
-      changes: this.deps.changes,
-      sink: { publish: (changes) => feeder.applyLog(changes) },
-      from: cache.revision,
-      pollIntervalMs: this.deps.pollIntervalMs,
-      currentRevision: this.deps.currentRevision,
-      logger,
-      onSkip: (_from, to) => cache.reset(to, 'watch cache fell behind the kept history'),
-      onError: this.deps.onError,
-    });
-    this.relay = relay;
-    this.listener = new ChangeListener({ connectionString: this.deps.databaseUrl, logger, onWake: (rev) => {
-        if (rev !== undefined) this.deps.onNotify?.(rev);
-        relay.wake(rev);
-      },
-    });
-    relay.start();
-    await this.listener.start();
+    const { cache, feeder } = this.deps;
+    this.relay = await ListenedRelay.start(this.deps, { publish: (changes) => feeder.applyLog(changes) }, cache.revision, (_from, to) =>
+      cache.reset(to, 'watch cache fell behind the kept history'),
+    );
   }
 
   /** Stops both. */
   async stop(): Promise<void> {
-    await this.listener?.stop();
     await this.relay?.stop();
   }
 
@@ -55,7 +37,7 @@ export class LocalChangeFeed implements ChangeFeed {
   /** LISTEN down or the relay failing. */
   problems(): string[] {
     const out: string[] = [];
-    if (this.listener && !this.listener.connected) out.push('the PostgreSQL LISTEN connection is down');
+    if (this.relay && !this.relay.listening) out.push('the PostgreSQL LISTEN connection is down');
     if (this.relay && !this.relay.healthy) out.push('reading the change log fails');
     return out;
   }

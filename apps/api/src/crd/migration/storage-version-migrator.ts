@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { ApiError, type KubeObject } from '@plinth/apimachinery';
-import { isStorageError, type ListCursor, type ObjectListRepository, type ObjectStoreRepository, type StoredObject } from '@plinth/storage';
+import { isStorageError, type ListCursor, type Storage, type StoredObject } from '@plinth/storage';
 import { toStorageForm, type ResourceDefinition } from '../../registry/resource-definition.js';
 import type { ResourceStoreService } from '../../resource-store/resource-store.service.js';
 import { forEachConcurrently } from '../../resource-store/bounded-concurrency.js';
@@ -44,8 +44,8 @@ const SYSTEM_USER = { username: 'system:apiserver', groups: ['system:masters'] }
 /** What the migrator works with. */
 export interface StorageVersionMigratorDeps {
   registry: CrdRegistry;
-  lists: ObjectListRepository;
-  objects: ObjectStoreRepository;
+  lists: Storage;
+  objects: Storage;
   store: ResourceStoreService;
   logger: Logger;
   /** Submits a run for `tenant` (the job queue). */

@@ -1,5 +1,5 @@
 import { ApiError, type KubeObject, rfc3339Now } from '@plinth/apimachinery';
-import type { ObjectStoreRepository } from '@plinth/storage';
+import type { Storage } from '@plinth/storage';
 import { platformShardResource } from '../../kinds/shard/shard.resource.js';
 import { PLATFORM_TENANT } from '../../kinds/tenant/tenant-api.js';
 import type { ResourceStoreService } from '../../resource-store/resource-store.service.js';
@@ -31,8 +31,8 @@ export async function reportOnShard(store: ResourceStoreService, shard: string, 
 }
 
 /** The Shard's {@link ROTATE_ANNOTATION} value (internal read), or undefined. */
-export async function requestedOn(objects: ObjectStoreRepository, shard: string): Promise<string | undefined> {
-  const o = await objects.get({ tenant: PLATFORM_TENANT, resource: platformShardResource.storageResource, namespace: '', name: shard }, undefined, true);
+export async function requestedOn(objects: Storage, shard: string): Promise<string | undefined> {
+  const o = await objects.get({ tenant: PLATFORM_TENANT, resource: platformShardResource.storageResource, namespace: '', name: shard }, { internal: true });
   const value = (o?.body as KubeObject | undefined)?.metadata?.annotations?.[ROTATE_ANNOTATION];
   return typeof value === 'string' ? value : undefined;
 }

@@ -1,5 +1,5 @@
 import type { KubeObject } from '@plinth/apimachinery';
-import { type ChangeObserver, type ObjectListRepository, TenantSnapshots } from '@plinth/storage';
+import { type ChangeObserver, STORAGE, type Storage, TenantSnapshots } from '@plinth/storage';
 import { gateEnabled } from './feature-gate.resource.js';
 import { FEATURE_GATE_STORAGE_RESOURCE } from './feature-gate.schema.js';
 import type { FeatureStage } from '../../features/feature-gates.js';
@@ -22,7 +22,7 @@ function toGate(o: KubeObject): [string, TenantGate] | undefined {
 export class TenantFeatureGates implements TenantFeatureSource {
   private readonly snapshots: TenantSnapshots<Map<string, TenantGate>>;
 
-  constructor(lists: ObjectListRepository) {
+  constructor(lists: Storage) {
     this.snapshots = new TenantSnapshots({
       load: async (tenant) => {
         const page = await lists.list({ tenant, resource: FEATURE_GATE_STORAGE_RESOURCE });
