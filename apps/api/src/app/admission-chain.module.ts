@@ -33,7 +33,8 @@ import { createWebhookAdmission, equivalents, normalizer, WEBHOOK_ADMISSION, typ
 
 /** Whether MutatingAdmissionPolicy runs: upstream's plugin runs only with its gate on (and its API served, or no policy could exist). */
 function mutatingPoliciesEnabled(config: AppConfig): boolean {
-  return config.featureGates.enabled('MutatingAdmissionPolicy') && config.runtimeConfig.serves('admissionregistration.k8s.io/v1alpha1');
+  const served = ['v1beta1', 'v1alpha1'].some((v) => config.runtimeConfig.serves(`admissionregistration.k8s.io/${v}`));
+  return config.featureGates.enabled('MutatingAdmissionPolicy') && served;
 }
 
 /** The replica's namespace cache, read from storage on a miss (internally: the write that follows has its own barrier). */

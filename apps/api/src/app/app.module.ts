@@ -7,6 +7,8 @@ import { AuthnModule } from './authn.module.js';
 import { AuthzModule } from './authz.module.js';
 import type { AppConfig } from '../config/app-config.js';
 import { CertificatesModule } from './certificates.module.js';
+import { StorageMigrationModule } from './storage-migration.module.js';
+import { CoordinationModule } from './coordination.module.js';
 import { ConfigModule } from './config.module.js';
 import { ConsoleModule } from './console.module.js';
 import { ControllersModule } from './controllers.module.js';
@@ -78,6 +80,8 @@ export class AppModule implements BeforeApplicationShutdown {
         NamespaceModule,
         EventTtlModule,
         CertificatesModule,
+        StorageMigrationModule,
+        CoordinationModule,
         FlowControlModule,
         AuditModule,
         DiscoveryModule,

@@ -1,6 +1,7 @@
 import { authorizationResources } from '../kinds/authorization/authorization.resources.js';
 import { customResourceDefinitionResource } from '../kinds/customresourcedefinition/crd.resource.js';
 import { admissionPolicyResources } from '../kinds/admissionregistration/admission-policy.resources.js';
+import { mutatingPolicyResources } from '../kinds/admissionregistration/mutating-policy-versions.js';
 import { rbacResources } from '../kinds/rbac/rbac.resources.js';
 import { admissionRegistrationResources } from '../kinds/admissionregistration/webhook-configuration.resources.js';
 import { authenticationResources } from '../kinds/authentication/authentication.resources.js';
@@ -13,6 +14,8 @@ import { leaseResource } from '../kinds/lease/lease.resource.js';
 import { featureGateResource } from '../kinds/feature-gate/feature-gate.resource.js';
 import { resourceQuotaResource } from '../kinds/resourcequota/resource-quota.resource.js';
 import { csrResource } from '../kinds/certificates/csr.resource.js';
+import { leaseCandidateResource } from '../kinds/coordination/lease-candidate.resource.js';
+import { storageVersionMigrationResource } from '../kinds/storagemigration/storage-version-migration.resource.js';
 
 /** The built-in kinds every tenant has. */
 export const builtinResources: ResourceDefinition[] = [
@@ -23,12 +26,15 @@ export const builtinResources: ResourceDefinition[] = [
   eventResource,
   eventsV1Resource,
   leaseResource,
+  leaseCandidateResource,
   ...admissionRegistrationResources,
   ...admissionPolicyResources,
+  ...mutatingPolicyResources,
   customResourceDefinitionResource,
   ...authenticationResources,
   ...rbacResources,
   ...authorizationResources,
   featureGateResource,
   csrResource,
+  storageVersionMigrationResource,
 ];

@@ -41,9 +41,9 @@ describe('FeatureGates', () => {
     const registry = new Registry();
     new FeatureGates('MutatingAdmissionPolicy=true').register(registry);
     const text = await registry.metrics();
-    assert.match(text, /kubernetes_feature_enabled\{name="MutatingAdmissionPolicy",stage="ALPHA"\} 1/);
+    assert.match(text, /kubernetes_feature_enabled\{name="MutatingAdmissionPolicy",stage="BETA"\} 1/);
     assert.match(text, /kubernetes_feature_enabled\{name="ServerSideApply",stage=""\} 1/);
-    assert.match(text, /kubernetes_feature_enabled\{name="CoordinatedLeaderElection",stage="ALPHA"\} 0/);
+    assert.match(text, /kubernetes_feature_enabled\{name="CoordinatedLeaderElection",stage="BETA"\} 0/);
   });
 });
 
@@ -56,6 +56,16 @@ describe('RuntimeConfig', () => {
     assert.equal(new RuntimeConfig('api/alpha=true', GATED_API_VERSIONS).serves(v), true);
     assert.equal(new RuntimeConfig(`api/all=true,${v}=false`, GATED_API_VERSIONS).serves(v), false);
     assert.equal(new RuntimeConfig('', GATED_API_VERSIONS).serves('admissionregistration.k8s.io/v1'), true, 'versions not gated are always served');
+  });
+
+  it('serves the beta versions new since 1.24 only when enabled, by name or by api/beta, as upstream (KEP-3136)', () => {
+    for (const v of ['admissionregistration.k8s.io/v1beta1', 'coordination.k8s.io/v1beta1', 'storagemigration.k8s.io/v1beta1']) {
+      assert.equal(new RuntimeConfig('', GATED_API_VERSIONS).serves(v), false, v);
+      assert.equal(new RuntimeConfig(`${v}=true`, GATED_API_VERSIONS).serves(v), true, v);
+      assert.equal(new RuntimeConfig('api/beta=true', GATED_API_VERSIONS).serves(v), true, v);
+      assert.equal(new RuntimeConfig('api/alpha=true', GATED_API_VERSIONS).serves(v), false, v);
+    }
+    assert.equal(new RuntimeConfig('', GATED_API_VERSIONS).serves('tenancy.plinth.dev/v1beta1'), true, 'older betas stay on by default');
   });
 
   it('refuses unknown group versions and bad values', () => {

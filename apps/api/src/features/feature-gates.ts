@@ -12,10 +12,16 @@ export interface FeatureSpec {
   lockToDefault?: boolean;
 }
 
-/** The gates Plinth's own behaviour consults, with upstream 1.32's stage and default for the upstream ones. */
+/**
+ * The gates Plinth's own behaviour consults, with upstream's stage and
+ * default for the upstream ones (1.35's where Plinth serves the 1.35 API:
+ * MutatingAdmissionPolicy beta since 1.34, CoordinatedLeaderElection beta
+ * since 1.33, StorageVersionMigrator beta since 1.35, all off by default).
+ */
 export const KNOWN_FEATURES: readonly FeatureSpec[] = [
-  { name: 'MutatingAdmissionPolicy', stage: 'ALPHA', default: false },
-  { name: 'CoordinatedLeaderElection', stage: 'ALPHA', default: false },
+  { name: 'MutatingAdmissionPolicy', stage: 'BETA', default: false },
+  { name: 'CoordinatedLeaderElection', stage: 'BETA', default: false },
+  { name: 'StorageVersionMigrator', stage: 'BETA', default: false },
   { name: 'StructuredAuthenticationConfiguration', stage: 'BETA', default: true },
   { name: 'ServerSideApply', stage: 'GA', default: true, lockToDefault: true },
   { name: 'ValidatingAdmissionPolicy', stage: 'GA', default: true, lockToDefault: true },

@@ -3,11 +3,17 @@ export interface ApiVersionSpec {
   groupVersion: string;
   /** alpha versions are off unless enabled; beta and GA on unless disabled. */
   stage: 'alpha' | 'beta' | 'ga';
+  /** Set false for a beta version off unless enabled (upstream: beta APIs new since 1.24 are off by default, KEP-3136). */
+  enabledByDefault?: boolean;
 }
 
 /** The group versions Plinth serves only when the runtime configuration enables them (upstream: alpha APIs are off by default). */
 export const GATED_API_VERSIONS: readonly ApiVersionSpec[] = [
   { groupVersion: 'admissionregistration.k8s.io/v1alpha1', stage: 'alpha' },
+  // Beta versions new since 1.24 are off by default upstream: enabled by name or with api/beta.
+  { groupVersion: 'admissionregistration.k8s.io/v1beta1', stage: 'beta', enabledByDefault: false },
+  { groupVersion: 'coordination.k8s.io/v1beta1', stage: 'beta', enabledByDefault: false },
+  { groupVersion: 'storagemigration.k8s.io/v1beta1', stage: 'beta', enabledByDefault: false },
   // Plinth's own API: v1alpha1 off unless enabled, v1beta1 (the same Tenant objects) on unless disabled.
   { groupVersion: 'tenancy.plinth.dev/v1alpha1', stage: 'alpha' },
   { groupVersion: 'tenancy.plinth.dev/v1beta1', stage: 'beta' },
@@ -26,7 +32,7 @@ export class RuntimeConfig {
   private readonly enabled = new Map<string, boolean>();
 
   constructor(setting: string, known: readonly ApiVersionSpec[]) {
-    for (const v of known) this.enabled.set(v.groupVersion, v.stage !== 'alpha');
+    for (const v of known) this.enabled.set(v.groupVersion, v.stage !== 'alpha' && v.enabledByDefault !== false);
     for (const part of setting.split(',').map((p) => p.trim()).filter(Boolean)) {
       const eq = part.indexOf('=');
       const key = (eq < 0 ? part : part.slice(0, eq)).trim();

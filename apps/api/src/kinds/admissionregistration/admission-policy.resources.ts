@@ -140,10 +140,5 @@ export const mutatingAdmissionPolicyBindingResource = definition(
   bindingTable,
 );
 
-/** The four admission policy kinds, in the order they are served. */
-export const admissionPolicyResources: ResourceDefinition[] = [
-  validatingAdmissionPolicyResource,
-  validatingAdmissionPolicyBindingResource,
-  mutatingAdmissionPolicyResource,
-  mutatingAdmissionPolicyBindingResource,
-];
+/** ValidatingAdmissionPolicy and its binding; MutatingAdmissionPolicy's versions are in mutating-policy-versions.ts. */
+export const admissionPolicyResources: ResourceDefinition[] = [validatingAdmissionPolicyResource, validatingAdmissionPolicyBindingResource];

@@ -2,7 +2,7 @@ import { dropDisabledFields, type GatedField } from '../../features/gated-fields
 import { validateLeaseSpec } from './lease.validation.js';
 import type { ResourceStrategy } from '../../registry/resource-definition.js';
 
-/** The fields of the CoordinatedLeaderElection feature (alpha in 1.32). */
+/** The fields of the CoordinatedLeaderElection feature (beta since 1.33, off by default). */
 const GATED_FIELDS: readonly GatedField[] = [
   { path: 'spec.strategy', gate: 'CoordinatedLeaderElection' },
   { path: 'spec.preferredHolder', gate: 'CoordinatedLeaderElection' },
