@@ -1,7 +1,7 @@
 import { Agent, request } from 'undici';
 import { applyConfiguration, applyMergePatch, type JsonObject, trackUpdate } from '@plinth/apimachinery';
 import { configMapResource } from '../apps/api/src/kinds/configmap/configmap.resource.js';
-import { fieldManagerScope } from '../apps/api/src/store/field-tracking.js';
+import { fieldManagerScope } from '../apps/api/src/resource-store/field-tracking.js';
 import { percentiles, progress, runLoad, startBenchPostgres, runBenchmark, startServerProcess, stopServerAndDatabase } from './bench-support.js';
 
 const CONCURRENCY = 16;

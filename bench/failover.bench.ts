@@ -25,7 +25,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import request from 'supertest';
 import { connectSession } from '@plinth/storage';
-import type { RunningServer } from '../apps/api/src/server.js';
+import type { RunningServer } from '../apps/api/src/app/server.js';
 import { TestRedis } from '../test/watch/support/cluster.js';
 import { PatroniCluster, patroniInstalled } from '../test/ha/support/patroni-cluster.js';
 import { Informer, RevisionLedger, startReplica, startWriters } from '../test/ha/support/ha-load.js';

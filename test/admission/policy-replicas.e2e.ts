@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
-import type { RunningServer } from '../../apps/api/src/server.js';
+import type { RunningServer } from '../../apps/api/src/app/server.js';
 import { TestCluster } from '../watch/support/cluster.js';
 import { configMap, coreRule, VAP, VAPB, validatingBinding, validatingPolicy } from './support/policies.js';
 import { WatchService } from '../../apps/api/src/watch/watch.service.js';

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import request from 'supertest';
 import { loadConfig } from '../../apps/api/src/config/app-config.js';
-import { startServer } from '../../apps/api/src/server.js';
+import { startServer } from '../../apps/api/src/app/server.js';
 import { sharedTestDataDir } from '../support/credentials.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { installCrd, widgetCrd } from './crd-fixtures.js';

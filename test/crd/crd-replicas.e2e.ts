@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
-import type { RunningServer } from '../../apps/api/src/server.js';
+import type { RunningServer } from '../../apps/api/src/app/server.js';
 import { allow, deny, makeCertificates, type TestCertificates, TestWebhookServer, webhookConfiguration } from '../admission/support/webhook-server.js';
 import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { TestCluster } from '../watch/support/cluster.js';

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { pino } from 'pino';
 import { loadConfig } from '../../apps/api/src/config/app-config.js';
-import { type RunningServer, startServer } from '../../apps/api/src/server.js';
+import { type RunningServer, startServer } from '../../apps/api/src/app/server.js';
 import { installDefaultCredentials, sharedTestDataDir } from '../support/credentials.js';
 import { connectSession } from '@plinth/storage';
 import { eventually } from '../support/eventually.js';

@@ -4,10 +4,9 @@ import { describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { AesGcmTransformer, createDatabase, installResourceTransformers, PrefixTransformers, redisKeyPrefix } from '@plinth/storage';
 import { createTestDatabase } from '../support/test-database.js';
-import { postgresStorage } from './support/conformance-storage.js';
+import { ChangeCollector, postgresStorage } from './support/conformance-storage.js';
 import { describeStorageConformance } from './support/storage-conformance.suite.js';
 import { watchCacheStorage } from './support/watch-cache-storage.js';
-import { ChangeCollector } from './support/conformance-storage.js';
 
 // The suite's resource (configmaps) encrypted with aesgcm, as PLINTH_ENCRYPTION_PROVIDER_CONFIG would: every
 // assertion of the store (lists at past revisions and selectors included) and of watches from the cache must hold.

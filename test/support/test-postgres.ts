@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type EmbeddedDatabase, startEmbeddedPostgres } from '@plinth/storage';
-import { createDatabase, migrateToLatest } from '@plinth/storage';
+import { createDatabase, type EmbeddedDatabase, migrateToLatest, startEmbeddedPostgres } from '@plinth/storage';
 import { freePort } from '../watch/support/cluster.js';
 import { migrations } from '../../migrations/index.js';
 

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { loadConfig } from '../../apps/api/src/config/app-config.js';
-import { type RunningServer, startServer } from '../../apps/api/src/server.js';
+import { type RunningServer, startServer } from '../../apps/api/src/app/server.js';
 import { installDefaultCredentials, sharedTestDataDir } from './credentials.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 

@@ -6,7 +6,7 @@ import { isStorageError, ObjectStoreRepository, TenantRepository } from '@plinth
 import { TenantDeletionRunner } from '../../apps/api/src/tenancy/tenant-deletion.runner.js';
 import { kubectl, type KubectlResult, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { TenantCache } from '../../apps/api/src/storage/tenant-cache.js';
+import { TenantCache } from '../../apps/api/src/kinds/tenant/tenant-cache.js';
 import { ROOT_CA_CONFIGMAP } from '../support/root-ca.js';
 import { eventually } from '../support/eventually.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
-import type { RunningServer } from '../../apps/api/src/server.js';
+import type { RunningServer } from '../../apps/api/src/app/server.js';
 import { TestCluster, TestRedis } from './support/cluster.js';
 import { WatchClient } from './support/watch-client.js';
 import { ChangeLogRepository } from '@plinth/storage';

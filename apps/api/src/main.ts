@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   process.removeAllListeners('SIGINT');
   process.on('SIGTERM', remember);
   process.on('SIGINT', remember);
-  const { runServerProcess } = await import('./workers/server-process.js');
+  const { runServerProcess } = await import('./app/server-process.js');
   process.removeListener('SIGTERM', remember);
   process.removeListener('SIGINT', remember);
   await runServerProcess(config, logger, early);

@@ -7,7 +7,7 @@ import { Optional } from '@marcbachmann/cel-js';
  * numbers `double`; objects stay plain objects (CEL maps), arrays lists.
  * The one conversion for CRD rules' untyped values and webhook
  * matchConditions; schema-aware conversion for CRDs is in
- * apps/api/src/crd/schema/cel-schema-values.ts.
+ * apps/api/src/kinds/customresourcedefinition/schema/cel-schema-values.ts.
  */
 
 const INT64_MAX = 2 ** 63;

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import request from 'supertest';
 import { connectSession } from '@plinth/storage';
-import type { RunningServer } from '../../../apps/api/src/server.js';
+import type { RunningServer } from '../../../apps/api/src/app/server.js';
 import { eventually } from '../../support/eventually.js';
 import { TestRedis } from '../../watch/support/cluster.js';
 import { PatroniCluster, patroniInstalled } from './patroni-cluster.js';

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { pino } from 'pino';
 import { loadConfig } from '../../../apps/api/src/config/app-config.js';
-import { type RunningServer, startServer } from '../../../apps/api/src/server.js';
+import { type RunningServer, startServer } from '../../../apps/api/src/app/server.js';
 import { installDefaultCredentials, sharedTestDataDir } from '../../support/credentials.js';
 import { WatchClient } from '../../watch/support/watch-client.js';
 

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 import { pino } from 'pino';
 import { loadConfig } from '../../../apps/api/src/config/app-config.js';
-import { type RunningServer, startServer } from '../../../apps/api/src/server.js';
+import { type RunningServer, startServer } from '../../../apps/api/src/app/server.js';
 import { installDefaultCredentials, sharedTestDataDir } from '../../support/credentials.js';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
 import { WatchService } from '../../../apps/api/src/watch/watch.service.js';

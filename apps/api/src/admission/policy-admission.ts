@@ -171,3 +171,6 @@ export function createPolicyAdmission(o: PolicyAdmissionOptions): PolicyAdmissio
     },
   };
 }
+
+/** Injection token of the {@link PolicyAdmission} modules and cache. */
+export const POLICY_ADMISSION = Symbol('POLICY_ADMISSION');

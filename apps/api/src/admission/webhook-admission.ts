@@ -165,3 +165,6 @@ export function createWebhookAdmission(o: WebhookAdmissionOptions): WebhookAdmis
     },
   };
 }
+
+/** Injection token of the {@link WebhookAdmission} modules, cache and client. */
+export const WEBHOOK_ADMISSION = Symbol('WEBHOOK_ADMISSION');

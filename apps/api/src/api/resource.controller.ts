@@ -1,36 +1,29 @@
 import { All, Controller, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { handleSelfSubjectReview, handleTokenRequest, handleTokenReview } from '../authn/authentication.handlers.js';
-import { type AccessReviewDeps, handleAccessReview, isAccessReview } from '../authz/reviews/access-review.handler.js';
-import { ACCESS_REVIEWS } from '../authz/authz.module.js';
-import { AuthenticationService } from '../authn/authentication.service.js';
-import type { AppConfig } from '../config/app-config.js';
-import { APP_CONFIG } from '../config/config.module.js';
 import { Metrics } from '../observability/metrics.js';
 import { STORAGE, type Storage } from '@plinth/storage';
 import { ResourceRegistry } from '../registry/resource-registry.js';
-import { ResourceDeleteService } from '../store/resource-delete.service.js';
-import { ResourceStoreService } from '../store/resource-store.service.js';
-import { TenantCache } from '../storage/tenant-cache.js';
+import { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
+import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import { TenantCache } from '../kinds/tenant/tenant-cache.js';
 import { WatchService } from '../watch/watch.service.js';
-import { StandbyReadRouter } from '../shards/standby-read-router.js';
-import { handleScaleGet, handleScalePatch, handleScaleUpdate } from '../crd/scale.handler.js';
+import { StandbyReadRouter } from '../sharding/standby-read-router.js';
 import { ApiError } from '@plinth/apimachinery';
 import type { HandlerContext } from '../http/handler-context.js';
 import { handleCreate } from '../handlers/create.handler.js';
 import { handleDelete, handleDeleteCollection } from '../handlers/delete.handler.js';
-import type { UnsafeDeleteDeps } from '../handlers/unsafe-delete.js';
+import { UNSAFE_DELETE, type UnsafeDeleteDeps } from '../handlers/unsafe-delete.js';
 import { handleGet } from '../handlers/get.handler.js';
+import { KindRestRegistry } from '../handlers/kind-rest.js';
 import { handleList } from '../handlers/list.handler.js';
 import { handlePatch } from '../handlers/patch.handler.js';
 import { handleUpdate } from '../handlers/update.handler.js';
 import { handleWatch } from '../handlers/watch.handler.js';
 import { parseListOptions } from '../http/options/list-options.dto.js';
 import { firstValues, parseBool, type RawQuery } from '../http/options/query-validation.js';
-import { requestInfoOf, type RequestInfo } from '../http/request-info.js';
+import { inNamespaceScope, requestInfoOf, type RequestInfo } from '../http/request-info.js';
 import { setWarnings } from '../http/response-writer.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
-import { selfSubjectReviewResource, serviceAccountResource, tokenReviewResource } from '../kinds/authentication/authentication.resources.js';
 
 /** Per-request labels for metrics and logs, set by the controller. */
 export interface RequestLabels {
@@ -47,6 +40,9 @@ declare module 'fastify' {
   }
 }
 
+
+/** Verbs a namespaced kind serves only under a namespace (list, watch and deletecollection also span all namespaces). */
+const NEEDS_NAMESPACE = new Set(['get', 'create', 'update', 'patch', 'delete']);
 
 const NOT_FOUND = () => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
 
@@ -70,11 +66,10 @@ export class ResourceController {
     @Inject(ResourceDeleteService) private readonly deleter: ResourceDeleteService,
     @Inject(STORAGE) private readonly lists: Storage,
     @Inject(WatchService) private readonly watch: WatchService,
-    @Inject(AuthenticationService) private readonly authn: AuthenticationService,
-    @Inject(ACCESS_REVIEWS) private readonly reviews: AccessReviewDeps,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(KindRestRegistry) private readonly rest: KindRestRegistry,
     @Inject(Metrics) private readonly metrics: Metrics,
     @Inject(StandbyReadRouter) private readonly standby: StandbyReadRouter,
+    @Inject(UNSAFE_DELETE) private readonly unsafeDeletes: UnsafeDeleteDeps,
   ) {}
 
   @All('*')
@@ -90,7 +85,7 @@ export class ResourceController {
     // GETs of discovery and OpenAPI have routes of their own (DiscoveryController): what reaches here is another method, or no such path.
     if (!info.isResourceRequest) throw this.nonResource(req, info);
     const def = this.registry.lookup(info.tenant, info.group, info.version, info.resource);
-    if (!def || (!def.namespaced && info.namespace && info.resource !== 'namespaces')) throw NOT_FOUND();
+    if (!def || (!def.namespaced && inNamespaceScope(info))) throw NOT_FOUND();
     req.plinth = { verb: req.plinth.verb, group: def.group, resource: def.resource };
     const ctx: HandlerContext = {
       req,
@@ -117,7 +112,7 @@ export class ResourceController {
 
   /** What a DELETE with ignoreStoreReadErrorWithClusterBreakingPotential needs (KEP-3926). */
   private unsafeDelete(): UnsafeDeleteDeps {
-    return { enabled: this.config.featureGates.enabled('AllowUnsafeMalformedObjectDeletion'), authorizer: this.reviews.authorizer };
+    return this.unsafeDeletes;
   }
 
   /** 405 for another method on a discovery or OpenAPI path, 404 for any other path that names no resource. */
@@ -128,28 +123,24 @@ export class ResourceController {
 
   private async dispatch(ctx: HandlerContext, info: RequestInfo, def: ResourceDefinition): Promise<void> {
     const needsNamespace = def.namespaced && !info.namespace;
+    if (needsNamespace && NEEDS_NAMESPACE.has(info.verb)) throw NOT_FOUND();
+    // The kind's own REST first (a review answered, not stored), then the generic handler of the verb.
+    const own = this.rest.handler(def, info.verb);
+    if (own) return own(ctx);
     switch (info.verb) {
       case 'get':
-        if (needsNamespace) throw NOT_FOUND();
         return handleGet(ctx, this.store, this.lists, this.standby);
       case 'list':
         return handleList(ctx, this.lists, parseListOptions(ctx.query), this.metrics, this.standby);
       case 'watch':
         return handleWatch(ctx, this.watch, this.lists, parseListOptions(ctx.query, true));
       case 'create':
-        if (needsNamespace) throw NOT_FOUND();
-        if (def === tokenReviewResource) return handleTokenReview(ctx, this.authn);
-        if (def === selfSubjectReviewResource) return handleSelfSubjectReview(ctx);
-        if (isAccessReview(def)) return handleAccessReview(ctx, this.reviews);
         return handleCreate(ctx, this.store);
       case 'update':
-        if (needsNamespace) throw NOT_FOUND();
         return handleUpdate(ctx, this.store);
       case 'patch':
-        if (needsNamespace) throw NOT_FOUND();
         return handlePatch(ctx, this.store, !def.custom);
       case 'delete':
-        if (needsNamespace) throw NOT_FOUND();
         return handleDelete(ctx, this.deleter, this.unsafeDelete());
       case 'deletecollection':
         return handleDeleteCollection(ctx, this.deleter, this.lists, this.unsafeDelete());
@@ -163,14 +154,8 @@ export class ResourceController {
     if (!sub) throw NOT_FOUND();
     const verb = ctx.info.verb;
     if (!sub.verbs.includes(verb)) throw ApiError.methodNotAllowed('the server does not allow this method on the requested resource');
-    if (sub.name === 'scale' && def.custom?.scale) {
-      if (verb === 'get') return handleScaleGet(ctx, this.store);
-      if (verb === 'update') return handleScaleUpdate(ctx, this.store);
-      if (verb === 'patch') return handleScalePatch(ctx, this.store);
-    }
-    if (def === serviceAccountResource && sub.name === 'token') {
-      return handleTokenRequest(ctx, this.store, this.authn, this.config.serviceAccountMaxTokenSeconds);
-    }
+    const own = this.rest.handler(def, verb, sub.name);
+    if (own) return own(ctx);
     const strategy = def.subresourceStrategies?.[sub.name];
     if (verb === 'get') return handleGet(ctx, this.store, this.lists, this.standby);
     if (verb === 'update') return handleUpdate(ctx, this.store, strategy);

@@ -4,7 +4,7 @@ import type { AppConfig } from '../config/app-config.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 import { serviceAccountResource } from '../kinds/authentication/authentication.resources.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
-import { ResourceStoreService } from '../store/resource-store.service.js';
+import { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import type { TokenAuthenticator } from './authenticator.js';
 import { AuthenticationService } from './authentication.service.js';
 import { cachedServiceAccountLookup } from './service-account-cache.js';

@@ -5,7 +5,7 @@ import type { HandlerContext } from '../http/handler-context.js';
 import { parseWriteOptions } from '../http/options/write-options.dto.js';
 import { sendObject, setWarnings } from '../http/response-writer.js';
 import { serviceAccountResource, tokenRequestKind } from '../kinds/authentication/authentication.resources.js';
-import type { ResourceStoreService } from '../store/resource-store.service.js';
+import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import type { AuthenticationService } from './authentication.service.js';
 
 /** Upstream's bounds of TokenRequest `spec.expirationSeconds`. */

@@ -2,7 +2,7 @@ import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '@plinth/apimachinery';
 import { AuthenticationService } from './authentication.service.js';
-import { TenantCache } from '../storage/tenant-cache.js';
+import { TenantCache } from '../kinds/tenant/tenant-cache.js';
 
 /**
  * The ServiceAccount issuer's discovery, per tenant, as upstream serves it:

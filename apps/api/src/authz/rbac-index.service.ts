@@ -1,6 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { STORAGE, type Storage } from '@plinth/storage';
-import { type CacheSubscriber, type CachedChange, type ChangeSource, WatchCache } from '@plinth/storage';
+import { type CachedChange, type CacheSubscriber, type ChangeSource, type Storage, STORAGE, WatchCache } from '@plinth/storage';
 import type { RbacIndexSource } from './rbac-authorizer.js';
 import { RBAC_STORAGE_RESOURCES, TenantRbacIndex } from './rbac-index.js';
 

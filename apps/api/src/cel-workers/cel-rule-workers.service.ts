@@ -10,10 +10,9 @@ import {
   WorkerTaskTimeoutError,
 } from '@plinth/cel';
 import { TenantValidationBudget } from '../admission/validation-budget.js';
-import type { AppConfig } from '../config/app-config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Metrics } from '../observability/metrics.js';
-import { LOGGER } from '../observability/observability.module.js';
+import { LOGGER } from '../observability/logger.js';
 import type { CelRulesJob } from '../registry/resource-definition.js';
 import type { CrdRulesAnswer, CrdRulesTask } from './crd-rules.protocol.js';
 

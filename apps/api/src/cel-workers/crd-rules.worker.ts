@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { compileCel, serveTasks } from '@plinth/cel';
-import { compileRules, type RuleNode, validateRules } from '../crd/schema/cel-rules.js';
+import { compileRules, type RuleNode, validateRules } from '../kinds/customresourcedefinition/schema/cel-rules.js';
 import type { CrdRulesAnswer, CrdRulesTask } from './crd-rules.protocol.js';
 
 /**

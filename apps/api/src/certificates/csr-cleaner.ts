@@ -4,8 +4,8 @@ import { STORAGE, type Storage } from '@plinth/storage';
 import type { Controller } from '../controllers/controller.js';
 import { CSR_STORAGE_RESOURCE } from '../kinds/certificates/csr-api.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
-import type { ResourceDeleteService } from '../store/resource-delete.service.js';
-import type { WriteContext } from '../store/write-context.js';
+import type { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
+import type { WriteContext } from '../resource-store/write-context.js';
 import { csrIsStale } from './client-signer-policy.js';
 
 /** How often the cleaner looks, as upstream's (pollingInterval). */

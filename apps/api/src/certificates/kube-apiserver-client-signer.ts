@@ -20,8 +20,8 @@ import { csrStatusStrategy } from '../kinds/certificates/csr.strategy.js';
 import type { CertificateAuthority } from '../pki/certificate-authority.js';
 import { isTenantBindingUri, tenantBindingName } from '../pki/tenant-binding.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
-import { ResourceStoreService } from '../store/resource-store.service.js';
-import type { WriteContext } from '../store/write-context.js';
+import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import type { WriteContext } from '../resource-store/write-context.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 import { clientCertificateValidity, clientUsagesError } from './client-signer-policy.js';
 

@@ -6,8 +6,8 @@ import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
 import type { WorkQueue } from '../controllers/work-queue.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
-import { ResourceStoreService } from '../store/resource-store.service.js';
-import type { WriteContext } from '../store/write-context.js';
+import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import type { WriteContext } from '../resource-store/write-context.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
 
 /** The ConfigMap every namespace holds, as upstream's root CA publisher names it. */

@@ -66,3 +66,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...readEncryptionAtRestConfig(parsed),
   };
 }
+
+/** Injection token of the validated {@link AppConfig}. */
+export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -4,14 +4,13 @@ import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
 import type { WorkQueue } from '../controllers/work-queue.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
-import { ApiError } from '@plinth/apimachinery';
-import type { KubeObject } from '@plinth/apimachinery';
+import { ApiError, type KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
-import type { ResourceDeleteService } from '../store/resource-delete.service.js';
-import type { ResourceStoreService } from '../store/resource-store.service.js';
-import type { WriteContext } from '../store/write-context.js';
+import type { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
+import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import type { WriteContext } from '../resource-store/write-context.js';
 import type { CrdRegistry } from './crd-registry.service.js';
-import { CRD_STORAGE_RESOURCE, customResourceDefinitionResource } from './crd-resource.js';
+import { CRD_STORAGE_RESOURCE, customResourceDefinitionResource } from '../kinds/customresourcedefinition/crd.resource.js';
 import {
   asCrd,
   CRD_CLEANUP_FINALIZER,
@@ -22,8 +21,8 @@ import {
   findCondition,
   isConditionTrue,
   setCondition,
-} from './crd-types.js';
-import { crdStatusStrategy } from './crd.strategy.js';
+} from '../kinds/customresourcedefinition/crd-types.js';
+import { crdStatusStrategy } from '../kinds/customresourcedefinition/crd.strategy.js';
 import { calculateNames } from './crd-naming.js';
 
 /**

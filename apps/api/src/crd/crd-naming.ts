@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { CrdCondition, CrdNames, CrdObject } from './crd-types.js';
+import type { CrdCondition, CrdNames, CrdObject } from '../kinds/customresourcedefinition/crd-types.js';
 
 /**
  * Upstream's NamingConditionController.calculateNamesAndConditions: a

@@ -3,8 +3,8 @@ import type { Logger } from 'pino';
 import { type ChangeObserver, STORAGE, type Storage, TenantSnapshots } from '@plinth/storage';
 import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
-import { CRD_STORAGE_RESOURCE } from './crd-resource.js';
-import { asCrd, type CrdObject } from './crd-types.js';
+import { CRD_STORAGE_RESOURCE } from '../kinds/customresourcedefinition/crd.resource.js';
+import { asCrd, type CrdObject } from '../kinds/customresourcedefinition/crd-types.js';
 import { type CompiledCrd, compileCrd, compileKey, type FeatureStageOf } from './custom-resource.compiler.js';
 import type { ConversionWebhookCaller } from './conversion/conversion-webhook.js';
 

@@ -1,5 +1,5 @@
 import type { CrdRegistry } from './crd-registry.service.js';
-import { type CrdNames, type CrdObject, findCondition, isConditionTrue } from './crd-types.js';
+import { type CrdNames, type CrdObject, findCondition, isConditionTrue } from '../kinds/customresourcedefinition/crd-types.js';
 
 /**
  * Resolves once this replica's CRD cache shows the CRD `name` of `tenant`

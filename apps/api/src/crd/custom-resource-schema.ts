@@ -8,12 +8,12 @@ import type { KubeObject } from '@plinth/apimachinery';
 import type { CelRulesJob } from '../registry/resource-definition.js';
 import { objectMetaSchema } from '../schema/object-meta.schema.js';
 import type { StructuralSchema } from '@plinth/apimachinery';
-import { estimatedRulesCost } from './schema/cel-cost.js';
-import { compileRules, type RuleNode, validateRules } from './schema/cel-rules.js';
-import { applyDefaults, pruneNonNullableNulls, schemaHasDefaults } from './schema/defaulting.js';
-import { validateEmbeddedMeta } from './schema/embedded-meta.validation.js';
-import { validateListSetsAndMaps } from './schema/list-type.validation.js';
-import { validateSchemaValue } from './schema/value-validation.js';
+import { estimatedRulesCost } from '../kinds/customresourcedefinition/schema/cel-cost.js';
+import { compileRules, type RuleNode, validateRules } from '../kinds/customresourcedefinition/schema/cel-rules.js';
+import { applyDefaults, pruneNonNullableNulls, schemaHasDefaults } from '../kinds/customresourcedefinition/schema/defaulting.js';
+import { validateEmbeddedMeta } from '../kinds/customresourcedefinition/schema/embedded-meta.validation.js';
+import { validateListSetsAndMaps } from '../kinds/customresourcedefinition/schema/list-type.validation.js';
+import { validateSchemaValue } from '../kinds/customresourcedefinition/schema/value-validation.js';
 
 /**
  * Rules estimated to cost at most this much per object (all of them, each

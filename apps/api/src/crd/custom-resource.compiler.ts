@@ -3,12 +3,12 @@ import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition, SubresourceDefinition } from '../registry/resource-definition.js';
 import { objectMetaSchema } from '../schema/object-meta.schema.js';
 import type { StructuralSchema } from '@plinth/apimachinery';
-import { type CrdObject, type CrdVersion, customResourceStorage, isConditionTrue } from './crd-types.js';
+import { type CrdObject, type CrdVersion, customResourceStorage, isConditionTrue } from '../kinds/customresourcedefinition/crd-types.js';
 import { CustomResourceSchema } from './custom-resource-schema.js';
 import { customResourceStatusStrategy, customResourceStrategy, type CustomResourceStrategyOptions } from './custom-resource.strategy.js';
 import { customResourceTable } from './printer-columns.js';
-import { describeSchemaGates, schemaGateNames, schemaGates } from './schema/schema-feature-gates.js';
-import { selectableFieldGetters } from './selectable-fields.js';
+import { describeSchemaGates, schemaGateNames, schemaGates } from '../kinds/customresourcedefinition/schema/schema-feature-gates.js';
+import { selectableFieldGetters } from '../kinds/customresourcedefinition/selectable-fields.js';
 import { apiVersionConversion, conversionWebhookOf, type CrdConversionContext, webhookConversion } from './conversion/custom-resource-conversion.js';
 
 /**

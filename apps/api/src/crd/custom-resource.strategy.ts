@@ -5,7 +5,7 @@ import { type KubeObject, isPlainObject } from '@plinth/apimachinery';
 import { dropDisabledFields, validateGatedEnumValues } from '../features/gated-fields.js';
 import type { ResourceStrategy, StrategyContext } from '../registry/resource-definition.js';
 import type { CustomResourceSchema } from './custom-resource-schema.js';
-import type { SchemaGates } from './schema/schema-feature-gates.js';
+import type { SchemaGates } from '../kinds/customresourcedefinition/schema/schema-feature-gates.js';
 
 /**
  * The strategies of a custom resource version (apiextensions-apiserver

@@ -3,8 +3,8 @@ import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import type { Storage } from '@plinth/storage';
 import { validatingAdmissionPolicyResource } from '../kinds/admissionregistration/admission-policy.resources.js';
 import { validatingAdmissionPolicyStatusStrategy } from '../kinds/admissionregistration/admission-policy.strategy.js';
-import type { ResourceStoreService } from '../store/resource-store.service.js';
-import type { WriteContext } from '../store/write-context.js';
+import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import type { WriteContext } from '../resource-store/write-context.js';
 
 const CONTROLLER_USER = { username: 'system:controller:validatingadmissionpolicy-status-controller', groups: ['system:masters', 'system:authenticated'] };
 

@@ -2,7 +2,7 @@ import type { KubeObject } from '@plinth/apimachinery';
 import type { TableColumn, TableConvertor } from '../registry/resource-definition.js';
 import { objectMetaSchema } from '../schema/object-meta.schema.js';
 import { ageCell } from '../table/human-duration.js';
-import type { CrdColumn } from './crd-types.js';
+import type { CrdColumn } from '../kinds/customresourcedefinition/crd-types.js';
 import { evaluateJsonPath, type JsonPathStep, parseJsonPath, printJsonPathValue } from '../table/jsonpath.js';
 
 /**

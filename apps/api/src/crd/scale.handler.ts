@@ -10,7 +10,7 @@ import { sendPlain, setWarnings } from '../http/response-writer.js';
 import { applyJsonPatch } from '@plinth/apimachinery';
 import { applyMergePatch } from '@plinth/apimachinery';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
-import type { ResourceStoreService } from '../store/resource-store.service.js';
+import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import { servedForm } from '../registry/resource-definition.js';
 import { readPath } from './custom-resource.strategy.js';
 

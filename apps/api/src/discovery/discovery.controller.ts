@@ -2,7 +2,7 @@ import { Controller, Get, Inject, Param, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '@plinth/apimachinery';
 import { ResourceRegistry } from '../registry/resource-registry.js';
-import { TenantCache } from '../storage/tenant-cache.js';
+import { TenantCache } from '../kinds/tenant/tenant-cache.js';
 import { sendGroup, sendOpenApiV2, sendOpenApiV3, sendResourceList, sendRootDiscovery, sendVersion } from './discovery-answers.js';
 import { DiscoveryService } from './discovery.service.js';
 import { OpenApiDocumentsService } from './openapi-documents.service.js';

@@ -217,3 +217,6 @@ export class DynamicEncryption implements ResourceTransformers {
     }
   }
 }
+
+/** The encryption in force, or null when PLINTH_ENCRYPTION_PROVIDER_CONFIG is not set. */
+export const ENCRYPTION = Symbol('ENCRYPTION');

@@ -1,7 +1,7 @@
 import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
-import type { ResourceStoreService } from '../store/resource-store.service.js';
-import type { WriteContext } from '../store/write-context.js';
+import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import type { WriteContext } from '../resource-store/write-context.js';
 
 /** The object an event is about (a v1 ObjectReference). */
 export interface InvolvedObject {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { type EventExpiryRepository, type ExpiredEvent, isStorageError, type Storage } from '@plinth/storage';
 import type { Controller } from '../controllers/controller.js';
-import { forEachConcurrently } from '../store/bounded-concurrency.js';
+import { forEachConcurrently } from '../resource-store/bounded-concurrency.js';
 
 /** Expired Events read per page (the deletions of a page run before the next is read). */
 export const EVENT_TTL_PAGE = 1000;

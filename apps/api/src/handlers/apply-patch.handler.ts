@@ -15,9 +15,9 @@ import {
 import { parseBool } from '../http/options/query-validation.js';
 import { sendObject, setWarnings } from '../http/response-writer.js';
 import { groupVersion, type ResourceDefinition, type ResourceStrategy } from '../registry/resource-definition.js';
-import { fieldManagerScope } from '../store/field-tracking.js';
-import type { ResourceStoreService } from '../store/resource-store.service.js';
-import type { WriteContext } from '../store/write-context.js';
+import { fieldManagerScope } from '../resource-store/field-tracking.js';
+import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import type { WriteContext } from '../resource-store/write-context.js';
 import { checkTypes } from '../http/decode-object.js';
 import type { HandlerContext } from '../http/handler-context.js';
 import { writeContext } from './write-handler-support.js';

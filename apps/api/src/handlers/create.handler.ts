@@ -1,6 +1,6 @@
 import { ApiError } from '@plinth/apimachinery';
 import { sendObject, setWarnings } from '../http/response-writer.js';
-import type { ResourceStoreService } from '../store/resource-store.service.js';
+import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import { decodeObject } from '../http/decode-object.js';
 import type { HandlerContext } from '../http/handler-context.js';
 import { writeContext } from './write-handler-support.js';

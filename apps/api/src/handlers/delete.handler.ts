@@ -1,13 +1,10 @@
 import type { Storage } from '@plinth/storage';
 import { listScope } from './list-scope.js';
-import { DecodeError } from '@plinth/apimachinery';
-import { parseJsonStrict } from '@plinth/apimachinery';
-import { ApiError } from '@plinth/apimachinery';
+import { ApiError, DecodeError, isPlainObject, type KubeObject, parseJsonStrict } from '@plinth/apimachinery';
 import { sendObject, sendPlain, setWarnings } from '../http/response-writer.js';
 import { noteWrittenObjects } from '../http/written-object.js';
-import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { groupVersion, servedForm, servedForms } from '../registry/resource-definition.js';
-import type { DeletePreconditions, ResourceDeleteService } from '../store/resource-delete.service.js';
+import type { DeletePreconditions, ResourceDeleteService } from '../resource-store/resource-delete.service.js';
 import type { HandlerContext } from '../http/handler-context.js';
 import { writeContext } from './write-handler-support.js';
 import { authorizeUnsafeDelete, type UnsafeDeleteDeps, unsafeDeleteRequested } from './unsafe-delete.js';

@@ -1,12 +1,12 @@
 import type { Storage } from '@plinth/storage';
 import { sendObject } from '../http/response-writer.js';
 import type { KubeObject } from '@plinth/apimachinery';
-import { ResourceStoreService } from '../store/resource-store.service.js';
+import { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import { servedForm } from '../registry/resource-definition.js';
 import { type HandlerContext, requestNamespace } from '../http/handler-context.js';
 import { waitForRevision } from './revision-wait.js';
 import { ApiError } from '@plinth/apimachinery';
-import { getReadNeed, type StandbyReadRouter } from '../shards/standby-read-router.js';
+import { getReadNeed, type StandbyReadRouter } from '../sharding/standby-read-router.js';
 
 /**
  * GET of one object. `resourceVersion` other than "" and "0" means "not

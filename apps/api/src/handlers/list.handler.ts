@@ -1,16 +1,15 @@
 import { isStorageError, type ListChunk, type ListCursor, type ListQuery, type Storage, type StoredObject } from '@plinth/storage';
 import { listScope } from './list-scope.js';
-import { ApiError } from '@plinth/apimachinery';
+import { ApiError, type KubeObject } from '@plinth/apimachinery';
 import type { ListOptions } from '../http/options/list-options.dto.js';
 import { sendList } from '../http/list-writer.js';
-import type { KubeObject } from '@plinth/apimachinery';
 import type { Metrics } from '../observability/metrics.js';
-import { mapStorageError } from '../store/storage-errors.mapper.js';
+import { mapStorageError } from '../resource-store/storage-errors.mapper.js';
 import { type ResourceDefinition, servedForms } from '../registry/resource-definition.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
 import type { HandlerContext } from '../http/handler-context.js';
 import { parseRevision, waitForRevision } from './revision-wait.js';
-import { listReadNeed, type StaleRead, type StandbyReadRouter } from '../shards/standby-read-router.js';
+import { listReadNeed, type StaleRead, type StandbyReadRouter } from '../sharding/standby-read-router.js';
 
 const EXPIRED_CONTINUE =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';

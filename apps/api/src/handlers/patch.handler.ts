@@ -12,7 +12,7 @@ import {
 import { applyFieldValidation, checkTypeMeta, mediaType } from '../http/body-decoder.js';
 import { sendObject, setWarnings } from '../http/response-writer.js';
 import type { ResourceStrategy } from '../registry/resource-definition.js';
-import type { ResourceStoreService } from '../store/resource-store.service.js';
+import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import { checkTypes, dropUndeclared } from '../http/decode-object.js';
 import type { HandlerContext } from '../http/handler-context.js';
 import { writeContext } from './write-handler-support.js';

@@ -1,6 +1,5 @@
 import { ApiError, type AuthorizationAttributes, type FieldError } from '@plinth/apimachinery';
 import type { HandlerContext } from '../http/handler-context.js';
-import type { RbacAuthorizer } from '../authz/rbac-authorizer.js';
 
 /** The DeleteOptions field (and query parameter) of KEP-3926's unsafe delete. */
 export const UNSAFE_DELETE_OPTION = 'ignoreStoreReadErrorWithClusterBreakingPotential';
@@ -8,11 +7,15 @@ export const UNSAFE_DELETE_OPTION = 'ignoreStoreReadErrorWithClusterBreakingPote
 /** The verb a user needs, besides delete, for an unsafe delete (upstream's). */
 export const UNSAFE_DELETE_VERB = 'unsafe-delete-ignore-read-errors';
 
+/** Injection token of {@link UnsafeDeleteDeps}. */
+export const UNSAFE_DELETE = Symbol('UNSAFE_DELETE');
+
 /** What an unsafe delete needs from the server: the gate and the authorizer. */
 export interface UnsafeDeleteDeps {
   /** AllowUnsafeMalformedObjectDeletion is on (alpha, off by default, in upstream 1.35). */
   enabled: boolean;
-  authorizer: RbacAuthorizer;
+  /** Answers whether the user may do a verb (the RBAC authorizer, given by the wiring). */
+  authorizer: { authorize(attrs: AuthorizationAttributes): { allowed: boolean; reason?: string } | Promise<{ allowed: boolean; reason?: string }> };
 }
 
 function truthy(v: unknown): boolean {

@@ -1,7 +1,7 @@
 import { managerFromUserAgent } from '@plinth/apimachinery';
 import type { WriteOptions } from '../http/options/write-options.dto.js';
 import { parseWriteOptions } from '../http/options/write-options.dto.js';
-import type { WriteContext } from '../store/write-context.js';
+import type { WriteContext } from '../resource-store/write-context.js';
 import { type HandlerContext, requestNamespace } from '../http/handler-context.js';
 
 /** Parses the write options of a request and builds the store's WriteContext. */

@@ -1,8 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AppConfig } from '../config/app-config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { PostStartHooks } from '../lifecycle/post-start-hooks.js';
 import { HealthService } from './health.service.js';
 

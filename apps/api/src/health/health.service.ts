@@ -1,12 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { type Database, DEFAULT_SHARD, probeDatabase } from '@plinth/storage';
-import { DATABASE } from '../database/database.module.js';
+import { DATABASE } from '../database/database-connection.js';
 import { GracefulShutdown } from '../lifecycle/graceful-shutdown.js';
 import { Metrics } from '../observability/metrics.js';
 import { WatchService } from '../watch/watch.service.js';
-import { ShardPool } from '../shards/shard-pool.js';
-import type { DynamicEncryption } from '../encryption/dynamic-encryption.js';
-import { ENCRYPTION } from '../encryption/encryption.module.js';
+import { ShardPool } from '../sharding/shard-pool.js';
+import { type DynamicEncryption, ENCRYPTION } from '../encryption/dynamic-encryption.js';
 import { workerSiblings } from './worker-siblings.js';
 
 /** A plain-text health answer. */

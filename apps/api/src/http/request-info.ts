@@ -80,6 +80,14 @@ export function parseRequestInfo(method: string, rawPath: string, watchParam: bo
   return info;
 }
 
+/**
+ * Whether the path puts the resource inside a namespace (`/namespaces/{ns}/configmaps`), as opposed to naming the
+ * namespace object itself (`/namespaces/{ns}`, whose name the grammar reads as a namespace too) or no namespace.
+ */
+export function inNamespaceScope(info: RequestInfo): boolean {
+  return info.namespace !== '' && info.resource !== 'namespaces';
+}
+
 function verbFor(method: string, hasName: boolean, watch: boolean): Verb | '' {
   switch (method) {
     case 'GET':

@@ -4,7 +4,7 @@ import type { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { waitForReplica } from '@plinth/storage';
-import { LOGGER } from '../observability/observability.module.js';
+import { LOGGER } from '../observability/logger.js';
 import { JobHandlers } from './job-handlers.js';
 import { JOB_QUEUES, type JobName, type JobPayloads, QueueName } from './job-names.js';
 import type { JobQueue } from './job-queue.js';

@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Logger } from 'pino';
-import type { AppConfig } from '../config/app-config.js';
-import { APP_CONFIG } from '../config/config.module.js';
-import { LOGGER } from '../observability/observability.module.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { LOGGER } from '../observability/logger.js';
 import { WatchService } from '../watch/watch.service.js';
 import { GracefulShutdown } from './graceful-shutdown.js';
 

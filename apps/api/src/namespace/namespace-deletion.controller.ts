@@ -4,15 +4,15 @@ import { ALL_RESOURCES, type CachedChange, type ObjectStoreRepository } from '@p
 import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
 import type { WorkQueue } from '../controllers/work-queue.js';
-import type { ResourceDeleteService } from '../store/resource-delete.service.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
+import type { NamespaceDeleter } from './namespace-deleter.js';
 
 /** How often the controller looks for Terminating namespaces nobody is emptying (missed changes). */
 export const NAMESPACE_SWEEP_INTERVAL_MS = 5000;
 
 /** What the namespace controller needs. */
 export interface NamespaceDeletionDeps {
-  deleter: ResourceDeleteService;
+  deleter: NamespaceDeleter;
   objects: ObjectStoreRepository;
   observe: ObserveChanges;
   logger: Logger;

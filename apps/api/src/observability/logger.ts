@@ -25,3 +25,6 @@ export class PinoNestLogger implements LoggerService {
     this.logger.trace({ context }, String(message));
   }
 }
+
+/** Injection token of the server's pino {@link Logger}. */
+export const LOGGER = Symbol('LOGGER');

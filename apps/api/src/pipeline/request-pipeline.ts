@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { AUDIT_LOG, type AuditLog } from '../audit/audit.module.js';
+import { AUDIT_LOG, type AuditLog } from '../audit/audit-log.js';
 import { installAudit } from '../audit/audit.hook.js';
 import { AuthenticationService } from '../authn/authentication.service.js';
 import { installRequestAuthentication } from '../authn/request-authentication.hook.js';
@@ -12,14 +12,13 @@ import { installFlowControl } from '../flowcontrol/flow-control.hook.js';
 import { ThrottledWrites } from '../flowcontrol/throttled-writes.js';
 import { WorkEstimator } from '../flowcontrol/work-estimator.js';
 import { GracefulShutdown } from '../lifecycle/graceful-shutdown.js';
-import { LOGGER } from '../observability/observability.module.js';
+import { LOGGER } from '../observability/logger.js';
 import { Metrics } from '../observability/metrics.js';
 import { MAX_BODY_BYTES } from '../http/http-limits.js';
 import { registerRequestGuards } from '../http/request-guards.js';
 import { registerStreamedBodies } from '../http/streamed-body.js';
 import { registerRequestTimeout } from '../http/request-timeout.js';
-import type { AppConfig } from '../config/app-config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 
 /**
  * What every request passes before a controller, as kube-apiserver's

@@ -184,3 +184,6 @@ export async function loadOrCreatePki(dataDir: string, serverNames: string[], fi
     ca,
   };
 }
+
+/** Injection token of the {@link ServingPki} loaded (or generated) before the server was created. */
+export const SERVING_PKI = Symbol('SERVING_PKI');

@@ -2,11 +2,10 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Storage } from '@plinth/storage';
 import { covers } from '../kinds/rbac/policy-covers.js';
 import { type PolicyRule, rulesOf } from '../kinds/rbac/policy-rule.js';
-import { ApiError } from '@plinth/apimachinery';
-import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import { ApiError, isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
-import type { ResourceStoreService } from '../store/resource-store.service.js';
-import type { WriteContext } from '../store/write-context.js';
+import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import type { WriteContext } from '../resource-store/write-context.js';
 import {
   AUTOUPDATE_ANNOTATION,
   BOOTSTRAP_CLUSTER_ROLE_BINDINGS,

@@ -1,7 +1,7 @@
 import type { ObjectKey } from '@plinth/storage';
 import type { FieldError } from '@plinth/apimachinery';
 import type { StructuralSchema } from '@plinth/apimachinery';
-import type { KubeObject } from '@plinth/apimachinery';
+import type { JsonObject, KubeObject } from '@plinth/apimachinery';
 import type { UserInfo } from '@plinth/apimachinery';
 
 /**
@@ -135,6 +135,12 @@ export interface ResourceDefinition {
    * replica's stream has applied it, so the writer's next request sees it.
    */
   cachedOnEveryReplica?: boolean;
+  /**
+   * What a Go client's empty struct of the kind serialises to: the "live"
+   * object a create's managed fields are computed against. Undefined:
+   * `{metadata: {creationTimestamp: null}}` (custom resources: apiVersion and kind).
+   */
+  emptyObject?: () => JsonObject;
   /** Strategies of the subresources written through PUT/PATCH, by name (`status`, `finalize`); a subresource without one is read-only or has its own handler (scale). */
   subresourceStrategies?: Record<string, ResourceStrategy>;
   /**

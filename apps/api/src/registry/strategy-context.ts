@@ -57,3 +57,5 @@ export async function strategyContext(env: StrategyEnvironment, tenant: string):
   };
 }
 
+/** Injection token of the {@link StrategyEnvironment} every write's strategies consult (kinds, server and tenant feature gates). */
+export const STRATEGY_ENVIRONMENT = Symbol('STRATEGY_ENVIRONMENT');

@@ -2,8 +2,8 @@ import type { Logger } from 'pino';
 import { type ChangeSource, DEFAULT_SHARD, STORAGE, type Storage } from '@plinth/storage';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { PLATFORM_TENANT } from '../kinds/tenant/tenant-api.js';
-import { SHARD_STORAGE_RESOURCE, type ShardCatalog, shardView, type ShardSpecView } from '../shards/shard-catalog.js';
-import type { ShardPool } from '../shards/shard-pool.js';
+import { SHARD_STORAGE_RESOURCE, type ShardCatalog, shardView, type ShardSpecView } from './shard-catalog.js';
+import type { ShardPool } from './shard-pool.js';
 
 /** How often shards that could not be connected (no Secret yet, a bad URL) are tried again. */
 const RETRY_MS = 5000;

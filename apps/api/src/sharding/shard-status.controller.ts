@@ -6,10 +6,10 @@ import type { Controller } from '../controllers/controller.js';
 import { PLATFORM_TENANT } from '../kinds/tenant/tenant-api.js';
 import { SHARD_DURABLE_CONDITION } from '../kinds/shard/shard-api.js';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
-import type { ResourceStoreService } from '../store/resource-store.service.js';
-import { systemWriteContext } from '../store/write-context.js';
-import type { ShardCatalog } from '../shards/shard-catalog.js';
-import type { ShardPool } from '../shards/shard-pool.js';
+import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import { systemWriteContext } from '../resource-store/write-context.js';
+import type { ShardCatalog } from './shard-catalog.js';
+import type { ShardPool } from './shard-pool.js';
 import type { ConfiguredShard } from '../config/shard-list.js';
 
 /** How often the Shard objects' status is brought up to date. */

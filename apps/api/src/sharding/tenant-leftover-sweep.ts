@@ -3,7 +3,7 @@ import { Counter, type Registry } from 'prom-client';
 import { type Database, DEFAULT_SHARD, type TenantMoveRepository } from '@plinth/storage';
 import { isPlainObject } from '@plinth/apimachinery';
 import { PLATFORM_TENANT, type TenantObject } from '../kinds/tenant/tenant-api.js';
-import type { ShardPool } from '../shards/shard-pool.js';
+import type { ShardPool } from './shard-pool.js';
 
 /** What the sweep is built from. */
 export interface TenantLeftoverSweepDeps {

@@ -7,10 +7,10 @@ import type { ControllerManager } from '../controllers/controller-manager.js';
 import type { WorkQueue } from '../controllers/work-queue.js';
 import { PLATFORM_TENANT, type TenantObject, TENANT_STORAGE_RESOURCE } from '../kinds/tenant/tenant-api.js';
 import { tenantResource } from '../kinds/tenant/tenant.resource.js';
-import type { ResourceStoreService } from '../store/resource-store.service.js';
-import { systemWriteContext } from '../store/write-context.js';
+import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import { systemWriteContext } from '../resource-store/write-context.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
-import type { ShardPool } from '../shards/shard-pool.js';
+import type { ShardPool } from './shard-pool.js';
 import { TenantLeftoverSweep } from './tenant-leftover-sweep.js';
 import { condition, generationOf, MoveInterrupted, MoveMetrics, shardsOf, withConditions } from './tenant-move-support.js';
 

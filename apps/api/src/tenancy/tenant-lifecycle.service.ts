@@ -1,22 +1,19 @@
 import type { Logger } from 'pino';
-import type { Storage, TenantRepository } from '@plinth/storage';
-import { isStorageError } from '@plinth/storage';
-import { ApiError, rfc3339Now } from '@plinth/apimachinery';
-import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
-import { ResourceStoreService } from '../store/resource-store.service.js';
-import type { WriteContext } from '../store/write-context.js';
+import { isStorageError, type Storage, type TenantRepository } from '@plinth/storage';
+import { ApiError, isPlainObject, type KubeObject, rfc3339Now } from '@plinth/apimachinery';
+import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import { systemWriteContext, type WriteContext } from '../resource-store/write-context.js';
 import { PLATFORM_TENANT, TENANT_FINALIZER, type TenantCondition, type TenantObject, type TenantOwner } from '../kinds/tenant/tenant-api.js';
 import type { TenantDeletionRunner } from './tenant-deletion.runner.js';
 import { usageStatus } from './tenant-limits.js';
 import { isDeepStrictEqual } from 'node:util';
-import { systemWriteContext } from '../store/write-context.js';
 import type { TenantProvisioner } from './tenant-provisioner.js';
 import { tenantResource } from '../kinds/tenant/tenant.resource.js';
 import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
 import type { WorkQueue } from '../controllers/work-queue.js';
 import type { ObserveChanges } from '../watch/observe-changes.js';
-import type { TenantDirectory } from '../shards/tenant-directory.js';
+import type { TenantDirectory } from '../sharding/tenant-directory.js';
 import { moveAsked } from '../sharding/tenant-leftover-sweep.js';
 
 /** How often the tenant controller looks for tenants to finish provisioning or deleting. */

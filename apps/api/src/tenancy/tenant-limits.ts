@@ -1,8 +1,8 @@
 import { Quantity } from '@plinth/apimachinery';
 import type { TenantLimit, TenantUsage } from '@plinth/storage';
-import { CRD_STORAGE_RESOURCE } from '../crd/crd-resource.js';
+import { CRD_STORAGE_RESOURCE } from '../kinds/customresourcedefinition/crd.resource.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
-import { tenantLimitName } from '../store/storage-errors.mapper.js';
+import { tenantLimitName } from '../resource-store/storage-errors.mapper.js';
 import type { TenantLimits } from '../kinds/tenant/tenant-api.js';
 
 /** The usage key of both webhook configuration kinds together (see migration 0003). */

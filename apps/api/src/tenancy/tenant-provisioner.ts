@@ -4,10 +4,10 @@ import { ApiError } from '@plinth/apimachinery';
 import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
-import type { ResourceStoreService } from '../store/resource-store.service.js';
-import { SYSTEM_NAMESPACES } from '../store/system-namespaces.js';
-import { systemWriteContext, type WriteContext } from '../store/write-context.js';
-import type { TenantCache } from '../storage/tenant-cache.js';
+import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import { SYSTEM_NAMESPACES } from '../kinds/namespace/system-namespaces.js';
+import { systemWriteContext, type WriteContext } from '../resource-store/write-context.js';
+import type { TenantCache } from '../kinds/tenant/tenant-cache.js';
 import type { TenantLimits, TenantOwner } from '../kinds/tenant/tenant-api.js';
 import { storageLimits } from './tenant-limits.js';
 

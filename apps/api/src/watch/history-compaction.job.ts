@@ -1,6 +1,5 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import type { AppConfig } from '../config/app-config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { JobName } from '../jobs/job-names.js';
 import { JOB_QUEUE, type JobQueue } from '../jobs/job-queue.js';
 import { OnJob } from '../jobs/on-job.decorator.js';

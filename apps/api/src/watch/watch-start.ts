@@ -1,5 +1,4 @@
-import { type ChangeLogRepository, isStorageError, type KeyFieldRequirement, type LabelRequirementLike, type ListCursor, type Storage } from '@plinth/storage';
-import type { WatchCache } from '@plinth/storage';
+import { type ChangeLogRepository, isStorageError, type KeyFieldRequirement, type LabelRequirementLike, type ListCursor, type Storage, type WatchCache } from '@plinth/storage';
 import type { KubeObject } from '@plinth/apimachinery';
 import type { WatchStream } from './watch-stream.js';
 

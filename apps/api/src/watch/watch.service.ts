@@ -1,8 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { ChangeLogRepository, Database, ShardHandle, Storage } from '@plinth/storage';
-import { ChangeLogRepository as ShardChangeLog, DEFAULT_SHARD, ObjectListRepository as ShardLists, WatchCache, WatchPipeline } from '@plinth/storage';
+import { type ChangeLogRepository, ChangeLogRepository as ShardChangeLog, type Database, DEFAULT_SHARD, ObjectListRepository as ShardLists, type ShardHandle, type Storage, WatchCache, WatchPipeline } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { ApiError } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';

@@ -64,7 +64,7 @@ export class WorkersPrimary {
    */
   async start(): Promise<string> {
     if (!this.config.databaseUrl) {
-      const { startEmbeddedDatabase } = await import('../database/database.module.js');
+      const { startEmbeddedDatabase } = await import('../database/database-connection.js');
       this.afterDatabaseModule();
       this.database = startEmbeddedDatabase(this.config, this.logger);
       await this.database;

@@ -1,16 +1,15 @@
-import { ApiError } from '@plinth/apimachinery';
+import { ApiError, isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { decodeObject } from '../../http/decode-object.js';
 import type { HandlerContext } from '../../http/handler-context.js';
 import { parseWriteOptions } from '../../http/options/write-options.dto.js';
 import { sendObject, setWarnings } from '../../http/response-writer.js';
-import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { isTenantMember, type RbacAuthorizer, type RbacIndexSource } from '../rbac-authorizer.js';
 import {
   localSubjectAccessReviewResource,
   selfSubjectAccessReviewResource,
   selfSubjectRulesReviewResource,
   subjectAccessReviewResource,
-} from './authorization-resources.js';
+} from '../../kinds/authorization/authorization.resources.js';
 import { reviewAttributes, reviewedUser, reviewSpec, reviewStatus, rulesReviewStatus, validateAccessReview } from './access-review.js';
 
 /** What the review handlers consult. */
@@ -72,3 +71,6 @@ export async function handleAccessReview(ctx: HandlerContext, deps: AccessReview
   const decision = await deps.authorizer.authorize(reviewAttributes(user, tenant, resource, nonResource));
   send(ctx, review, reviewStatus(decision));
 }
+
+/** Injection token of the {@link AccessReviewDeps} the SubjectAccessReview family is answered with. */
+export const ACCESS_REVIEWS = Symbol('ACCESS_REVIEWS');

@@ -1,6 +1,6 @@
 import { ApiError, isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import type { RemoteConversion, StorageConversion } from '../../registry/resource-definition.js';
-import type { CrdObject } from '../crd-types.js';
+import type { CrdObject } from '../../kinds/customresourcedefinition/crd-types.js';
 import type { CustomResourceSchema } from '../custom-resource-schema.js';
 import { type ConversionWebhookCaller, type ConversionWebhookSpec } from './conversion-webhook.js';
 import { ConversionError } from './conversion-review.js';

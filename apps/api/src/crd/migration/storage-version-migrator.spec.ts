@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Logger } from 'pino';
-import type { CrdObject } from '../crd-types.js';
+import type { CrdObject } from '../../kinds/customresourcedefinition/crd-types.js';
 import { StorageVersionMigrator, type StorageVersionMigratorDeps } from './storage-version-migrator.js';
 
 /** A CRD established with `storage` as its storage version, at `generation`, with `stored` as status.storedVersions. */

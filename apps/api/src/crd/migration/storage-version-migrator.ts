@@ -2,15 +2,15 @@ import type { Logger } from 'pino';
 import { ApiError, type KubeObject } from '@plinth/apimachinery';
 import { isStorageError, type ListCursor, type Storage, type StoredObject } from '@plinth/storage';
 import { toStorageForm, type ResourceDefinition } from '../../registry/resource-definition.js';
-import type { ResourceStoreService } from '../../store/resource-store.service.js';
-import { forEachConcurrently } from '../../store/bounded-concurrency.js';
-import type { WriteContext } from '../../store/write-context.js';
+import type { ResourceStoreService } from '../../resource-store/resource-store.service.js';
+import { forEachConcurrently } from '../../resource-store/bounded-concurrency.js';
+import type { WriteContext } from '../../resource-store/write-context.js';
 import { JobName, type JobPayloads } from '../../jobs/job-names.js';
 import { OnJob } from '../../jobs/on-job.decorator.js';
 import type { CrdRegistry } from '../crd-registry.service.js';
-import { customResourceDefinitionResource } from '../crd-resource.js';
-import { asCrd, type CrdObject, customResourceStorage, findCondition, isConditionTrue, setCondition, storageVersionOf } from '../crd-types.js';
-import { crdStatusStrategy } from '../crd.strategy.js';
+import { customResourceDefinitionResource } from '../../kinds/customresourcedefinition/crd.resource.js';
+import { asCrd, type CrdObject, customResourceStorage, findCondition, isConditionTrue, setCondition, storageVersionOf } from '../../kinds/customresourcedefinition/crd-types.js';
+import { crdStatusStrategy } from '../../kinds/customresourcedefinition/crd.strategy.js';
 
 /**
  * Storage version migration (upstream's StorageVersionMigration idea, run

@@ -54,6 +54,16 @@ export const eventResource: ResourceDefinition = {
   resource: 'events',
   singular: 'event',
   kind: 'Event',
+  emptyObject: () => ({
+    metadata: { creationTimestamp: null },
+    involvedObject: {},
+    source: {},
+    firstTimestamp: null,
+    lastTimestamp: null,
+    eventTime: null,
+    reportingComponent: '',
+    reportingInstance: '',
+  }),
   listKind: 'EventList',
   namespaced: true,
   shortNames: ['ev'],
@@ -79,6 +89,8 @@ export const eventResource: ResourceDefinition = {
 export const eventsV1Resource: ResourceDefinition = {
   ...eventResource,
   group: 'events.k8s.io',
+  // The managed fields of an events.k8s.io/v1 create are computed against an empty object, as before.
+  emptyObject: undefined,
   shortNames: ['ev'],
   schema: eventsV1EventSchema,
   strategy: eventStrategy('events.k8s.io', coreFromEventsV1),

@@ -12,6 +12,7 @@ export const namespaceResource: ResourceDefinition = {
   resource: 'namespaces',
   singular: 'namespace',
   kind: 'Namespace',
+  emptyObject: () => ({ metadata: { creationTimestamp: null }, spec: {}, status: {} }),
   listKind: 'NamespaceList',
   namespaced: false,
   shortNames: ['ns'],

@@ -1,0 +1,34 @@
+import { Inject, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { type Storage, STORAGE } from '@plinth/storage';
+import { LOGGER } from '../observability/logger.js';
+import { ResourceRegistry } from '../registry/resource-registry.js';
+import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import { ResourceStoreModule } from './resource-store.module.js';
+import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.js';
+import { DefaultRbacService } from '../rbac/default-rbac.service.js';
+
+/** RBAC objects the server writes itself: each tenant's default policy and ClusterRole aggregation. */
+@Module({
+  imports: [ResourceStoreModule],
+  providers: [
+    {
+      provide: DefaultRbacService,
+      useFactory: (registry: ResourceRegistry, store: ResourceStoreService, lists: Storage, observe: ObserveChanges, logger: Logger) =>
+        new DefaultRbacService({ registry, store, lists }, observe, logger),
+      inject: [ResourceRegistry, ResourceStoreService, STORAGE, OBSERVE_CHANGES, LOGGER],
+    },
+  ],
+  exports: [DefaultRbacService],
+})
+export class RbacModule implements OnApplicationBootstrap, OnApplicationShutdown {
+  constructor(@Inject(DefaultRbacService) private readonly rbac: DefaultRbacService) {}
+
+  onApplicationBootstrap(): void {
+    this.rbac.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.rbac.stop();
+  }
+}

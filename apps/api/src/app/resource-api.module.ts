@@ -1,0 +1,49 @@
+import { Module } from '@nestjs/common';
+import { AuthnModule } from './authn.module.js';
+import { AuthzModule } from './authz.module.js';
+import { ResourceStoreModule } from './resource-store.module.js';
+import { ResourceController } from '../api/resource.controller.js';
+import { selfSubjectReviewRest, serviceAccountTokenRest, tokenReviewRest } from '../authn/authentication.rest.js';
+import { AuthenticationService } from '../authn/authentication.service.js';
+import { ACCESS_REVIEWS, type AccessReviewDeps } from '../authz/reviews/access-review.handler.js';
+import { UNSAFE_DELETE, type UnsafeDeleteDeps } from '../handlers/unsafe-delete.js';
+import { accessReviewRest } from '../authz/reviews/access-review.rest.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { customResourceScaleRest } from '../crd/scale.rest.js';
+import { KindRestRegistry } from '../handlers/kind-rest.js';
+import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+
+/**
+ * The resource API: the catch-all controller for `/api/...`, `/apis/...`
+ * (and both under `/clusters/{tenant}`), which resolves the request and
+ * hands it to the kind's own REST when it has one (the reviews, a
+ * ServiceAccount's token, a custom resource's scale: {@link KindRestRegistry},
+ * listed here) and otherwise to the verb's generic handler (handlers/).
+ */
+@Module({
+  imports: [ResourceStoreModule, AuthnModule, AuthzModule],
+  providers: [
+    {
+      provide: KindRestRegistry,
+      useFactory: (authn: AuthenticationService, reviews: AccessReviewDeps, store: ResourceStoreService, config: AppConfig) =>
+        new KindRestRegistry([
+          tokenReviewRest(authn),
+          selfSubjectReviewRest(),
+          accessReviewRest(reviews),
+          serviceAccountTokenRest(store, authn, config.serviceAccountMaxTokenSeconds),
+          customResourceScaleRest(store),
+        ]),
+      inject: [AuthenticationService, ACCESS_REVIEWS, ResourceStoreService, APP_CONFIG],
+    },
+    {
+      provide: UNSAFE_DELETE,
+      useFactory: (reviews: AccessReviewDeps, config: AppConfig): UnsafeDeleteDeps => ({
+        enabled: config.featureGates.enabled('AllowUnsafeMalformedObjectDeletion'),
+        authorizer: reviews.authorizer,
+      }),
+      inject: [ACCESS_REVIEWS, APP_CONFIG],
+    },
+  ],
+  controllers: [ResourceController],
+})
+export class ResourceApiModule {}

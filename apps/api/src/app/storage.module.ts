@@ -1,0 +1,49 @@
+import { Global, Module, type Provider } from '@nestjs/common';
+import {
+  ChangeLogRepository,
+  createPostgresStorage,
+  ObjectListRepository,
+  ObjectStoreRepository,
+  OwnerRepository,
+  type PostgresStorage,
+  QuotaRepository,
+  STORAGE,
+  TenantRepository,
+} from '@plinth/storage';
+import { Metrics } from '../observability/metrics.js';
+import { ShardPool } from '../sharding/shard-pool.js';
+import { TenantCache } from '../kinds/tenant/tenant-cache.js';
+
+const REPOSITORIES = [TenantRepository, QuotaRepository, OwnerRepository];
+
+function repository(type: (typeof REPOSITORIES)[number]): Provider {
+  return { provide: type, useFactory: (shards: ShardPool) => new type(shards), inject: [ShardPool] };
+}
+
+/**
+ * The object storage ({@link STORAGE}: the PostgreSQL implementation of
+ * the Storage interface) and the repositories of @plinth/storage over every
+ * shard (the only SQL there is: each statement goes to the shard of the
+ * tenant it addresses, see ShardPool), and the short-lived cache of tenant
+ * rows every request reads: global, as every concern reads or writes
+ * storage. The object, list and change-log repositories are the storage's
+ * own (one write batcher per shard), for what is special to PostgreSQL.
+ */
+@Global()
+@Module({
+  providers: [
+    ...REPOSITORIES.map(repository),
+    {
+      // Writes are grouped into batches (group commit); each batch's size is observed on /metrics.
+      provide: STORAGE,
+      useFactory: (shards: ShardPool, metrics: Metrics) => createPostgresStorage({ source: shards, batching: { onBatch: (size) => metrics.writeBatchSize.observe(size) } }),
+      inject: [ShardPool, Metrics],
+    },
+    { provide: ObjectStoreRepository, useFactory: (s: PostgresStorage) => s.objects, inject: [STORAGE] },
+    { provide: ObjectListRepository, useFactory: (s: PostgresStorage) => s.lists, inject: [STORAGE] },
+    { provide: ChangeLogRepository, useFactory: (s: PostgresStorage) => s.changes, inject: [STORAGE] },
+    { provide: TenantCache, useFactory: (tenants: TenantRepository) => new TenantCache(tenants), inject: [TenantRepository] },
+  ],
+  exports: [...REPOSITORIES, STORAGE, ObjectStoreRepository, ObjectListRepository, ChangeLogRepository, TenantCache],
+})
+export class StorageModule {}
