@@ -79,7 +79,13 @@ describe('shards: a mover paused past its lease while another takes the move ove
 
   it('keeps every acknowledged write, brings back no deleted object, and leaves the tenant on exactly one shard', async () => {
     const [r0, r1] = replicas;
-    assert.equal((await call(r0.url, 'POST', TENANTS, { apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: TENANT }, spec: { shard: 'b' } })).status, 201);
+    // The Shard's Ready condition is written by one replica; r0 places the tenant once its own pool for b is up.
+    let created: { status: number; body: any } = { status: 0, body: undefined };
+    await eventually(async () => {
+      created = await call(r0.url, 'POST', TENANTS, { apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: TENANT }, spec: { shard: 'b' } });
+      return created.status !== 409 || !String(created.body?.message).includes('is not ready');
+    }, { timeoutMs: 60_000, message: 'shard b ready on r0' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
     await eventually(async () => (await call(r1.url, 'GET', `${P}?limit=1`)).status === 200, { message: 'the tenant served by both replicas' });
     const seeded = performance.now();
     let next = 0;

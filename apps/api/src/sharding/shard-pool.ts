@@ -40,6 +40,8 @@ interface Entry extends ShardState {
   announced: boolean;
   /** Failed probe rounds in a row. */
   failures?: number;
+  /** Probes in a row that got no answer within PROBE_TIMEOUT_MS. */
+  probeFailures?: number;
   /** Keeps the shard's revisions unique across failovers (checked with every probe). */
   fence?: RevisionFence;
   /** The timeline (and system identifier) this replica last served the shard on. */
@@ -278,8 +280,8 @@ export class ShardPool implements ShardRouter {
   /**
    * Migrates `e` (once), probes it and, the first time it answers, tells
    * the listeners. Never throws. A probe that gets no answer within
-   * PROBE_TIMEOUT_MS (a frozen or unreachable server) makes the shard
-   * unavailable at once and cuts its sessions (no request waits on them,
+   * PROBE_TIMEOUT_MS twice in a row (a frozen or unreachable server; once
+   * for a shard that never served) makes the shard unavailable and cuts its sessions (no request waits on them,
    * and the pool connects again through a fresh search of the URL's
    * hosts); a fence check that fails (on the request pool, which a busy
    * host may hold up) must fail DOWN_AFTER rounds in a row.
@@ -289,7 +291,12 @@ export class ShardPool implements ShardRouter {
     let lostHistory: FenceState | undefined;
     try {
       await e.probe?.check();
+      e.probeFailures = 0;
     } catch (err) {
+      // A shard that served stays up through one unanswered probe (a busy host's event loop or scheduler can
+      // delay one past its timeout; requests in flight are bounded by the statement deadline meanwhile).
+      e.probeFailures = (e.probeFailures ?? 0) + 1;
+      if (e.ready && e.probeFailures < DOWN_AFTER) return;
       e.failures = DOWN_AFTER;
       if (e.ready) this.abandonSessions(e);
       this.setReady(e, false, describe(new Error(`${e.host} does not answer: ${(err as Error).message}`), e.host));
