@@ -14,8 +14,8 @@ import type { ResourceDefinition, ResourceStrategy, StrategyContext } from '../.
 
 type Json = Record<string, unknown>;
 
-/** SetDefaults_MatchResources and SetDefaults_NamedRuleWithOperations (scope `*`). Mutates `m`. */
-function defaultMatchResources(m: unknown): void {
+/** SetDefaults_MatchResources and SetDefaults_NamedRuleWithOperations (scope `*`), the same in v1alpha1 and v1beta1. Mutates `m`. */
+export function defaultMatchResources(m: unknown): void {
   if (!isPlainObject(m)) return;
   m.matchPolicy ??= 'Equivalent';
   m.namespaceSelector ??= {};

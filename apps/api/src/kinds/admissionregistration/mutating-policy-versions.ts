@@ -2,7 +2,7 @@ import { rewriteObjectConstruction } from '@plinth/admission';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition, ResourceStrategy, StorageConversion } from '../../registry/resource-definition.js';
 import { mutatingAdmissionPolicyBindingResource, mutatingAdmissionPolicyResource } from './admission-policy.resources.js';
-import { mutatingAdmissionPolicyBindingStrategy, mutatingAdmissionPolicyStrategy } from './admission-policy.strategy.js';
+import { defaultMatchResources, mutatingAdmissionPolicyBindingStrategy, mutatingAdmissionPolicyStrategy } from './admission-policy.strategy.js';
 import { validateMutatingAdmissionPolicy } from './admission-policy.validation.js';
 
 const GROUP = 'admissionregistration.k8s.io';
@@ -26,18 +26,6 @@ function storedAsBeta(version: string): StorageConversion {
     toStored: (obj) => withApiVersion(obj, `${GROUP}/${MUTATING_POLICY_STORAGE_VERSION}`),
     fromStored: (obj) => withApiVersion(obj, `${GROUP}/${version}`),
   };
-}
-
-/** Upstream's v1beta1 SetDefaults_Rule (scope `*`) and SetDefaults_MatchResources. Mutates `m`. */
-function defaultMatchResources(m: unknown): void {
-  if (!isPlainObject(m)) return;
-  m.matchPolicy ??= 'Equivalent';
-  m.namespaceSelector ??= {};
-  m.objectSelector ??= {};
-  for (const key of ['resourceRules', 'excludeResourceRules']) {
-    const rules = m[key];
-    if (Array.isArray(rules)) for (const r of rules) if (isPlainObject(r)) r.scope ??= '*';
-  }
 }
 
 /**
