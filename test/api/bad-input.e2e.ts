@@ -12,20 +12,40 @@ interface RawAnswer {
   headers: http.IncomingHttpHeaders;
 }
 
-/** Sends `path` exactly as given (no client-side encoding checks), over a raw TLS socket (HTTP/1.1, as the administrator). */
-function raw(base: string, method: string, path: string, headers: Record<string, string> = {}, body = ''): Promise<RawAnswer> {
+/**
+ * Sends `path` exactly as given (no client-side encoding checks), over a raw TLS socket (HTTP/1.1, as the administrator).
+ * A server that refuses a request before reading all of it closes the socket with bytes unread, which resets the
+ * connection; on a loaded host the reset can arrive before the answer is read. An answer that was read counts; a
+ * reset before any answer is a transport artefact and the request is sent again (at most three times).
+ */
+async function raw(base: string, method: string, path: string, headers: Record<string, string> = {}, body = ''): Promise<RawAnswer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await rawOnce(base, method, path, headers, body);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (attempt >= 3 || (code !== 'ECONNRESET' && code !== 'EPIPE')) throw err;
+    }
+  }
+}
+
+function rawOnce(base: string, method: string, path: string, headers: Record<string, string>, body: string): Promise<RawAnswer> {
   const u = new URL(base);
   const id = adminIdentity();
   return new Promise((resolve, reject) => {
     const sock = tls.connect({ port: Number(u.port), host: u.hostname, ca: id.caPem, cert: id.certPem, key: id.keyPem, ALPNProtocols: ['http/1.1'] }, () => {
       const head = [`${method} ${path} HTTP/1.1`, `Host: ${u.host}`, 'Connection: close', `Content-Length: ${Buffer.byteLength(body)}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
-      sock.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+      // Written, not ended: a client that half-closes its side aborts its request at the server (Node's and Go's
+      // servers both read the FIN as the client going away), and the request asks `Connection: close` anyway.
+      sock.write(`${head.join('\r\n')}\r\n\r\n${body}`);
     });
     let text = '';
+    let settled = false;
     sock.setEncoding('utf8');
     sock.on('data', (d: string) => (text += d));
-    sock.on('error', reject);
-    sock.on('end', () => {
+    const finish = (): void => {
+      if (settled) return;
+      settled = true;
       const [head, ...rest] = text.split('\r\n\r\n');
       const lines = head.split('\r\n');
       const status = Number(lines[0].split(' ')[1]);
@@ -33,9 +53,27 @@ function raw(base: string, method: string, path: string, headers: Record<string,
       for (const l of lines.slice(1)) hdrs[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
       let payload = rest.join('\r\n\r\n');
       if (/chunked/i.test(String(hdrs['transfer-encoding']))) payload = dechunk(payload);
-      resolve({ status, body: payload, headers: hdrs });
+      resolve({ status, body: Number.isNaN(status) ? `no HTTP answer (${text.length} bytes: ${JSON.stringify(text.slice(0, 200))})` : payload, headers: hdrs });
+    };
+    sock.on('error', (err) => {
+      // The whole answer arrived before the reset: it counts.
+      if (/^HTTP\/1\.1 \d{3} /.test(text) && text.includes('\r\n\r\n') && answerComplete(text)) finish();
+      else if (!settled) {
+        settled = true;
+        reject(err);
+      }
     });
+    sock.on('end', finish);
   });
+}
+
+/** Whether `text` holds a whole HTTP answer: its Content-Length worth of body, or the last chunk. */
+function answerComplete(text: string): boolean {
+  const at = text.indexOf('\r\n\r\n');
+  const head = text.slice(0, at);
+  const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+  if (length) return Buffer.byteLength(text.slice(at + 4)) >= Number(length[1]);
+  return /\r\n0\r\n\r\n$/.test(text);
 }
 
 function dechunk(s: string): string {
