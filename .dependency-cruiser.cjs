@@ -160,10 +160,10 @@ module.exports = {
     },
     {
       name: 'alias-resolves-to-index',
-      comment: 'A @plinth/<name> alias must resolve to the package index, nothing deeper.',
+      comment: 'A @plinth/<name> alias must resolve to the package index, nothing deeper (@plinth/migrations: migrations/index.ts).',
       severity: 'error',
       from: {},
-      to: { dependencyTypes: ['aliased-tsconfig-paths'], pathNot: '^libs/[^/]+/src/index\\.ts$' },
+      to: { dependencyTypes: ['aliased-tsconfig-paths'], pathNot: '^(libs/[^/]+/src/index|migrations/index)\\.ts$' },
     },
     {
       name: 'sql-only-in-storage',

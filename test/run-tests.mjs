@@ -143,6 +143,12 @@ function systemPostgres() {
 
 const all = findTests(dist).sort();
 const files = all.filter((f) => !filter || f.includes(filter));
+// node --test given no files runs its default globs (scripts/compose-test.mjs among them): refuse instead.
+if (files.length === 0) {
+  console.error(`[test] no compiled test file matches ${JSON.stringify(filter ?? '')} (looked under ${dist}; run \`npm run build\` first?)`);
+  redis?.kill('SIGTERM');
+  process.exit(1);
+}
 const chosen = process.env.PLINTH_TEST_PG_BIN || undefined;
 let status = await runOn(chosen, files, '');
 // The storage suites again on the PostgreSQL users run (a run of the whole suite only; small: test/storage and libs/storage).

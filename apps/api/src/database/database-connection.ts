@@ -3,7 +3,7 @@ import { createDatabase, type Database, type EmbeddedDatabase, embeddedPostgresU
 import type { AppConfig } from '../config/app-config.js';
 import { checkSessionPoolingAtStartup } from '../startup/session-pooling-startup.js';
 import { embeddedPostgresFailure } from '../startup/startup-failure.js';
-import { migrations } from '../../../../migrations/index.js';
+import { migrations } from '@plinth/migrations';
 
 /** The server's PostgreSQL: the Kysely pool, the URL it connects to, and the embedded server when Plinth started one. */
 export class DatabaseConnection {

@@ -3,7 +3,7 @@ import { checkSessionPooling, createDatabase, type Database, DEFAULT_SHARD, drop
 import { redactCredentials } from '../config/redact-credentials.js';
 import { urlHost } from './connection-url.js';
 import type { TenantDirectory } from './tenant-directory.js';
-import { migrations } from '../../../../migrations/index.js';
+import { migrations } from '@plinth/migrations';
 
 /** How often each shard is probed, and how long a probe may take before the shard counts as down (its sessions cut at once). */
 export const SHARD_PROBE_INTERVAL_MS = 500;
