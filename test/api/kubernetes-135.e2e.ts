@@ -76,7 +76,7 @@ describe('the 1.33–1.35 API changes a client observes', () => {
     const conditions = async () => (await api.get(`${CRDS}/${name}`).expect(200)).body.status.conditions as Array<{ type: string; observedGeneration?: number }>;
     const first = await conditions();
     for (const type of ['NamesAccepted', 'Established']) assert.equal(first.find((c) => c.type === type)?.observedGeneration, 1, type);
-    // A spec change (a new short name) bumps the generation; the naming controller recomputes NamesAccepted for it.
+    // A change of names (a new short name) bumps the generation; the naming controller rewrites NamesAccepted with it.
     await api.patch(`${CRDS}/${name}`).set('Content-Type', 'application/merge-patch+json').send({ spec: { names: { shortNames: ['gw'] } } }).expect(200);
     await eventually(async () => (await conditions()).find((c) => c.type === 'NamesAccepted')?.observedGeneration === 2, { timeoutMs: 5000, message: 'NamesAccepted observedGeneration 2' });
     const openapi = (await api.get('/openapi/v2').expect(200)).body;

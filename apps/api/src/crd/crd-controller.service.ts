@@ -154,7 +154,7 @@ export class CrdController implements Controller {
     const accepted = namesAccepted.status === 'True';
     const sameNames = JSON.stringify(names) === JSON.stringify(crd.status?.acceptedNames ?? {});
     const cur = findCondition(crd, 'NamesAccepted');
-    const sameCond = cur?.status === namesAccepted.status && cur?.reason === namesAccepted.reason && cur?.message === namesAccepted.message && cur?.observedGeneration === crd.metadata.generation;
+    const sameCond = cur?.status === namesAccepted.status && cur?.reason === namesAccepted.reason && cur?.message === namesAccepted.message;
     if (sameNames && sameCond && (established || !accepted)) return false;
     return this.writeStatus(tenant, crd.metadata.name ?? '', (c) => {
       c.status ??= {};
