@@ -15,12 +15,15 @@ describe('version, discovery and OpenAPI', () => {
   });
   after(async () => s.close());
 
-  it('serves /version as version.Info with a single-digit major and minor 32', async () => {
+  it('serves /version as a 1.35 version.Info: major and minor, emulation and minimum compatibility versions', async () => {
     const res = await api.get('/version').expect(200);
     assert.equal(res.body.major, '1');
-    assert.equal(res.body.minor, '32');
-    assert.match(res.body.gitVersion, /^v1\.32\.0\+plinth-\d+\.\d+\.\d+$/);
+    assert.equal(res.body.minor, '35');
+    assert.match(res.body.gitVersion, /^v1\.35\.0\+plinth-\d+\.\d+\.\d+$/);
     assert.ok(res.body.platform);
+    // 1.33+ report the emulation version (the binary's, by default) and the minimum compatibility version (one minor below), in upstream's field order.
+    assert.deepEqual(Object.keys(res.body).slice(0, 7), ['major', 'minor', 'emulationMajor', 'emulationMinor', 'minCompatibilityMajor', 'minCompatibilityMinor', 'gitVersion']);
+    assert.deepEqual([res.body.emulationMajor, res.body.emulationMinor, res.body.minCompatibilityMajor, res.body.minCompatibilityMinor], ['1', '35', '1', '34']);
   });
 
   it('serves legacy discovery: /api, /api/v1 with main resources before subresources, /apis', async () => {
@@ -56,7 +59,7 @@ describe('version, discovery and OpenAPI', () => {
   it("publishes each main resource's storageVersionHash as upstream computes it, and none for subresources", async () => {
     const v1 = (await api.get('/api/v1').expect(200)).body;
     const hash = (name: string) => v1.resources.find((r: { name: string }) => r.name === name).storageVersionHash;
-    // The values a 1.32 kube-apiserver publishes (base64 of sha256("/v1/<Kind>")[:8]).
+    // The values kube-apiserver publishes (unchanged 1.32 to 1.35) (base64 of sha256("/v1/<Kind>")[:8]).
     assert.equal(hash('configmaps'), 'qFsyl6wFWjQ=');
     assert.equal(hash('namespaces'), 'Q3oi5N2YM8M=');
     assert.equal(hash('secrets'), 'S6u1pOWzb84=');

@@ -81,7 +81,7 @@ export async function handleTokenReview(ctx: HandlerContext, authn: Authenticati
   const status: Record<string, unknown> = outcome.result
     ? { authenticated: true, user: userInfoJson(outcome.result.user), audiences: outcome.result.audiences ?? [] }
     : { user: {}, error: outcome.error };
-  const out: KubeObject = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: { creationTimestamp: null } as unknown as KubeObject['metadata'], spec, status };
+  const out: KubeObject = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: {} as KubeObject['metadata'], spec, status };
   sendObject(ctx.req, ctx.reply, ctx.def, 201, out);
 }
 

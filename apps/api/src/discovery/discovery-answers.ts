@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AGGREGATED_V2, AGGREGATED_V2BETA1, type DiscoveryService } from './discovery.service.js';
+import { AGGREGATED_V2, type DiscoveryService } from './discovery.service.js';
 import type { OpenApiDocumentsService, RenderedDocument } from './openapi-documents.service.js';
 import { PLINTH_VERSION } from './version.js';
 import { ApiError } from '@plinth/apimachinery';
@@ -15,16 +15,21 @@ import { sendEncoded, sendPlain } from '../http/response-writer.js';
 const PROTO_V2_ACCEPTED = new Set(['application/com.github.proto-openapi.spec.v2@v1.0+protobuf', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf']);
 const PROTO_V2 = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
 
-/** Which aggregated discovery version the client asked for, if any. */
-function aggregatedVersion(accept: string | undefined): 'v2' | 'v2beta1' | undefined {
+/**
+ * Whether the client asked for aggregated discovery. Only `v2` is served:
+ * kube-apiserver 1.33+ no longer serves `apidiscovery.k8s.io/v2beta1`
+ * (AggregatedDiscoveryRemoveBetaType, on by default), so a v2beta1 clause is
+ * passed over like any media type the server does not offer.
+ */
+function wantsAggregated(accept: string | undefined): boolean {
   for (const r of parseAccept(accept)) {
     if (r.type === 'application' && r.subtype === 'json' && r.params.g === 'apidiscovery.k8s.io' && r.params.as === 'APIGroupDiscoveryList') {
-      if (r.params.v === 'v2') return 'v2';
-      if (r.params.v === 'v2beta1') return 'v2beta1';
+      if (r.params.v === 'v2') return true;
+      continue;
     }
-    if (r.type === 'application' && r.subtype === 'json' && !r.params.as) return undefined;
+    if (r.type === 'application' && r.subtype === 'json' && !r.params.as) return false;
   }
-  return undefined;
+  return false;
 }
 
 function sendDocument(req: FastifyRequest, reply: FastifyReply, doc: RenderedDocument, contentType: string, immutable: boolean): void {
@@ -50,14 +55,13 @@ export function sendVersion(req: FastifyRequest, reply: FastifyReply): void {
 
 /**
  * /api or /apis: the legacy version list or group list, or the aggregated
- * discovery document (v2 or v2beta1) when the Accept header asks for it.
+ * discovery document (v2) when the Accept header asks for it.
  */
 export function sendRootDiscovery(req: FastifyRequest, reply: FastifyReply, discovery: DiscoveryService, tenant: string, legacy: boolean): void {
-  const agg = aggregatedVersion(req.headers.accept);
-  if (agg) {
-    const body = JSON.stringify(discovery.aggregated(tenant, legacy, agg));
+  if (wantsAggregated(req.headers.accept)) {
+    const body = JSON.stringify(discovery.aggregated(tenant, legacy));
     reply.header('Vary', 'Accept');
-    return sendEncoded(req, reply, 200, agg === 'v2' ? AGGREGATED_V2 : AGGREGATED_V2BETA1, body);
+    return sendEncoded(req, reply, 200, AGGREGATED_V2, body);
   }
   sendPlain(req, reply, 200, legacy ? discovery.coreVersions() : discovery.groupList(tenant));
 }

@@ -4,7 +4,6 @@ import type { ResourceRegistry } from '../registry/resource-registry.js';
 
 /** Content-Type of aggregated discovery answers. */
 export const AGGREGATED_V2 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
-export const AGGREGATED_V2BETA1 = 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList';
 
 /**
  * Upstream's discovery.StorageVersionHash: base64 of the first 8 bytes of
@@ -98,20 +97,24 @@ export class DiscoveryService {
     return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: groupVersion({ group, version }), resources };
   }
 
-  /** Aggregated discovery for `/api` (core=true) or `/apis`: APIGroupDiscoveryList. */
-  aggregated(tenant: string, core: boolean, apiVersion: 'v2' | 'v2beta1'): Record<string, unknown> {
+  /**
+   * Aggregated discovery (`apidiscovery.k8s.io/v2`) for `/api` (core=true) or
+   * `/apis`: APIGroupDiscoveryList. Each group's metadata carries its name
+   * only: 1.34+ omit a zero creationTimestamp instead of writing `null`.
+   */
+  aggregated(tenant: string, core: boolean): Record<string, unknown> {
     const items = [...this.byGroup(tenant).entries()]
       .filter(([g]) => (core ? g === '' : g !== ''))
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([g, versions]) => ({
-        metadata: { name: g, creationTimestamp: null },
+        metadata: { name: g },
         versions: [...versions.keys()].sort(VERSION_ORDER).map((v) => ({
           version: v,
           resources: versions.get(v)!.sort((a, b) => a.resource.localeCompare(b.resource)).map((d) => this.aggregatedResource(d)),
           freshness: 'Current',
         })),
       }));
-    return { kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${apiVersion}`, metadata: {}, items };
+    return { kind: 'APIGroupDiscoveryList', apiVersion: 'apidiscovery.k8s.io/v2', metadata: {}, items };
   }
 
   private aggregatedResource(d: ResourceDefinition): Record<string, unknown> {

@@ -11,11 +11,20 @@ function packageVersion(): string {
 
 const own = packageVersion();
 
-/** `/version`: a Kubernetes 1.32-compatible version.Info; Plinth's own version rides in gitVersion's build metadata. */
+/**
+ * `/version`: the version.Info of a Kubernetes 1.35 kube-apiserver at its
+ * defaults (1.33+ report the emulation version, equal to the binary's, and
+ * the minimum compatibility version, one minor below it); Plinth's own
+ * version rides in gitVersion's build metadata. Field order is upstream's.
+ */
 export const PLINTH_VERSION = {
   major: '1',
-  minor: '32',
-  gitVersion: `v1.32.0+plinth-${own}`,
+  minor: '35',
+  emulationMajor: '1',
+  emulationMinor: '35',
+  minCompatibilityMajor: '1',
+  minCompatibilityMinor: '34',
+  gitVersion: `v1.35.0+plinth-${own}`,
   gitCommit: 'plinth',
   gitTreeState: 'clean',
   buildDate: '2026-11-22T00:00:00Z',

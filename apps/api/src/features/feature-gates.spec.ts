@@ -7,10 +7,25 @@ import { GATED_API_VERSIONS, RuntimeConfig, RuntimeConfigError } from './runtime
 describe('FeatureGates', () => {
   it('starts from the defaults and takes upstream\'s --feature-gates syntax', () => {
     assert.equal(new FeatureGates().enabled('MutatingAdmissionPolicy'), false);
-    const g = new FeatureGates('MutatingAdmissionPolicy=true, StructuredAuthenticationConfiguration=false');
+    const g = new FeatureGates('MutatingAdmissionPolicy=true, CoordinatedLeaderElection=false');
     assert.equal(g.enabled('MutatingAdmissionPolicy'), true);
-    assert.equal(g.enabled('StructuredAuthenticationConfiguration'), false);
+    assert.equal(g.enabled('CoordinatedLeaderElection'), false);
     assert.equal(new FeatureGates('ServerSideApply=true').enabled('ServerSideApply'), true, 'a locked gate may be set to its default');
+  });
+
+  it("has kube-apiserver 1.35's stage, default and lock for every upstream gate it knows", () => {
+    const stages = Object.fromEntries(new FeatureGates().all().map((f) => [f.name, [f.stage, f.default, f.lockToDefault ?? false]]));
+    assert.deepEqual(stages, {
+      AllowUnsafeMalformedObjectDeletion: ['ALPHA', false, false],
+      MutatingAdmissionPolicy: ['BETA', false, false],
+      CoordinatedLeaderElection: ['BETA', false, false],
+      StorageVersionMigrator: ['BETA', false, false],
+      StructuredAuthenticationConfiguration: ['GA', true, true],
+      ServerSideApply: ['GA', true, true],
+      ValidatingAdmissionPolicy: ['GA', true, true],
+    });
+    // GA in 1.34: locked on, as upstream answers --feature-gates=StructuredAuthenticationConfiguration=false.
+    assert.throws(() => new FeatureGates('StructuredAuthenticationConfiguration=false'), new FeatureGateError('cannot set feature gate StructuredAuthenticationConfiguration to false, feature is locked to true'));
   });
 
   it('refuses unknown gates, locked gates and bad values with upstream\'s messages', () => {

@@ -13,17 +13,19 @@ export interface FeatureSpec {
 }
 
 /**
- * The gates Plinth's own behaviour consults, with upstream's stage and
- * default for the upstream ones (1.35's where Plinth serves the 1.35 API:
- * MutatingAdmissionPolicy beta since 1.34, CoordinatedLeaderElection beta
- * since 1.33, StorageVersionMigrator beta since 1.35, all off by default).
+ * The gates Plinth's own behaviour consults, with kube-apiserver 1.35's
+ * stage, default and lock for the upstream ones: MutatingAdmissionPolicy
+ * beta since 1.34, CoordinatedLeaderElection beta since 1.33,
+ * StorageVersionMigrator beta since 1.35 (all three off by default),
+ * AllowUnsafeMalformedObjectDeletion alpha, StructuredAuthenticationConfiguration
+ * GA and locked on since 1.34.
  */
 export const KNOWN_FEATURES: readonly FeatureSpec[] = [
   { name: 'AllowUnsafeMalformedObjectDeletion', stage: 'ALPHA', default: false },
   { name: 'MutatingAdmissionPolicy', stage: 'BETA', default: false },
   { name: 'CoordinatedLeaderElection', stage: 'BETA', default: false },
   { name: 'StorageVersionMigrator', stage: 'BETA', default: false },
-  { name: 'StructuredAuthenticationConfiguration', stage: 'BETA', default: true },
+  { name: 'StructuredAuthenticationConfiguration', stage: 'GA', default: true, lockToDefault: true },
   { name: 'ServerSideApply', stage: 'GA', default: true, lockToDefault: true },
   { name: 'ValidatingAdmissionPolicy', stage: 'GA', default: true, lockToDefault: true },
 ];

@@ -257,6 +257,11 @@ const conditionSchema: StructuralSchema = {
   properties: {
     lastTransitionTime: refTo('io.k8s.apimachinery.pkg.apis.meta.v1.Time', timeSchema, 'lastTransitionTime last time the condition transitioned from one status to another.'),
     message: str('message is a human-readable message indicating details about last transition.'),
+    observedGeneration: {
+      type: 'integer',
+      format: 'int64',
+      description: 'observedGeneration represents the .metadata.generation that the condition was set based upon. For instance, if .metadata.generation is currently 12, but the .status.conditions[x].observedGeneration is 9, the condition is out of date with respect to the current state of the instance.',
+    },
     reason: str('reason is a unique, one-word, CamelCase reason for the condition\'s last transition.'),
     status: str('status is the status of the condition. Can be True, False, Unknown.'),
     type: str('type is the type of the condition. Types include Established, NamesAccepted and Terminating.'),

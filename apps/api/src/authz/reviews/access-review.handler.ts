@@ -32,7 +32,10 @@ function decode(ctx: HandlerContext): KubeObject {
 
 function send(ctx: HandlerContext, review: KubeObject, status: Record<string, unknown>): void {
   const out: KubeObject = { ...review, apiVersion: 'authorization.k8s.io/v1', kind: ctx.def.kind, status };
-  if (!isPlainObject(out.metadata) || Object.keys(out.metadata).length === 0) out.metadata = { creationTimestamp: null } as unknown as KubeObject["metadata"];
+  // Re-encoded as upstream 1.34+ does: a zero (null) creationTimestamp is omitted, an empty ObjectMeta is `{}`.
+  const meta: Record<string, unknown> = isPlainObject(out.metadata) ? { ...out.metadata } : {};
+  if (meta.creationTimestamp === null) delete meta.creationTimestamp;
+  out.metadata = meta as KubeObject['metadata'];
   setWarnings(ctx.reply, ctx.warnings);
   sendObject(ctx.req, ctx.reply, ctx.def, 201, out);
 }

@@ -48,6 +48,8 @@ export interface CrdCondition {
   lastTransitionTime?: string;
   reason?: string;
   message?: string;
+  /** The metadata.generation the condition was computed from (1.35+). */
+  observedGeneration?: number;
 }
 
 /** spec of a CustomResourceDefinition. */
@@ -97,20 +99,23 @@ export function isConditionTrue(crd: CrdObject, type: string): boolean {
 
 /**
  * Sets a condition as upstream SetCRDCondition does: lastTransitionTime
- * changes only when the status changes. Mutates `crd`.
+ * changes only when the status changes; observedGeneration (1.35+) is the
+ * CRD's current metadata.generation. Mutates `crd`.
  */
 export function setCondition(crd: CrdObject, cond: CrdCondition): void {
   crd.status ??= {};
   const list = (crd.status.conditions ??= []);
+  const generation = typeof crd.metadata.generation === 'number' ? crd.metadata.generation : undefined;
   const existing = list.find((c) => c.type === cond.type);
   if (!existing) {
-    list.push({ ...cond, lastTransitionTime: rfc3339Now() });
+    list.push({ ...cond, lastTransitionTime: rfc3339Now(), ...(generation !== undefined ? { observedGeneration: generation } : {}) });
     return;
   }
   if (existing.status !== cond.status) existing.lastTransitionTime = rfc3339Now();
   existing.status = cond.status;
   existing.reason = cond.reason;
   existing.message = cond.message;
+  if (generation !== undefined) existing.observedGeneration = generation;
 }
 
 /** The storage version's name, or undefined for an invalid CRD. */

@@ -4,8 +4,9 @@ import { CelUrl } from '@plinth/cel';
 /**
  * The string formats a CRD schema's `format` validates, as kube-openapi's
  * strfmt registry checks them (apiextensions-apiserver's supportedFormats).
- * Other formats are ignored, as upstream strips them. Names are normalised
- * without dashes (`date-time` ≡ `datetime`).
+ * With 1.34's `k8s-short-name` and `k8s-long-name`. Other formats are
+ * ignored, as upstream strips them. Names are normalised without dashes
+ * (`date-time` ≡ `datetime`).
  */
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
@@ -19,6 +20,10 @@ const UUID3 = /^[0-9a-f]{8}-?[0-9a-f]{4}-?3[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12
 const UUID4 = /^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$/i;
 const UUID5 = /^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$/i;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/** kube-openapi's ShortName: a DNS-1123 label, lower case, at most 63 characters. */
+const K8S_SHORT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** kube-openapi's LongName: dot-separated short names, at most 253 characters (no 63 limit per segment). */
+const K8S_LONG_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 function validDate(y: string, m: string, d: string): boolean {
   const date = new Date(Date.UTC(Number(y), Number(m) - 1, Number(d)));
@@ -98,6 +103,9 @@ const CHECKS: Record<string, (s: string) => boolean> = {
   },
   duration: (s) => DURATION_GO.test(s) || DURATION_SCALA.test(s),
   datetime: isDateTime,
+  // Kubernetes 1.34+: `k8s-short-name` and `k8s-long-name`.
+  k8sshortname: (s) => s.length <= 63 && K8S_SHORT_NAME.test(s),
+  k8slongname: (s) => s.length <= 253 && K8S_LONG_NAME.test(s),
 };
 
 /** The format name as go-openapi normalises it, or undefined when the format is not validated. */
