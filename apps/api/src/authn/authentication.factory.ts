@@ -57,6 +57,7 @@ export function createAuthentication(
     tokenAuthenticatorsBefore: prepared.tokenFile ? [prepared.tokenFile] : [],
     tokenAuthenticatorsAfter: prepared.jwtIssuers,
     anonymousEnabled: config.anonymousAuth,
+    parseCertificateUid: config.featureGates.enabled('AllowParsingUserUIDFromCertAuth'),
     tenantUid,
   });
 }

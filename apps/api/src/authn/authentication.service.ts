@@ -15,6 +15,8 @@ export interface AuthenticationDeps {
   /** Token authenticators consulted after ServiceAccount tokens (OIDC/JWT issuers). */
   tokenAuthenticatorsAfter?: TokenAuthenticator[];
   anonymousEnabled: boolean;
+  /** AllowParsingUserUIDFromCertAuth: a client certificate's subject UID attribute is the user's uid. */
+  parseCertificateUid?: boolean;
   /** The uid of a tenant as it exists now (undefined when it does not), which a tenant-bound certificate must name. */
   tenantUid: (tenant: string) => Promise<string | undefined>;
 }
@@ -35,7 +37,7 @@ export class AuthenticationService {
       new ServiceAccountAuthenticator(deps.serviceAccountTokens, deps.serviceAccountLookup, deps.tenantUid),
       ...(deps.tokenAuthenticatorsAfter ?? []),
     ]);
-    this.chain = new AuthenticationChain([new X509Authenticator(deps.tenantUid), this.bearer], deps.anonymousEnabled);
+    this.chain = new AuthenticationChain([new X509Authenticator(deps.tenantUid, deps.parseCertificateUid ?? true), this.bearer], deps.anonymousEnabled);
   }
 
   /** The ServiceAccount token signer/verifier. */

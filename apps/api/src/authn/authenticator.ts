@@ -16,6 +16,10 @@ export interface PeerCertificate {
   tenantUid?: string;
   /** Set when the tenant binding is present but unreadable: the certificate must be refused. */
   bindingError?: string;
+  /** The subject's user UID attributes (OID 1.3.6.1.4.1.57683.2), in order; undefined when it has none. */
+  uids?: string[];
+  /** Set when a UID attribute is not a string: with AllowParsingUserUIDFromCertAuth the certificate is refused. */
+  uidError?: string;
 }
 
 /** The credentials of one request, as the authenticators see them. */

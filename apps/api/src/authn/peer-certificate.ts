@@ -1,5 +1,5 @@
 import type { TLSSocket } from 'node:tls';
-import { boundTenant } from '../pki/tenant-binding.js';
+import { boundTenant, subjectUids, USER_UID_OID } from '../pki/tenant-binding.js';
 import type { PeerCertificate } from './authenticator.js';
 
 const cache = new WeakMap<object, PeerCertificate | null>();
@@ -31,9 +31,21 @@ export function peerCertificateOf(socket: unknown): PeerCertificate | undefined 
       extKeyUsage: (raw as { ext_key_usage?: string[] }).ext_key_usage,
     };
     readBinding(cert, raw.raw);
+    // Node names attributes it does not know by their OID: read the DER only when a UID attribute is there.
+    if (subject[USER_UID_OID] !== undefined) readUids(cert, raw.raw);
   }
   cache.set(tls, cert);
   return cert ?? undefined;
+}
+
+/** Reads the subject's user UID attributes into `cert` (one that is not a string becomes `uidError`). Mutates `cert`. */
+function readUids(cert: PeerCertificate, der: Buffer | undefined): void {
+  if (!der) return;
+  try {
+    cert.uids = subjectUids(der);
+  } catch (err) {
+    cert.uidError = (err as Error).message;
+  }
 }
 
 /** Reads the tenant binding of a client certificate into `cert` (a malformed one becomes `bindingError`). Mutates `cert`. */

@@ -1,5 +1,5 @@
 import { TENANT_EXTRA_KEY } from '@plinth/apimachinery';
-import { AuthenticationError, type AuthenticationResult, type CredentialRequest, type RequestAuthenticator } from './authenticator.js';
+import { AuthenticationError, type AuthenticationResult, type CredentialRequest, type PeerCertificate, type RequestAuthenticator } from './authenticator.js';
 
 /** Extended key usage OID of client authentication. */
 const CLIENT_AUTH_OID = '1.3.6.1.5.5.7.3.2';
@@ -22,8 +22,15 @@ const MASTERS_GROUP = 'system:masters';
 export class X509Authenticator implements RequestAuthenticator {
   readonly name = 'x509';
 
-  /** `tenantUid`: the uid of a tenant as it exists now (undefined when it does not): a bound certificate must name it. */
-  constructor(private readonly tenantUid: (tenant: string) => Promise<string | undefined>) {}
+  /**
+   * `tenantUid`: the uid of a tenant as it exists now (undefined when it does not): a bound certificate must name it.
+   * `parseUid`: AllowParsingUserUIDFromCertAuth (beta, on by default since 1.34): the user's uid is the subject's
+   * one UID attribute (OID 1.3.6.1.4.1.57683.2); several, an empty one or one that is not a string refuse the certificate.
+   */
+  constructor(
+    private readonly tenantUid: (tenant: string) => Promise<string | undefined>,
+    private readonly parseUid = true,
+  ) {}
 
   authenticate(req: CredentialRequest): AuthenticationResult | null | Promise<AuthenticationResult | null> {
     const cert = req.peerCertificate;
@@ -34,10 +41,12 @@ export class X509Authenticator implements RequestAuthenticator {
     }
     if (cert.bindingError) throw new AuthenticationError(`x509: ${cert.bindingError}`);
     if (!cert.commonName) return null;
-    if (cert.tenant === undefined) return { user: { username: cert.commonName, groups: [...cert.organizations] } };
+    const uid = this.parseUid ? userUid(cert) : undefined;
+    const named = uid === undefined ? {} : { uid };
+    if (cert.tenant === undefined) return { user: { username: cert.commonName, ...named, groups: [...cert.organizations] } };
     if (cert.organizations.includes(MASTERS_GROUP)) throw new AuthenticationError(`x509: a tenant certificate may not carry ${MASTERS_GROUP}`);
     const result: AuthenticationResult = {
-      user: { username: cert.commonName, groups: [...cert.organizations], extra: { [TENANT_EXTRA_KEY]: [cert.tenant] } },
+      user: { username: cert.commonName, ...named, groups: [...cert.organizations], extra: { [TENANT_EXTRA_KEY]: [cert.tenant] } },
       tenants: [cert.tenant],
     };
     // Elsewhere the chain refuses it anyway (its tenants); here, only the incarnation it was issued in admits it.
@@ -48,4 +57,14 @@ export class X509Authenticator implements RequestAuthenticator {
       return result;
     });
   }
+}
+
+/** The user's uid from the certificate's UID attributes, with upstream's errors; undefined when it has none. */
+function userUid(cert: PeerCertificate): string | undefined {
+  if (cert.uidError) throw new AuthenticationError(`x509: ${cert.uidError}`);
+  const uids = cert.uids ?? [];
+  if (uids.length === 0) return undefined;
+  if (uids.length !== 1) throw new AuthenticationError(`x509: expected 1 UID, but found multiple: [${uids.join(' ')}]`);
+  if (uids[0] === '') throw new AuthenticationError('x509: UID cannot be an empty string');
+  return uids[0];
 }

@@ -16,6 +16,7 @@ describe('FeatureGates', () => {
   it("has kube-apiserver 1.35's stage, default and lock for every upstream gate it knows", () => {
     const stages = Object.fromEntries(new FeatureGates().all().map((f) => [f.name, [f.stage, f.default, f.lockToDefault ?? false]]));
     assert.deepEqual(stages, {
+      AllowParsingUserUIDFromCertAuth: ['BETA', true, false],
       AllowUnsafeMalformedObjectDeletion: ['ALPHA', false, false],
       MutatingAdmissionPolicy: ['BETA', false, false],
       CoordinatedLeaderElection: ['BETA', false, false],

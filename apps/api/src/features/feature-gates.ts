@@ -17,10 +17,12 @@ export interface FeatureSpec {
  * stage, default and lock for the upstream ones: MutatingAdmissionPolicy
  * beta since 1.34, CoordinatedLeaderElection beta since 1.33,
  * StorageVersionMigrator beta since 1.35 (all three off by default),
+ * AllowParsingUserUIDFromCertAuth beta and on since 1.34,
  * AllowUnsafeMalformedObjectDeletion alpha, StructuredAuthenticationConfiguration
  * GA and locked on since 1.34.
  */
 export const KNOWN_FEATURES: readonly FeatureSpec[] = [
+  { name: 'AllowParsingUserUIDFromCertAuth', stage: 'BETA', default: true },
   { name: 'AllowUnsafeMalformedObjectDeletion', stage: 'ALPHA', default: false },
   { name: 'MutatingAdmissionPolicy', stage: 'BETA', default: false },
   { name: 'CoordinatedLeaderElection', stage: 'BETA', default: false },

@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+import { AsnConvert } from '@peculiar/asn1-schema';
+import { Certificate } from '@peculiar/asn1-x509';
 import * as x509 from '@peculiar/x509';
 
 /**
@@ -43,4 +45,25 @@ export function boundTenant(der: Uint8Array): TenantBinding | undefined {
   const slash = bound[0].indexOf('/');
   if (bound.length > 1 || slash <= 0 || slash === bound[0].length - 1) throw new Error('malformed tenant binding');
   return { tenant: bound[0].slice(0, slash), uid: bound[0].slice(slash + 1) };
+}
+
+/** The subject attribute upstream reads a client certificate's user UID from (AllowParsingUserUIDFromCertAuth, beta in 1.34). */
+export const USER_UID_OID = '1.3.6.1.4.1.57683.2';
+
+/**
+ * The values of a DER certificate's subject UID attributes ({@link USER_UID_OID}), in order. Throws "unable to parse UID
+ * into a string" when one is not an ASN.1 string type (upstream's message).
+ */
+export function subjectUids(der: Uint8Array): string[] {
+  const cert = AsnConvert.parse(der, Certificate);
+  const uids: string[] = [];
+  for (const rdn of cert.tbsCertificate.subject) {
+    for (const attribute of rdn) {
+      if (attribute.type !== USER_UID_OID) continue;
+      // A string type fills one of the DirectoryString fields; anything else is kept as `anyValue`.
+      if (attribute.value.anyValue !== undefined) throw new Error('unable to parse UID into a string');
+      uids.push(attribute.value.toString());
+    }
+  }
+  return uids;
 }
