@@ -136,4 +136,23 @@ describe('start-up failures', () => {
     assert.equal(invalid.code, 2, invalid.stderr);
     assert.match(failureLine(invalid), /^plinth: cannot use the serving certificate: PLINTH_TLS_CERT_FILE \(.*junk\.pem\) and PLINTH_TLS_KEY_FILE .* are not a valid PEM certificate and key/);
   });
+
+  it('an invalid anonymous block in PLINTH_AUTHENTICATION_CONFIG, or one beside PLINTH_ANONYMOUS_AUTH: the field is named (exit 2)', async () => {
+    const dir = tmp('anonymous');
+    const file = path.join(dir, 'authn.yaml');
+    writeFileSync(file, 'apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\nanonymous:\n  enabled: false\n  conditions:\n  - path: /healthz\n');
+    const invalid = await start({ PLINTH_DATA_DIR: dir, DATABASE_URL: db.url, PLINTH_AUTHENTICATION_CONFIG: file });
+    assert.equal(invalid.code, 2, invalid.stderr);
+    assert.equal(
+      failureLine(invalid),
+      `plinth: PLINTH_AUTHENTICATION_CONFIG ${file}: anonymous.conditions: Invalid value: [{"path":"/healthz"}]: enabled should be set to true when conditions are defined`,
+    );
+    writeFileSync(file, 'apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\nanonymous:\n  enabled: true\n');
+    const both = await start({ PLINTH_DATA_DIR: dir, DATABASE_URL: db.url, PLINTH_AUTHENTICATION_CONFIG: file, PLINTH_ANONYMOUS_AUTH: 'true' });
+    assert.equal(both.code, 2, both.stderr);
+    assert.equal(
+      failureLine(both),
+      `plinth: PLINTH_AUTHENTICATION_CONFIG ${file}: anonymous: Forbidden: PLINTH_ANONYMOUS_AUTH cannot be set when anonymous field is configured in authentication configuration file`,
+    );
+  });
 });

@@ -8,6 +8,7 @@ import {
   type TokenAuthenticator,
   withAuthenticatedGroup,
 } from './authenticator.js';
+import type { AnonymousAuthenticator } from './anonymous.authenticator.js';
 
 /** The outcome of authenticating one request. */
 export type AuthenticationOutcome =
@@ -58,14 +59,15 @@ export function reachesTenant(result: AuthenticationResult, tenant: string): boo
 /**
  * Upstream's authentication order: each authenticator in turn (client
  * certificate, then bearer tokens), the first that answers wins; when none
- * does and none failed, anonymous (if enabled); otherwise a failure with the
- * reasons (for logs, never for the client). Every authenticated user gets
- * `system:authenticated`. A credential valid only in other tenants fails.
+ * does and none failed, anonymous (if `anonymous` allows the request's
+ * path); otherwise a failure with the reasons (for logs, never for the
+ * client). Every authenticated user gets `system:authenticated`. A
+ * credential valid only in other tenants fails.
  */
 export class AuthenticationChain {
   constructor(
     private readonly authenticators: RequestAuthenticator[],
-    private readonly anonymousEnabled: boolean,
+    private readonly anonymous: AnonymousAuthenticator,
   ) {}
 
   /** Authenticates one request; never throws an AuthenticationError (returns `ok: false`). */
@@ -85,7 +87,8 @@ export class AuthenticationChain {
         reasons.push(`${a.name}: ${err.message}`);
       }
     }
-    if (reasons.length > 0 || !this.anonymousEnabled) return { ok: false, reasons };
+    if (reasons.length > 0) return { ok: false, reasons };
+    if (!this.anonymous.allows(req.path ?? '')) return { ok: false, reasons: [this.anonymous.config.enabled ? 'anonymous: not allowed on this path' : 'anonymous: disabled'] };
     return { ok: true, result: { user: anonymousUser() }, anonymous: true };
   }
 }

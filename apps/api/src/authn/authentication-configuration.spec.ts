@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AuthenticationConfigError, parseAuthenticationConfiguration } from './authentication-configuration.js';
+import { AuthenticationConfigError, parseAuthenticationConfiguration, readAuthenticationConfiguration } from './authentication-configuration.js';
 
 const base = (jwt: unknown) => JSON.stringify({ apiVersion: 'apiserver.config.k8s.io/v1beta1', kind: 'AuthenticationConfiguration', jwt: [jwt] });
 const issuer = { url: 'https://issuer.example', audiences: ['plinth'] };
@@ -38,5 +38,32 @@ describe('AuthenticationConfiguration', () => {
     assert.throws(() => parseAuthenticationConfiguration('{"kind":"Other"}'), /expected kind AuthenticationConfiguration/);
     const dup = JSON.stringify({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AuthenticationConfiguration', jwt: [0, 1].map(() => ({ issuer, claimMappings: { username: { claim: 'sub', prefix: '' } } })) });
     assert.throws(() => parseAuthenticationConfiguration(dup), /jwt\[1\]\.issuer\.url: Duplicate value/);
+  });
+
+  it('reads the anonymous block: absent, enabled with exact-path conditions, or disabled', () => {
+    const doc = (anonymous: unknown) => JSON.stringify({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AuthenticationConfiguration', anonymous });
+    assert.equal(readAuthenticationConfiguration(doc(undefined)).anonymous, undefined);
+    assert.deepEqual(readAuthenticationConfiguration(doc({ enabled: true, conditions: [{ path: '/livez' }, { path: '/readyz' }] })).anonymous, {
+      enabled: true,
+      conditions: [{ path: '/livez' }, { path: '/readyz' }],
+    });
+    assert.deepEqual(readAuthenticationConfiguration(doc({ enabled: false })).anonymous, { enabled: false, conditions: [] });
+    assert.deepEqual(readAuthenticationConfiguration(doc({})).anonymous, { enabled: false, conditions: [] });
+  });
+
+  it('refuses a bad anonymous block naming the field', () => {
+    const doc = (anonymous: unknown) => JSON.stringify({ apiVersion: 'apiserver.config.k8s.io/v1beta1', kind: 'AuthenticationConfiguration', anonymous });
+    const bad: [unknown, RegExp][] = [
+      [{ enabled: false, conditions: [{ path: '/healthz' }] }, /^anonymous\.conditions: Invalid value: .*enabled should be set to true when conditions are defined$/],
+      [{ conditions: [{ path: '/healthz' }] }, /^anonymous\.conditions: Invalid value: .*enabled should be set to true/],
+      [{ enabled: 'yes' }, /^anonymous\.enabled: Invalid value: "yes": must be a boolean$/],
+      [{ enabled: true, conditions: [{}] }, /^anonymous\.conditions\[0\]\.path: Required value$/],
+      [{ enabled: true, conditions: [{ path: '/a' }, { path: 'healthz' }] }, /^anonymous\.conditions\[1\]\.path: Invalid value: "healthz": must be an absolute path/],
+      [{ enabled: true, conditions: [{ paths: ['/a'] }] }, /^strict decoding error: unknown field "anonymous\.conditions\[0\]\.paths"$/],
+      [{ enabled: true, allow: true }, /^strict decoding error: unknown field "anonymous\.allow"$/],
+      [{ enabled: true, conditions: '/healthz' }, /^anonymous\.conditions: must be a list$/],
+      [true, /^anonymous: must be an object$/],
+    ];
+    for (const [anonymous, re] of bad) assert.throws(() => readAuthenticationConfiguration(doc(anonymous)), (e: unknown) => e instanceof AuthenticationConfigError && re.test(e.message), JSON.stringify(anonymous));
   });
 });

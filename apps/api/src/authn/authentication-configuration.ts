@@ -22,6 +22,22 @@ export interface JwtIssuerConfig {
   userValidationRules: { expression: CelProgram; message: string }[];
 }
 
+/**
+ * The `anonymous` block of the file (upstream's AnonymousAuthConfig):
+ * whether requests without credentials are `system:anonymous`, and, when
+ * `conditions` is not empty, only on these paths (see anonymous.authenticator.ts).
+ */
+export interface AnonymousConfig {
+  enabled: boolean;
+  conditions: { path: string }[];
+}
+
+/** The whole file, validated: the JWT issuers in file order and the `anonymous` block when the file has one. */
+export interface AuthenticationConfiguration {
+  jwt: JwtIssuerConfig[];
+  anonymous?: AnonymousConfig;
+}
+
 /** Thrown for an unusable configuration file; the message names the field (`jwt[0].issuer.url: …`). */
 export class AuthenticationConfigError extends Error {}
 
@@ -132,19 +148,47 @@ function issuerEntry(raw: unknown, at: string): JwtIssuerConfig {
   };
 }
 
+function knownFields(r: Raw, at: string, known: string[]): void {
+  // Upstream decodes the file strictly: a misspelt field is an error, not a silently ignored setting.
+  for (const k of Object.keys(r)) if (!known.includes(k)) throw new AuthenticationConfigError(`strict decoding error: unknown field "${at ? `${at}.` : ''}${k}"`);
+}
+
+/** The `anonymous` block: undefined when absent; upstream's rule that conditions need `enabled: true`; paths absolute. */
+function anonymousBlock(raw: unknown): AnonymousConfig | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  const r = obj(raw, 'anonymous');
+  knownFields(r, 'anonymous', ['enabled', 'conditions']);
+  if (r.enabled !== undefined && typeof r.enabled !== 'boolean') throw new AuthenticationConfigError(`anonymous.enabled: Invalid value: ${JSON.stringify(r.enabled)}: must be a boolean`);
+  const conditions = list(r.conditions, 'anonymous.conditions').map((c, i) => {
+    const at = `anonymous.conditions[${i}]`;
+    const x = obj(c, at);
+    knownFields(x, at, ['path']);
+    const path = str(x.path, `${at}.path`, true)!;
+    if (!path.startsWith('/')) throw new AuthenticationConfigError(`${at}.path: Invalid value: ${JSON.stringify(path)}: must be an absolute path (start with "/")`);
+    return { path };
+  });
+  const enabled = r.enabled === true;
+  if (!enabled && conditions.length > 0) {
+    throw new AuthenticationConfigError(`anonymous.conditions: Invalid value: ${JSON.stringify(conditions)}: enabled should be set to true when conditions are defined`);
+  }
+  return { enabled, conditions };
+}
+
 /**
  * Parses upstream's structured authentication configuration
  * (`apiVersion: apiserver.config.k8s.io/v1|v1beta1|v1alpha1`, `kind:
  * AuthenticationConfiguration`, YAML or JSON) into validated, compiled JWT
- * issuer entries. Throws AuthenticationConfigError naming the field.
+ * issuer entries and the `anonymous` block. Pure; throws
+ * AuthenticationConfigError naming the field.
  */
-export function parseAuthenticationConfiguration(text: string): JwtIssuerConfig[] {
+export function readAuthenticationConfiguration(text: string): AuthenticationConfiguration {
   let raw: unknown;
   try {
     raw = parseYaml(text);
   } catch (err) {
     throw new AuthenticationConfigError(`not valid YAML or JSON: ${(err as Error).message}`);
   }
+  if (raw === undefined || raw === null) throw new AuthenticationConfigError('empty config data');
   const r = obj(raw, 'configuration');
   if (!API_VERSIONS.includes(String(r.apiVersion)) || r.kind !== 'AuthenticationConfiguration') {
     throw new AuthenticationConfigError(`expected kind AuthenticationConfiguration in ${API_VERSIONS.join(', ')}; got ${String(r.apiVersion)}/${String(r.kind)}`);
@@ -155,5 +199,11 @@ export function parseAuthenticationConfiguration(text: string): JwtIssuerConfig[
     if (seen.has(j.url)) throw new AuthenticationConfigError(`jwt[${i}].issuer.url: Duplicate value: ${JSON.stringify(j.url)}`);
     seen.add(j.url);
   });
-  return issuers;
+  const anonymous = anonymousBlock(r.anonymous);
+  return anonymous ? { jwt: issuers, anonymous } : { jwt: issuers };
+}
+
+/** The JWT issuers of the configuration ({@link readAuthenticationConfiguration}'s `jwt`). Throws as it does. */
+export function parseAuthenticationConfiguration(text: string): JwtIssuerConfig[] {
+  return readAuthenticationConfiguration(text).jwt;
 }

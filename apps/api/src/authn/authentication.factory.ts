@@ -5,6 +5,7 @@ import type { ObserveChanges } from '../watch/observe-changes.js';
 import { serviceAccountResource } from '../kinds/authentication/authentication.resources.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import type { LoadedAuthenticationConfig } from './authentication-config.factory.js';
 import type { TokenAuthenticator } from './authenticator.js';
 import { AuthenticationService } from './authentication.service.js';
 import { cachedServiceAccountLookup } from './service-account-cache.js';
@@ -16,7 +17,10 @@ import { TokenFileAuthenticator } from './token-file.authenticator.js';
 export interface PreparedAuthentication {
   serviceAccountTokens: ServiceAccountTokens;
   tokenFile?: TokenAuthenticator;
-  jwtIssuers: TokenAuthenticator[];
+  /** The JWT issuers and anonymous settings of PLINTH_AUTHENTICATION_CONFIG and PLINTH_ANONYMOUS_AUTH. */
+  authenticationConfig: LoadedAuthenticationConfig;
+  /** AllowParsingUserUIDFromCertAuth is on. */
+  parseCertificateUid: boolean;
 }
 
 /**
@@ -41,7 +45,6 @@ export function loadTokenFile(config: AppConfig): TokenAuthenticator | undefined
 
 /** Builds the authentication service of one server; `observe` follows this replica's change stream. */
 export function createAuthentication(
-  config: AppConfig,
   logger: Logger,
   prepared: PreparedAuthentication,
   objects: Storage,
@@ -55,9 +58,9 @@ export function createAuthentication(
     // Token checks read ServiceAccounts from memory, kept current by the change stream (no storage read per request).
     serviceAccountLookup: cachedServiceAccountLookup(serviceAccountLookup(objects, registry), observe, serviceAccountResource.storageResource),
     tokenAuthenticatorsBefore: prepared.tokenFile ? [prepared.tokenFile] : [],
-    tokenAuthenticatorsAfter: prepared.jwtIssuers,
-    anonymousEnabled: config.anonymousAuth,
-    parseCertificateUid: config.featureGates.enabled('AllowParsingUserUIDFromCertAuth'),
+    tokenAuthenticatorsAfter: [prepared.authenticationConfig.jwt],
+    anonymous: prepared.authenticationConfig.anonymous,
+    parseCertificateUid: prepared.parseCertificateUid,
     tenantUid,
   });
 }

@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import { AnonymousAuthenticator } from './anonymous.authenticator.js';
+import type { AnonymousConfig } from './authentication-configuration.js';
 import { AuthenticationChain, type AuthenticationOutcome, BearerTokenAuthenticator, reachesTenant } from './authentication-chain.js';
 import { AuthenticationError, type AuthenticationResult, type CredentialRequest, type TokenAuthenticator, withAuthenticatedGroup } from './authenticator.js';
 import { ServiceAccountAuthenticator, type ServiceAccountLookup } from './service-account.authenticator.js';
@@ -14,7 +16,8 @@ export interface AuthenticationDeps {
   tokenAuthenticatorsBefore?: TokenAuthenticator[];
   /** Token authenticators consulted after ServiceAccount tokens (OIDC/JWT issuers). */
   tokenAuthenticatorsAfter?: TokenAuthenticator[];
-  anonymousEnabled: boolean;
+  /** Anonymous requests: enabled or not, and on which paths. */
+  anonymous: AnonymousConfig;
   /** AllowParsingUserUIDFromCertAuth: a client certificate's subject UID attribute is the user's uid. */
   parseCertificateUid?: boolean;
   /** The uid of a tenant as it exists now (undefined when it does not), which a tenant-bound certificate must name. */
@@ -37,7 +40,7 @@ export class AuthenticationService {
       new ServiceAccountAuthenticator(deps.serviceAccountTokens, deps.serviceAccountLookup, deps.tenantUid),
       ...(deps.tokenAuthenticatorsAfter ?? []),
     ]);
-    this.chain = new AuthenticationChain([new X509Authenticator(deps.tenantUid, deps.parseCertificateUid ?? true), this.bearer], deps.anonymousEnabled);
+    this.chain = new AuthenticationChain([new X509Authenticator(deps.tenantUid, deps.parseCertificateUid ?? true), this.bearer], new AnonymousAuthenticator(deps.anonymous));
   }
 
   /** The ServiceAccount token signer/verifier. */

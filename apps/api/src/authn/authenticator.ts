@@ -26,6 +26,8 @@ export interface PeerCertificate {
 export interface CredentialRequest {
   /** The tenant the request addresses. */
   tenant: string;
+  /** The request's path as sent, without its query (anonymous conditions match it); undefined: none (no anonymous under conditions). */
+  path?: string;
   /** The bearer token of `Authorization: Bearer …`, if any. */
   bearerToken?: string;
   /** The client certificate, if the client presented one. */

@@ -87,6 +87,25 @@ export class JwtAuthenticator implements TokenAuthenticator {
     }
   }
 
+  /**
+   * Discovers the issuer now (its discovery document and JWKS location),
+   * as upstream's health check of a new authenticator. Rejects with an
+   * AuthenticationError saying why when the issuer cannot be reached.
+   */
+  async prepare(): Promise<void> {
+    await this.keySet();
+  }
+
+  /** The issuer's URL. */
+  get url(): string {
+    return this.config.url;
+  }
+
+  /** Closes the connections to the issuer; tokens it is asked about afterwards fail. */
+  async close(): Promise<void> {
+    await this.dispatcher?.close();
+  }
+
   async authenticateToken(token: string, _tenant: string, audiences?: string[]): Promise<AuthenticationResult | null> {
     const unverified = unverifiedPayload(token);
     if (!unverified || unverified.iss !== this.config.url) return null;

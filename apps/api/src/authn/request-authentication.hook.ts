@@ -72,7 +72,8 @@ const UNAUTHORIZED = () => new ApiError(401, 'Unauthorized', 'Unauthorized');
 /**
  * Installs the request filters that run before any handler, in upstream's
  * order: authentication (401 Status when credentials are presented but
- * invalid, or none are and anonymous is off), impersonation (400/403), then
+ * invalid, or none are and anonymous is off or not allowed on the
+ * request's path), impersonation (400/403), then
  * authorization with `authorizer` (RBAC inside the addressed tenant, and
  * `system:masters` everywhere). Sets `req.user`. Times both phases into
  * `timings` (the authentication and authorization histograms of /metrics).
@@ -85,6 +86,8 @@ export function installRequestAuthentication(fastify: FastifyInstance, authn: Au
     const authnStart = performance.now();
     const outcome = await authn.authenticate({
       tenant,
+      // As sent (before any rewrite), without the query: anonymous conditions are exact paths.
+      path: req.originalUrl.split('?', 1)[0],
       bearerToken: bearerTokenOf(req.headers.authorization),
       peerCertificate: peerCertificateOf(socket),
     });

@@ -5,9 +5,14 @@ import type { EnvironmentVariables } from './environment-variables.dto.js';
 export interface AuthnTlsConfig {
   /** Secure serving and authentication (docs/authentication.md). */
   tls: { certFile?: string; keyFile?: string; clientCaFile?: string; rootCaFile?: string; extraNames: string[] };
+  /** PLINTH_ANONYMOUS_AUTH (default true); the file's `anonymous` block replaces it. */
   anonymousAuth: boolean;
+  /** True when PLINTH_ANONYMOUS_AUTH is set at all: then the authentication configuration may not have an `anonymous` block. */
+  anonymousAuthSet: boolean;
   tokenAuthFile?: string;
   authenticationConfigFile?: string;
+  /** How often the authentication configuration is checked for changes besides inotify (PLINTH_AUTHENTICATION_CONFIG_RELOAD_INTERVAL_SECONDS). */
+  authenticationConfigReloadIntervalSeconds: number;
   serviceAccountIssuer: string;
   serviceAccountKeyFile?: string;
   serviceAccountMaxTokenSeconds: number;
@@ -27,8 +32,10 @@ export function readAuthnTlsConfig(env: EnvironmentVariables): AuthnTlsConfig {
       extraNames: env.PLINTH_TLS_SAN ? env.PLINTH_TLS_SAN.split(',') : [],
     },
     anonymousAuth: env.PLINTH_ANONYMOUS_AUTH !== 'false',
+    anonymousAuthSet: env.PLINTH_ANONYMOUS_AUTH !== undefined,
     tokenAuthFile: env.PLINTH_TOKEN_AUTH_FILE,
     authenticationConfigFile: env.PLINTH_AUTHENTICATION_CONFIG,
+    authenticationConfigReloadIntervalSeconds: env.PLINTH_AUTHENTICATION_CONFIG_RELOAD_INTERVAL_SECONDS ?? 60,
     serviceAccountIssuer: env.PLINTH_SERVICE_ACCOUNT_ISSUER ?? 'https://kubernetes.default.svc.cluster.local',
     serviceAccountKeyFile: env.PLINTH_SERVICE_ACCOUNT_KEY_FILE,
     serviceAccountMaxTokenSeconds: env.PLINTH_SERVICE_ACCOUNT_MAX_TOKEN_SECONDS ?? 86400,

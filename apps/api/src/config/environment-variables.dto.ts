@@ -196,6 +196,9 @@ export class EnvironmentVariables {
   @IsOptional() @IsString()
   PLINTH_AUTHENTICATION_CONFIG?: string;
 
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(86400)
+  PLINTH_AUTHENTICATION_CONFIG_RELOAD_INTERVAL_SECONDS?: number;
+
   @IsOptional() @Matches(/^https:\/\/[^\s?#]+$/, { message: 'PLINTH_SERVICE_ACCOUNT_ISSUER must be an https:// URL without query or fragment' })
   PLINTH_SERVICE_ACCOUNT_ISSUER?: string;
 
