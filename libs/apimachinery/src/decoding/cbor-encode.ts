@@ -2,8 +2,8 @@ import { Encoder } from 'cbor-x';
 import { CBOR_SELF_DESCRIBED } from './cbor-decode.js';
 
 // Plain CBOR of JSON values: no cbor-x records or shared structures, maps
-// with their exact (definite) length, no tags for binary data.
-const encoder = new Encoder({ useRecords: false, mapsAsObjects: true, variableMapSize: true, tagUint8Array: false, structuredClone: false, pack: false });
+// with their exact (definite, counted first) length, no tags for binary data.
+const encoder = new Encoder({ useRecords: false, mapsAsObjects: true, tagUint8Array: false, structuredClone: false, pack: false });
 
 /**
  * cbor-x writes integers beyond 32 bits as doubles; upstream writes them as
