@@ -8,6 +8,7 @@ import { etcdAvailable, etcdPuts, startEtcd, stopEtcd } from './etcd-peer.js';
 import { authMeans, authTotals, batchDistribution } from './write-metrics.js';
 import { bareHttpsPosts } from './bare-https-peer.js';
 import { pgStatementsFlags, printStatements, resetStatements, topStatements } from './pg-statements.js';
+import { printCodecFigures } from './cbor-codec.js';
 
 const CONCURRENCY = 32;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -21,6 +22,8 @@ const QUICK = process.env.BENCH_WRITE_QUICK === '1';
 /** BENCH_PG_STATEMENTS=1 also prints PostgreSQL's top statements per create and per get (bench/pg-statements.ts). */
 /** BENCH_WRITE_TENANTS=32 adds a phase of the same creates spread over that many tenants (one tenant's batches go out one at a time). */
 const TENANTS = Number(process.env.BENCH_WRITE_TENANTS ?? 0);
+/** BENCH_WRITE_CBOR_ONLY=1 prints only the CBOR vs JSON figures of the encoding layer (bench/cbor-codec.ts), no server. */
+const CBOR_ONLY = process.env.BENCH_WRITE_CBOR_ONLY === '1';
 
 function configMap(name: string): string {
   return JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'bench' }, data: { v: VALUE } });
@@ -316,6 +319,7 @@ async function main(): Promise<void> {
     printTransportBound(createsCpu, creates.latencies.length, bare, etcd?.run.opsPerSec);
     printCreateSplit(msPer(createsCpu.server, creates.latencies.length), msPer(dryRunsCpu.server, dryRuns.latencies.length), msPer(bare.cpu.server, bare.result.latencies.length));
     if (raw) console.log(`API creates / raw statements of a create = ${((creates.opsPerSec / raw.opsPerSec) * 100).toFixed(1)}%`);
+    printCodecFigures(VALUE, 100);
   } finally {
     await agent.close();
     await tokenAgent.close();
@@ -370,4 +374,4 @@ function printAuth(certAuth: { authnUs: number; authzUs: number }, auth: Awaited
   console.log(`per-connection vs kept-alive creates/s: certificate ${((certPerConn.opsPerSec / creates.opsPerSec) * 100).toFixed(1)}%, token ${((tokenPerConn.opsPerSec / tokenCreates.opsPerSec) * 100).toFixed(1)}%`);
 }
 
-runBenchmark(main);
+runBenchmark(CBOR_ONLY ? async () => printCodecFigures(VALUE, 100) : main);

@@ -41,6 +41,8 @@ export * from './decoding/storable-json.js';
 export * from './decoding/yaml-decode.js';
 export * from './decoding/k8s-proto.descriptor.js';
 export * from './decoding/protobuf-decode.js';
+export * from './decoding/cbor-decode.js';
+export * from './decoding/cbor-encode.js';
 export * from './decoding/unknown-fields.js';
 export * from './decoding/prune.js';
 export * from './patch/patch-error.js';

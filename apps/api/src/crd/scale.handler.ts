@@ -6,6 +6,7 @@ import type { HandlerContext } from '../http/handler-context.js';
 import { requestNamespace } from '../http/handler-context.js';
 import { writeContext } from '../handlers/write-handler-support.js';
 import { mediaType, parseBody } from '../http/body-decoder.js';
+import { cborServed } from '../http/cbor-serving.js';
 import { sendPlain, setWarnings } from '../http/response-writer.js';
 import { applyJsonPatch } from '@plinth/apimachinery';
 import { applyMergePatch } from '@plinth/apimachinery';
@@ -88,7 +89,7 @@ async function writeScale(ctx: HandlerContext, store: ResourceStoreService, desi
 
 /** PUT …/scale with a Scale body. */
 export async function handleScaleUpdate(ctx: HandlerContext, store: ResourceStoreService): Promise<void> {
-  const body = parseBody(ctx.body, ctx.req.headers['content-type'], 'Scale', 'v1').value;
+  const body = parseBody(ctx.body, ctx.req.headers['content-type'], 'Scale', 'v1', 'v1', cborServed(ctx.req)).value;
   if (isPlainObject(body) && body.kind !== undefined && body.kind !== 'Scale') throw ApiError.badRequest(`${String(body.kind)} in version "v1" cannot be handled as a Scale: no kind "${String(body.kind)}" is registered for version "autoscaling/v1"`);
   await writeScale(ctx, store, () => body);
 }

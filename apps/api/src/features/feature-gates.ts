@@ -24,6 +24,7 @@ export interface FeatureSpec {
 export const KNOWN_FEATURES: readonly FeatureSpec[] = [
   { name: 'AllowParsingUserUIDFromCertAuth', stage: 'BETA', default: true },
   { name: 'AllowUnsafeMalformedObjectDeletion', stage: 'ALPHA', default: false },
+  { name: 'CBORServingAndStorage', stage: 'ALPHA', default: false },
   { name: 'MutatingAdmissionPolicy', stage: 'BETA', default: false },
   { name: 'CoordinatedLeaderElection', stage: 'BETA', default: false },
   { name: 'StorageVersionMigrator', stage: 'BETA', default: false },

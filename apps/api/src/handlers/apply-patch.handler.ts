@@ -4,6 +4,7 @@ import {
   type JsonObject,
   TypedValueError,
   DecodeError,
+  decodeCbor,
   makeStorable,
   parseJsonStrict,
   parseYamlStrict,
@@ -25,6 +26,9 @@ import { writeContext } from './write-handler-support.js';
 /** The media type of server-side apply. */
 export const APPLY_PATCH = 'application/apply-patch+yaml';
 
+/** Server-side apply with a CBOR configuration (CBORServingAndStorage). */
+export const APPLY_PATCH_CBOR = 'application/apply-patch+cbor';
+
 /** Upstream's GroupVersionKind.String(): `group/version, Kind=kind`. */
 function gvkString(apiVersion: unknown, kind: unknown): string {
   const av = typeof apiVersion === 'string' ? apiVersion : '';
@@ -32,15 +36,22 @@ function gvkString(apiVersion: unknown, kind: unknown): string {
   return `${gv}, Kind=${typeof kind === 'string' ? kind : ''}`;
 }
 
-/** Decodes an apply body (YAML or JSON). Strict field validation rejects duplicate keys; Warn reports them. */
+/**
+ * Decodes an apply body (YAML or JSON; CBOR for apply-patch+cbor, where
+ * duplicate keys are refused outright). Strict field validation rejects
+ * duplicate keys; Warn reports them.
+ */
 function decodeConfig(ctx: HandlerContext, mode: 'Ignore' | 'Warn' | 'Strict'): JsonObject {
-  const text = ctx.body?.toString('utf8') ?? '';
+  const cbor = (ctx.req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase() === APPLY_PATCH_CBOR;
+  const text = cbor ? '' : (ctx.body?.toString('utf8') ?? '');
   let parsed: { value: unknown; duplicates: string[] };
   try {
-    parsed = text.trimStart().startsWith('{') ? parseJsonStrict(text) : parseYamlStrict(text);
+    if (cbor) parsed = { value: decodeCbor(ctx.body ?? Buffer.alloc(0)), duplicates: [] };
+    // Upstream's apply patcher words every decode error as YAML's, CBOR ones included.
+    else parsed = text.trimStart().startsWith('{') ? parseJsonStrict(text) : parseYamlStrict(text);
     parsed.value = makeStorable(parsed.value);
   } catch (err) {
-    if (err instanceof DecodeError) throw ApiError.badRequest(`error decoding YAML: ${err.message}`);
+    if (err instanceof DecodeError) throw ApiError.badRequest(`error decoding YAML: ${err.message.replace(/^unable to determine group\/version\/kind: /, '')}`);
     throw err;
   }
   if (!isPlainObject(parsed.value)) throw ApiError.badRequest('error decoding YAML: the body of an apply patch must be an object');

@@ -16,16 +16,22 @@ import type { ResourceStoreService } from '../resource-store/resource-store.serv
 import { checkTypes, dropUndeclared } from '../http/decode-object.js';
 import type { HandlerContext } from '../http/handler-context.js';
 import { writeContext } from './write-handler-support.js';
-import { APPLY_PATCH, handleApply } from './apply-patch.handler.js';
+import { APPLY_PATCH, APPLY_PATCH_CBOR, handleApply } from './apply-patch.handler.js';
+import { cborServed } from '../http/cbor-serving.js';
 import { parseBool } from '../http/options/query-validation.js';
 
 const JSON_PATCH = 'application/json-patch+json';
 const MERGE_PATCH = 'application/merge-patch+json';
 const STRATEGIC_PATCH = 'application/strategic-merge-patch+json';
 
-/** Patch types served for a kind: strategic merge only for built-in kinds with a typed schema; server-side apply for all. */
-export function patchTypesFor(builtin: boolean): string[] {
-  return builtin ? [JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH] : [JSON_PATCH, MERGE_PATCH, APPLY_PATCH];
+/**
+ * Patch types served for a kind: strategic merge only for built-in kinds
+ * with a typed schema; server-side apply for all, in CBOR too when `cbor`
+ * (the CBORServingAndStorage gate).
+ */
+export function patchTypesFor(builtin: boolean, cbor = false): string[] {
+  const types = builtin ? [JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH] : [JSON_PATCH, MERGE_PATCH, APPLY_PATCH];
+  return cbor ? [...types, APPLY_PATCH_CBOR] : types;
 }
 
 function unsupported(accepted: string[]): ApiError {
@@ -41,11 +47,11 @@ function unsupported(accepted: string[]): ApiError {
  * precondition. Server-side apply is handled by handleApply.
  */
 export async function handlePatch(ctx: HandlerContext, store: ResourceStoreService, builtin: boolean, strategy?: ResourceStrategy): Promise<void> {
-  const accepted = patchTypesFor(builtin);
+  const accepted = patchTypesFor(builtin, cborServed(ctx.req));
   const mt = mediaType(ctx.req.headers['content-type']);
   // Upstream's text for custom resources names apply-patch+yaml too (kubectl users see it on strategic merge patches).
   if (!accepted.includes(mt)) throw unsupported(accepted);
-  if (mt === APPLY_PATCH) return handleApply(ctx, store, strategy);
+  if (mt === APPLY_PATCH || mt === APPLY_PATCH_CBOR) return handleApply(ctx, store, strategy);
   if (parseBool(ctx.query.force) !== undefined) {
     throw ApiError.invalid({ group: 'meta.k8s.io', kind: 'PatchOptions', name: '' }, [fieldErrors.forbidden('force', 'may not be specified for non-apply patch')]);
   }

@@ -4,6 +4,7 @@ import type { KubeObject } from '@plinth/apimachinery';
 import type { ResourceStrategy } from '../registry/resource-definition.js';
 import { cloneJson, type ResourceStoreService } from '../resource-store/resource-store.service.js';
 import { decodeObject } from '../http/decode-object.js';
+import { cborServed } from '../http/cbor-serving.js';
 import type { HandlerContext } from '../http/handler-context.js';
 import { writeContext } from './write-handler-support.js';
 
@@ -15,7 +16,7 @@ import { writeContext } from './write-handler-support.js';
  */
 export async function handleUpdate(ctx: HandlerContext, store: ResourceStoreService, strategy?: ResourceStrategy): Promise<void> {
   const { wctx, opts } = writeContext(ctx, 'UpdateOptions');
-  const obj = decodeObject(ctx.body, ctx.req.headers['content-type'], ctx.def, opts.fieldValidation, ctx.warnings);
+  const obj = decodeObject(ctx.body, ctx.req.headers['content-type'], ctx.def, opts.fieldValidation, ctx.warnings, cborServed(ctx.req));
   const name = ctx.info.name;
   if (obj.metadata.name !== undefined && obj.metadata.name !== name) {
     throw ApiError.badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`);

@@ -2,6 +2,7 @@ import type { KeyFieldRequirement, Storage } from '@plinth/storage';
 import { listScope } from './list-scope.js';
 import type { ListOptions } from '../http/options/list-options.dto.js';
 import { negotiate } from '../http/negotiation.js';
+import { cborServed } from '../http/cbor-serving.js';
 import type { IncludeObject } from '../table/table-convertor.js';
 import { watchFormat } from '../watch/watch-encoder.js';
 import type { WatchPlan } from '../watch/watch-start.js';
@@ -49,7 +50,7 @@ async function planWatch(opts: ListOptions, lists: Storage, cacheRevision: numbe
 export async function handleWatch(ctx: HandlerContext, watch: WatchService, lists: Storage, opts: ListOptions): Promise<void> {
   const { def, info } = ctx;
   const { scope, selectors: sel } = listScope(ctx, opts.labelSelector, opts.fieldSelector);
-  const format = watchFormat(def, negotiate(ctx.req.headers.accept as string | undefined), includeObjectOf(ctx.query));
+  const format = watchFormat(def, negotiate(ctx.req.headers.accept as string | undefined, true, cborServed(ctx.req)), includeObjectOf(ctx.query));
   const placement = watch.placementOf(info.tenant);
   const plan = await planWatch(opts, lists, watch.cacheOf(info.tenant)?.revision ?? 0, ctx);
   // Changes older than the tenant belong to a deleted tenant of the same name: never replay them.

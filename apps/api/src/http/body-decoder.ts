@@ -1,6 +1,7 @@
 import { DecodeError, type StrictIssue, strictDecodingMessage } from '@plinth/apimachinery';
 import { protobufMessageFor } from '@plinth/apimachinery';
 import { decodeKubernetesProtobuf } from '@plinth/apimachinery';
+import { decodeCbor, summarizeBinary } from '@plinth/apimachinery';
 import { makeStorable, parseJsonStrict } from '@plinth/apimachinery';
 import { findUnknownFields } from '@plinth/apimachinery';
 import { parseYamlStrict } from '@plinth/apimachinery';
@@ -15,12 +16,15 @@ export function mediaType(contentType: string | undefined): string {
 }
 
 const ACCEPTED = 'application/json, application/yaml, application/vnd.kubernetes.protobuf';
+const ACCEPTED_WITH_CBOR = `${ACCEPTED}, application/cbor`;
 
 /** A decoded body: the value, its duplicate keys (JSON paths, or YAML `line N: …` texts), and its syntax. */
 export interface ParsedBody {
   value: unknown;
   duplicates: string[];
   yaml: boolean;
+  /** CBOR: duplicate keys were refused outright; unknown fields are reported as upstream's CBOR decoder does. */
+  cbor?: boolean;
 }
 
 /** Upstream's body summary in decode errors: the first 30 bytes, with `...` when cut. */
@@ -45,13 +49,14 @@ function typeMetaDecodeError(value: unknown): string | undefined {
 }
 
 /**
- * Parses a body as JSON, YAML or Kubernetes protobuf (by Content-Type; JSON
- * when absent) and reports duplicate keys. `kind` words upstream's decode
- * errors. Throws ApiError 415 for other media types and 400 for
- * undecodable bodies.
+ * Parses a body as JSON, YAML, Kubernetes protobuf or (when `cbor`, the
+ * CBORServingAndStorage gate) CBOR, by Content-Type (JSON when absent), and
+ * reports duplicate keys. `kind` words upstream's decode errors. Throws
+ * ApiError 415 for other media types and 400 for undecodable bodies.
  */
-export function parseBody(raw: Buffer | undefined, contentType: string | undefined, kind: string, version: string, apiVersion = version): ParsedBody {
+export function parseBody(raw: Buffer | undefined, contentType: string | undefined, kind: string, version: string, apiVersion = version, cbor = false): ParsedBody {
   const mt = mediaType(contentType);
+  if (cbor && mt === 'application/cbor') return parseCborBody(raw ?? Buffer.alloc(0), kind, version);
   const text = raw ? raw.toString('utf8') : '';
   try {
     let parsed: ParsedBody | undefined;
@@ -77,8 +82,38 @@ export function parseBody(raw: Buffer | undefined, contentType: string | undefin
     throw err;
   }
   throw ApiError.unsupportedMediaType(
-    `the body of the request was in an unknown format - accepted media types include: ${ACCEPTED}`,
+    `the body of the request was in an unknown format - accepted media types include: ${cbor ? ACCEPTED_WITH_CBOR : ACCEPTED}`,
   );
+}
+
+/** A CBOR body, with upstream's texts for undecodable ones (the body summarised in hex). */
+function parseCborBody(raw: Buffer, kind: string, version: string): ParsedBody {
+  try {
+    const value = makeStorable(decodeCbor(raw));
+    const typeMetaError = typeMetaDecodeError(value);
+    if (typeMetaError) throw new DecodeError(typeMetaError);
+    return { value, duplicates: [], yaml: false, cbor: true };
+  } catch (err) {
+    if (!(err instanceof DecodeError)) throw err;
+    throw ApiError.badRequest(
+      err.beforeKind
+        ? `the object provided is unrecognized (must be of type ${kind}): ${err.message} (${summarizeBinary(raw)})`
+        : `${kind} in version "${version}" cannot be handled as a ${kind}: ${err.message}`,
+    );
+  }
+}
+
+/**
+ * The index, within its map, of the first unknown field (a path such as
+ * `spec.template.foo` or `spec.containers[0].foo`) in document order, as
+ * upstream's CBOR decoder reports it; 0 when the path cannot be followed.
+ */
+function unknownFieldIndex(obj: Record<string, unknown>, path: string): number {
+  const parts = path.match(/[^.[\]]+/g) ?? [];
+  let node: unknown = obj;
+  for (let i = 0; i < parts.length - 1 && node !== null && typeof node === 'object'; i++) node = (node as Record<string, unknown>)[parts[i]];
+  if (!isPlainObject(node)) return 0;
+  return Math.max(0, Object.keys(node).indexOf(parts[parts.length - 1]));
 }
 
 /**
@@ -90,14 +125,22 @@ export function parseBody(raw: Buffer | undefined, contentType: string | undefin
  */
 export function applyFieldValidation(
   obj: Record<string, unknown>,
-  body: Pick<ParsedBody, 'duplicates' | 'yaml'>,
+  body: Pick<ParsedBody, 'duplicates' | 'yaml' | 'cbor'>,
   schema: StructuralSchema,
   mode: 'Ignore' | 'Warn' | 'Strict',
   warnings: string[],
   prune: (obj: Record<string, unknown>) => void,
   strictPrefix = '',
 ): void {
-  if (mode !== 'Ignore') {
+  if (mode !== 'Ignore' && body.cbor) {
+    // Upstream's CBOR decoder stops at the first unknown field, named by its index in its map.
+    const first = findUnknownFields(obj, schema)[0];
+    if (first !== undefined) {
+      const msg = `cbor: found unknown field at map element index ${unknownFieldIndex(obj, first)}`;
+      if (mode === 'Strict') throw ApiError.badRequest(`${strictPrefix}strict decoding error: ${msg}`);
+      warnings.push(msg);
+    }
+  } else if (mode !== 'Ignore') {
     const unknown = findUnknownFields(obj, schema);
     const issues: StrictIssue[] = [
       ...unknown.map((path) => ({ kind: 'unknown' as const, path })),

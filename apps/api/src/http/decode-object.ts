@@ -26,7 +26,8 @@ export function checkTypes(obj: unknown, def: ResourceDefinition): void {
 /**
  * Decodes a create/update body into a typed object of `def`: media type,
  * syntax, apiVersion/kind, JSON types, then field validation per `mode`
- * (warnings appended to `warnings`). Throws ApiError 400/415.
+ * (warnings appended to `warnings`); CBOR bodies only when `cbor` (the
+ * CBORServingAndStorage gate). Throws ApiError 400/415.
  */
 export function decodeObject(
   raw: Buffer | undefined,
@@ -34,9 +35,10 @@ export function decodeObject(
   def: ResourceDefinition,
   mode: 'Ignore' | 'Warn' | 'Strict',
   warnings: string[],
+  cbor = false,
 ): KubeObject {
   if (!raw || raw.length === 0) throw ApiError.badRequest('the request body is empty; expected an object');
-  const body = parseBody(raw, contentType, def.kind, def.version, groupVersion(def));
+  const body = parseBody(raw, contentType, def.kind, def.version, groupVersion(def), cbor);
   const obj = checkTypeMeta(body.value, def);
   if (def.custom) {
     // Custom resources are schema-checked by validation (422), not as Go types; unknown fields are pruned.

@@ -6,6 +6,7 @@ import { tableEnvelope, tableRow, toPartialObjectMetadata } from '../table/table
 import { JsonListEncoder } from './json-list-encoder.js';
 import { negotiate, type ResponseFormat } from './negotiation.js';
 import { encodeBody, includeObjectOf, isPretty, sendEncoded, sendStream } from './response-writer.js';
+import { cborServed } from './cbor-serving.js';
 
 /**
  * A list whose encoding grows beyond this many characters is streamed;
@@ -42,7 +43,8 @@ function listShape(req: FastifyRequest, def: ResourceDefinition, format: Respons
 /**
  * The encoded list in pieces, reading `chunks` only as the pieces are pulled:
  * JSON piece by piece (head, one piece per chunk, tail); YAML, which is
- * encoded whole, as one piece after the last chunk.
+ * encoded whole, as one piece after the last chunk. (CBOR is encoded whole
+ * by sendList: a definite-length array needs its count first.)
  */
 async function* encodeList(
   shape: ListShape,
@@ -53,9 +55,7 @@ async function* encodeList(
 ): AsyncGenerator<string, void, undefined> {
   const element = (o: KubeObject) => shape.element(inServedOrder(presentObject(def, o), def.schema) as KubeObject);
   if (format.encoding === 'yaml') {
-    const all: unknown[] = [];
-    for await (const chunk of chunks) all.push(...chunk.map(element));
-    yield encodeBody({ ...shape.envelope, [shape.key]: all }, format, pretty);
+    yield encodeBody(await wholeList(shape, element, chunks), format, pretty) as string;
     return;
   }
   const encoder = new JsonListEncoder(shape.envelope, shape.key, pretty);
@@ -65,6 +65,13 @@ async function* encodeList(
     if (text) yield text;
   }
   yield encoder.tail();
+}
+
+/** The whole list body, every chunk read. */
+async function wholeList(shape: ListShape, element: (o: KubeObject) => unknown, chunks: AsyncIterable<KubeObject[]>): Promise<Record<string, unknown>> {
+  const all: unknown[] = [];
+  for await (const chunk of chunks) for (const o of chunk) all.push(element(o));
+  return { ...shape.envelope, [shape.key]: all };
 }
 
 /**
@@ -82,7 +89,7 @@ async function* prepend(first: string[], rest: AsyncGenerator<string, void, unde
  * lazily, in order) as its items. Until the encoding passes STREAM_THRESHOLD
  * nothing is sent, so errors from `chunks` or negotiation reject the returned
  * promise (and become a Status answer); a larger list is streamed, pulling
- * chunks only as fast as the client reads (JSON; YAML is encoded whole), and
+ * chunks only as fast as the client reads (JSON; YAML and CBOR are encoded whole), and
  * an error after that ends the response abruptly. Byte for byte the answer
  * of encoding the whole list at once.
  */
@@ -93,8 +100,14 @@ export async function sendList(
   listMeta: Record<string, unknown>,
   chunks: AsyncIterable<KubeObject[]>,
 ): Promise<void> {
-  const format = negotiate(req.headers.accept as string | undefined);
-  const pieces = encodeList(listShape(req, def, format, listMeta), def, format, isPretty(req), chunks);
+  const format = negotiate(req.headers.accept as string | undefined, true, cborServed(req));
+  const shape = listShape(req, def, format, listMeta);
+  if (format.encoding === 'cbor') {
+    // As upstream, a CBOR list is encoded whole (its items array is definite-length).
+    const element = (o: KubeObject) => shape.element(inServedOrder(presentObject(def, o), def.schema) as KubeObject);
+    return sendEncoded(req, reply, 200, format.contentType, encodeBody(await wholeList(shape, element, chunks), format, false));
+  }
+  const pieces = encodeList(shape, def, format, isPretty(req), chunks);
   const buffered: string[] = [];
   let size = 0;
   while (size <= STREAM_THRESHOLD) {

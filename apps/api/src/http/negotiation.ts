@@ -10,7 +10,7 @@ export interface MediaRange {
 
 /** How to encode a response. */
 export interface ResponseFormat {
-  encoding: 'json' | 'yaml';
+  encoding: 'json' | 'yaml' | 'cbor';
   /** 'table': a meta.k8s.io/v1 Table; 'partial': PartialObjectMetadata(List); 'none': the object. */
   transform: 'none' | 'table' | 'partial';
   /** The Content-Type to answer with. */
@@ -39,40 +39,44 @@ export function parseAccept(header: string | undefined): MediaRange[] {
 }
 
 const SUPPORTED = 'application/json, application/yaml';
+const SUPPORTED_WITH_CBOR = `${SUPPORTED}, application/cbor`;
 
-function formatFor(r: MediaRange, allowTransforms: boolean): ResponseFormat | undefined {
-  const isJson = r.type === 'application' && r.subtype === 'json';
-  const isYaml = r.type === 'application' && r.subtype === 'yaml';
+const BASE_TYPES: Record<string, ResponseFormat['encoding']> = { json: 'json', yaml: 'yaml', cbor: 'cbor' };
+
+function formatFor(r: MediaRange, allowTransforms: boolean, cbor: boolean): ResponseFormat | undefined {
+  const found = r.type === 'application' ? BASE_TYPES[r.subtype] : undefined;
+  const encoding = found === 'cbor' && !cbor ? undefined : found;
   const wildcard = (r.type === '*' && r.subtype === '*') || (r.type === 'application' && r.subtype === '*');
   const as = r.params.as;
   if (as !== undefined) {
-    if (!isJson && !isYaml) return undefined;
+    if (encoding === undefined) return undefined;
     if (r.params.g !== 'meta.k8s.io' || !['v1', 'v1beta1'].includes(r.params.v ?? '')) return undefined;
     if (!allowTransforms) return undefined;
-    const encoding = isYaml ? 'yaml' : 'json';
-    const base = isYaml ? 'application/yaml' : 'application/json';
+    const base = `application/${encoding}`;
     if (as === 'Table') return { encoding, transform: 'table', contentType: `${base};as=Table;v=${r.params.v};g=meta.k8s.io` };
     if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') {
       return { encoding, transform: 'partial', contentType: `${base};as=${as};v=${r.params.v};g=meta.k8s.io` };
     }
     return undefined;
   }
-  if (isJson || wildcard) return { encoding: 'json', transform: 'none', contentType: 'application/json' };
-  if (isYaml) return { encoding: 'yaml', transform: 'none', contentType: 'application/yaml' };
+  if (wildcard) return { encoding: 'json', transform: 'none', contentType: 'application/json' };
+  if (encoding !== undefined) return { encoding, transform: 'none', contentType: `application/${encoding}` };
   return undefined;
 }
 
 /**
  * Picks the response format for `accept`. `allowTransforms` is false where
- * Table/PartialObjectMetadata cannot be served (e.g. Status-only answers).
- * Throws ApiError 406 when nothing acceptable can be served.
+ * Table/PartialObjectMetadata cannot be served (e.g. Status-only answers);
+ * `cbor` says whether application/cbor may be served (the
+ * CBORServingAndStorage gate). Throws ApiError 406 when nothing acceptable
+ * can be served, listing what can, as upstream.
  */
-export function negotiate(accept: string | undefined, allowTransforms = true): ResponseFormat {
+export function negotiate(accept: string | undefined, allowTransforms = true, cbor = false): ResponseFormat {
   const ranges = parseAccept(accept);
   if (ranges.length === 0) return { encoding: 'json', transform: 'none', contentType: 'application/json' };
   for (const r of ranges) {
-    const f = formatFor(r, allowTransforms);
+    const f = formatFor(r, allowTransforms, cbor);
     if (f) return f;
   }
-  throw ApiError.notAcceptable(`only the following media types are accepted: ${SUPPORTED}`);
+  throw ApiError.notAcceptable(`only the following media types are accepted: ${cbor ? SUPPORTED_WITH_CBOR : SUPPORTED}`);
 }

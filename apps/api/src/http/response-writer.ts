@@ -2,11 +2,12 @@ import { pipeline, type Readable } from 'node:stream';
 import { createGzip, gzipSync } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { stringify as yamlStringify } from 'yaml';
-import type { KubeObject } from '@plinth/apimachinery';
+import { encodeCbor, type KubeObject } from '@plinth/apimachinery';
 import { inServedOrder } from '@plinth/apimachinery';
 import { presentObject, type ResourceDefinition } from '../registry/resource-definition.js';
 import { type IncludeObject, toPartialObjectMetadata, toTable } from '../table/table-convertor.js';
 import { negotiate, type ResponseFormat } from './negotiation.js';
+import { cborServed } from './cbor-serving.js';
 import { noteWrittenObject } from './written-object.js';
 
 const GZIP_THRESHOLD = 128 * 1024;
@@ -22,8 +23,9 @@ export function setWarnings(reply: FastifyReply, warnings: string[]): void {
   reply.header('Warning', [...new Set(warnings)].map(warningHeader));
 }
 
-/** Encodes `body` per `format`, pretty-printing when asked. */
-export function encodeBody(body: unknown, format: Pick<ResponseFormat, 'encoding'>, pretty: boolean): string {
+/** Encodes `body` per `format`, pretty-printing text when asked; CBOR as one self-described data item. */
+export function encodeBody(body: unknown, format: Pick<ResponseFormat, 'encoding'>, pretty: boolean): string | Buffer {
+  if (format.encoding === 'cbor') return encodeCbor(body);
   if (format.encoding === 'yaml') return yamlStringify(body, { lineWidth: 0 });
   return pretty ? JSON.stringify(body, null, 2) + '\n' : JSON.stringify(body) + '\n';
 }
@@ -33,16 +35,17 @@ function acceptsGzip(req: FastifyRequest): boolean {
 }
 
 /** Writes an encoded body with gzip when accepted and large. */
-export function sendEncoded(req: FastifyRequest, reply: FastifyReply, code: number, contentType: string, text: string): void {
+export function sendEncoded(req: FastifyRequest, reply: FastifyReply, code: number, contentType: string, text: string | Buffer): void {
   reply.code(code).header('Content-Type', contentType);
-  if (text.length > GZIP_THRESHOLD && acceptsGzip(req)) {
-    reply.header('Content-Encoding', 'gzip').header('Vary', 'Accept-Encoding');
-    reply.send(gzipSync(Buffer.from(text)));
-    return;
-  }
   // A Buffer keeps Fastify from re-serialising the Content-Type (it would quote
   // the parameters and append a charset, which Kubernetes clients do not expect).
-  reply.send(Buffer.from(text));
+  const bytes = typeof text === 'string' ? Buffer.from(text) : text;
+  if (text.length > GZIP_THRESHOLD && acceptsGzip(req)) {
+    reply.header('Content-Encoding', 'gzip').header('Vary', 'Accept-Encoding');
+    reply.send(gzipSync(bytes));
+    return;
+  }
+  reply.send(bytes);
 }
 
 /**
@@ -78,7 +81,7 @@ export function includeObjectOf(req: FastifyRequest): IncludeObject {
 /** Sends one object, as the object, a Table, or PartialObjectMetadata per Accept. */
 export function sendObject(req: FastifyRequest, reply: FastifyReply, def: ResourceDefinition, code: number, obj: KubeObject): void {
   noteWrittenObject(req, obj);
-  const format = negotiate(req.headers.accept as string | undefined);
+  const format = negotiate(req.headers.accept as string | undefined, true, cborServed(req));
   obj = inServedOrder(presentObject(def, obj), def.schema) as KubeObject;
   let body: unknown = obj;
   if (format.transform === 'table') body = toTable(def, [obj], includeObjectOf(req), { resourceVersion: obj.metadata.resourceVersion });
@@ -86,11 +89,11 @@ export function sendObject(req: FastifyRequest, reply: FastifyReply, def: Resour
   sendEncoded(req, reply, code, format.contentType, encodeBody(body, format, isPretty(req)));
 }
 
-/** Sends a non-object answer (Status, discovery…) as JSON or YAML, never transformed. */
+/** Sends a non-object answer (Status, discovery…) as JSON, YAML or CBOR, never transformed. */
 export function sendPlain(req: FastifyRequest, reply: FastifyReply, code: number, body: unknown): void {
   let format: ResponseFormat;
   try {
-    format = negotiate(req.headers.accept as string | undefined, false);
+    format = negotiate(req.headers.accept as string | undefined, false, cborServed(req));
   } catch {
     format = { encoding: 'json', transform: 'none', contentType: 'application/json' };
   }

@@ -18,6 +18,7 @@ import { MAX_BODY_BYTES } from '../http/http-limits.js';
 import { registerRequestGuards } from '../http/request-guards.js';
 import { registerStreamedBodies } from '../http/streamed-body.js';
 import { registerRequestTimeout } from '../http/request-timeout.js';
+import { registerCborServing } from '../http/cbor-serving.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 
 /**
@@ -48,6 +49,8 @@ export class RequestPipeline implements OnModuleInit {
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
     fastify.removeAllContentTypeParsers();
+    // Before every other hook, so their error answers may be CBOR too.
+    registerCborServing(fastify, this.config.featureGates.enabled('CBORServingAndStorage'));
     // First, so a request's deadline counts from its arrival, body upload and queueing included.
     registerRequestTimeout(fastify, this.config.requestTimeoutSeconds * 1000);
     registerRequestGuards(fastify);

@@ -2,7 +2,8 @@ import { stringify as yamlStringify } from 'yaml';
 import type { CachedChange } from '@plinth/storage';
 import type { StatusBody } from '@plinth/apimachinery';
 import type { ResponseFormat } from '../http/negotiation.js';
-import type { KubeObject } from '@plinth/apimachinery';
+import { CBOR_SELF_DESCRIBED, encodeCbor, type KubeObject } from '@plinth/apimachinery';
+import { CBOR_SEQ_MEDIA_TYPE } from '../http/cbor-serving.js';
 import { groupVersion, presentObject, type ResourceDefinition } from '../registry/resource-definition.js';
 import { inServedOrder } from '@plinth/apimachinery';
 import { type IncludeObject, toPartialObjectMetadata, toTable } from '../table/table-convertor.js';
@@ -23,11 +24,11 @@ export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
 export interface WatchFormat {
   /** Identifies the encoding in memo keys of shared event bytes. */
   readonly key: string;
-  readonly encoding: 'json' | 'yaml';
+  readonly encoding: 'json' | 'yaml' | 'cbor';
   readonly transform: 'none' | 'table' | 'partial';
   readonly includeObject: IncludeObject;
   readonly def: ResourceDefinition;
-  /** Content-Type of the stream. Table and metadata watches are JSON streams, as upstream. */
+  /** Content-Type of the stream: JSON, YAML documents, or a CBOR sequence (application/cbor-seq, as upstream answers a watch asking for application/cbor). */
   readonly contentType: string;
 }
 
@@ -51,7 +52,7 @@ export function watchFormat(def: ResourceDefinition, format: ResponseFormat, inc
       transform: format.transform,
       includeObject,
       def,
-      contentType: format.encoding === 'yaml' ? 'application/yaml;stream=watch' : 'application/json',
+      contentType: format.encoding === 'yaml' ? 'application/yaml;stream=watch' : format.encoding === 'cbor' ? CBOR_SEQ_MEDIA_TYPE : 'application/json',
     };
     byKey.set(key, f);
   }
@@ -63,14 +64,32 @@ export function watchFormat(def: ResourceDefinition, format: ResponseFormat, inc
  * encoded straight to wire bytes so a memoized event is written to every
  * watcher's socket as the same buffer, with no per-watcher framing work.
  */
-function httpChunk(payload: string): Buffer {
-  const len = Buffer.byteLength(payload);
+function httpChunk(payload: string | Buffer): Buffer {
+  const len = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
   const head = `${len.toString(16)}\r\n`;
   const buf = Buffer.allocUnsafe(head.length + len + 2);
   buf.write(head, 0, 'latin1');
-  buf.write(payload, head.length, 'utf8');
+  if (typeof payload === 'string') buf.write(payload, head.length, 'utf8');
+  else payload.copy(buf, head.length);
   buf.write('\r\n', head.length + len, 'latin1');
   return buf;
+}
+
+/** `{"type": …, "object": …}` up to the object: a map of two pairs, keys and type as byte strings (as upstream's WatchEvent). */
+const CBOR_EVENT_HEADS = new Map<WatchEventType, Buffer>(
+  (['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR'] as const).map((type) => {
+    const bstr = (s: string) => Buffer.concat([Buffer.from([0x40 + s.length]), Buffer.from(s, 'latin1')]);
+    return [type, Buffer.concat([CBOR_SELF_DESCRIBED, Buffer.from([0xa2]), bstr('type'), bstr(type), bstr('object')])];
+  }),
+);
+
+/**
+ * One watch event as one self-described CBOR data item; the object inside
+ * carries its own self-described tag, as upstream embeds the object's own
+ * CBOR encoding (a RawExtension) in the event.
+ */
+function cborEvent(type: WatchEventType, body: unknown): Buffer {
+  return Buffer.concat([CBOR_EVENT_HEADS.get(type) as Buffer, encodeCbor(body)]);
 }
 
 /** The unframed view of each chunk already asked for: one per event bytes, shared by all its watchers. */
@@ -89,8 +108,9 @@ export function chunkPayload(chunk: Buffer): Buffer {
   return payload;
 }
 
-/** Frames one event as an HTTP chunk holding a JSON line, or a YAML document. */
+/** Frames one event as an HTTP chunk holding a JSON line, a YAML document, or a CBOR data item. */
 function frame(fmt: WatchFormat, type: WatchEventType, body: unknown): Buffer {
+  if (fmt.encoding === 'cbor') return httpChunk(cborEvent(type, body));
   if (fmt.encoding === 'yaml') return httpChunk(`---\n${yamlStringify({ type, object: body }, { lineWidth: 0 })}`);
   return httpChunk(`{"type":"${type}","object":${JSON.stringify(body)}}\n`);
 }
