@@ -18,6 +18,7 @@ describe('FeatureGates', () => {
     assert.deepEqual(stages, {
       AllowParsingUserUIDFromCertAuth: ['BETA', true, false],
       AllowUnsafeMalformedObjectDeletion: ['ALPHA', false, false],
+      CBORServingAndStorage: ['ALPHA', false, false],
       MutatingAdmissionPolicy: ['BETA', false, false],
       CoordinatedLeaderElection: ['BETA', false, false],
       StorageVersionMigrator: ['BETA', false, false],
