@@ -221,6 +221,16 @@ describe('CBOR (KEP-4222) with CBORServingAndStorage', () => {
     assert.equal(refused.body.message, 'only the following media types are accepted: application/json, application/yaml, application/cbor');
   });
 
+  it('answers /version in indented JSON whatever is accepted, as upstream', async () => {
+    for (const accept of ['application/cbor', 'application/yaml', 'application/json']) {
+      const res = await api.get('/version').set('Accept', accept).buffer(true).parse(binary).expect(200);
+      assert.equal(res.headers['content-type'], 'application/json', accept);
+      const text = res.body.toString('utf8');
+      assert.match(text, /^\{\n  "major": "1",\n/, accept);
+      assert.equal(JSON.parse(text).minor, '35');
+    }
+  });
+
   it('answers errors as a CBOR Status when CBOR is accepted', async () => {
     const res = await getCbor('/api/v1/namespaces/demo/configmaps/missing').expect(404);
     assert.equal(res.headers['content-type'], 'application/cbor');

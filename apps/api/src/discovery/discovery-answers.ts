@@ -50,7 +50,8 @@ const notFound = () => new ApiError(404, 'NotFound', 'the server could not find 
 
 /** /version: the server's version.Info. */
 export function sendVersion(req: FastifyRequest, reply: FastifyReply): void {
-  sendPlain(req, reply, 200, PLINTH_VERSION);
+  // Upstream writes version.Info with WriteRawJSON: indented JSON whatever the Accept header asks (no YAML, no CBOR).
+  sendEncoded(req, reply, 200, 'application/json', JSON.stringify(PLINTH_VERSION, null, 2));
 }
 
 /**
