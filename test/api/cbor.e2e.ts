@@ -231,6 +231,22 @@ describe('CBOR (KEP-4222) with CBORServingAndStorage', () => {
     }
   });
 
+  it('takes reviews in CBOR (SelfSubjectAccessReview, SelfSubjectReview, TokenReview) and answers them in CBOR', async () => {
+    const post = (path: string, body: unknown) =>
+      api.post(path).set('Content-Type', 'application/cbor').set('Accept', 'application/cbor').buffer(true).parse(binary).send(cbor(body));
+    const access = await post('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SelfSubjectAccessReview',
+      spec: { resourceAttributes: { verb: 'list', resource: 'configmaps', namespace: 'demo' } },
+    }).expect(201);
+    assert.equal(access.headers['content-type'], 'application/cbor');
+    assert.equal((readCbor(access.body) as { status: { allowed: boolean } }).status.allowed, true);
+    const self = await post('/apis/authentication.k8s.io/v1/selfsubjectreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }).expect(201);
+    assert.ok((readCbor(self.body) as { status: { userInfo: { username: string } } }).status.userInfo.username);
+    const token = await post('/apis/authentication.k8s.io/v1/tokenreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: 'not-a-token' } }).expect(201);
+    assert.equal((readCbor(token.body) as { status: { authenticated?: boolean } }).status.authenticated ?? false, false);
+  });
+
   it('answers errors as a CBOR Status when CBOR is accepted', async () => {
     const res = await getCbor('/api/v1/namespaces/demo/configmaps/missing').expect(404);
     assert.equal(res.headers['content-type'], 'application/cbor');

@@ -1,6 +1,7 @@
 import { type FieldError, isPlainObject, type KubeObject, rfc3339Now } from '@plinth/apimachinery';
 import { ApiError } from '@plinth/apimachinery';
 import { decodeObject } from '../http/decode-object.js';
+import { cborServed } from '../http/cbor-serving.js';
 import type { HandlerContext } from '../http/handler-context.js';
 import { parseWriteOptions } from '../http/options/write-options.dto.js';
 import { sendObject, setWarnings } from '../http/response-writer.js';
@@ -19,7 +20,7 @@ function stringList(v: unknown): string[] {
 
 function decode(ctx: HandlerContext, def: typeof tokenRequestKind): KubeObject {
   const opts = parseWriteOptions(ctx.query, ctx.queryAll.dryRun ?? []);
-  return decodeObject(ctx.body, ctx.req.headers['content-type'], def, opts.fieldValidation, ctx.warnings);
+  return decodeObject(ctx.body, ctx.req.headers['content-type'], def, opts.fieldValidation, ctx.warnings, cborServed(ctx.req));
 }
 
 function validateExpiration(seconds: number): FieldError[] {

@@ -1,5 +1,6 @@
 import { ApiError, isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { decodeObject } from '../../http/decode-object.js';
+import { cborServed } from '../../http/cbor-serving.js';
 import type { HandlerContext } from '../../http/handler-context.js';
 import { parseWriteOptions } from '../../http/options/write-options.dto.js';
 import { sendObject, setWarnings } from '../../http/response-writer.js';
@@ -27,7 +28,7 @@ export function isAccessReview(def: unknown): boolean {
 
 function decode(ctx: HandlerContext): KubeObject {
   const opts = parseWriteOptions(ctx.query, ctx.queryAll.dryRun ?? []);
-  return decodeObject(ctx.body, ctx.req.headers['content-type'], ctx.def, opts.fieldValidation, ctx.warnings);
+  return decodeObject(ctx.body, ctx.req.headers['content-type'], ctx.def, opts.fieldValidation, ctx.warnings, cborServed(ctx.req));
 }
 
 function send(ctx: HandlerContext, review: KubeObject, status: Record<string, unknown>): void {
