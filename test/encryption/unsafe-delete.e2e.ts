@@ -57,15 +57,17 @@ describe('deleting what cannot be read (KEP-3926, AllowUnsafeMalformedObjectDele
     );
     assert.match(failed.stderr, /Internal error occurred: StorageError: corrupt object, Code: 7, Key: \/registry\/secrets\/u\/broken, ResourceVersion: 0, AdditionalErrorMsg: data from the storage is not transformable revision=0: no matching key was found for the provided AES transformer/);
 
-    // A list names every unreadable object (upstream's StorageReadError, one cause per key). Paginated, as kubectl asks;
-    // an unpaginated (streamed) list still fails on the first, with the key (not done yet, see docs/encryption.md).
-    const list = await fetchStatus('GET', '/api/v1/namespaces/u/secrets?limit=500');
-    assert.equal(list.code, 500);
-    assert.equal(list.reason, 'StorageReadError');
-    assert.equal(list.message, 'failed to read one or more secrets from the storage');
-    const fields = (list.details?.causes ?? []).map((c) => c.field).sort();
-    assert.deepEqual(fields, ['/registry/secrets/u/broken', '/registry/secrets/u/broken2']);
-    assert.ok(list.details!.causes!.every((c) => c.reason === 'UnexpectedServerResponse'));
+    // A list names every unreadable object (upstream's StorageReadError, one cause per key): paginated, as kubectl
+    // asks, and unpaginated (streamed otherwise, read whole while unreadable objects are reported).
+    for (const p of ['/api/v1/namespaces/u/secrets?limit=500', '/api/v1/namespaces/u/secrets']) {
+      const list = await fetchStatus('GET', p);
+      assert.equal(list.code, 500, p);
+      assert.equal(list.reason, 'StorageReadError', p);
+      assert.equal(list.message, 'failed to read one or more secrets from the storage');
+      const fields = (list.details?.causes ?? []).map((c) => c.field).sort();
+      assert.deepEqual(fields, ['/registry/secrets/u/broken', '/registry/secrets/u/broken2'], p);
+      assert.ok(list.details!.causes!.every((c) => c.reason === 'UnexpectedServerResponse'));
+    }
 
     // A plain delete reads the object first: the same InternalError.
     assert.match((await asAlice(['delete', 'secret', 'broken', '-n', 'u'])).stderr, /InternalError.*StorageError: corrupt object/);
@@ -78,15 +80,25 @@ describe('deleting what cannot be read (KEP-3926, AllowUnsafeMalformedObjectDele
     assert.match(denied.stderr, /secrets "broken" is forbidden: not permitted to do "unsafe-delete-ignore-read-errors"/);
     assert.notEqual((await k(['get', '--raw', '/api/v1/namespaces/u/secrets/broken'])).code, 0, 'still there, still unreadable');
 
-    // With it: removed, finalizer and all; a watcher is told (its watch ends with the error of the unreadable change).
+    // With it: removed, finalizer and all; a watcher is told (its watch ends with upstream's StorageReadError).
     ok(await k(['create', 'role', 'unsafe', '-n', 'u', '--verb=unsafe-delete-ignore-read-errors', '--resource=secrets']));
     ok(await k(['create', 'rolebinding', 'unsafe', '-n', 'u', '--role=unsafe', '--user=alice']));
+    const from = ok(await k(['create', 'configmap', 'mark', '-n', 'u', '-o', 'jsonpath={.metadata.resourceVersion}']));
+    const watching = k(['get', '--raw', `/api/v1/namespaces/u/secrets?watch=1&resourceVersion=${from}&timeoutSeconds=30`]);
     const body = JSON.stringify({ kind: 'DeleteOptions', apiVersion: 'v1', ignoreStoreReadErrorWithClusterBreakingPotential: true });
     ok(await eventually(async () => {
       const r = await asAlice(['delete', '--raw', '/api/v1/namespaces/u/secrets/broken', '-f', '-'], body);
       return r.code === 0 ? r : false;
     }, { timeoutMs: 10_000, intervalMs: 300, message: 'the unsafe delete is allowed once the verb is granted' }));
     assert.match((await k(['get', 'secret', 'broken', '-n', 'u'])).stderr, /NotFound/);
+    const watched = (await watching).stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; object: { reason?: string; code?: number; message?: string } });
+    assert.equal(watched.length, 1, JSON.stringify(watched));
+    assert.equal(watched[0].type, 'ERROR');
+    assert.deepEqual([watched[0].object.code, watched[0].object.reason], [500, 'StorageReadError']);
+    assert.equal(
+      watched[0].object.message,
+      'saw a DELETED event, but object data is corrupt - data from the storage is not transformable revision=0: no matching key was found for the provided AES transformer',
+    );
     ok(await asAlice(['delete', '--raw', '/api/v1/namespaces/u/secrets/broken2?ignoreStoreReadErrorWithClusterBreakingPotential=true']));
     // Afterwards the list is served again.
     ok(await k(['create', 'secret', 'generic', 'fresh', '-n', 'u', '--from-literal=password=z']));

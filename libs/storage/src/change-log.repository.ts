@@ -9,6 +9,7 @@ import type { LabelRequirementLike } from './selector-sql.js';
 import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
 import { StorageError } from './storage-error.js';
 import { isEncryptedBody, openBody, prepareBodies } from './value/stored-body.js';
+import { CorruptObjectError } from './value/corrupt-object.js';
 
 /** One committed change, as watchers receive it. */
 export interface ChangeEvent {
@@ -25,6 +26,8 @@ export interface ChangeEvent {
    * (encrypted) bodies, whose readable metadata is all there is to see.
    */
   unreadable?: string;
+  /** With `unreadable`: the transformer's own message (upstream's `data from the storage is not transformable` detail). */
+  unreadableDetail?: string;
 }
 
 /**
@@ -41,7 +44,8 @@ export function openChange(change: ChangeEvent): ChangeEvent {
     const prevObject = change.prevObject && openBody(change.key, change.prevObject);
     return object === change.object && prevObject === change.prevObject ? change : { ...change, object, prevObject };
   } catch (err) {
-    return { ...change, unreadable: (err as Error).message };
+    const detail = err instanceof CorruptObjectError ? { unreadableDetail: err.detail } : {};
+    return { ...change, unreadable: (err as Error).message, ...detail };
   }
 }
 

@@ -227,6 +227,23 @@ export class ObjectListRepository {
    * revision while it is read); nothing is held between chunks.
    */
   async *stream(q: ListQuery, sizing: Partial<ChunkSizing> = {}): AsyncGenerator<ListChunk, void, undefined> {
+    if (!corruptObjectReporting()) return yield* this.chunks(q, sizing);
+    // While unreadable objects are reported (AllowUnsafeMalformedObjectDeletion), the whole list is read before its
+    // first chunk is yielded, so that the caller can still answer StorageReadError naming every one (as upstream,
+    // which holds an unpaginated list in memory anyway); the memory bound of streaming does not hold then.
+    const met: CorruptObjectError[] = [];
+    unreadable.set(q, met);
+    const read: ListChunk[] = [];
+    try {
+      for await (const chunk of this.chunks(q, sizing)) read.push(chunk);
+    } finally {
+      unreadable.delete(q);
+    }
+    if (met.length > 0) throw new UnreadableObjectsError(q.resource, met.slice(0, MAX_REPORTED_CORRUPT_OBJECTS));
+    yield* read;
+  }
+
+  private async *chunks(q: ListQuery, sizing: Partial<ChunkSizing>): AsyncGenerator<ListChunk, void, undefined> {
     const size = { ...DEFAULT_CHUNK_SIZING, ...sizing };
     const query = { ...q, countRemaining: false };
     let after = q.after;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { describe, it } from 'node:test';
-import type { CachedChange } from '@plinth/storage';
+import { setCorruptObjectReporting, type CachedChange } from '@plinth/storage';
 import type { WatchFormat } from './watch-encoder.js';
 import { WatchStream, type WatchStreamOwner } from './watch-stream.js';
 
@@ -59,6 +59,20 @@ describe('a watch given a change it cannot decrypt', () => {
     assert.equal(event.object.message, 'Internal error occurred: no matching key was found for the provided AES transformer');
     assert.equal(written[0].includes('k8s:enc'), false);
     assert.deepEqual(closed, ['error']);
+  });
+
+  it("ends with upstream's 500 StorageReadError at an unreadable DELETED change while unreadable objects are reported", () => {
+    const restore = setCorruptObjectReporting(true);
+    try {
+      const { s, written, closed } = stream();
+      s.onChange({ ...unreadable(6, 'db'), type: 'DELETED', unreadableDetail: 'no matching key was found for the provided AES transformer' });
+      const event = JSON.parse(written[0]) as { type: string; object: { code: number; reason: string; message: string } };
+      assert.deepEqual([event.type, event.object.code, event.object.reason], ['ERROR', 500, 'StorageReadError']);
+      assert.equal(event.object.message, 'saw a DELETED event, but object data is corrupt - data from the storage is not transformable revision=0: no matching key was found for the provided AES transformer');
+      assert.deepEqual(closed, ['error']);
+    } finally {
+      restore();
+    }
   });
 
   it('is not disturbed by an unreadable change of an object it does not watch', () => {

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { once } from 'node:events';
-import { type ChangeEvent, withResourceVersion } from '@plinth/storage';
+import { type ChangeEvent, corruptObjectReporting, withResourceVersion } from '@plinth/storage';
 import type { CachedChange, CacheSubscriber } from '@plinth/storage';
 import type { StatusBody } from '@plinth/apimachinery';
 import { ApiError, type KubeObject } from '@plinth/apimachinery';
@@ -144,7 +144,7 @@ export class WatchStream implements CacheSubscriber {
     if (f.namespace !== undefined && change.key.namespace !== f.namespace) return;
     if (f.name !== undefined && change.key.name !== f.name) return;
     if (change.unreadable !== undefined) {
-      this.failUnreadable(change.unreadable);
+      this.failUnreadable(change);
       return;
     }
     const object = change.object as KubeObject;
@@ -181,8 +181,8 @@ export class WatchStream implements CacheSubscriber {
    * an ERROR event with the storage's internal error, then the end of the
    * watch. Other watches go on.
    */
-  private failUnreadable(message: string): void {
-    const bytes = errorBytes(this.format, ApiError.internal(message).status);
+  private failUnreadable(change: ChangeEvent | CachedChange): void {
+    const bytes = errorBytes(this.format, unreadableChangeError(change).status);
     const fail = () => {
       if (this.closed) return;
       this.write(bytes);
@@ -317,4 +317,17 @@ export class WatchStream implements CacheSubscriber {
     else this.res.write(chunkPayload(bytes));
     this.owner.eventsWritten(1);
   }
+}
+
+/**
+ * The ERROR a watch ends with at a change it cannot decrypt. With corrupt-object reporting on
+ * (AllowUnsafeMalformedObjectDeletion), a DELETED one (an unsafe delete of an unreadable object) is upstream's
+ * 500 StorageReadError, which tells informers to list again; anything else is 500 InternalError with the storage's message.
+ */
+export function unreadableChangeError(change: ChangeEvent | CachedChange): ApiError {
+  if (change.type === 'DELETED' && corruptObjectReporting()) {
+    const detail = change.unreadableDetail ?? change.unreadable;
+    return new ApiError(500, 'StorageReadError', `saw a DELETED event, but object data is corrupt - data from the storage is not transformable revision=0: ${detail}`);
+  }
+  return ApiError.internal(change.unreadable ?? '');
 }
