@@ -7,11 +7,13 @@ import {
   isValidLabelValue,
 } from '@plinth/apimachinery';
 import { CelCidr, CelIp, CelUrl } from './cel-network.js';
+import { registerSemverLibrary } from './cel-semver.library.js';
 import { Quantity } from '@plinth/apimachinery';
 
 /**
  * Kubernetes' typed CEL libraries: `url()`, `quantity()`, `ip()`,
- * `cidr()` and the `format` library of named string formats.
+ * `cidr()`, `semver()` (cel-semver.library.ts) and the `format` library
+ * of named string formats.
  */
 
 /** A named string format of the `format` library. */
@@ -141,10 +143,11 @@ function registerFormat(env: Environment): void {
   });
 }
 
-/** Registers url, quantity, ip, cidr and format on `env`. */
+/** Registers url, quantity, ip, cidr, format and semver on `env`. */
 export function registerKubernetesTypesLibrary(env: Environment): void {
   registerUrl(env);
   registerQuantity(env);
   registerNetwork(env);
   registerFormat(env);
+  registerSemverLibrary(env);
 }

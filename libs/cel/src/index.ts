@@ -20,6 +20,7 @@ export { declaredSize, estimateCelCost } from './cel-cost-estimator.js';
 export { addSaturating, CEL_MAX_REQUEST_BYTES, type CelType, type DeclType, MAX_UINT64, multiplySaturating } from './cel-cost-size.js';
 export { celMap, celToJson, jsonToCel } from './cel-values.js';
 export { CelCidr, CelIp, CelUrl } from './cel-network.js';
+export { CelSemver, SemverParseError } from './cel-semver.js';
 export { compileRe2, re2Test, Re2SyntaxError } from './re2-regex.js';
 export { Quantity } from '@plinth/apimachinery';
 export { CelAuthorizer, type CelAuthzAnswer, type CelAuthzBackend, type CelAuthzQuestion, CelResourceCheck } from './cel-authorizer.library.js';
