@@ -24,6 +24,7 @@ const TOP_LEVEL = {
     folders: {
       admission: ['http', 'kinds', 'observability', 'registry'],
       api: ['handlers', 'http', 'kinds', 'observability', 'registry', 'resource-store', 'watch'],
+      apisharing: ['crd', 'handlers', 'http', 'kinds', 'registry', 'resource-store', 'watch'],
       audit: ['http'],
       authn: ['config', 'handlers', 'http', 'kinds', 'pki', 'registry', 'resource-store', 'watch'],
       authz: ['handlers', 'http', 'kinds', 'registry'],

@@ -14,6 +14,7 @@ export const ADMISSION_ORDER = [
   'TenantPlacement',
   'ShardSecretReference',
   'NamespaceLifecycle',
+  'APIBinding',
   'WebhookEgress',
   'OwnerReferencesPermissionEnforcement',
   'CertificateApproval',

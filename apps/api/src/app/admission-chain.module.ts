@@ -29,6 +29,9 @@ import { TenantPlacementModule } from '../sharding/tenant-placement.admission.js
 import { ShardSecretReferenceModule } from '../sharding/shard-secret-reference.admission.js';
 import { createPolicyAdmission, POLICY_ADMISSION, type PolicyAdmission } from '../admission/policy-admission.js';
 import { policyAuthorizer } from '../admission/policy-authorizer.js';
+import { ApiBindingAdmission } from '../apisharing/api-binding.admission.js';
+import { ApiSharingIndex } from '../apisharing/api-sharing-index.js';
+import { CrdRegistry } from '../crd/crd-registry.service.js';
 import { createWebhookAdmission, equivalents, normalizer, WEBHOOK_ADMISSION, type WebhookAdmission } from '../admission/webhook-admission.js';
 
 /** Whether MutatingAdmissionPolicy runs: upstream's plugin runs only with its gate on (and its API served, or no policy could exist). */
@@ -126,6 +129,8 @@ function namespacePhase(namespaces: NamespaceCache) {
         catalog: ShardCatalog,
         pool: ShardPool,
         directory: TenantDirectory,
+        sharing: ApiSharingIndex,
+        crds: CrdRegistry,
       ) => {
         const plugins: AdmissionModule[] = [
           escalation,
@@ -133,6 +138,7 @@ function namespacePhase(namespaces: NamespaceCache) {
           new TenantPlacementModule({ catalog, ready: (s) => pool.state(s)?.ready === true, tenantsOn: (s) => directory.tenantsOn(s) }),
           new ShardSecretReferenceModule(authorizer),
           new NamespaceLifecycleModule(namespacePhase(namespaces), (tenant, name) => namespaces.deleting(tenant, name)),
+          new ApiBindingAdmission(sharing, crds, authorizer),
           new WebhookEgressModule(egress),
           new OwnerReferencesPermissionModule(authorizer, registry),
           new CertificateApprovalModule(authorizer),
@@ -145,7 +151,7 @@ function namespacePhase(namespaces: NamespaceCache) {
         ];
         return new AdmissionChain(orderedPlugins(plugins));
       },
-      inject: [APP_CONFIG, RbacEscalationModule, TenantCache, NamespaceCache, ResourceRegistry, WebhookEgressPolicy, RbacAuthorizer, POLICY_ADMISSION, WEBHOOK_ADMISSION, ShardCatalog, ShardPool, TenantDirectory],
+      inject: [APP_CONFIG, RbacEscalationModule, TenantCache, NamespaceCache, ResourceRegistry, WebhookEgressPolicy, RbacAuthorizer, POLICY_ADMISSION, WEBHOOK_ADMISSION, ShardCatalog, ShardPool, TenantDirectory, ApiSharingIndex, CrdRegistry],
     },
   ],
   exports: [AdmissionChain, TenantValidationBudget, WEBHOOK_ADMISSION, POLICY_ADMISSION],

@@ -16,6 +16,7 @@ import { resourceQuotaResource } from '../kinds/resourcequota/resource-quota.res
 import { csrResource } from '../kinds/certificates/csr.resource.js';
 import { leaseCandidateResource } from '../kinds/coordination/lease-candidate.resource.js';
 import { storageVersionMigrationResource } from '../kinds/storagemigration/storage-version-migration.resource.js';
+import { apiBindingResource, apiExportResource } from '../kinds/apis/apis.resource.js';
 
 /** The built-in kinds every tenant has. */
 export const builtinResources: ResourceDefinition[] = [
@@ -37,4 +38,6 @@ export const builtinResources: ResourceDefinition[] = [
   featureGateResource,
   csrResource,
   storageVersionMigrationResource,
+  apiExportResource,
+  apiBindingResource,
 ];

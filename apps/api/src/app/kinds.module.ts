@@ -1,6 +1,6 @@
 import { Global, Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { STORAGE, type Storage } from '@plinth/storage';
+import { STORAGE, type Storage, TenantRepository } from '@plinth/storage';
 import { ServiceResolver, WebhookClient, WebhookEgressPolicy } from '@plinth/admission';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { CrdRegistry } from '../crd/crd-registry.service.js';
@@ -18,6 +18,9 @@ import { ResourceRegistry } from '../registry/resource-registry.js';
 import { featureStageIn } from '../registry/strategy-context.js';
 import { FEATURE_GATE_STORAGE_RESOURCE } from '../kinds/feature-gate/feature-gate.schema.js';
 import { TenantFeatureGates } from '../kinds/feature-gate/tenant-feature-gates.js';
+import { ApiSharingIndex } from '../apisharing/api-sharing-index.js';
+import { BoundResourceSource } from '../apisharing/bound-resource-source.js';
+import { APIBINDING_STORAGE_RESOURCE, APIEXPORT_STORAGE_RESOURCE } from '../kinds/apis/apis.schema.js';
 
 /**
  * The served resources of every tenant (global: every concern reads the
@@ -26,7 +29,9 @@ import { TenantFeatureGates } from '../kinds/feature-gate/tenant-feature-gates.j
  * scope's Tenant and Shard kinds, and each tenant's CRDs from the CRD cache, which
  * follows the change stream from module start (with the caller of CRD
  * conversion webhooks its compiled versions use); and the tenants' own
- * feature gates (FeatureGate objects).
+ * feature gates (FeatureGate objects). A tenant's dynamic kinds include
+ * the resources of the APIExports it binds (apisharing/, the index of every
+ * tenant's exports and bindings, fed by the change stream too).
  */
 @Global()
 @Module({
@@ -52,17 +57,22 @@ import { TenantFeatureGates } from '../kinds/feature-gate/tenant-feature-gates.j
       inject: [STORAGE, LOGGER, APP_CONFIG, TenantFeatureGates, ConversionWebhookCaller],
     },
     {
+      provide: ApiSharingIndex,
+      useFactory: (lists: Storage, tenants: TenantRepository) => new ApiSharingIndex(lists, () => tenants.list()),
+      inject: [STORAGE, TenantRepository],
+    },
+    {
       provide: ResourceRegistry,
-      useFactory: (config: AppConfig, crds: CrdRegistry) =>
+      useFactory: (config: AppConfig, crds: CrdRegistry, index: ApiSharingIndex) =>
         new ResourceRegistry(
           // Gated group versions (alpha APIs) are served only when the runtime configuration enables them.
           builtinResources.filter((d) => config.runtimeConfig.serves(d.group ? `${d.group}/${d.version}` : d.version)),
-          { scoped: { [PLATFORM_TENANT]: [tenantResourceV1beta1, tenantResource, shardResource].filter((d) => config.runtimeConfig.serves(`${d.group}/${d.version}`)) }, dynamic: crds },
+          { scoped: { [PLATFORM_TENANT]: [tenantResourceV1beta1, tenantResource, shardResource].filter((d) => config.runtimeConfig.serves(`${d.group}/${d.version}`)) }, dynamic: new BoundResourceSource(crds, index) },
         ),
-      inject: [APP_CONFIG, CrdRegistry],
+      inject: [APP_CONFIG, CrdRegistry, ApiSharingIndex],
     },
   ],
-  exports: [ResourceRegistry, CrdRegistry, TenantFeatureGates],
+  exports: [ResourceRegistry, CrdRegistry, TenantFeatureGates, ApiSharingIndex],
 })
 export class KindsModule implements OnModuleInit, OnApplicationShutdown {
   private unobserve: (() => void)[] = [];
@@ -72,6 +82,7 @@ export class KindsModule implements OnModuleInit, OnApplicationShutdown {
     @Inject(TenantFeatureGates) private readonly tenantFeatures: TenantFeatureGates,
     @Inject(OBSERVE_CHANGES) private readonly observe: ObserveChanges,
     @Inject(ConversionWebhookCaller) private readonly conversionWebhooks: ConversionWebhookCaller,
+    @Inject(ApiSharingIndex) private readonly sharing: ApiSharingIndex,
   ) {}
 
   onModuleInit(): void {
@@ -80,6 +91,9 @@ export class KindsModule implements OnModuleInit, OnApplicationShutdown {
       // Tenants' own FeatureGate objects: kept current, and a change recompiles the tenant's CRDs (gated fields' descriptions).
       this.observe(FEATURE_GATE_STORAGE_RESOURCE, this.tenantFeatures.observer),
       this.observe(FEATURE_GATE_STORAGE_RESOURCE, this.crds.observer),
+      // Exports and bindings of every tenant: which tenant is served which provider's CRDs.
+      this.observe(APIEXPORT_STORAGE_RESOURCE, this.sharing.observer),
+      this.observe(APIBINDING_STORAGE_RESOURCE, this.sharing.observer),
     ];
   }
 

@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { AuthnModule } from './authn.module.js';
 import { AuthzModule } from './authz.module.js';
 import { ResourceStoreModule } from './resource-store.module.js';
+import { ApiSharingModule } from './api-sharing.module.js';
+import { ExportView } from '../apisharing/export-view.rest.js';
 import { ResourceController } from '../api/resource.controller.js';
 import { selfSubjectReviewRest, serviceAccountTokenRest, tokenReviewRest } from '../authn/authentication.rest.js';
 import { AuthenticationService } from '../authn/authentication.service.js';
@@ -21,19 +23,20 @@ import { ResourceStoreService } from '../resource-store/resource-store.service.j
  * listed here) and otherwise to the verb's generic handler (handlers/).
  */
 @Module({
-  imports: [ResourceStoreModule, AuthnModule, AuthzModule],
+  imports: [ResourceStoreModule, AuthnModule, AuthzModule, ApiSharingModule],
   providers: [
     {
       provide: KindRestRegistry,
-      useFactory: (authn: AuthenticationService, reviews: AccessReviewDeps, store: ResourceStoreService, config: AppConfig) =>
+      useFactory: (authn: AuthenticationService, reviews: AccessReviewDeps, store: ResourceStoreService, config: AppConfig, exportView: ExportView) =>
         new KindRestRegistry([
           tokenReviewRest(authn),
           selfSubjectReviewRest(),
           accessReviewRest(reviews),
           serviceAccountTokenRest(store, authn, config.serviceAccountMaxTokenSeconds),
           customResourceScaleRest(store),
+          exportView.rest(),
         ]),
-      inject: [AuthenticationService, ACCESS_REVIEWS, ResourceStoreService, APP_CONFIG],
+      inject: [AuthenticationService, ACCESS_REVIEWS, ResourceStoreService, APP_CONFIG, ExportView],
     },
     {
       provide: UNSAFE_DELETE,

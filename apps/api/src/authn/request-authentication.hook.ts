@@ -46,7 +46,8 @@ export function requestAttributes(req: FastifyRequest, user: UserInfo): Authoriz
 }
 
 function tenantOf(url: string): string {
-  const m = /^\/clusters\/([^/?]+)/.exec(url);
+  // An APIExport's view is a request to the export's own tenant (its provider's identities authenticate there).
+  const m = /^\/clusters\/([^/?]+)/.exec(url) ?? /^\/services\/apiexport\/([^/?]+)\//.exec(url);
   if (!m) return 'default';
   try {
     return decodeURIComponent(m[1]);

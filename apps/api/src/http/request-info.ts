@@ -17,7 +17,19 @@ export interface RequestInfo {
   verb: Verb | '';
   /** The path after the tenant prefix, e.g. `/api/v1/namespaces`. */
   path: string;
+  /**
+   * Set for a request to an APIExport's view (`/services/apiexport/<tenant>/<export>/clusters/<tenant or *>/…`,
+   * kcp's virtual workspace): the request is then `apiexports/content` of the export in its own tenant (what
+   * authorization, fair queuing and audit see), and `inner` is the request below the prefix.
+   */
+  exportView?: { export: string; inner: RequestInfo };
 }
+
+/** The prefix of an APIExport's view (docs/api-sharing.md). */
+const EXPORT_VIEW_PREFIX = ['services', 'apiexport'];
+
+/** The group and version of APIExport (kinds/apis; repeated here, below the kinds). */
+const APIS_GROUP_VERSION = { group: 'apis.plinth.dev', version: 'v1alpha1' };
 
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 
@@ -36,6 +48,7 @@ export function parseRequestInfo(method: string, rawPath: string, watchParam: bo
   } catch {
     parts = [];
   }
+  if (parts[0] === EXPORT_VIEW_PREFIX[0] && parts[1] === EXPORT_VIEW_PREFIX[1] && parts.length >= 4) return exportViewInfo(method, parts, watchParam);
   let tenant = 'default';
   if (parts[0] === 'clusters' && parts.length >= 2) {
     tenant = parts[1];
@@ -78,6 +91,26 @@ export function parseRequestInfo(method: string, rawPath: string, watchParam: bo
   info.subresource = parts.slice(2).join('/');
   info.verb = verbFor(method, info.name !== '', watchParam);
   return info;
+}
+
+/** The request info of an APIExport view path (`parts` split, the prefix included): `apiexports/content` of the export, with the inner request. */
+function exportViewInfo(method: string, parts: string[], watchParam: boolean): RequestInfo {
+  const [, , tenant, name, ...rest] = parts;
+  const innerPath = '/' + rest.map(encodeURIComponent).join('/');
+  const inner = rest[0] === 'clusters' && rest.length >= 2 ? parseRequestInfo(method, innerPath, watchParam) : undefined;
+  return {
+    tenant,
+    isResourceRequest: inner?.isResourceRequest === true,
+    prefix: 'apis',
+    ...APIS_GROUP_VERSION,
+    namespace: '',
+    resource: 'apiexports',
+    name,
+    subresource: 'content',
+    verb: inner?.verb ?? '',
+    path: '/' + parts.map(encodeURIComponent).join('/'),
+    exportView: inner ? { export: name, inner } : undefined,
+  };
 }
 
 /**

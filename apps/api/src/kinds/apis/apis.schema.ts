@@ -1,0 +1,129 @@
+import type { StructuralSchema } from '@plinth/apimachinery';
+import { objectMetaProperty, typeMetaProperties } from '../../schema/object-meta.schema.js';
+
+/** The API group of APIExport and APIBinding (kcp's `apis.kcp.io`, Plinth's name). */
+export const APIS_GROUP = 'apis.plinth.dev';
+/** The version served. */
+export const APIS_VERSION = 'v1alpha1';
+/** Where APIExport objects are stored (per tenant, cluster-scoped). */
+export const APIEXPORT_STORAGE_RESOURCE = `${APIS_GROUP}/apiexports`;
+/** Where APIBinding objects are stored (per tenant, cluster-scoped). */
+export const APIBINDING_STORAGE_RESOURCE = `${APIS_GROUP}/apibindings`;
+/** The annotation naming the tenant of an object served through an export's view (kcp's `kcp.io/cluster`). */
+export const TENANT_ANNOTATION = 'tenancy.plinth.dev/tenant';
+
+const groupResource: StructuralSchema = {
+  type: 'object',
+  required: ['resource'],
+  properties: {
+    group: { type: 'string', description: 'group is the API group of the resource ("" for the core group).' },
+    resource: { type: 'string', description: 'resource is the plural, lower-case resource name.' },
+  },
+};
+
+const permissionClaim: StructuralSchema = {
+  type: 'object',
+  required: ['resource'],
+  properties: {
+    group: { type: 'string', description: 'group of the claimed resource.' },
+    resource: { type: 'string', description: 'resource claimed in every binding tenant.' },
+    verbs: { type: 'array', items: { type: 'string' }, description: 'verbs the provider asks for on the claimed resource.' },
+  },
+};
+
+const condition: StructuralSchema = {
+  type: 'object',
+  properties: {
+    type: { type: 'string' },
+    status: { type: 'string' },
+    reason: { type: 'string' },
+    message: { type: 'string' },
+    lastTransitionTime: { type: 'string', format: 'date-time' },
+  },
+};
+
+/** apis.plinth.dev/v1alpha1 APIExport. */
+export const apiExportSchema: StructuralSchema = {
+  type: 'object',
+  description: 'APIExport offers CustomResourceDefinitions of its tenant (the provider) to other tenants, which bind it with an APIBinding.',
+  properties: {
+    ...typeMetaProperties(),
+    metadata: objectMetaProperty(),
+    spec: {
+      type: 'object',
+      properties: {
+        resources: {
+          type: 'array',
+          description: 'resources lists the CustomResourceDefinitions of this tenant that are exported, by group and plural resource.',
+          items: groupResource,
+        },
+        permissionClaims: {
+          type: 'array',
+          description: 'permissionClaims are the permissions the provider asks of binding tenants (recorded; not granted yet, see docs/api-sharing.md).',
+          items: permissionClaim,
+        },
+      },
+    },
+    status: {
+      type: 'object',
+      properties: {
+        virtualWorkspaces: {
+          type: 'array',
+          description: 'virtualWorkspaces are the URLs (paths) where the provider lists and watches the bound objects of every binding tenant.',
+          items: { type: 'object', properties: { url: { type: 'string' } } },
+        },
+        conditions: { type: 'array', items: condition },
+      },
+    },
+  },
+};
+
+/** apis.plinth.dev/v1alpha1 APIBinding. */
+export const apiBindingSchema: StructuralSchema = {
+  type: 'object',
+  description: 'APIBinding binds an APIExport of another tenant: its resources are then served in this tenant as its own.',
+  properties: {
+    ...typeMetaProperties(),
+    metadata: objectMetaProperty(),
+    spec: {
+      type: 'object',
+      required: ['reference'],
+      properties: {
+        reference: {
+          type: 'object',
+          required: ['export'],
+          properties: {
+            export: {
+              type: 'object',
+              required: ['path', 'name'],
+              properties: {
+                path: { type: 'string', description: 'path is the tenant of the APIExport (the provider).' },
+                name: { type: 'string', description: 'name of the APIExport.' },
+              },
+            },
+          },
+        },
+      },
+    },
+    status: {
+      type: 'object',
+      properties: {
+        phase: { type: 'string', description: 'phase is Bound once the exported resources are served in this tenant.' },
+        apiExportTenant: { type: 'string', description: 'the tenant of the bound export.' },
+        boundResources: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              group: { type: 'string' },
+              resource: { type: 'string' },
+              schema: { type: 'object', properties: { name: { type: 'string' }, UID: { type: 'string' } } },
+              storageVersions: { type: 'array', items: { type: 'string' } },
+            },
+          },
+        },
+        conditions: { type: 'array', items: condition },
+      },
+    },
+  },
+};
