@@ -5,7 +5,7 @@ import { isPlainObject } from '@plinth/apimachinery';
 import { STORAGE, type Storage } from '@plinth/storage';
 import { OwnerReferencesPermissionModule } from '../authz/owner-references.admission.js';
 import { AuthzModule } from './authz.module.js';
-import { RbacAuthorizer } from '../authz/rbac-authorizer.js';
+import { RequestAuthorizer } from '../authz/authorizer-chain.js';
 import { RbacEscalationModule } from '../authz/rbac-escalation.admission.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { LOGGER } from '../observability/logger.js';
@@ -28,7 +28,7 @@ import { TenantDirectory } from '../sharding/tenant-directory.js';
 import { TenantPlacementModule } from '../sharding/tenant-placement.admission.js';
 import { ShardSecretReferenceModule } from '../sharding/shard-secret-reference.admission.js';
 import { createPolicyAdmission, POLICY_ADMISSION, type PolicyAdmission } from '../admission/policy-admission.js';
-import { policyAuthorizer } from '../admission/policy-authorizer.js';
+import { policyAuthorizer, settlePolicyAuthorizer } from '../admission/policy-authorizer.js';
 import { createWebhookAdmission, equivalents, normalizer, WEBHOOK_ADMISSION, type WebhookAdmission } from '../admission/webhook-admission.js';
 
 /** Whether MutatingAdmissionPolicy runs: upstream's plugin runs only with its gate on (and its API served, or no policy could exist). */
@@ -90,7 +90,7 @@ function namespacePhase(namespaces: NamespaceCache) {
         logger: Logger,
         metrics: Metrics,
         budget: TenantValidationBudget,
-        authorizer: RbacAuthorizer,
+        authorizer: RequestAuthorizer,
         watch: WatchService,
         namespaces: NamespaceCache,
       ) => {
@@ -104,12 +104,13 @@ function namespacePhase(namespaces: NamespaceCache) {
           normalizePatched: normalizer(registry),
           meter: (tenant, evaluate) => budget.run(tenant, evaluate),
           authorizer: (attrs) => policyAuthorizer(authorizer, attrs),
+          settleAuthorizer: settlePolicyAuthorizer,
           namespaces,
         });
         policies.attach(watch.cache);
         return policies;
       },
-      inject: [ResourceRegistry, STORAGE, STORAGE, LOGGER, Metrics, TenantValidationBudget, RbacAuthorizer, WatchService, NamespaceCache],
+      inject: [ResourceRegistry, STORAGE, STORAGE, LOGGER, Metrics, TenantValidationBudget, RequestAuthorizer, WatchService, NamespaceCache],
     },
     {
       provide: AdmissionChain,
@@ -120,7 +121,7 @@ function namespacePhase(namespaces: NamespaceCache) {
         namespaces: NamespaceCache,
         registry: ResourceRegistry,
         egress: WebhookEgressPolicy,
-        authorizer: RbacAuthorizer,
+        authorizer: RequestAuthorizer,
         policies: PolicyAdmission,
         webhooks: WebhookAdmission,
         catalog: ShardCatalog,
@@ -145,7 +146,7 @@ function namespacePhase(namespaces: NamespaceCache) {
         ];
         return new AdmissionChain(orderedPlugins(plugins));
       },
-      inject: [APP_CONFIG, RbacEscalationModule, TenantCache, NamespaceCache, ResourceRegistry, WebhookEgressPolicy, RbacAuthorizer, POLICY_ADMISSION, WEBHOOK_ADMISSION, ShardCatalog, ShardPool, TenantDirectory],
+      inject: [APP_CONFIG, RbacEscalationModule, TenantCache, NamespaceCache, ResourceRegistry, WebhookEgressPolicy, RequestAuthorizer, POLICY_ADMISSION, WEBHOOK_ADMISSION, ShardCatalog, ShardPool, TenantDirectory],
     },
   ],
   exports: [AdmissionChain, TenantValidationBudget, WEBHOOK_ADMISSION, POLICY_ADMISSION],

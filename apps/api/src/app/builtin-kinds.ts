@@ -15,6 +15,7 @@ import { featureGateResource } from '../kinds/feature-gate/feature-gate.resource
 import { resourceQuotaResource } from '../kinds/resourcequota/resource-quota.resource.js';
 import { csrResource } from '../kinds/certificates/csr.resource.js';
 import { leaseCandidateResource } from '../kinds/coordination/lease-candidate.resource.js';
+import { tenantAuthorizationWebhookResource } from '../kinds/authorization/tenant-authorization-webhook.resource.js';
 import { storageVersionMigrationResource } from '../kinds/storagemigration/storage-version-migration.resource.js';
 
 /** The built-in kinds every tenant has. */
@@ -34,6 +35,7 @@ export const builtinResources: ResourceDefinition[] = [
   ...authenticationResources,
   ...rbacResources,
   ...authorizationResources,
+  tenantAuthorizationWebhookResource,
   featureGateResource,
   csrResource,
   storageVersionMigrationResource,

@@ -3,7 +3,8 @@ import { decodeObject } from '../../http/decode-object.js';
 import type { HandlerContext } from '../../http/handler-context.js';
 import { parseWriteOptions } from '../../http/options/write-options.dto.js';
 import { sendObject, setWarnings } from '../../http/response-writer.js';
-import { isTenantMember, type RbacAuthorizer, type RbacIndexSource } from '../rbac-authorizer.js';
+import type { RequestAuthorizer } from '../authorizer-chain.js';
+import { isTenantMember, type RbacIndexSource } from '../rbac-authorizer.js';
 import {
   localSubjectAccessReviewResource,
   selfSubjectAccessReviewResource,
@@ -14,7 +15,7 @@ import { reviewAttributes, reviewedUser, reviewSpec, reviewStatus, rulesReviewSt
 
 /** What the review handlers consult. */
 export interface AccessReviewDeps {
-  authorizer: RbacAuthorizer;
+  authorizer: RequestAuthorizer;
   indexes: RbacIndexSource;
 }
 
