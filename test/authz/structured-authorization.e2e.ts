@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -257,7 +258,10 @@ describe('structured authorization (AuthorizationConfiguration, webhooks, tenant
       });
       assert.equal(res.body.reason, 'InternalError');
       assert.match(res.body.message, /webhook authorizer slow failed: context deadline exceeded/);
-      assert.match(await metrics(), /apiserver_authorization_config_controller_automatic_reloads_total\{status="success",apiserver_id_hash="sha256:[0-9a-f]+"\} [1-9]/);
+      const text = await metrics();
+      assert.match(text, /apiserver_authorization_config_controller_automatic_reloads_total\{status="success",apiserver_id_hash="sha256:[0-9a-f]+"\} [1-9]/);
+      const hash = createHash('sha256').update(readFileSync(configFile)).digest('hex');
+      assert.match(text, new RegExp(`apiserver_authorization_config_controller_last_config_info\\{apiserver_id_hash="sha256:[0-9a-f]+",hash="sha256:${hash}"\\} 1`));
     });
 
     it('with failurePolicy NoOpinion the chain goes on: RBAC allows what it allows', async () => {

@@ -52,6 +52,7 @@ export class AuthorizationConfigReloader {
   constructor(private readonly opts: AuthorizationConfigReloaderOptions) {
     this.hash = hashOf(opts.initialText);
     this.requiredTypes = new Set(opts.initialEntries.map((e) => e.type).filter((t) => t !== 'Webhook'));
+    opts.metrics.configInfo.set({ apiserver_id_hash: this.idHash, hash: `sha256:${this.hash}` }, 1);
   }
 
   /** Starts watching the file's folder and polling every `intervalMs`. */
@@ -104,6 +105,8 @@ export class AuthorizationConfigReloader {
     chain.replace(built);
     this.opts.release(old);
     this.hash = hash;
+    metrics.configInfo.reset();
+    metrics.configInfo.set({ apiserver_id_hash: this.idHash, hash: `sha256:${hash}` }, 1);
     metrics.reloads.inc({ status: 'success', apiserver_id_hash: this.idHash });
     metrics.lastReload.set({ status: 'success', apiserver_id_hash: this.idHash }, now);
     logger.info({ file, authorizers: built.map((b) => `${b.type}/${b.name}`) }, 'reloaded authorization config');

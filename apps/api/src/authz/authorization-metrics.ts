@@ -15,6 +15,7 @@ export class AuthorizationMetrics {
   readonly matchConditionExclusions: Counter<'type' | 'name'>;
   readonly reloads: Counter<'status' | 'apiserver_id_hash'>;
   readonly lastReload: Gauge<'status' | 'apiserver_id_hash'>;
+  readonly configInfo: Gauge<'apiserver_id_hash' | 'hash'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -65,6 +66,12 @@ export class AuthorizationMetrics {
       name: 'apiserver_authorization_config_controller_automatic_reload_last_timestamp_seconds',
       help: 'Timestamp of the last automatic reload of authorization configuration split by status and apiserver identity.',
       labelNames: ['status', 'apiserver_id_hash'],
+      registers,
+    });
+    this.configInfo = new Gauge({
+      name: 'apiserver_authorization_config_controller_last_config_info',
+      help: 'Information about the last applied authorization configuration with hash as label, split by apiserver identity.',
+      labelNames: ['apiserver_id_hash', 'hash'],
       registers,
     });
   }

@@ -1,5 +1,5 @@
 import type { WebhookEgressPolicy } from '@plinth/admission';
-import { type AuthorizationAttributes, type AuthorizationDecision, type Authorizer, type FieldError, isPlainObject, type KubeObject, TENANT_EXTRA_KEY } from '@plinth/apimachinery';
+import { ApiError, type AuthorizationAttributes, type AuthorizationDecision, type Authorizer, type FieldError, isPlainObject, type KubeObject, TENANT_EXTRA_KEY } from '@plinth/apimachinery';
 import { type ChangeObserver, type Storage, TenantSnapshots } from '@plinth/storage';
 import type { Logger } from 'pino';
 import { validateWebhookSettings } from '../kinds/authorization/authorization-webhook-settings.js';
@@ -45,7 +45,9 @@ function ownTenantOnly(extra: Record<string, string[]>, tenant: string): Record<
  */
 export class TenantWebhooks implements Authorizer {
   private readonly snapshots: TenantSnapshots<{ hooks: TenantHook[] }>;
-  private readonly outdated = new Set<string>();
+  /** Tenants whose snapshot a change outdated, with the number of that change: cleared once a read that started after it is in. */
+  private readonly outdated = new Map<string, number>();
+  private changes = 0;
 
   constructor(private readonly deps: TenantWebhooksDeps) {
     this.snapshots = new TenantSnapshots({
@@ -57,25 +59,36 @@ export class TenantWebhooks implements Authorizer {
   /** Feed for the change stream of TenantAuthorizationWebhooks. */
   readonly observer: ChangeObserver = {
     onChange: (change) => {
-      this.outdated.add(change.key.tenant);
+      this.outdated.set(change.key.tenant, ++this.changes);
       this.snapshots.observer.onChange(change);
     },
     onReset: () => {
-      for (const t of this.snapshots.tenants()) this.outdated.add(t);
+      for (const t of this.snapshots.tenants()) this.outdated.set(t, ++this.changes);
       this.snapshots.observer.onReset();
     },
     onTenantRetired: (tenant) => {
-      this.outdated.add(tenant);
+      // Its snapshot is dropped: the next request reads afresh anyway.
+      this.outdated.delete(tenant);
+      for (const h of this.snapshots.peek(tenant)?.hooks ?? []) void h.close();
       this.snapshots.observer.onTenantRetired?.(tenant);
     },
   };
 
   authorize(attrs: AuthorizationAttributes): AuthorizationDecision | Promise<AuthorizationDecision> {
     const tenant = attrs.tenant;
-    const current = this.outdated.has(tenant) ? undefined : this.snapshots.peek(tenant);
+    const mark = this.outdated.get(tenant);
+    const current = mark === undefined ? this.snapshots.peek(tenant) : undefined;
     if (current) return this.decide(attrs, current.hooks);
-    this.outdated.delete(tenant);
-    return this.snapshots.get(tenant).then((s) => this.decide(attrs, s.hooks));
+    // Concurrent requests share the read (TenantSnapshots); until it is in, they all wait for it rather than peek.
+    return this.snapshots.get(tenant).then(
+      (s) => {
+        if (this.outdated.get(tenant) === mark) this.outdated.delete(tenant);
+        return this.decide(attrs, s.hooks);
+      },
+      () => {
+        throw ApiError.serviceUnavailable('authorization is unavailable: the tenant\'s authorization webhooks could not be read, try again later');
+      },
+    );
   }
 
   private decide(attrs: AuthorizationAttributes, hooks: TenantHook[]): AuthorizationDecision | Promise<AuthorizationDecision> {
