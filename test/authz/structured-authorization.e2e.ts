@@ -201,9 +201,9 @@ describe('structured authorization (AuthorizationConfiguration, webhooks, tenant
   });
 
   describe('a tenant\'s own webhook (TenantAuthorizationWebhook)', () => {
-    const hooks = (tenant: string) => `/clusters/${tenant}/apis/tenancy.plinth.dev/v1beta1/tenantauthorizationwebhooks`;
+    const hooks = (tenant: string) => `/clusters/${tenant}/apis/authorization.plinth.dev/v1alpha1/tenantauthorizationwebhooks`;
     const body = (url: string, extra: Record<string, unknown> = {}) => ({
-      apiVersion: 'tenancy.plinth.dev/v1beta1',
+      apiVersion: 'authorization.plinth.dev/v1alpha1',
       kind: 'TenantAuthorizationWebhook',
       metadata: { name: 'acme-authz' },
       spec: { clientConfig: { url, caBundle: certs.caBundle }, matchConditions: [{ expression: 'has(request.resourceAttributes)' }], ...extra },

@@ -11,7 +11,7 @@ const CONFIGURATIONS = new Set(['mutatingwebhookconfigurations', 'validatingwebh
  * `clientConfig.url` the platform's egress policy forbids for the tenant
  * (a literal loopback, link-local or own address, or `localhost`), and a
  * CustomResourceDefinition whose conversion webhook URL it forbids, and a
- * TenantAuthorizationWebhook (tenancy.plinth.dev) whose URL it forbids. Names
+ * TenantAuthorizationWebhook (authorization.plinth.dev) whose URL it forbids. Names
  * that resolve to such addresses are refused again at call time.
  */
 export class WebhookEgressModule implements AdmissionModule {
@@ -49,7 +49,7 @@ function webhookUrls(attrs: AdmissionAttributes): Array<{ field: string; url: st
     const url = obj?.spec?.conversion?.webhook?.clientConfig?.url;
     return typeof url === 'string' ? [{ field: 'spec.conversion.webhook.clientConfig.url', url }] : [];
   }
-  if (attrs.resource.group === 'tenancy.plinth.dev' && attrs.resource.resource === 'tenantauthorizationwebhooks') {
+  if (attrs.resource.group === 'authorization.plinth.dev' && attrs.resource.resource === 'tenantauthorizationwebhooks') {
     const url = (obj?.spec as { clientConfig?: { url?: unknown } } | undefined)?.clientConfig?.url;
     return typeof url === 'string' ? [{ field: 'spec.clientConfig.url', url }] : [];
   }

@@ -3,11 +3,18 @@ import { STANDARD_VERBS, type ResourceDefinition } from '../../registry/resource
 import { objectMetaProperty, typeMetaProperties } from '../../schema/object-meta.schema.js';
 import { ageCell } from '../../table/human-duration.js';
 import { ageColumn, nameColumn } from '../../table/standard-columns.js';
-import { TENANCY_BETA_VERSION, TENANCY_GROUP } from '../tenant/tenant-api.js';
 import { tenantAuthorizationWebhookStrategy } from './tenant-authorization-webhook.strategy.js';
 
+/**
+ * Plinth's API group of a tenant's own authorization objects, served in every
+ * tenant (tenancy.plinth.dev is served in the platform scope only: a tenant
+ * sees nothing of it).
+ */
+export const AUTHORIZATION_PLINTH_GROUP = 'authorization.plinth.dev';
+/** Its version (not gated, as features.plinth.dev/v1alpha1). */
+export const AUTHORIZATION_PLINTH_VERSION = 'v1alpha1';
 /** The storage resource of TenantAuthorizationWebhooks. */
-export const TENANT_AUTHORIZATION_WEBHOOK_STORAGE_RESOURCE = `${TENANCY_GROUP}/tenantauthorizationwebhooks`;
+export const TENANT_AUTHORIZATION_WEBHOOK_STORAGE_RESOURCE = `${AUTHORIZATION_PLINTH_GROUP}/tenantauthorizationwebhooks`;
 
 const duration = (description: string): StructuralSchema => ({ type: 'string', description });
 
@@ -44,14 +51,14 @@ function spec(o: KubeObject, key: string): unknown {
 }
 
 /**
- * tenancy.plinth.dev/v1beta1 TenantAuthorizationWebhook: cluster-scoped, in
+ * authorization.plinth.dev/v1alpha1 TenantAuthorizationWebhook: cluster-scoped, in
  * every tenant; each is a webhook authorizer asked about requests into its
  * own tenant that the platform's authorizers left undecided
  * (docs/authorization.md). Every replica caches them.
  */
 export const tenantAuthorizationWebhookResource: ResourceDefinition = {
-  group: TENANCY_GROUP,
-  version: TENANCY_BETA_VERSION,
+  group: AUTHORIZATION_PLINTH_GROUP,
+  version: AUTHORIZATION_PLINTH_VERSION,
   resource: 'tenantauthorizationwebhooks',
   singular: 'tenantauthorizationwebhook',
   kind: 'TenantAuthorizationWebhook',

@@ -49,7 +49,7 @@ export function validateTenantAuthorizationWebhook(obj: KubeObject): FieldError[
   return errs;
 }
 
-/** tenancy.plinth.dev/v1beta1 TenantAuthorizationWebhook: defaults, then validation on create and update. */
+/** authorization.plinth.dev/v1alpha1 TenantAuthorizationWebhook: defaults, then validation on create and update. */
 export const tenantAuthorizationWebhookStrategy: ResourceStrategy = {
   prepareForCreate: (obj) => defaultSpec(obj),
   prepareForUpdate: (obj) => defaultSpec(obj),
