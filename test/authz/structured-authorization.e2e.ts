@@ -70,7 +70,7 @@ describe('structured authorization (AuthorizationConfiguration, webhooks, tenant
     });
     sar.on('/slow', () => 'hang');
     sar.on('/acme', (r) => (r.spec.user === 'bob' && r.spec.extra?.['authorization.plinth.dev/tenant']?.[0] === 'acme' ? { allowed: true } : {}));
-    mainKubeconfig = sar.writeKubeconfig(path.join(dir, 'main.kubeconfig'), '/main', certs.caPem);
+    mainKubeconfig = sar.writeKubeconfig(path.join(dir, 'main.kubeconfig'), '/main', certs.caPem, 'plinth-to-main');
     slowKubeconfig = sar.writeKubeconfig(path.join(dir, 'slow.kubeconfig'), '/slow', certs.caPem);
     writeConfig([{ name: 'main', kubeconfig: mainKubeconfig, matchConditions: ["request.user != 'skip-me'"] }]);
     s = await startTestServer('structured-authz', {
@@ -96,6 +96,7 @@ describe('structured authorization (AuthorizationConfiguration, webhooks, tenant
     assert.deepEqual(review.spec.groups, ['developers', 'system:authenticated']);
     assert.deepEqual(review.spec.resourceAttributes, { namespace: 'default', verb: 'list', version: 'v1', resource: 'configmaps' });
     assert.deepEqual(review.spec.extra?.['authorization.plinth.dev/tenant'], ['default']);
+    assert.equal(review.authorization, 'Bearer plinth-to-main', 'the kubeconfig user\'s token is presented');
     const before = sar.reviews.length;
     await request(s.url).get(CONFIGMAPS).expect(200);
     assert.equal(sar.reviews.length, before, 'system:masters is allowed before any authorizer is asked');

@@ -5,6 +5,8 @@ import type { TestCertificates } from '../../admission/support/webhook-server.js
 /** A SubjectAccessReview as the webhook received it. */
 export interface ReceivedReview {
   path: string;
+  /** The Authorization header the server presented (a kubeconfig user's token). */
+  authorization?: string;
   apiVersion: string;
   kind: string;
   spec: {
@@ -38,7 +40,7 @@ export class SarWebhookServer {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ReceivedReview;
-        const review: ReceivedReview = { path: (req.url ?? '/').split('?')[0], apiVersion: body.apiVersion, kind: body.kind, spec: body.spec };
+        const review: ReceivedReview = { path: (req.url ?? '/').split('?')[0], authorization: req.headers.authorization, apiVersion: body.apiVersion, kind: body.kind, spec: body.spec };
         self!.reviews.push(review);
         const route = self!.routes.get(review.path);
         const answer = route ? route(review) : {};
@@ -68,12 +70,12 @@ export class SarWebhookServer {
     return this.reviews.filter((r) => r.path === p);
   }
 
-  /** Writes a kubeconfig for the webhook at `p` (its CA, no client credentials) to `file`; returns `file`. */
-  writeKubeconfig(file: string, p: string, caPem: string): string {
+  /** Writes a kubeconfig for the webhook at `p` (its CA; the user's `token` if given) to `file`; returns `file`. */
+  writeKubeconfig(file: string, p: string, caPem: string, token?: string): string {
     const ca = Buffer.from(caPem).toString('base64');
     writeFileSync(
       file,
-      `apiVersion: v1\nkind: Config\nclusters:\n- name: webhook\n  cluster:\n    server: ${this.url(p)}\n    certificate-authority-data: ${ca}\nusers:\n- name: apiserver\n  user: {}\ncontexts:\n- name: webhook\n  context: {cluster: webhook, user: apiserver}\ncurrent-context: webhook\n`,
+      `apiVersion: v1\nkind: Config\nclusters:\n- name: webhook\n  cluster:\n    server: ${this.url(p)}\n    certificate-authority-data: ${ca}\nusers:\n- name: apiserver\n  user: ${token ? `{token: ${token}}` : '{}'}\ncontexts:\n- name: webhook\n  context: {cluster: webhook, user: apiserver}\ncurrent-context: webhook\n`,
     );
     return file;
   }
