@@ -125,6 +125,25 @@ describe('start-up failures', () => {
     assert.match(failureLine(o), new RegExp(`^plinth: cannot reach Redis at 127\\.0\\.0\\.1:${port} \\(REDIS_URL\\): .*ECONNREFUSED.*REDIS_URL`));
   });
 
+  it('an authorization configuration with a CEL expression that does not compile, or naming Node (exit 2, PLINTH_AUTHORIZATION_CONFIG)', async () => {
+    const dir = tmp('authz');
+    const kubeconfig = path.join(dir, 'webhook.kubeconfig');
+    writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\nclusters: [{name: w, cluster: {server: "https://127.0.0.1:9/authorize"}}]\ncontexts: [{name: w, context: {cluster: w}}]\ncurrent-context: w\n');
+    const webhook = { timeout: '3s', authorizedTTL: '5m', unauthorizedTTL: '30s', subjectAccessReviewVersion: 'v1', matchConditionSubjectAccessReviewVersion: 'v1', failurePolicy: 'Deny', connectionInfo: { type: 'KubeConfigFile', kubeConfigFile: kubeconfig } };
+    const config = path.join(dir, 'authorization.yaml');
+    const authorizers = [{ type: 'RBAC', name: 'rbac' }, { type: 'Webhook', name: 'policy', webhook: { ...webhook, matchConditions: [{ expression: "request.user == 'a'" }, { expression: 'request.user ==' }] } }];
+    writeFileSync(config, JSON.stringify({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AuthorizationConfiguration', authorizers }));
+    const bad = await start({ PLINTH_DATA_DIR: dir, DATABASE_URL: db.url, PLINTH_AUTHORIZATION_CONFIG: config });
+    assert.equal(bad.code, 2, bad.stderr);
+    const line = failureLine(bad);
+    const want = `plinth: PLINTH_AUTHORIZATION_CONFIG ${config}: authorizers[1].webhook.matchConditions[1].expression: Invalid value: "request.user ==": compilation failed: `;
+    assert.ok(line.startsWith(want), line);
+    writeFileSync(config, JSON.stringify({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AuthorizationConfiguration', authorizers: [{ type: 'Node', name: 'node' }, { type: 'RBAC', name: 'rbac' }] }));
+    const node = await start({ PLINTH_DATA_DIR: dir, DATABASE_URL: db.url, PLINTH_AUTHORIZATION_CONFIG: config });
+    assert.equal(node.code, 2, node.stderr);
+    assert.match(failureLine(node), /^plinth: PLINTH_AUTHORIZATION_CONFIG .*: authorizers\[0\]\.type: Invalid value: "Node": Plinth serves no nodes/);
+  });
+
   it('certificates that cannot be read or are not PEM (exit 2, PLINTH_TLS_CERT_FILE)', async () => {
     const dir = tmp('certs');
     const missing = await start({ PLINTH_DATA_DIR: dir, DATABASE_URL: db.url, PLINTH_TLS_CERT_FILE: path.join(dir, 'none.crt'), PLINTH_TLS_KEY_FILE: path.join(dir, 'none.key') });

@@ -7,6 +7,7 @@
  */
 export * from './auth/user-info.js';
 export * from './auth/authorizer.js';
+export * from './auth/selector-attributes.js';
 export * from './object/kube-object.js';
 export * from './object/json-clone.js';
 export * from './object/timestamp.js';

@@ -11,6 +11,10 @@ export interface CelAuthzQuestion {
   namespace: string;
   name: string;
   path: string;
+  /** KEP-4601: the field selector `fieldSelector()` set, raw (the authorizer parses it; one that does not parse is left out). */
+  fieldSelector?: string;
+  /** KEP-4601: the label selector `labelSelector()` set, raw. */
+  labelSelector?: string;
 }
 
 /** The answer to {@link CelAuthzQuestion}; `error` set when it could not be decided. */
@@ -40,11 +44,13 @@ export class CelResourceCheck {
     readonly subresource = '',
     readonly namespace = '',
     readonly name = '',
+    readonly fieldSelector = '',
+    readonly labelSelector = '',
   ) {}
 
-  with(field: 'group' | 'resource' | 'subresource' | 'namespace' | 'name', value: string): CelResourceCheck {
-    const next = { group: this.group, resource: this.resource, subresource: this.subresource, namespace: this.namespace, name: this.name, [field]: value };
-    return new CelResourceCheck(this.backend, next.group, next.resource, next.subresource, next.namespace, next.name);
+  with(field: 'group' | 'resource' | 'subresource' | 'namespace' | 'name' | 'fieldSelector' | 'labelSelector', value: string): CelResourceCheck {
+    const n = { group: this.group, resource: this.resource, subresource: this.subresource, namespace: this.namespace, name: this.name, fieldSelector: this.fieldSelector, labelSelector: this.labelSelector, [field]: value };
+    return new CelResourceCheck(this.backend, n.group, n.resource, n.subresource, n.namespace, n.name, n.fieldSelector, n.labelSelector);
   }
 }
 
@@ -79,6 +85,7 @@ function decide(backend: CelAuthzBackend, q: CelAuthzQuestion): CelAuthzDecision
 /**
  * Upstream's CEL authorizer library (k8s.io/apiserver/pkg/cel/library/authz.go):
  * `authorizer.group(g).resource(r).subresource(s).namespace(n).name(x).check(verb)`,
+ * `…fieldSelector(s)`, `…labelSelector(s)` (KEP-4601: passed to the authorizer),
  * `authorizer.path(p).check(verb)`, `authorizer.serviceAccount(ns, name)`,
  * `authorizer.requestResource.check(verb)`, and on a decision `allowed()`,
  * `reason()`, `errored()`, `error()`.
@@ -94,11 +101,23 @@ export function registerAuthorizerLibrary(env: Environment): void {
     const backend = a.backend.asServiceAccount(ns, name);
     return new CelAuthorizer(backend, new CelResourceCheck(backend));
   });
-  for (const field of ['resource', 'subresource', 'namespace', 'name'] as const) {
+  // KEP-4601 (authorizer.group('').resource('pods').fieldSelector('spec.nodeName=n').check('list')).
+  for (const field of ['resource', 'subresource', 'namespace', 'name', 'fieldSelector', 'labelSelector'] as const) {
     env.registerFunction(`ResourceCheck.${field}(string): ResourceCheck`, (c: CelResourceCheck, v: string) => c.with(field, v));
   }
   env.registerFunction('ResourceCheck.check(string): Decision', (c: CelResourceCheck, verb: string) =>
-    decide(c.backend, { resourceRequest: true, verb, group: c.group, resource: c.resource, subresource: c.subresource, namespace: c.namespace, name: c.name, path: '' }),
+    decide(c.backend, {
+      resourceRequest: true,
+      verb,
+      group: c.group,
+      resource: c.resource,
+      subresource: c.subresource,
+      namespace: c.namespace,
+      name: c.name,
+      path: '',
+      ...(c.fieldSelector ? { fieldSelector: c.fieldSelector } : {}),
+      ...(c.labelSelector ? { labelSelector: c.labelSelector } : {}),
+    }),
   );
   env.registerFunction('PathCheck.check(string): Decision', (c: CelPathCheck, verb: string) =>
     decide(c.backend, { resourceRequest: false, verb, group: '', resource: '', subresource: '', namespace: '', name: '', path: c.path }),

@@ -34,6 +34,8 @@ export interface PolicyAdmissionOptions {
   meter?: PolicyModuleDependencies['meter'];
   /** The CEL `authorizer` value of a request (see policyAuthorizer). */
   authorizer?: PolicyModuleDependencies['authorizer'];
+  /** Waits for what an `authorizer` value could not answer synchronously (see settlePolicyAuthorizer). */
+  settleAuthorizer?: PolicyModuleDependencies['settleAuthorizer'];
   /** Namespaces for namespaceSelector and `namespaceObject` (the replica's shared cache). */
   namespaces: NamespaceCache;
 }
@@ -156,6 +158,7 @@ export function createPolicyAdmission(o: PolicyAdmissionOptions): PolicyAdmissio
     metrics: new PrometheusPolicyMetrics(o.metricsRegistry),
     meter: o.meter,
     authorizer: o.authorizer,
+    settleAuthorizer: o.settleAuthorizer,
   };
   const merge: ApplyConfigurationMerger = (attrs, object, patch) => {
     const def = o.registry.lookup(attrs.tenant, attrs.resource.group, attrs.resource.version, attrs.resource.resource);

@@ -5,7 +5,7 @@ import { isPlainObject } from '@plinth/apimachinery';
 import { STORAGE, type Storage } from '@plinth/storage';
 import { OwnerReferencesPermissionModule } from '../authz/owner-references.admission.js';
 import { AuthzModule } from './authz.module.js';
-import { RbacAuthorizer } from '../authz/rbac-authorizer.js';
+import { RequestAuthorizer } from '../authz/authorizer-chain.js';
 import { RbacEscalationModule } from '../authz/rbac-escalation.admission.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { LOGGER } from '../observability/logger.js';
@@ -28,7 +28,7 @@ import { TenantDirectory } from '../sharding/tenant-directory.js';
 import { TenantPlacementModule } from '../sharding/tenant-placement.admission.js';
 import { ShardSecretReferenceModule } from '../sharding/shard-secret-reference.admission.js';
 import { createPolicyAdmission, POLICY_ADMISSION, type PolicyAdmission } from '../admission/policy-admission.js';
-import { policyAuthorizer } from '../admission/policy-authorizer.js';
+import { policyAuthorizer, settlePolicyAuthorizer } from '../admission/policy-authorizer.js';
 import { ApiBindingAdmission } from '../apisharing/api-binding.admission.js';
 import { ApiSharingIndex } from '../apisharing/api-sharing-index.js';
 import { CrdRegistry } from '../crd/crd-registry.service.js';
@@ -93,7 +93,7 @@ function namespacePhase(namespaces: NamespaceCache) {
         logger: Logger,
         metrics: Metrics,
         budget: TenantValidationBudget,
-        authorizer: RbacAuthorizer,
+        authorizer: RequestAuthorizer,
         watch: WatchService,
         namespaces: NamespaceCache,
       ) => {
@@ -107,12 +107,13 @@ function namespacePhase(namespaces: NamespaceCache) {
           normalizePatched: normalizer(registry),
           meter: (tenant, evaluate) => budget.run(tenant, evaluate),
           authorizer: (attrs) => policyAuthorizer(authorizer, attrs),
+          settleAuthorizer: settlePolicyAuthorizer,
           namespaces,
         });
         policies.attach(watch.cache);
         return policies;
       },
-      inject: [ResourceRegistry, STORAGE, STORAGE, LOGGER, Metrics, TenantValidationBudget, RbacAuthorizer, WatchService, NamespaceCache],
+      inject: [ResourceRegistry, STORAGE, STORAGE, LOGGER, Metrics, TenantValidationBudget, RequestAuthorizer, WatchService, NamespaceCache],
     },
     {
       provide: AdmissionChain,
@@ -123,7 +124,7 @@ function namespacePhase(namespaces: NamespaceCache) {
         namespaces: NamespaceCache,
         registry: ResourceRegistry,
         egress: WebhookEgressPolicy,
-        authorizer: RbacAuthorizer,
+        authorizer: RequestAuthorizer,
         policies: PolicyAdmission,
         webhooks: WebhookAdmission,
         catalog: ShardCatalog,
@@ -151,7 +152,7 @@ function namespacePhase(namespaces: NamespaceCache) {
         ];
         return new AdmissionChain(orderedPlugins(plugins));
       },
-      inject: [APP_CONFIG, RbacEscalationModule, TenantCache, NamespaceCache, ResourceRegistry, WebhookEgressPolicy, RbacAuthorizer, POLICY_ADMISSION, WEBHOOK_ADMISSION, ShardCatalog, ShardPool, TenantDirectory, ApiSharingIndex, CrdRegistry],
+      inject: [APP_CONFIG, RbacEscalationModule, TenantCache, NamespaceCache, ResourceRegistry, WebhookEgressPolicy, RequestAuthorizer, POLICY_ADMISSION, WEBHOOK_ADMISSION, ShardCatalog, ShardPool, TenantDirectory, ApiSharingIndex, CrdRegistry],
     },
   ],
   exports: [AdmissionChain, TenantValidationBudget, WEBHOOK_ADMISSION, POLICY_ADMISSION],

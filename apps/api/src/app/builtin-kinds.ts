@@ -15,6 +15,7 @@ import { featureGateResource } from '../kinds/feature-gate/feature-gate.resource
 import { resourceQuotaResource } from '../kinds/resourcequota/resource-quota.resource.js';
 import { csrResource } from '../kinds/certificates/csr.resource.js';
 import { leaseCandidateResource } from '../kinds/coordination/lease-candidate.resource.js';
+import { tenantAuthorizationWebhookResource } from '../kinds/authorization/tenant-authorization-webhook.resource.js';
 import { storageVersionMigrationResource } from '../kinds/storagemigration/storage-version-migration.resource.js';
 import { apiBindingResource, apiExportResource } from '../kinds/apis/apis.resource.js';
 
@@ -35,6 +36,7 @@ export const builtinResources: ResourceDefinition[] = [
   ...authenticationResources,
   ...rbacResources,
   ...authorizationResources,
+  tenantAuthorizationWebhookResource,
   featureGateResource,
   csrResource,
   storageVersionMigrationResource,

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { UserInfo } from '@plinth/apimachinery';
 import type { AuthorizationAttributes, Authorizer } from '@plinth/apimachinery';
-import { ApiError } from '@plinth/apimachinery';
+import { ApiError, fieldSelectorAttributes, labelSelectorAttributes } from '@plinth/apimachinery';
 import { requestInfoOf } from '../http/request-info.js';
 import { sendPlain } from '../http/response-writer.js';
 import type { AuthenticationService } from './authentication.service.js';
@@ -42,7 +42,20 @@ export function requestAttributes(req: FastifyRequest, user: UserInfo): Authoriz
     namespace: info.namespace,
     name: info.name,
     path: info.path,
+    ...selectorsOf(req, info.verb),
   };
+}
+
+const SELECTOR_VERBS = new Set(['list', 'watch', 'deletecollection']);
+
+/** KEP-4601: a list, watch or deletecollection's selectors (the first of each query parameter, as upstream's RequestInfo). */
+function selectorsOf(req: FastifyRequest, verb: string): Pick<AuthorizationAttributes, 'fieldSelector' | 'labelSelector'> {
+  const q = req.url.indexOf('?');
+  if (!SELECTOR_VERBS.has(verb) || q < 0) return {};
+  const params = new URLSearchParams(req.url.slice(q + 1));
+  const fieldSelector = fieldSelectorAttributes(params.get('fieldSelector') ?? undefined);
+  const labelSelector = labelSelectorAttributes(params.get('labelSelector') ?? undefined);
+  return { ...(fieldSelector ? { fieldSelector } : {}), ...(labelSelector ? { labelSelector } : {}) };
 }
 
 function tenantOf(url: string): string {
@@ -111,6 +124,8 @@ export function installRequestAuthentication(fastify: FastifyInstance, authn: Au
       const decision = await authorizer.authorize(attrs);
       decided = decision.allowed ? 'allowed' : 'denied';
       req.authorizationDecision = { allowed: decision.allowed, reason: decision.reason };
+      // As upstream's WithAuthorization: an allow wins over errors; otherwise an error is a 500, not a 403.
+      if (!decision.allowed && decision.error) throw ApiError.internal(decision.error);
       if (!decision.allowed) {
         throw new ApiError(403, 'Forbidden', forbiddenMessage(attrs, decision.reason), attrs.resourceRequest ? { name: attrs.name || undefined, group: attrs.apiGroup || undefined, kind: attrs.resource } : undefined);
       }

@@ -3,7 +3,7 @@ import { AdmissionError } from '@plinth/admission';
 import { isDeepStrictEqual } from 'node:util';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import type { AuthorizationAttributes } from '@plinth/apimachinery';
-import type { RbacAuthorizer } from './rbac-authorizer.js';
+import type { RequestAuthorizer } from './authorizer-chain.js';
 
 interface OwnerRef {
   apiVersion?: string;
@@ -35,7 +35,7 @@ export class OwnerReferencesPermissionModule implements AdmissionModule {
   readonly name = 'OwnerReferencesPermissionEnforcement';
 
   constructor(
-    private readonly authorizer: RbacAuthorizer,
+    private readonly authorizer: RequestAuthorizer,
     private readonly registry: ResourceRegistry,
   ) {}
 

@@ -4,7 +4,8 @@ import { onlyGarbageCollectionFieldsDiffer } from '../kinds/rbac/rbac.validation
 import type { AuthorizationAttributes } from '@plinth/apimachinery';
 import { covers, describeMissing } from '../kinds/rbac/policy-covers.js';
 import { type PolicyRule, rulesOf, toPolicyRule } from '../kinds/rbac/policy-rule.js';
-import type { RbacAuthorizer, RbacIndexSource } from './rbac-authorizer.js';
+import type { RequestAuthorizer } from './authorizer-chain.js';
+import type { RbacIndexSource } from './rbac-authorizer.js';
 import { RBAC_GROUP } from './rbac-index.js';
 
 const ROLE_RESOURCES = new Set(['roles', 'clusterroles']);
@@ -44,7 +45,7 @@ export class RbacEscalationModule implements AdmissionModule {
   readonly name = 'RBACEscalation';
 
   constructor(
-    private readonly authorizer: RbacAuthorizer,
+    private readonly authorizer: RequestAuthorizer,
     private readonly indexes: RbacIndexSource,
   ) {}
 

@@ -4,6 +4,7 @@ import { validateSync } from 'class-validator';
 import { type ApiFeaturesConfig, readApiFeaturesConfig } from './api-features-config.js';
 import { type AuditConfig, readAuditConfig } from './audit-config.js';
 import { type AuthnTlsConfig, readAuthnTlsConfig } from './authn-tls-config.js';
+import { type AuthorizationConfig, readAuthorizationConfig } from './authorization-config.js';
 import { ConfigError } from './config-error.js';
 import { type EncryptionAtRestConfig, readEncryptionAtRestConfig } from './encryption-at-rest-config.js';
 import { EnvironmentVariables } from './environment-variables.dto.js';
@@ -29,6 +30,7 @@ export interface AppConfig
     AuditConfig,
     WebhookConfig,
     AuthnTlsConfig,
+    AuthorizationConfig,
     EncryptionAtRestConfig {}
 
 /** `env` without its unset and empty variables, as an EnvironmentVariables checked against its decorators. Throws ConfigError listing every bad value. */
@@ -63,6 +65,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...readAuditConfig(parsed),
     ...webhooks,
     ...authnTls,
+    ...readAuthorizationConfig(parsed),
     ...readEncryptionAtRestConfig(parsed),
   };
 }

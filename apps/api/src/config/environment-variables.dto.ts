@@ -199,6 +199,14 @@ export class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(86400)
   PLINTH_AUTHENTICATION_CONFIG_RELOAD_INTERVAL_SECONDS?: number;
 
+  /** An AuthorizationConfiguration file (upstream's --authorization-config): the ordered chain of authorizers (docs/authorization.md). */
+  @IsOptional() @IsString()
+  PLINTH_AUTHORIZATION_CONFIG?: string;
+
+  /** How often that file is checked for changes besides watching its folder (upstream: every minute). */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(3600)
+  PLINTH_AUTHORIZATION_CONFIG_RELOAD_INTERVAL_SECONDS?: number;
+
   @IsOptional() @Matches(/^https:\/\/[^\s?#]+$/, { message: 'PLINTH_SERVICE_ACCOUNT_ISSUER must be an https:// URL without query or fragment' })
   PLINTH_SERVICE_ACCOUNT_ISSUER?: string;
 

@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { requestAttributes } from '../authn/request-authentication.hook.js';
-import { RbacAuthorizer } from '../authz/rbac-authorizer.js';
+import { RequestAuthorizer } from '../authz/authorizer-chain.js';
 import { type HealthAnswer, HealthService } from './health.service.js';
 
 function send(reply: FastifyReply, a: HealthAnswer): void {
@@ -19,7 +19,7 @@ function send(reply: FastifyReply, a: HealthAnswer): void {
 export class HealthController {
   constructor(
     @Inject(HealthService) private readonly health: HealthService,
-    @Inject(RbacAuthorizer) private readonly authorizer: RbacAuthorizer,
+    @Inject(RequestAuthorizer) private readonly authorizer: RequestAuthorizer,
   ) {}
 
   @Get(['healthz', 'livez'])

@@ -6,7 +6,7 @@ import { AUDIT_LOG, type AuditLog } from '../audit/audit-log.js';
 import { installAudit } from '../audit/audit.hook.js';
 import { AuthenticationService } from '../authn/authentication.service.js';
 import { installRequestAuthentication } from '../authn/request-authentication.hook.js';
-import { RbacAuthorizer } from '../authz/rbac-authorizer.js';
+import { RequestAuthorizer } from '../authz/authorizer-chain.js';
 import { FairQueuing } from '../flowcontrol/fair-queuing.js';
 import { installFlowControl } from '../flowcontrol/flow-control.hook.js';
 import { ThrottledWrites } from '../flowcontrol/throttled-writes.js';
@@ -37,7 +37,7 @@ export class RequestPipeline implements OnModuleInit {
     @Inject(GracefulShutdown) private readonly shutdown: GracefulShutdown,
     @Inject(AUDIT_LOG) private readonly audit: AuditLog | null,
     @Inject(AuthenticationService) private readonly authn: AuthenticationService,
-    @Inject(RbacAuthorizer) private readonly authorizer: RbacAuthorizer,
+    @Inject(RequestAuthorizer) private readonly authorizer: RequestAuthorizer,
     @Inject(FairQueuing) private readonly flow: FairQueuing,
     @Inject(WorkEstimator) private readonly work: WorkEstimator,
     @Inject(ThrottledWrites) private readonly throttled: ThrottledWrites,

@@ -30,6 +30,7 @@ function fileSettings(config: AppConfig): Array<[string, string | undefined]> {
     ['PLINTH_SERVICE_ACCOUNT_KEY_FILE', config.serviceAccountKeyFile],
     ['PLINTH_TOKEN_AUTH_FILE', config.tokenAuthFile],
     ['PLINTH_AUTHENTICATION_CONFIG', config.authenticationConfigFile],
+    ['PLINTH_AUTHORIZATION_CONFIG', config.authorizationConfigFile],
     ['PLINTH_AUDIT_POLICY_FILE', config.auditPolicyFile || undefined],
     ['PLINTH_AUDIT_LOG_PATH', config.auditLogPath || undefined],
     ['PLINTH_ENCRYPTION_PROVIDER_CONFIG', config.encryption?.providerConfigFile],

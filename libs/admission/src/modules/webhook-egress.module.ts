@@ -10,7 +10,8 @@ const CONFIGURATIONS = new Set(['mutatingwebhookconfigurations', 'validatingwebh
  * per offending webhook, a Mutating- or ValidatingWebhookConfiguration whose
  * `clientConfig.url` the platform's egress policy forbids for the tenant
  * (a literal loopback, link-local or own address, or `localhost`), and a
- * CustomResourceDefinition whose conversion webhook URL it forbids. Names
+ * CustomResourceDefinition whose conversion webhook URL it forbids, and a
+ * TenantAuthorizationWebhook (authorization.plinth.dev) whose URL it forbids. Names
  * that resolve to such addresses are refused again at call time.
  */
 export class WebhookEgressModule implements AdmissionModule {
@@ -47,6 +48,10 @@ function webhookUrls(attrs: AdmissionAttributes): Array<{ field: string; url: st
   if (attrs.resource.group === 'apiextensions.k8s.io' && attrs.resource.resource === 'customresourcedefinitions') {
     const url = obj?.spec?.conversion?.webhook?.clientConfig?.url;
     return typeof url === 'string' ? [{ field: 'spec.conversion.webhook.clientConfig.url', url }] : [];
+  }
+  if (attrs.resource.group === 'authorization.plinth.dev' && attrs.resource.resource === 'tenantauthorizationwebhooks') {
+    const url = (obj?.spec as { clientConfig?: { url?: unknown } } | undefined)?.clientConfig?.url;
+    return typeof url === 'string' ? [{ field: 'spec.clientConfig.url', url }] : [];
   }
   if (attrs.resource.group !== 'admissionregistration.k8s.io' || !CONFIGURATIONS.has(attrs.resource.resource)) return [];
   const webhooks = obj?.webhooks;

@@ -25,6 +25,12 @@ export interface PolicyModuleDependencies extends WebhookMatchDependencies {
   /** The CEL `authorizer` value for the request's user, when the server has an authorizer. */
   authorizer?(attrs: AdmissionAttributes): unknown;
   /**
+   * Waits for the decisions an `authorizer` value could not give
+   * synchronously during an evaluation (authorization webhooks being
+   * asked); true when there were any, so that evaluating again reads them.
+   */
+  settleAuthorizer?(authorizer: unknown): Promise<boolean>;
+  /**
    * Re-validates an object a mutating policy changed, as decoding it into
    * the kind would. Returns the object to continue with; throws to fail the
    * request (an AdmissionError is passed on as is).

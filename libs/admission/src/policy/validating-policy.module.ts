@@ -150,8 +150,13 @@ export class ValidatingPolicyModule implements AdmissionModule {
     const authorizer = this.deps.authorizer?.(attrs);
     for (const param of params) {
       const started = performance.now();
-      const act = new PolicyActivation(this.deps.cel, policy, { object, oldObject, request, params: param, namespaceObject, authorizer });
-      const res = this.deps.meter ? this.deps.meter(attrs.tenant, () => validatePolicy(policy, act)) : validatePolicy(policy, act);
+      const evaluate = () => {
+        const act = new PolicyActivation(this.deps.cel, policy, { object, oldObject, request, params: param, namespaceObject, authorizer });
+        return this.deps.meter ? this.deps.meter(attrs.tenant, () => validatePolicy(policy, act)) : validatePolicy(policy, act);
+      };
+      let res = evaluate();
+      // Authorizer checks a webhook could not answer synchronously: awaited, then evaluated again with their answers (twice at most: a check may depend on another's).
+      for (let round = 0; round < 2 && authorizer !== undefined && (await this.deps.settleAuthorizer?.(authorizer)); round++) res = evaluate();
       this.apply(d, policy, binding, res, annotations, (performance.now() - started) / 1000);
     }
   }

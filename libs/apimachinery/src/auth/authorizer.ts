@@ -21,6 +21,17 @@ export interface AuthorizationAttributes {
   name: string;
   /** The request path without the tenant prefix (non-resource requests). */
   path: string;
+  /** KEP-4601: the requirements of a list, watch or deletecollection's field selector; undefined when it has none. */
+  fieldSelector?: SelectorRequirementAttributes[];
+  /** KEP-4601: the requirements of its label selector; undefined when it has none. */
+  labelSelector?: SelectorRequirementAttributes[];
+}
+
+/** One selector requirement as authorization.k8s.io/v1 carries it (FieldSelectorRequirement, LabelSelectorRequirement). */
+export interface SelectorRequirementAttributes {
+  key: string;
+  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+  values?: string[];
 }
 
 /** An authorizer's answer; `reason` is appended to upstream's Forbidden message when set. */
@@ -29,6 +40,8 @@ export interface AuthorizationDecision {
   /** True when the authorizer has no opinion (the next authorizer in a union is asked). */
   noOpinion?: boolean;
   reason?: string;
+  /** Why an authorizer could not decide (a webhook unreachable, a matchCondition failing): a request nothing allowed then gets upstream's 500 InternalError rather than 403. */
+  error?: string;
 }
 
 /** Decides whether a request may proceed. Must not throw for an unknown tenant or user: deny instead. */

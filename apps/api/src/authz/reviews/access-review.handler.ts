@@ -4,7 +4,8 @@ import { cborServed } from '../../http/cbor-serving.js';
 import type { HandlerContext } from '../../http/handler-context.js';
 import { parseWriteOptions } from '../../http/options/write-options.dto.js';
 import { sendObject, setWarnings } from '../../http/response-writer.js';
-import { isTenantMember, type RbacAuthorizer, type RbacIndexSource } from '../rbac-authorizer.js';
+import type { RequestAuthorizer } from '../authorizer-chain.js';
+import { isTenantMember, type RbacIndexSource } from '../rbac-authorizer.js';
 import {
   localSubjectAccessReviewResource,
   selfSubjectAccessReviewResource,
@@ -15,7 +16,7 @@ import { reviewAttributes, reviewedUser, reviewSpec, reviewStatus, rulesReviewSt
 
 /** What the review handlers consult. */
 export interface AccessReviewDeps {
-  authorizer: RbacAuthorizer;
+  authorizer: RequestAuthorizer;
   indexes: RbacIndexSource;
 }
 

@@ -1,7 +1,8 @@
 import type { UserInfo } from '@plinth/admission';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
 import { isPlainObject } from '@plinth/apimachinery';
-import type { AuthorizationAttributes, AuthorizationDecision } from '@plinth/apimachinery';
+import type { AuthorizationAttributes, AuthorizationDecision, SelectorRequirementAttributes } from '@plinth/apimachinery';
+import { fieldSelectorAttributes, labelSelectorAttributes } from '@plinth/apimachinery';
 import type { PolicyRule } from '../../kinds/rbac/policy-rule.js';
 
 type Json = Record<string, unknown>;
@@ -40,11 +41,43 @@ export function validateAccessReview(kind: 'SubjectAccessReview' | 'LocalSubject
   if (kind !== 'SelfSubjectAccessReview' && str(spec.user) === '' && strings(spec.groups).length === 0) {
     errs.push(fieldErrors.invalid('spec.user', str(spec.user), 'at least one of user or group must be specified'));
   }
+  if (resource) errs.push(...validateSelector(resource.fieldSelector, 'spec.resourceAttributes.fieldSelector'), ...validateSelector(resource.labelSelector, 'spec.resourceAttributes.labelSelector'));
   const local = kind === 'LocalSubjectAccessReview';
   if (!metadataEmpty(review, local ? ['namespace', 'managedFields'] : [])) {
     errs.push(fieldErrors.invalid('metadata', review.metadata, local ? 'must be empty except for namespace' : 'must be empty'));
   }
   return errs;
+}
+
+const SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
+
+/** KEP-4601's selector attributes of a review: rawSelector or requirements, not both; requirements with a key and an operator of the API (values only for In/NotIn). */
+function validateSelector(sel: unknown, at: string): FieldError[] {
+  if (sel === undefined || sel === null) return [];
+  if (!isPlainObject(sel)) return [fieldErrors.invalid(at, sel, 'must be an object')];
+  const errs: FieldError[] = [];
+  const reqs = Array.isArray(sel.requirements) ? sel.requirements : [];
+  if (str(sel.rawSelector) && reqs.length > 0) errs.push(fieldErrors.invalid(at, sel, 'rawSelector and requirements may not both be specified'));
+  reqs.forEach((r, i) => {
+    const req = isPlainObject(r) ? r : {};
+    if (!str(req.key)) errs.push(fieldErrors.required(`${at}.requirements[${i}].key`));
+    if (!SELECTOR_OPERATORS.includes(str(req.operator))) errs.push(fieldErrors.notSupported(`${at}.requirements[${i}].operator`, req.operator, SELECTOR_OPERATORS));
+    const values = strings(req.values);
+    if ((req.operator === 'In' || req.operator === 'NotIn') && values.length === 0) errs.push(fieldErrors.required(`${at}.requirements[${i}].values`, 'must be specified when `operator` is \'In\' or \'NotIn\''));
+    if ((req.operator === 'Exists' || req.operator === 'DoesNotExist') && values.length > 0) errs.push(fieldErrors.forbidden(`${at}.requirements[${i}].values`, 'may not be specified when `operator` is \'Exists\' or \'DoesNotExist\''));
+  });
+  return errs;
+}
+
+/** A review's selector as the authorizer takes it: its requirements, or its rawSelector parsed (one that does not parse is left out: selectors only narrow). */
+function selectorOf(sel: unknown, parse: (raw: string) => SelectorRequirementAttributes[] | undefined): SelectorRequirementAttributes[] | undefined {
+  if (!isPlainObject(sel)) return undefined;
+  if (str(sel.rawSelector)) return parse(str(sel.rawSelector));
+  const reqs = (Array.isArray(sel.requirements) ? sel.requirements : []).filter(isPlainObject).map((r): SelectorRequirementAttributes => {
+    const values = strings(r.values);
+    return { key: str(r.key), operator: str(r.operator) as SelectorRequirementAttributes['operator'], ...(values.length > 0 ? { values } : {}) };
+  });
+  return reqs.length > 0 ? reqs : undefined;
 }
 
 /** The user a SubjectAccessReview asks about (spec.user, groups, uid, extra). */
@@ -77,16 +110,25 @@ export function reviewAttributes(user: UserInfo, tenant: string, resource: Json 
       namespace: str(resource.namespace),
       name: str(resource.name),
       path: '',
+      ...selectorsOf(resource),
     };
   }
   const n = nonResource ?? {};
   return { user, tenant, verb: str(n.verb), resourceRequest: false, apiGroup: '', apiVersion: '', resource: '', subresource: '', namespace: '', name: '', path: str(n.path) };
 }
 
-/** A SubjectAccessReviewStatus for `decision` (allowed always present; denied/reason only when set). */
+function selectorsOf(resource: Json): Pick<AuthorizationAttributes, 'fieldSelector' | 'labelSelector'> {
+  const fieldSelector = selectorOf(resource.fieldSelector, fieldSelectorAttributes);
+  const labelSelector = selectorOf(resource.labelSelector, labelSelectorAttributes);
+  return { ...(fieldSelector ? { fieldSelector } : {}), ...(labelSelector ? { labelSelector } : {}) };
+}
+
+/** A SubjectAccessReviewStatus for `decision`, as upstream's: allowed always; denied (an explicit deny), reason and evaluationError only when set. */
 export function reviewStatus(decision: AuthorizationDecision): Json {
   const status: Json = { allowed: decision.allowed };
+  if (!decision.allowed && !decision.noOpinion) status.denied = true;
   if (decision.reason) status.reason = decision.reason;
+  if (decision.error) status.evaluationError = decision.error;
   return status;
 }
 
