@@ -48,7 +48,7 @@ const NAMESPACES = new Set(['cel', 'strings', 'sets', 'optional', 'format', 'mat
 const BOOL_FNS = new Set(['contains', 'startsWith', 'endsWith', RE2_MATCHES, 'isSorted', 'isURL', 'isQuantity', 'isIP', 'isCIDR', 'isSemver', 'hasValue', 'isInteger', 'isGreaterThan', 'isLessThan', 'containsIP', 'containsCIDR', 'isUnspecified', 'isLoopback', 'isLinkLocalMulticast', 'isLinkLocalUnicast', 'isGlobalUnicast', 'isCanonical', 'allowed', 'errored', 'sets.contains', 'sets.intersects', 'sets.equivalent']);
 const INT_FNS = new Set(['size', 'int', 'indexOf', 'lastIndexOf', 'sign', 'asInteger', 'compareTo', 'family', 'prefixLength', 'major', 'minor', 'patch', 'getFullYear', 'getMonth', 'getDate', 'getDayOfMonth', 'getDayOfWeek', 'getDayOfYear', 'getHours', 'getMinutes', 'getSeconds', 'getMilliseconds']);
 const STRING_FNS = new Set(['string', 'lowerAscii', 'upperAscii', 'trim', 'replace', 'substring', 'charAt', 'reverse', 'format', 'find', 'join', 'strings.quote', 'getScheme', 'getHostname', 'getHost', 'getPort', 'getEscapedPath', 'reason', 'error', 'jsonpatch.escapeKey']);
-const OPAQUE_FNS: Record<string, string> = { url: 'URL', quantity: 'Quantity', ip: 'IP', cidr: 'CIDR', semver: 'Semver', masked: 'CIDR', 'format.named': 'Format', add: 'Quantity', sub: 'Quantity' };
+const OPAQUE_FNS: Record<string, string> = { url: 'URL', quantity: 'Quantity', ip: 'IP', cidr: 'CIDR', semver: 'Semver', masked: 'CIDR', add: 'Quantity', sub: 'Quantity' };
 
 function lit(v: unknown, t: CelType): Expr {
   return { k: 'lit', v, t };
@@ -225,7 +225,7 @@ class Lowering {
       const args = argAsts.map((x) => this.lower(x));
       const fn = `${ns}.${name}`;
       const overloads = ns === 'sets' ? [`list_sets_${name}_list`] : fn === 'strings.quote' ? ['strings_quote'] : [fn];
-      const t = ns === 'optional' ? { kind: 'optional' as const, elem: args[0]?.t ?? DYN } : resultType(fn, undefined, args);
+      const t = ns === 'optional' ? { kind: 'optional' as const, elem: args[0]?.t ?? DYN } : ns === 'format' ? formatResultType(name) : resultType(fn, undefined, args);
       return call(fn, args, overloads, t);
     }
     if (['all', 'exists', 'exists_one', 'existsOne', 'map', 'filter'].includes(name) && argAsts.length >= 2 && argAsts[0].op === 'id') {
@@ -307,6 +307,12 @@ function memberOverloads(name: string, target: Expr, args: Expr[]): string[] {
     default:
       return [name];
   }
+}
+
+/** `format.named(name)` is an optional<Format>, `format.dns1123Label()` and its kin a Format. */
+function formatResultType(name: string): CelType {
+  const format = simple('opaque', 'Format');
+  return name === 'named' ? { kind: 'optional', elem: format } : format;
 }
 
 function resultType(name: string, target: Expr | undefined, args: Expr[]): CelType {

@@ -14,6 +14,12 @@ import { Quantity } from '@plinth/apimachinery';
  * Kubernetes' typed CEL libraries: `url()`, `quantity()`, `ip()`,
  * `cidr()`, `semver()` (cel-semver.library.ts) and the `format` library
  * of named string formats.
+ *
+ * Each type has `==` and `!=` with itself, as upstream's ref.Val Equal
+ * (k8s.io/apiserver pkg/cel): Quantity by value (`1 == 1000m`), IP by
+ * family and address, CIDR by address and prefix length (unmasked), URL
+ * by Go's URL.String(), Format by name. Two different types compare at
+ * compile time as upstream does: not at all (`no such overload`).
  */
 
 /** A named string format of the `format` library. */
@@ -78,6 +84,7 @@ function registerUrl(env: Environment): void {
   env.registerFunction('URL.getPort(): string', (u: CelUrl) => u.port());
   env.registerFunction('URL.getEscapedPath(): string', (u: CelUrl) => u.escapedPath());
   env.registerFunction('URL.getQuery(): map<string, list<string>>', (u: CelUrl) => u.query());
+  env.registerOperator('URL == URL', (a: CelUrl, b: CelUrl) => a.equals(b));
 }
 
 function registerQuantity(env: Environment): void {
@@ -102,6 +109,8 @@ function registerQuantity(env: Environment): void {
   env.registerFunction('Quantity.add(int): Quantity', (a: Quantity, b: bigint) => a.add(toQuantity(b)));
   env.registerFunction('Quantity.sub(Quantity): Quantity', (a: Quantity, b: Quantity) => a.sub(b));
   env.registerFunction('Quantity.sub(int): Quantity', (a: Quantity, b: bigint) => a.sub(toQuantity(b)));
+  // resource.Quantity.Equal: by value, whatever the suffix or format.
+  env.registerOperator('Quantity == Quantity', (a: Quantity, b: Quantity) => a.compareTo(b) === 0);
 }
 
 function registerNetwork(env: Environment): void {
@@ -126,6 +135,8 @@ function registerNetwork(env: Environment): void {
   env.registerFunction('CIDR.prefixLength(): int', (c: CelCidr) => BigInt(c.bits));
   env.registerFunction('CIDR.masked(): CIDR', (c: CelCidr) => c.masked());
   env.registerFunction('string(CIDR): string', (c: CelCidr) => c.toString());
+  env.registerOperator('IP == IP', (a: CelIp, b: CelIp) => a.equals(b));
+  env.registerOperator('CIDR == CIDR', (a: CelCidr, b: CelCidr) => a.equals(b));
 }
 
 function registerFormat(env: Environment): void {
@@ -141,6 +152,7 @@ function registerFormat(env: Environment): void {
     const errs = f.check(s);
     return errs.length > 0 ? Optional.of(errs) : Optional.none();
   });
+  env.registerOperator('Format == Format', (a: CelFormat, b: CelFormat) => a.name === b.name);
 }
 
 /** Registers url, quantity, ip, cidr, format and semver on `env`. */

@@ -3,10 +3,38 @@ import { isIPv4, isIPv6 } from 'node:net';
 /**
  * Values of Kubernetes' CEL `url`, `ip` and `cidr` libraries, parsed the
  * way Go's net/url.ParseRequestURI and net/netip do (no zones, no leading
- * zeros in IPv4 octets).
+ * zeros in IPv4 octets), and compared as upstream's ref.Val Equal does.
  */
 
-const URL_RE = /^([a-zA-Z][a-zA-Z0-9+.-]*):(?:\/\/([^/?#]*))?([^?#]*)(?:\?([^#]*))?(#.*)?$/;
+// ParseRequestURI does not cut a fragment: a `#` belongs to the path or the query.
+const URL_RE = /^([a-zA-Z][a-zA-Z0-9+.-]*):(?:\/\/([^/?]*))?([^?]*)(?:\?(.*))?$/s;
+
+const HEX = '0123456789ABCDEF';
+
+/** Go's shouldEscape(c, encodePath): everything but letters, digits and `-_.~$&+,/:;=@`. */
+function pathByteNeedsEscape(c: number): boolean {
+  if ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) return false;
+  return c >= 0x80 || !'-_.~$&+,/:;=@'.includes(String.fromCharCode(c));
+}
+
+/** Go's validEncoded(s, encodePath): no byte of `s` would be escaped (sub-delims, `[]` and `%` allowed). */
+function validEncodedPath(bytes: Uint8Array): boolean {
+  return bytes.every((c) => (c < 0x80 && "!$&'()*+,;=:@[]%".includes(String.fromCharCode(c))) || !pathByteNeedsEscape(c));
+}
+
+/** Go's URL.EscapedPath() for a path given as written: itself when validly encoded, else re-escaped from its bytes. */
+function goEscapedPath(raw: string): string {
+  const bytes = Buffer.from(raw, 'utf8');
+  if (validEncodedPath(bytes)) return raw;
+  const decoded: number[] = [];
+  for (let i = 0; i < bytes.length; i++) {
+    if (bytes[i] === 0x25 && i + 2 < bytes.length && /^[0-9a-fA-F]{2}$/.test(String.fromCharCode(bytes[i + 1], bytes[i + 2]))) {
+      decoded.push(parseInt(String.fromCharCode(bytes[i + 1], bytes[i + 2]), 16));
+      i += 2;
+    } else decoded.push(bytes[i]);
+  }
+  return decoded.map((c) => (pathByteNeedsEscape(c) ? `%${HEX[c >> 4]}${HEX[c & 15]}` : String.fromCharCode(c))).join('');
+}
 
 /** A parsed request URI. */
 export class CelUrl {
@@ -15,21 +43,45 @@ export class CelUrl {
     readonly host: string,
     readonly path: string,
     readonly rawQuery: string,
+    /** A `?` with nothing after it (Go's ForceQuery). */
+    readonly forceQuery = false,
   ) {}
 
   /** Parses like url.ParseRequestURI; throws Error with a Go-like message. */
   static parse(s: string): CelUrl {
     if (s === '') throw new Error('parse "": empty url');
+    if (/[\x00-\x1f\x7f]/.test(s)) throw new Error(`parse ${JSON.stringify(s)}: net/url: invalid control character in URL`);
     if (s.startsWith('/')) {
       const q = s.indexOf('?');
-      return new CelUrl('', '', q < 0 ? s : s.slice(0, q), q < 0 ? '' : s.slice(q + 1));
+      const path = q < 0 ? s : s.slice(0, q);
+      checkEscapes(s, path);
+      return new CelUrl('', '', path, q < 0 ? '' : s.slice(q + 1), q === s.length - 1);
     }
     const m = URL_RE.exec(s);
     if (!m) throw new Error(`parse ${JSON.stringify(s)}: invalid URI for request`);
     const [, scheme, host, path, query] = m;
     if (host === undefined && !path.startsWith('/')) throw new Error(`parse ${JSON.stringify(s)}: invalid URI for request`);
-    if (host !== undefined && /[\s<>"{}|\\^`]/.test(host)) throw new Error(`parse ${JSON.stringify(s)}: invalid character in host name`);
-    return new CelUrl(scheme, host ?? '', path, query ?? '');
+    if (host !== undefined && /[\s<>"{}|\\^`#]/.test(host)) throw new Error(`parse ${JSON.stringify(s)}: invalid character in host name`);
+    checkEscapes(s, path);
+    return new CelUrl(scheme, host ?? '', path, query ?? '', query === '');
+  }
+
+  /**
+   * The URL as Go's URL.String() writes it: scheme in lower case, host and
+   * query as written, the path as EscapedPath(). Upstream's URL equality
+   * compares these strings.
+   */
+  toString(): string {
+    let out = this.scheme === '' ? '' : `${this.scheme.toLowerCase()}:`;
+    if (this.scheme !== '' || this.host !== '') out += `${this.host !== '' || this.path !== '' ? '//' : ''}${this.host}`;
+    out += this.escapedPath();
+    if (this.forceQuery || this.rawQuery !== '') out += `?${this.rawQuery}`;
+    return out;
+  }
+
+  /** Upstream's URL Equal: the same String(). */
+  equals(other: CelUrl): boolean {
+    return this.toString() === other.toString();
   }
 
   hostname(): string {
@@ -45,11 +97,9 @@ export class CelUrl {
     return m ? m[1] : '';
   }
 
+  /** Go's URL.EscapedPath(): the path as written when validly encoded, else escaped afresh. */
   escapedPath(): string {
-    return this.path
-      .split('/')
-      .map((seg) => encodeURIComponent(decodeURIComponentSafe(seg)).replace(/%3A/g, ':').replace(/%40/g, '@').replace(/%2C/g, ',').replace(/%3B/g, ';').replace(/%3D/g, '=').replace(/%2B/g, '+').replace(/%24/g, '$').replace(/%26/g, '&'))
-      .join('/');
+    return goEscapedPath(this.path);
   }
 
   query(): Record<string, string[]> {
@@ -60,12 +110,10 @@ export class CelUrl {
   }
 }
 
-function decodeURIComponentSafe(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
+/** Go's unescape(path, encodePath): each `%` must start two hex digits (`invalid URL escape "%zz"`). */
+function checkEscapes(s: string, path: string): void {
+  const bad = /%(?![0-9a-fA-F]{2})/.exec(path);
+  if (bad) throw new Error(`parse ${JSON.stringify(s)}: invalid URL escape ${JSON.stringify(path.slice(bad.index, bad.index + 3))}`);
 }
 
 function v4ToBigInt(s: string): bigint | undefined {
@@ -116,6 +164,14 @@ export class CelIp {
     const ip = CelIp.tryParse(s);
     if (!ip) throw new Error(`IP Address ${JSON.stringify(s)} parse error during conversion from string: ParseAddr(${JSON.stringify(s)}): unable to parse IP`);
     return ip;
+  }
+
+  /**
+   * Upstream's IP Equal (netip.Addr ==): the same family and address, so an
+   * IPv4 address differs from its IPv4-mapped IPv6 form (`::ffff:1.2.3.4`).
+   */
+  equals(other: CelIp): boolean {
+    return this.family === other.family && this.value === other.value;
   }
 
   private inRange(prefix: bigint, bits: number): boolean {
@@ -184,6 +240,14 @@ export class CelCidr {
     const c = CelCidr.tryParse(s);
     if (!c) throw new Error(`network address parse error during conversion from string: netip.ParsePrefix(${JSON.stringify(s)}): invalid prefix`);
     return c;
+  }
+
+  /**
+   * Upstream's CIDR Equal (netip.Prefix ==): the same address as written and
+   * the same prefix length; not masked, so `10.0.0.1/8` differs from `10.0.0.0/8`.
+   */
+  equals(other: CelCidr): boolean {
+    return this.bits === other.bits && this.ip.equals(other.ip);
   }
 
   private mask(v: bigint): bigint {
