@@ -234,6 +234,24 @@ describe('structured authorization (AuthorizationConfiguration, webhooks, tenant
       assert.equal(sar.reviewsTo('/acme').length, asked, 'acme\'s webhook is never asked about other tenants');
     });
 
+    it('answers repeats from its cache, and asks every time with cacheAuthorizedRequests: false (1.34)', async () => {
+      const bob = await as('bob');
+      const path = `/clusters/acme${CONFIGMAPS}?limit=11`;
+      await bob.get(path).expect(200);
+      const cached = sar.reviewsTo('/acme').length;
+      await bob.get(path).expect(200);
+      assert.equal(sar.reviewsTo('/acme').length, cached, 'an allowed answer is cached by default');
+      await request(s.url)
+        .patch(`${hooks('acme')}/acme-authz`)
+        .set('Content-Type', 'application/merge-patch+json')
+        .send({ spec: { cacheAuthorizedRequests: false } })
+        .expect(200);
+      const before = sar.reviewsTo('/acme').length;
+      await bob.get(path).expect(200);
+      await bob.get(path).expect(200);
+      assert.equal(sar.reviewsTo('/acme').length, before + 2, 'with the cache off, each request asks the webhook');
+    });
+
     it('is held to the webhook egress policy: a tenant that is not trusted cannot point one at loopback', async () => {
       const res = await request(s.url).post(hooks('other')).send(body(sar.url('/acme'))).expect(422);
       assert.equal(res.body.details.causes[0].field, 'spec.clientConfig.url');

@@ -80,7 +80,9 @@ export class WebhookAuthorizer implements Authorizer {
     }
     deps.metrics?.webhookEvaluations.inc({ name: deps.metricName, result: 'success' });
     deps.metrics?.webhookDuration.observe({ name: deps.metricName, result: 'success' }, (performance.now() - started) / 1000);
-    if (controlledSize(attrs) < MAX_CACHED_ATTRIBUTES) this.cache.set(key, status, { ttl: status.allowed ? config.authorizedTtlMs : config.unauthorizedTtlMs });
+    const ttl = status.allowed ? config.authorizedTtlMs : config.unauthorizedTtlMs;
+    // A TTL of 0 is a cache switched off (cacheAuthorizedRequests / cacheUnauthorizedRequests: false), not "forever".
+    if (ttl > 0 && controlledSize(attrs) < MAX_CACHED_ATTRIBUTES) this.cache.set(key, status, { ttl });
     return decisionOf(status);
   }
 

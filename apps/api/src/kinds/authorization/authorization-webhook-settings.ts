@@ -4,7 +4,9 @@ import { type CompiledAuthzCondition, compileAuthzConditions } from './authoriza
 /** What a webhook authorizer is asked with and how its answers are kept, whoever configured it (the platform's file, a tenant's TenantAuthorizationWebhook). */
 export interface WebhookSettings {
   timeoutMs: number;
+  /** How long an allowed answer is kept; 0: not cached (`cacheAuthorizedRequests: false`). */
   authorizedTtlMs: number;
+  /** How long a not-allowed answer is kept; 0: not cached (`cacheUnauthorizedRequests: false`). */
   unauthorizedTtlMs: number;
   subjectAccessReviewVersion: 'v1' | 'v1beta1';
   failurePolicy: 'NoOpinion' | 'Deny';
@@ -55,6 +57,17 @@ function durationBounds(raw: Raw, key: string, at: string, errs: FieldErrorList,
   return ms;
 }
 
+/** A `*bool` cache switch, true when unset; anything but a boolean is an error (and counts as on). */
+function cacheSwitch(raw: Raw, key: string, at: string, errs: FieldErrorList): boolean {
+  const v = raw[key];
+  if (v === undefined || v === null) return true;
+  if (typeof v !== 'boolean') {
+    errs.invalid(`${at}.${key}`, v, 'must be a boolean');
+    return true;
+  }
+  return v;
+}
+
 function enumField<T extends string>(raw: Raw, key: string, at: string, allowed: readonly T[], errs: FieldErrorList, requiredDetail = ''): T | undefined {
   const v = raw[key];
   if (v === undefined || v === null || v === '') {
@@ -79,8 +92,9 @@ export function validateWebhookSettings(raw: Record<string, unknown>, at: string
   const errs = new FieldErrorList(errors);
   const before = errs.list.length;
   const timeoutMs = durationBounds(raw, 'timeout', at, errs, MAX_TIMEOUT_MS);
-  const authorizedTtlMs = durationBounds(raw, 'authorizedTTL', at, errs);
-  const unauthorizedTtlMs = durationBounds(raw, 'unauthorizedTTL', at, errs);
+  // 1.34's cacheAuthorizedRequests / cacheUnauthorizedRequests (default true): false turns that cache off, and its TTL is then not needed.
+  const authorizedTtlMs = cacheSwitch(raw, 'cacheAuthorizedRequests', at, errs) ? durationBounds(raw, 'authorizedTTL', at, errs) : 0;
+  const unauthorizedTtlMs = cacheSwitch(raw, 'cacheUnauthorizedRequests', at, errs) ? durationBounds(raw, 'unauthorizedTTL', at, errs) : 0;
   const subjectAccessReviewVersion = enumField(raw, 'subjectAccessReviewVersion', at, ['v1', 'v1beta1'] as const, errs);
   const conditions = Array.isArray(raw.matchConditions) ? raw.matchConditions : [];
   if (raw.matchConditions !== undefined && raw.matchConditions !== null && !Array.isArray(raw.matchConditions)) errs.invalid(`${at}.matchConditions`, raw.matchConditions, 'must be a list');

@@ -35,6 +35,8 @@ const specSchema: StructuralSchema = {
     timeout: duration('Timeout of one call, at most 30s (default 10s).'),
     authorizedTTL: duration('How long an allowed answer is cached (default 5m).'),
     unauthorizedTTL: duration('How long a not-allowed answer is cached (default 30s).'),
+    cacheAuthorizedRequests: { type: 'boolean', description: 'Whether allowed answers are cached (default true; as 1.34\'s AuthorizationConfiguration).' },
+    cacheUnauthorizedRequests: { type: 'boolean', description: 'Whether not-allowed answers are cached (default true).' },
     subjectAccessReviewVersion: { type: 'string', description: 'The authorization.k8s.io version of the reviews sent: v1 (default) or v1beta1.', enum: ['v1', 'v1beta1'] },
     matchConditionSubjectAccessReviewVersion: { type: 'string', description: 'The version of the review matchConditions see: v1.', enum: ['v1'] },
     failurePolicy: { type: 'string', description: 'What a call that fails or times out decides: NoOpinion (default) or Deny.', enum: ['NoOpinion', 'Deny'] },
