@@ -1,7 +1,7 @@
-import type { CachedChange, ChangeObserver } from '@plinth/storage';
+import type { CachedChange } from '@plinth/storage';
 import type { Controller } from './controller.js';
 import type { ControllerManager } from './controller-manager.js';
-import type { InformerEvent, SharedInformer } from './shared-informer.js';
+import type { FollowResource, InformerEvent, SharedInformer } from './shared-informer.js';
 import type { WorkQueue } from './work-queue.js';
 
 /** Keys to queue; nothing (undefined, an empty list) queues nothing. */
@@ -16,7 +16,7 @@ export type KeySource =
    * nobody (for a controller that reacts to every resource, which no cache
    * could hold); `onReset` gives the keys to queue when the feed had a hole.
    */
-  | { follow: (resource: string, observer: ChangeObserver) => () => void; resource: string; keys: (change: CachedChange) => Keys; onReset?: () => Keys }
+  | { follow: FollowResource; resource: string; keys: (change: CachedChange) => Keys; onReset?: () => Keys }
   /** Keys queued every `everyMs` (a periodic sweep) and once at start. */
   | { everyMs: number; keys: () => Keys };
 
@@ -26,7 +26,7 @@ export function onInformer(informer: SharedInformer, keys: (event: InformerEvent
 }
 
 /** Keys from the change feed of `resource`, uncached (typed helper for {@link KeySource}). */
-export function onChanges(follow: (resource: string, observer: ChangeObserver) => () => void, resource: string, keys: (change: CachedChange) => Keys, onReset?: () => Keys): KeySource {
+export function onChanges(follow: FollowResource, resource: string, keys: (change: CachedChange) => Keys, onReset?: () => Keys): KeySource {
   return { follow, resource, keys, onReset };
 }
 

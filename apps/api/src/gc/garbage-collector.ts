@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { ApiError, isPlainObject, type KubeObject } from '@plinth/apimachinery';
-import { ALL_RESOURCES, type CachedChange, type ChangeObserver, type OwnerRepository, type StoredObject } from '@plinth/storage';
+import { ALL_RESOURCES, type CachedChange, type OwnerRepository, type StoredObject } from '@plinth/storage';
 import { EventRecorder } from '../events/event-recorder.js';
 import { groupVersion, type ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
@@ -10,6 +10,7 @@ import type { ResourceStoreService } from '../resource-store/resource-store.serv
 import { systemWriteContext } from '../resource-store/write-context.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
 import { every, InformerController, type KeySource, onChanges } from '../controllers/informer-controller.js';
+import type { FollowResource } from '../controllers/shared-informer.js';
 
 /** How often the collector looks for dependents whose owners are gone (deletions it may have missed). */
 export const GC_SWEEP_INTERVAL_MS = 5000;
@@ -27,7 +28,7 @@ export interface GarbageCollectorDeps {
   store: ResourceStoreService;
   deleter: ResourceDeleteService;
   /** The change feed of every resource (uncached: no informer could hold every object of every resource). */
-  follow: (resource: string, observer: ChangeObserver) => () => void;
+  follow: FollowResource;
   logger: Logger;
   /** Gives the collector its work queue. */
   queues: Pick<ControllerManager, 'queue'>;

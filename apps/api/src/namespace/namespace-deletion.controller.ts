@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import type { KubeObject } from '@plinth/apimachinery';
-import { ALL_RESOURCES, type CachedChange, type ChangeObserver } from '@plinth/storage';
+import { ALL_RESOURCES, type CachedChange } from '@plinth/storage';
 import type { ControllerManager } from '../controllers/controller-manager.js';
 import { InformerController, type KeySource, onChanges, onInformer } from '../controllers/informer-controller.js';
-import type { InformerEvent, SharedInformer } from '../controllers/shared-informer.js';
+import type { FollowResource, InformerEvent, SharedInformer } from '../controllers/shared-informer.js';
 import type { NamespaceDeleter } from './namespace-deleter.js';
 
 /** How often the controller looks again at every Terminating namespace (its informer's resync period). */
@@ -15,7 +15,7 @@ export interface NamespaceDeletionDeps {
   /** Namespaces of every tenant (the shared informer). */
   namespaces: SharedInformer;
   /** The change feed of every resource (an object leaving a namespace the controller waits on), uncached. */
-  follow: (resource: string, observer: ChangeObserver) => () => void;
+  follow: FollowResource;
   logger: Logger;
   /** Gives the controller its work queue. */
   queues: Pick<ControllerManager, 'queue'>;
