@@ -56,7 +56,7 @@ const TOP_LEVEL = {
       pipeline: ['audit', 'authn', 'authz', 'config', 'flowcontrol', 'http', 'lifecycle', 'observability'],
       pki: [],
       quota: ['controllers', 'kinds', 'registry', 'resource-store', 'tenancy'],
-      rbac: ['kinds', 'registry', 'resource-store', 'watch'],
+      rbac: ['controllers', 'kinds', 'registry', 'resource-store', 'watch'],
       registry: [],
       'resource-store': ['admission', 'registry', 'schema'],
       schema: [],

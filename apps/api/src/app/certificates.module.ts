@@ -8,12 +8,13 @@ import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import { StoreHooks } from '../resource-store/store-hooks.js';
 import { ResourceStoreModule } from './resource-store.module.js';
-import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.js';
-import { RootCaPublisher } from '../certificates/root-ca-publisher.js';
+import { ROOT_CA_CONFIGMAP, RootCaPublisher } from '../certificates/root-ca-publisher.js';
 import { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
 import { CsrCleaner } from '../certificates/csr-cleaner.js';
 import { KubeApiserverClientSigner } from '../certificates/kube-apiserver-client-signer.js';
 import { rootCaBundle } from '../certificates/root-ca-bundle.js';
+import { SharedInformerFactory } from '../controllers/shared-informer-factory.js';
+import { CSR_STORAGE_RESOURCE } from '../kinds/certificates/csr-api.js';
 
 /**
  * The certificate controllers of the ControllerManager: the root CA
@@ -27,40 +28,32 @@ import { rootCaBundle } from '../certificates/root-ca-bundle.js';
   providers: [
     {
       provide: RootCaPublisher,
-      useFactory: (
-        pki: ServingPki,
-        registry: ResourceRegistry,
-        store: ResourceStoreService,
-        objects: Storage,
-        lists: Storage,
-        tenants: TenantRepository,
-        observe: ObserveChanges,
-        logger: Logger,
-        hooks: StoreHooks,
-        manager: ControllerManager,
-      ) => {
-        const namespaces = async () => {
-          const all: Array<{ tenant: string; name: string }> = [];
-          for (const tenant of await tenants.list()) {
-            for (const ns of (await lists.list({ tenant, resource: 'namespaces' })).items) all.push({ tenant, name: ns.key.name });
-          }
-          return all;
-        };
-        const publisher = new RootCaPublisher({ rootCa: rootCaBundle(pki), registry, store, objects, namespaces, observe, logger, queues: manager });
+      useFactory: (pki: ServingPki, registry: ResourceRegistry, store: ResourceStoreService, objects: Storage, informers: SharedInformerFactory, logger: Logger, hooks: StoreHooks, manager: ControllerManager) => {
+        const publisher = new RootCaPublisher({
+          rootCa: rootCaBundle(pki),
+          registry,
+          store,
+          objects,
+          namespaces: informers.informerFor({ resource: 'namespaces' }),
+          configMaps: informers.informerFor({ resource: 'configmaps', name: ROOT_CA_CONFIGMAP }),
+          logger,
+          queues: manager,
+        });
         hooks.afterCreate('namespaces', publisher.namespaceCreated);
         manager.register(publisher);
         return publisher;
       },
-      inject: [SERVING_PKI, ResourceRegistry, ResourceStoreService, STORAGE, STORAGE, TenantRepository, OBSERVE_CHANGES, LOGGER, StoreHooks, ControllerManager],
+      inject: [SERVING_PKI, ResourceRegistry, ResourceStoreService, STORAGE, SharedInformerFactory, LOGGER, StoreHooks, ControllerManager],
     },
     {
       provide: KubeApiserverClientSigner,
-      useFactory: (pki: ServingPki, registry: ResourceRegistry, store: ResourceStoreService, objects: Storage, lists: Storage, tenants: TenantRepository, observe: ObserveChanges, logger: Logger, manager: ControllerManager) => {
-        const signer = new KubeApiserverClientSigner({ ca: pki.ca, registry, store, objects, lists, tenants: () => tenants.list(), tenantUid: async (t) => (await tenants.get(t))?.uid, observe, logger, queues: manager });
+      useFactory: (pki: ServingPki, registry: ResourceRegistry, store: ResourceStoreService, informers: SharedInformerFactory, tenants: TenantRepository, logger: Logger, manager: ControllerManager) => {
+        const requests = informers.informerFor({ resource: CSR_STORAGE_RESOURCE });
+        const signer = new KubeApiserverClientSigner({ ca: pki.ca, registry, store, requests, tenantUid: async (t) => (await tenants.get(t))?.uid, logger, queues: manager });
         manager.register(signer);
         return signer;
       },
-      inject: [SERVING_PKI, ResourceRegistry, ResourceStoreService, STORAGE, STORAGE, TenantRepository, OBSERVE_CHANGES, LOGGER, ControllerManager],
+      inject: [SERVING_PKI, ResourceRegistry, ResourceStoreService, SharedInformerFactory, TenantRepository, LOGGER, ControllerManager],
     },
     {
       provide: CsrCleaner,

@@ -8,9 +8,13 @@ import { Metrics } from '../observability/metrics.js';
 import { LOGGER } from '../observability/logger.js';
 import { ControllerManager } from '../controllers/controller-manager.js';
 import { ControllerMetrics } from '../controllers/controller-metrics.js';
+import { SharedInformerFactory } from '../controllers/shared-informer-factory.js';
+import { type Storage, STORAGE, TenantRepository } from '@plinth/storage';
+import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.js';
 
 /**
- * The controller manager (global, as the job queue): modules register their
+ * The controller manager and the shared informers its controllers read
+ * from (global, as the job queue): modules register their
  * controllers with {@link ControllerManager} when they are built; the
  * controllers start once the server listens and every post-start hook
  * registered before has run (tenants provisioned), on every replica in
@@ -28,8 +32,14 @@ import { ControllerMetrics } from '../controllers/controller-metrics.js';
         new ControllerManager(config.redisUrl || config.worker ? { kind: 'cluster', databaseUrl: conn.url } : { kind: 'single-node' }, metrics, logger),
       inject: [APP_CONFIG, DatabaseConnection, ControllerMetrics, LOGGER],
     },
+    {
+      provide: SharedInformerFactory,
+      useFactory: (storage: Storage, tenants: TenantRepository, observe: ObserveChanges, logger: Logger) =>
+        new SharedInformerFactory({ list: (q) => storage.list(q), tenants: () => tenants.list(), follow: observe }, logger),
+      inject: [STORAGE, TenantRepository, OBSERVE_CHANGES, LOGGER],
+    },
   ],
-  exports: [ControllerManager],
+  exports: [ControllerManager, SharedInformerFactory],
 })
 export class ControllersModule implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(

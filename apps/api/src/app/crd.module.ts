@@ -1,14 +1,14 @@
 import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { STORAGE, type Storage, TenantRepository } from '@plinth/storage';
+import { STORAGE, type Storage } from '@plinth/storage';
 import { ControllerManager } from '../controllers/controller-manager.js';
-import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.js';
 import { LOGGER } from '../observability/logger.js';
 import { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
 import { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import { StoreHooks } from '../resource-store/store-hooks.js';
 import { ResourceStoreModule } from './resource-store.module.js';
 import { CrdController } from '../crd/crd-controller.service.js';
+import { SharedInformerFactory } from '../controllers/shared-informer-factory.js';
 import { CrdRegistry } from '../crd/crd-registry.service.js';
 import { CRD_STORAGE_RESOURCE } from '../kinds/customresourcedefinition/crd.resource.js';
 import { crdSettled } from '../crd/crd-settled.js';
@@ -44,14 +44,14 @@ import { JOB_QUEUE, type JobQueue } from '../jobs/job-queue.js';
         store: ResourceStoreService,
         deleter: ResourceDeleteService,
         lists: Storage,
-        tenants: TenantRepository,
-        observe: ObserveChanges,
+        informers: SharedInformerFactory,
         logger: Logger,
         hooks: StoreHooks,
         manager: ControllerManager,
       ) => {
-        const controller = new CrdController({ registry, store, deleter, lists, tenants: () => tenants.list(), observe, logger, queues: manager });
-        registry.onChange((tenant) => controller.enqueue(tenant));
+        const crds = informers.informerFor({ resource: CRD_STORAGE_RESOURCE });
+        const controller = new CrdController({ registry, store, deleter, lists, crds, logger, queues: manager });
+        registry.onChange((tenant) => controller.enqueueTenant(tenant));
         manager.register(controller);
         // A CRD write is answered once this replica serves it as the controller settles it; the controller may run on
         // another replica, or be between leaders for up to the handover bound.
@@ -59,7 +59,7 @@ import { JOB_QUEUE, type JobQueue } from '../jobs/job-queue.js';
         hooks.untilSettled(CRD_STORAGE_RESOURCE, (key) => crdSettled(registry, key.tenant, key.name, settleMs));
         return controller;
       },
-      inject: [CrdRegistry, ResourceStoreService, ResourceDeleteService, STORAGE, TenantRepository, OBSERVE_CHANGES, LOGGER, StoreHooks, ControllerManager],
+      inject: [CrdRegistry, ResourceStoreService, ResourceDeleteService, STORAGE, SharedInformerFactory, LOGGER, StoreHooks, ControllerManager],
     },
     {
       // Storage version migration: a CRD whose storedVersions hold more than its storage version gets a job.

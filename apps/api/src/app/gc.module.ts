@@ -25,7 +25,7 @@ import { GarbageCollector } from '../gc/garbage-collector.js';
         logger: Logger,
         manager: ControllerManager,
       ) => {
-        const gc = new GarbageCollector({ owners, registry, store, deleter, observe, logger, queues: manager });
+        const gc = new GarbageCollector({ owners, registry, store, deleter, follow: observe, logger, queues: manager });
         manager.register(gc);
         return gc;
       },

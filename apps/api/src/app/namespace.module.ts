@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ObjectStoreRepository } from '@plinth/storage';
 import { ControllerManager } from '../controllers/controller-manager.js';
+import { SharedInformerFactory } from '../controllers/shared-informer-factory.js';
 import { LOGGER } from '../observability/logger.js';
 import { NamespaceDeleter } from '../namespace/namespace-deleter.js';
 import { StoreHooks } from '../resource-store/store-hooks.js';
@@ -15,13 +15,14 @@ import { NamespaceDeletionController } from '../namespace/namespace-deletion.con
   providers: [
     {
       provide: NamespaceDeletionController,
-      useFactory: (deleter: NamespaceDeleter, objects: ObjectStoreRepository, observe: ObserveChanges, logger: Logger, hooks: StoreHooks, manager: ControllerManager) => {
-        const controller = new NamespaceDeletionController({ deleter, objects, observe, logger, queues: manager });
-        hooks.onNamespaceTerminating(controller.enqueue);
+      useFactory: (deleter: NamespaceDeleter, informers: SharedInformerFactory, observe: ObserveChanges, logger: Logger, hooks: StoreHooks, manager: ControllerManager) => {
+        const namespaces = informers.informerFor({ resource: 'namespaces' });
+        const controller = new NamespaceDeletionController({ deleter, namespaces, follow: observe, logger, queues: manager });
+        hooks.onNamespaceTerminating(controller.enqueueNamespace);
         manager.register(controller);
         return controller;
       },
-      inject: [NamespaceDeleter, ObjectStoreRepository, OBSERVE_CHANGES, LOGGER, StoreHooks, ControllerManager],
+      inject: [NamespaceDeleter, SharedInformerFactory, OBSERVE_CHANGES, LOGGER, StoreHooks, ControllerManager],
     },
   ],
   exports: [NamespaceDeletionController],

@@ -1,6 +1,7 @@
 import { Inject, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { type Storage, STORAGE } from '@plinth/storage';
+import { ControllerManager } from '../controllers/controller-manager.js';
 import { LOGGER } from '../observability/logger.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../resource-store/resource-store.service.js';
@@ -14,9 +15,9 @@ import { DefaultRbacService } from '../rbac/default-rbac.service.js';
   providers: [
     {
       provide: DefaultRbacService,
-      useFactory: (registry: ResourceRegistry, store: ResourceStoreService, lists: Storage, observe: ObserveChanges, logger: Logger) =>
-        new DefaultRbacService({ registry, store, lists }, observe, logger),
-      inject: [ResourceRegistry, ResourceStoreService, STORAGE, OBSERVE_CHANGES, LOGGER],
+      useFactory: (registry: ResourceRegistry, store: ResourceStoreService, lists: Storage, observe: ObserveChanges, manager: ControllerManager, logger: Logger) =>
+        new DefaultRbacService({ registry, store, lists }, observe, manager, logger),
+      inject: [ResourceRegistry, ResourceStoreService, STORAGE, OBSERVE_CHANGES, ControllerManager, LOGGER],
     },
   ],
   exports: [DefaultRbacService],

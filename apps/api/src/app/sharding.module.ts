@@ -18,8 +18,8 @@ import { ShardRegistry } from '../sharding/shard-registry.js';
 import { ShardStatusController } from '../sharding/shard-status.controller.js';
 import { TenantDirectory } from '../sharding/tenant-directory.js';
 import { TenantMover } from '../sharding/tenant-mover.js';
+import { SharedInformerFactory } from '../controllers/shared-informer-factory.js';
 import { Metrics } from '../observability/metrics.js';
-import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.js';
 
 /**
  * Shards as the platform runs them: on every replica, the directory fed by
@@ -46,13 +46,14 @@ import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.j
     },
     {
       provide: TenantMover,
-      useFactory: (pool: ShardPool, objects: Storage, lists: Storage, store: ResourceStoreService, observe: ObserveChanges, manager: ControllerManager, metrics: Metrics, logger: Logger) => {
+      useFactory: (pool: ShardPool, objects: Storage, lists: Storage, store: ResourceStoreService, informers: SharedInformerFactory, manager: ControllerManager, metrics: Metrics, logger: Logger) => {
         const listTenants = async () => (await lists.list({ tenant: PLATFORM_TENANT, resource: TENANT_STORAGE_RESOURCE })).items.map((i) => i.body as TenantObject);
-        const mover = new TenantMover({ pool, moves: new TenantMoveRepository(), objects, store, observe, listTenants, queues: manager, registry: metrics.registry, logger });
+        const tenants = informers.informerFor({ tenant: PLATFORM_TENANT, resource: TENANT_STORAGE_RESOURCE });
+        const mover = new TenantMover({ pool, moves: new TenantMoveRepository(), objects, store, tenants, listTenants, queues: manager, registry: metrics.registry, logger });
         manager.register(mover);
         return mover;
       },
-      inject: [ShardPool, STORAGE, STORAGE, ResourceStoreService, OBSERVE_CHANGES, ControllerManager, Metrics, LOGGER],
+      inject: [ShardPool, STORAGE, STORAGE, ResourceStoreService, SharedInformerFactory, ControllerManager, Metrics, LOGGER],
     },
     {
       provide: ShardStatusController,

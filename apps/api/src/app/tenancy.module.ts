@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import { type Storage, STORAGE, TenantMoveRepository, TenantRepository } from '@plinth/storage';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ControllerManager } from '../controllers/controller-manager.js';
+import { SharedInformerFactory } from '../controllers/shared-informer-factory.js';
+import { PLATFORM_TENANT } from '../kinds/tenant/tenant-api.js';
 import { LifecycleModule } from './lifecycle.module.js';
 import { PostStartHooks } from '../lifecycle/post-start-hooks.js';
 import { LOGGER } from '../observability/logger.js';
@@ -21,7 +23,6 @@ import { TenantDeletionRunner } from '../tenancy/tenant-deletion.runner.js';
 import { TenantLifecycleService } from '../tenancy/tenant-lifecycle.service.js';
 import { TenantProvisioner } from '../tenancy/tenant-provisioner.js';
 import { tenantResource } from '../kinds/tenant/tenant.resource.js';
-import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.js';
 import { WatchService } from '../watch/watch.service.js';
 import { forgetRetiredTenants } from '../tenancy/tenant-retirement.js';
 
@@ -71,18 +72,19 @@ import { forgetRetiredTenants } from '../tenancy/tenant-retirement.js';
         deletion: TenantDeletionRunner,
         logger: Logger,
         hooks: StoreHooks,
-        observe: ObserveChanges,
+        informers: SharedInformerFactory,
         manager: ControllerManager,
         directory: TenantDirectory,
       ) => {
-        const lifecycle = new TenantLifecycleService({ tenants, objects, lists, store, provisioner, deletion, observe, logger, queues: manager, directory });
+        const tenantObjects = informers.informerFor({ tenant: PLATFORM_TENANT, resource: tenantResource.storageResource });
+        const lifecycle = new TenantLifecycleService({ tenants, objects, lists, tenantObjects, store, provisioner, deletion, logger, queues: manager, directory });
         manager.register(lifecycle);
         hooks.afterCreate(tenantResource.storageResource, lifecycle.afterCreate);
         hooks.afterUpdate(tenantResource.storageResource, lifecycle.afterUpdate);
         hooks.onDeletionRequested(tenantResource.storageResource, lifecycle.deletionRequested);
         return lifecycle;
       },
-      inject: [TenantRepository, STORAGE, STORAGE, ResourceStoreService, TenantProvisioner, TenantDeletionRunner, LOGGER, StoreHooks, OBSERVE_CHANGES, ControllerManager, TenantDirectory],
+      inject: [TenantRepository, STORAGE, STORAGE, ResourceStoreService, TenantProvisioner, TenantDeletionRunner, LOGGER, StoreHooks, SharedInformerFactory, ControllerManager, TenantDirectory],
     },
   ],
   exports: [TenantLifecycleService, TenantProvisioner, TenantDeletionRunner],

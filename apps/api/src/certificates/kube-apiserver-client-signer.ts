@@ -1,12 +1,10 @@
 import * as x509 from '@peculiar/x509';
 import type { Logger } from 'pino';
 import { ApiError, type KubeObject } from '@plinth/apimachinery';
-import { STORAGE, type Storage } from '@plinth/storage';
-import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
-import type { WorkQueue } from '../controllers/work-queue.js';
+import { InformerController, type KeySource, onInformer } from '../controllers/informer-controller.js';
+import type { SharedInformer } from '../controllers/shared-informer.js';
 import {
-  CSR_STORAGE_RESOURCE,
   csrSpec,
   decodeBytes,
   hasTrueCondition,
@@ -20,9 +18,8 @@ import { csrStatusStrategy } from '../kinds/certificates/csr.strategy.js';
 import type { CertificateAuthority } from '../pki/certificate-authority.js';
 import { isTenantBindingUri, tenantBindingName } from '../pki/tenant-binding.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
-import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import type { WriteContext } from '../resource-store/write-context.js';
-import type { ObserveChanges } from '../watch/observe-changes.js';
 import { clientCertificateValidity, clientUsagesError } from './client-signer-policy.js';
 
 /** The identity of the signer's writes (upstream's certificate controller). */
@@ -34,13 +31,10 @@ export interface ClientSignerDeps {
   ca: CertificateAuthority;
   registry: ResourceRegistry;
   store: ResourceStoreService;
-  objects: Storage;
-  lists: Storage;
-  /** Every tenant (the resync on start). */
-  tenants: () => Promise<string[]>;
+  /** CertificateSigningRequests of every tenant (the shared informer the signer reads from). */
+  requests: SharedInformer;
   /** The uid of a tenant as it exists now (its certificates name it); undefined when it does not exist. */
   tenantUid: (tenant: string) => Promise<string | undefined>;
-  observe: ObserveChanges;
   logger: Logger;
   queues: Pick<ControllerManager, 'queue'>;
   now?: () => Date;
@@ -73,48 +67,21 @@ const KEY_USAGE_FLAGS: Record<string, number> = {
  * organization, or a URI under the binding's prefix) gets
  * the condition Failed with reason SignerValidationFailure instead.
  */
-export class KubeApiserverClientSigner implements Controller {
-  readonly name = 'csrsigning-kube-apiserver-client';
-  private readonly queue: WorkQueue;
-  private stopObserving: (() => void) | undefined;
-
+export class KubeApiserverClientSigner extends InformerController {
   constructor(private readonly deps: ClientSignerDeps) {
-    this.queue = deps.queues.queue({ name: this.name, workers: 2, process: (key) => this.sync(key) });
+    super({ name: 'csrsigning-kube-apiserver-client', workers: 2, queues: deps.queues });
   }
 
-  start(): void {
-    this.queue.start();
-    this.stopObserving = this.deps.observe(CSR_STORAGE_RESOURCE, {
-      onChange: (c) => {
-        if (c.type !== 'DELETED') this.queue.add(keyOf(c.key.tenant, c.key.name));
-      },
-      onReset: () => void this.resync(),
-    });
-    void this.resync();
+  /** Every request that is not deleted, as it changes (and all of them when the controller starts). */
+  protected sources(): KeySource[] {
+    return [onInformer(this.deps.requests, (e) => (e.type === 'delete' ? undefined : keyOf(e.object.key.tenant, e.object.key.name)))];
   }
 
-  async stop(): Promise<void> {
-    this.stopObserving?.();
-    this.stopObserving = undefined;
-    await this.queue.shutDown();
-  }
-
-  private async resync(): Promise<void> {
-    try {
-      for (const tenant of await this.deps.tenants()) {
-        for (const item of (await this.deps.lists.list({ tenant, resource: CSR_STORAGE_RESOURCE })).items) this.queue.add(keyOf(tenant, item.key.name));
-      }
-    } catch (err) {
-      this.deps.logger.warn({ err: (err as Error).message }, `${this.name}: requests could not be listed`);
-    }
-  }
-
-  private async sync(key: string): Promise<void> {
+  protected async reconcile(key: string): Promise<void> {
     const [tenant, name] = key.split('\u0000');
     const def = this.deps.registry.lookup(tenant, 'certificates.k8s.io', 'v1', 'certificatesigningrequests');
     if (!def) return;
-    const found = await this.deps.objects.get(ResourceStoreService.key(tenant, def, '', name), { internal: true });
-    const csr = found?.body as KubeObject | undefined;
+    const csr = this.deps.requests.get(tenant, '', name)?.body as KubeObject | undefined;
     if (!csr || !this.wants(csr)) return;
     const status = await this.decide(tenant, csr);
     const ctx: WriteContext = {

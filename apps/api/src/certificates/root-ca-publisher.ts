@@ -2,13 +2,12 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { ApiError, type KubeObject } from '@plinth/apimachinery';
 import type { Storage } from '@plinth/storage';
-import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
-import type { WorkQueue } from '../controllers/work-queue.js';
+import { InformerController, type KeySource, onInformer } from '../controllers/informer-controller.js';
+import type { SharedInformer } from '../controllers/shared-informer.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import type { WriteContext } from '../resource-store/write-context.js';
-import type { ObserveChanges } from '../watch/observe-changes.js';
 
 /** The ConfigMap every namespace holds, as upstream's root CA publisher names it. */
 export const ROOT_CA_CONFIGMAP = 'kube-root-ca.crt';
@@ -27,10 +26,12 @@ export interface RootCaPublisherDeps {
   rootCa: string;
   registry: ResourceRegistry;
   store: ResourceStoreService;
+  /** Read by the create hook, which cannot wait for the informers. */
   objects: Storage;
-  /** Every namespace of every tenant (the resync on start). */
-  namespaces: () => Promise<Array<{ tenant: string; name: string }>>;
-  observe: ObserveChanges;
+  /** Namespaces of every tenant (a shared informer). */
+  namespaces: SharedInformer;
+  /** The published ConfigMaps (`kube-root-ca.crt`) of every tenant (a shared informer). */
+  configMaps: SharedInformer;
   logger: Logger;
   queues: Pick<ControllerManager, 'queue'>;
 }
@@ -48,23 +49,19 @@ function isDeleting(ns: KubeObject | undefined): boolean {
  * `kubernetes.io/description` annotation. Created with the namespace (by
  * the replica that created it, before the create is answered), recreated
  * when deleted and restored when its data or annotation is changed, by the
- * controller (one replica runs it), which follows namespaces and these
- * ConfigMaps on the change stream and looks at every namespace when it
- * starts. Not created in a namespace being deleted.
+ * controller (one replica runs it), which reads namespaces and these
+ * ConfigMaps from shared informers (every namespace is looked at when it
+ * starts). Not created in a namespace being deleted.
  */
-export class RootCaPublisher implements Controller {
-  readonly name = 'root-ca-cert-publisher';
-  private readonly queue: WorkQueue;
-  private stopObserving: (() => void)[] = [];
-
+export class RootCaPublisher extends InformerController {
   constructor(private readonly deps: RootCaPublisherDeps) {
-    this.queue = deps.queues.queue({ name: this.name, workers: 2, process: (key) => this.sync(key) });
+    super({ name: 'root-ca-cert-publisher', workers: 2, queues: deps.queues });
   }
 
-  /** Hook after a namespace is created: publishes its ConfigMap at once. Never throws (the controller retries). */
+  /** Hook after a namespace is created: publishes its ConfigMap at once (reading storage). Never throws (the controller retries). */
   readonly namespaceCreated = async (ctx: WriteContext, ns: KubeObject): Promise<KubeObject> => {
     try {
-      await this.ensure(ctx.tenant, ns.metadata.name ?? '');
+      await this.ensure(ctx.tenant, ns.metadata.name ?? '', 'storage');
     } catch (err) {
       this.deps.logger.warn({ tenant: ctx.tenant, namespace: ns.metadata.name, err: (err as Error).message }, `${ROOT_CA_CONFIGMAP} could not be published; the controller retries`);
       this.queue.add(keyOf(ctx.tenant, ns.metadata.name ?? ''));
@@ -72,52 +69,27 @@ export class RootCaPublisher implements Controller {
     return ns;
   };
 
-  /** Follows namespaces and the published ConfigMaps; looks at every namespace (in the background). */
-  start(): void {
-    this.queue.start();
-    this.stopObserving = [
-      this.deps.observe('namespaces', {
-        onChange: (c) => {
-          if (c.type !== 'DELETED' && !isDeleting(c.object as KubeObject)) this.queue.add(keyOf(c.key.tenant, c.key.name));
-        },
-        onReset: () => void this.resync(),
-      }),
-      this.deps.observe('configmaps', {
-        onChange: (c) => {
-          if (c.key.name === ROOT_CA_CONFIGMAP && c.type !== 'ADDED') this.queue.add(keyOf(c.key.tenant, c.key.namespace));
-        },
-        onReset: () => undefined,
-      }),
+  /** Every namespace not being deleted (all of them at start); the published ConfigMap changed or deleted. */
+  protected sources(): KeySource[] {
+    return [
+      onInformer(this.deps.namespaces, (e) => (e.type !== 'delete' && !isDeleting(e.object.body as KubeObject) ? keyOf(e.object.key.tenant, e.object.key.name) : undefined)),
+      onInformer(this.deps.configMaps, (e) => (e.type !== 'add' ? keyOf(e.object.key.tenant, e.object.key.namespace) : undefined)),
     ];
-    void this.resync();
   }
 
-  /** Stops following changes and waits for work in progress. */
-  async stop(): Promise<void> {
-    for (const stop of this.stopObserving) stop();
-    this.stopObserving = [];
-    await this.queue.shutDown();
-  }
-
-  private async resync(): Promise<void> {
-    try {
-      for (const ns of await this.deps.namespaces()) this.queue.add(keyOf(ns.tenant, ns.name));
-    } catch (err) {
-      this.deps.logger.warn({ err: (err as Error).message }, `${this.name}: namespaces could not be listed`);
-    }
-  }
-
-  private async sync(key: string): Promise<void> {
+  protected async reconcile(key: string): Promise<void> {
     const [tenant, namespace] = key.split('\u0000');
-    await this.ensure(tenant, namespace);
+    await this.ensure(tenant, namespace, 'cache');
   }
 
   /** Creates the ConfigMap in `namespace`, or restores its data and annotation; nothing in a namespace that is gone or being deleted. */
-  private async ensure(tenant: string, namespace: string): Promise<void> {
+  private async ensure(tenant: string, namespace: string, from: 'cache' | 'storage'): Promise<void> {
     const nsDef = this.deps.registry.lookup(tenant, '', 'v1', 'namespaces');
     const cmDef = this.deps.registry.lookup(tenant, '', 'v1', 'configmaps');
     if (!nsDef || !cmDef) return;
-    const ns = await this.deps.objects.get(ResourceStoreService.key(tenant, nsDef, '', namespace), { internal: true });
+    const read = async (def: typeof nsDef, ns: string, name: string, informer: SharedInformer) =>
+      from === 'cache' ? informer.get(tenant, ns, name) : await this.deps.objects.get(ResourceStoreService.key(tenant, def, ns, name), { internal: true });
+    const ns = await read(nsDef, '', namespace, this.deps.namespaces);
     if (!ns || isDeleting(ns.body as KubeObject)) return;
     const ctx: WriteContext = {
       tenant,
@@ -131,7 +103,7 @@ export class RootCaPublisher implements Controller {
       fieldManager: 'kube-controller-manager',
     };
     const data = { 'ca.crt': this.deps.rootCa };
-    const current = await this.deps.objects.get(ResourceStoreService.key(tenant, cmDef, namespace, ROOT_CA_CONFIGMAP), { internal: true });
+    const current = await read(cmDef, namespace, ROOT_CA_CONFIGMAP, this.deps.configMaps);
     try {
       if (!current) {
         await this.deps.store.create(ctx, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CA_CONFIGMAP, annotations: { [DESCRIPTION_ANNOTATION]: DESCRIPTION } }, data });

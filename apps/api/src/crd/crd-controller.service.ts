@@ -1,16 +1,15 @@
 import type { Logger } from 'pino';
-import { STORAGE, type Storage } from '@plinth/storage';
-import type { Controller } from '../controllers/controller.js';
+import type { Storage } from '@plinth/storage';
 import type { ControllerManager } from '../controllers/controller-manager.js';
-import type { WorkQueue } from '../controllers/work-queue.js';
-import type { ObserveChanges } from '../watch/observe-changes.js';
+import { InformerController, type KeySource, onInformer } from '../controllers/informer-controller.js';
+import type { SharedInformer } from '../controllers/shared-informer.js';
 import { ApiError, type KubeObject } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
 import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import type { WriteContext } from '../resource-store/write-context.js';
 import type { CrdRegistry } from './crd-registry.service.js';
-import { CRD_STORAGE_RESOURCE, customResourceDefinitionResource } from '../kinds/customresourcedefinition/crd.resource.js';
+import { customResourceDefinitionResource } from '../kinds/customresourcedefinition/crd.resource.js';
 import {
   asCrd,
   CRD_CLEANUP_FINALIZER,
@@ -28,12 +27,13 @@ import { calculateNames } from './crd-naming.js';
 /**
  * The CRD controller (upstream's naming, establishing and finalizer
  * controllers in one loop), run by one replica (a controller of the
- * ControllerManager): whenever a tenant's CRDs change (its change stream,
- * or this replica's CRD cache reloading them), it accepts names (reporting
+ * ControllerManager): whenever a tenant's CRDs change (the shared CRD
+ * informer it reads them from, or this replica's CRD registry reloading
+ * them), it accepts names (reporting
  * conflicts in the NamesAccepted condition), marks CRDs Established, and
  * for deleted CRDs removes every instance and then the cleanup finalizer.
- * On start it looks at every tenant (another replica may have stopped
- * mid-way). Work on one tenant is serialised; failures (with backoff) and
+ * On start it looks at every tenant with CRDs (another replica may have
+ * stopped mid-way). Work on one tenant is serialised; failures (with backoff) and
  * pending deletions are retried. The replica that took a CRD write answers
  * it once its own cache shows the CRD settled (crd-settled.ts), whichever
  * replica runs the controller.
@@ -47,10 +47,10 @@ export interface CrdControllerDeps {
   registry: CrdRegistry;
   store: ResourceStoreService;
   deleter: ResourceDeleteService;
+  /** Lists a deleted CRD's instances. */
   lists: Storage;
-  /** Every tenant's name (the resync on start). */
-  tenants: () => Promise<string[]>;
-  observe: ObserveChanges;
+  /** CRDs of every tenant (the shared informer). */
+  crds: SharedInformer;
   /** Gives the controller its work queue. */
   queues: Pick<ControllerManager, 'queue'>;
   logger: Logger;
@@ -60,43 +60,23 @@ export interface CrdControllerDeps {
 const CRD_WORKERS = 4;
 
 /** See the file comment. */
-export class CrdController implements Controller {
-  readonly name = 'crd-controller';
-  private readonly queue: WorkQueue;
-  private stopObserving: (() => void) | undefined;
-
+export class CrdController extends InformerController {
   constructor(private readonly deps: CrdControllerDeps) {
-    this.queue = deps.queues.queue({ name: this.name, workers: CRD_WORKERS, process: (tenant) => this.reconcileTenant(tenant) });
+    super({ name: 'crd-controller', workers: CRD_WORKERS, queues: deps.queues });
   }
 
   /** Schedules a reconcile of the tenant (coalesced with one in progress; ignored unless this replica runs the controller). */
-  enqueue(tenant: string): void {
+  enqueueTenant(tenant: string): void {
     this.queue.add(tenant);
   }
 
-  /** Follows CRD changes of every tenant and looks at every tenant once (in the background). */
-  start(): void {
-    this.queue.start();
-    this.stopObserving = this.deps.observe(CRD_STORAGE_RESOURCE, {
-      onChange: (c) => this.queue.add(c.key.tenant),
-      onReset: () => void this.resync(),
-    });
-    void this.resync();
+  /** The tenant of every CRD change (and of every CRD when the controller starts). */
+  protected sources(): KeySource[] {
+    return [onInformer(this.deps.crds, (e) => e.object.key.tenant)];
   }
 
-  /** Stops following changes and waits for reconciles in progress. */
-  async stop(): Promise<void> {
-    this.stopObserving?.();
-    this.stopObserving = undefined;
-    await this.queue.shutDown();
-  }
-
-  private async resync(): Promise<void> {
-    try {
-      for (const tenant of await this.deps.tenants()) this.queue.add(tenant);
-    } catch (err) {
-      this.deps.logger.warn({ err: (err as Error).message }, 'CRD controller: tenants could not be listed');
-    }
+  protected reconcile(tenant: string): Promise<void> {
+    return this.reconcileTenant(tenant);
   }
 
   private ctx(tenant: string, subresource: string): WriteContext {
@@ -118,7 +98,7 @@ export class CrdController implements Controller {
   async reconcileTenant(tenant: string): Promise<void> {
     // This replica's cache may not hold the tenant yet (its requests went to another replica).
     await this.deps.registry.refresh(tenant);
-    const crds = this.deps.registry.crds(tenant);
+    const crds = this.deps.crds.list(tenant).map((o) => o.body as CrdObject);
     let changed = false;
     let pending = false;
     for (const crd of crds) {

@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import { ApiError, isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { ALL_RESOURCES, type CachedChange, type OwnerRepository, type StoredObject } from '@plinth/storage';
-import type { ObserveChanges } from '../watch/observe-changes.js';
 import { EventRecorder } from '../events/event-recorder.js';
 import { groupVersion, type ResourceDefinition } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
@@ -9,9 +8,9 @@ import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type ResourceDeleteService } fr
 import { forEachConcurrently } from '../resource-store/bounded-concurrency.js';
 import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import { systemWriteContext } from '../resource-store/write-context.js';
-import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
-import type { WorkQueue } from '../controllers/work-queue.js';
+import { every, InformerController, type KeySource, onChanges } from '../controllers/informer-controller.js';
+import type { FollowResource } from '../controllers/shared-informer.js';
 
 /** How often the collector looks for dependents whose owners are gone (deletions it may have missed). */
 export const GC_SWEEP_INTERVAL_MS = 5000;
@@ -28,7 +27,8 @@ export interface GarbageCollectorDeps {
   registry: ResourceRegistry;
   store: ResourceStoreService;
   deleter: ResourceDeleteService;
-  observe: ObserveChanges;
+  /** The change feed of every resource (uncached: no informer could hold every object of every resource). */
+  follow: FollowResource;
   logger: Logger;
   /** Gives the collector its work queue. */
   queues: Pick<ControllerManager, 'queue'>;
@@ -85,55 +85,55 @@ function uidOf(o: Record<string, unknown> | undefined): string | undefined {
  * dependents whose owners vanished while no collector was watching, and on
  * start a resync (another replica may have stopped mid-way).
  */
-export class GarbageCollector implements Controller {
-  readonly name = 'garbage-collector';
-  private stopObserving: (() => void) | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly queue: WorkQueue;
+export class GarbageCollector extends InformerController {
   private readonly events: EventRecorder;
 
   constructor(private readonly deps: GarbageCollectorDeps) {
+    super({ name: 'garbage-collector', workers: GC_WORKERS, queues: deps.queues });
     this.events = new EventRecorder(deps, 'garbage-collector-controller');
-    this.queue = deps.queues.queue({ name: this.name, workers: GC_WORKERS, process: (task) => this.run(task) });
+  }
+
+  /**
+   * Every change of every resource (owners deleted, references changed,
+   * owners entering Orphan or Foreground deletion); a sweep every few
+   * seconds, at start and after a hole in the feed. Its reads go through
+   * the owner index of storage (objects by uid, dependents of a uid).
+   */
+  protected sources(): KeySource[] {
+    return [onChanges(this.deps.follow, ALL_RESOURCES, (c) => this.tasksOf(c), () => 'sweep'), every(GC_SWEEP_INTERVAL_MS, () => 'sweep')];
   }
 
   /** Starts following changes and sweeping; resyncs what a collector that stopped left (owners in Orphan or Foreground deletion, dangling dependents). */
-  start(): void {
-    this.queue.start();
-    this.stopObserving = this.deps.observe(ALL_RESOURCES, { onChange: (c) => this.onChange(c), onReset: () => this.queue.add('sweep') });
-    this.timer = setInterval(() => this.queue.add('sweep'), GC_SWEEP_INTERVAL_MS);
-    this.timer.unref();
-    this.queue.add('resync');
-    this.queue.add('sweep');
+  override start(): void {
+    super.start();
+    this.enqueue('resync');
   }
 
-  /** Stops and waits for work in progress. */
-  async stop(): Promise<void> {
-    this.stopObserving?.();
-    this.stopObserving = undefined;
-    if (this.timer) clearInterval(this.timer);
-    await this.queue.shutDown();
-  }
-
-  private onChange(c: CachedChange): void {
+  private tasksOf(c: CachedChange): string[] {
+    const tasks: string[] = [];
     const obj = c.object as KubeObject | undefined;
     const uid = uidOf(c.type === 'DELETED' ? (c.object as Record<string, unknown>) : obj);
-    if (!uid) return;
+    if (!uid) return tasks;
     if (c.type === 'DELETED') {
       // Its dependents may be orphans now; its owners may be waiting in the foreground for it.
-      this.queue.add(`dependents\u0000${c.key.tenant}\u0000${uid}`);
-      for (const r of ownerRefs(obj ?? {})) this.queue.add(`owner\u0000${c.key.tenant}\u0000${r.uid}`);
-      return;
+      tasks.push(`dependents\u0000${c.key.tenant}\u0000${uid}`);
+      for (const r of ownerRefs(obj ?? {})) tasks.push(`owner\u0000${c.key.tenant}\u0000${r.uid}`);
+      return tasks;
     }
     // A new or changed set of owner references: each must name an owner the dependent may have (upstream's addDependentToOwners).
     const prevMeta = (c.prevObject as KubeObject | null)?.metadata;
     if (ownerRefs(obj ?? {}).length > 0 && (c.type === 'ADDED' || !sameRefs(obj?.metadata, prevMeta))) {
-      this.queue.add(`refs\u0000${c.key.tenant}\u0000${uid}`);
+      tasks.push(`refs\u0000${c.key.tenant}\u0000${uid}`);
     }
     const finalizers = obj?.metadata?.finalizers ?? [];
     if (obj?.metadata?.deletionTimestamp && (finalizers.includes(ORPHAN_FINALIZER) || finalizers.includes(FOREGROUND_FINALIZER))) {
-      this.queue.add(ownerKeyTask(c.key.tenant, c.key.resource, c.key.namespace, c.key.name, uid));
+      tasks.push(ownerKeyTask(c.key.tenant, c.key.resource, c.key.namespace, c.key.name, uid));
     }
+    return tasks;
+  }
+
+  protected reconcile(task: string): Promise<void> {
+    return this.run(task);
   }
 
   private async run(task: string): Promise<void> {

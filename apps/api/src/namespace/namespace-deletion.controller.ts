@@ -1,20 +1,21 @@
 import type { Logger } from 'pino';
 import type { KubeObject } from '@plinth/apimachinery';
-import { ALL_RESOURCES, type CachedChange, type ObjectStoreRepository } from '@plinth/storage';
-import type { Controller } from '../controllers/controller.js';
+import { ALL_RESOURCES, type CachedChange } from '@plinth/storage';
 import type { ControllerManager } from '../controllers/controller-manager.js';
-import type { WorkQueue } from '../controllers/work-queue.js';
-import type { ObserveChanges } from '../watch/observe-changes.js';
+import { InformerController, type KeySource, onChanges, onInformer } from '../controllers/informer-controller.js';
+import type { FollowResource, InformerEvent, SharedInformer } from '../controllers/shared-informer.js';
 import type { NamespaceDeleter } from './namespace-deleter.js';
 
-/** How often the controller looks for Terminating namespaces nobody is emptying (missed changes). */
+/** How often the controller looks again at every Terminating namespace (its informer's resync period). */
 export const NAMESPACE_SWEEP_INTERVAL_MS = 5000;
 
 /** What the namespace controller needs. */
 export interface NamespaceDeletionDeps {
   deleter: NamespaceDeleter;
-  objects: ObjectStoreRepository;
-  observe: ObserveChanges;
+  /** Namespaces of every tenant (the shared informer). */
+  namespaces: SharedInformer;
+  /** The change feed of every resource (an object leaving a namespace the controller waits on), uncached. */
+  follow: FollowResource;
   logger: Logger;
   /** Gives the controller its work queue. */
   queues: Pick<ControllerManager, 'queue'>;
@@ -29,66 +30,54 @@ const keyOf = (tenant: string, name: string): string => `${tenant}\u0000${name}`
  * the deletion conditions on it while content remains, and once it is
  * empty takes the `kubernetes` finalizer off through the `finalize`
  * subresource, which removes it (see NamespacePurge). A controller of the
- * ControllerManager (one replica runs it): it follows the change stream
- * (a namespace entering deletion; an object removed from a namespace it
- * waits on), sweeps for Terminating namespaces every few seconds and on
- * start, and works on one namespace at a time.
+ * ControllerManager (one replica runs it): it reads namespaces from the
+ * shared informer (a namespace entering deletion; every Terminating one
+ * again each resync period and when it starts), follows the change feed
+ * for objects removed from a namespace it waits on, and works on one
+ * namespace at a time.
  */
-export class NamespaceDeletionController implements Controller {
-  readonly name = 'namespace-controller';
-  private readonly queue: WorkQueue;
+export class NamespaceDeletionController extends InformerController {
   /** Namespaces seen Terminating and not yet gone: an object leaving one brings it back. */
   private readonly waiting = new Set<string>();
-  private stopObserving: (() => void) | undefined;
-  private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: NamespaceDeletionDeps) {
-    this.queue = deps.queues.queue({ name: this.name, workers: 1, process: (key) => this.purge(key) });
+    super({ name: 'namespace-controller', workers: 1, queues: deps.queues });
   }
 
   /** Queues `name` of `tenant` to be emptied and removed (ignored unless this replica runs the controller). */
-  readonly enqueue = (tenant: string, name: string): void => {
+  readonly enqueueNamespace = (tenant: string, name: string): void => {
     if (!this.queue.active) return;
     this.waiting.add(keyOf(tenant, name));
     this.queue.add(keyOf(tenant, name));
   };
 
-  /** Follows the change stream and starts the periodic sweep (and runs one now). */
-  start(): void {
-    this.queue.start();
-    this.stopObserving = this.deps.observe(ALL_RESOURCES, { onChange: (c) => this.onChange(c), onReset: () => void this.sweep() });
-    this.timer = setInterval(() => void this.sweep(), NAMESPACE_SWEEP_INTERVAL_MS);
-    this.timer.unref();
-    void this.sweep();
+  protected sources(): KeySource[] {
+    return [
+      onInformer(this.deps.namespaces, (e) => this.terminating(e), NAMESPACE_SWEEP_INTERVAL_MS),
+      onChanges(this.deps.follow, ALL_RESOURCES, (c) => this.emptied(c)),
+    ];
+  }
+
+  /** A namespace entering deletion, or met again Terminating. */
+  private terminating(e: InformerEvent): undefined {
+    if (e.type !== 'delete' && (e.object.body as KubeObject).metadata?.deletionTimestamp) this.enqueueNamespace(e.object.key.tenant, e.object.key.name);
+    return undefined;
+  }
+
+  /** An object removed from a namespace the controller waits on. */
+  private emptied(c: CachedChange): string | undefined {
+    if (c.type !== 'DELETED' || !c.key.namespace) return undefined;
+    const key = keyOf(c.key.tenant, c.key.namespace);
+    return this.waiting.has(key) ? key : undefined;
   }
 
   /** Stops and waits for the namespace in progress. */
-  async stop(): Promise<void> {
-    this.stopObserving?.();
-    this.stopObserving = undefined;
-    if (this.timer) clearInterval(this.timer);
-    await this.queue.shutDown();
+  override async stop(): Promise<void> {
+    await super.stop();
     this.waiting.clear();
   }
 
-  private onChange(c: CachedChange): void {
-    if (c.key.resource === 'namespaces' && c.key.namespace === '') {
-      if (c.type !== 'DELETED' && (c.object as KubeObject | undefined)?.metadata?.deletionTimestamp) this.enqueue(c.key.tenant, c.key.name);
-      return;
-    }
-    if (c.type === 'DELETED' && c.key.namespace && this.waiting.has(keyOf(c.key.tenant, c.key.namespace))) this.queue.add(keyOf(c.key.tenant, c.key.namespace));
-  }
-
-  private async sweep(): Promise<void> {
-    if (!this.queue.active) return;
-    try {
-      for (const ns of await this.deps.objects.terminatingNamespaces()) this.enqueue(ns.tenant, ns.name);
-    } catch (err) {
-      this.deps.logger.warn({ err: (err as Error).message }, 'terminating namespaces could not be listed');
-    }
-  }
-
-  private async purge(key: string): Promise<void> {
+  protected async reconcile(key: string): Promise<void> {
     const [tenant, name] = key.split('\u0000');
     const outcome = await this.deps.deleter.purgeNamespace(tenant, name);
     if (outcome !== 'waiting') this.waiting.delete(key);

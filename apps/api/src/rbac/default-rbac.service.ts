@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
+import type { ControllerManager } from '../controllers/controller-manager.js';
+import type { FollowResource } from '../controllers/shared-informer.js';
 import { ClusterRoleAggregator } from './cluster-role-aggregator.js';
 import { type DefaultRbacDeps, ensureDefaultRbac } from './default-rbac.js';
-import { clusterRoleResource } from '../kinds/rbac/rbac.resources.js';
-import type { ObserveChanges } from '../watch/observe-changes.js';
 
 /**
  * Upstream's default RBAC policy per tenant (default roles and bindings)
@@ -11,22 +11,24 @@ import type { ObserveChanges } from '../watch/observe-changes.js';
  */
 export class DefaultRbacService {
   private readonly aggregator: ClusterRoleAggregator;
-  private stopObserving: (() => void) | undefined;
+  private aggregating = false;
   private reconciling: Promise<void> | undefined;
   private stopping = false;
 
   constructor(
     private readonly deps: DefaultRbacDeps,
-    private readonly observe: ObserveChanges,
+    follow: FollowResource,
+    queues: Pick<ControllerManager, 'queue'>,
     private readonly logger: Logger,
   ) {
-    this.aggregator = new ClusterRoleAggregator(deps, logger);
+    this.aggregator = new ClusterRoleAggregator({ ...deps, follow, queues, logger });
   }
 
-  /** Starts aggregating on ClusterRole changes. */
+  /** Starts aggregating on ClusterRole changes (on this replica; it is not elected). */
   start(): void {
-    const agg = this.aggregator;
-    this.stopObserving ??= this.observe(clusterRoleResource.storageResource, { onChange: (c) => agg.afterWrite(c.key.tenant), onReset: () => undefined });
+    if (this.aggregating) return;
+    this.aggregating = true;
+    this.aggregator.start();
   }
 
   /**
@@ -43,12 +45,12 @@ export class DefaultRbacService {
     this.reconciling = this.reconcileAll(list).catch((err: Error) => this.logger.warn({ err: err.message }, 'default RBAC reconciliation failed'));
   }
 
-  /** Stops following changes, waits for background reconciliation and aggregation. */
+  /** Stops following changes, waits for background reconciliation and the aggregation pass in progress. */
   async stop(): Promise<void> {
     this.stopping = true;
-    this.stopObserving?.();
     await this.reconciling;
-    await this.aggregator.idle();
+    if (this.aggregating) await this.aggregator.stop();
+    this.aggregating = false;
   }
 
   private async reconcileAll(list: () => Promise<string[]>): Promise<void> {

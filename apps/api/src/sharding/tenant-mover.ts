@@ -1,15 +1,14 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { type Database, isStaleMove, StaleMoveError, STORAGE, type Storage, type TenantMoveRepository } from '@plinth/storage';
+import { type Database, isStaleMove, StaleMoveError, type Storage, type TenantMoveRepository } from '@plinth/storage';
 import { ApiError, type KubeObject } from '@plinth/apimachinery';
-import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
-import type { WorkQueue } from '../controllers/work-queue.js';
+import { InformerController, type KeySource, onInformer } from '../controllers/informer-controller.js';
+import type { InformerEvent, SharedInformer } from '../controllers/shared-informer.js';
 import { PLATFORM_TENANT, type TenantObject, TENANT_STORAGE_RESOURCE } from '../kinds/tenant/tenant-api.js';
 import { tenantResource } from '../kinds/tenant/tenant.resource.js';
 import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import { systemWriteContext } from '../resource-store/write-context.js';
-import type { ObserveChanges } from '../watch/observe-changes.js';
 import type { ShardPool } from './shard-pool.js';
 import { TenantLeftoverSweep } from './tenant-leftover-sweep.js';
 import { condition, generationOf, MoveInterrupted, MoveMetrics, shardsOf, withConditions } from './tenant-move-support.js';
@@ -28,10 +27,12 @@ export const LEFTOVER_SWEEP_INTERVAL_MS = 30_000;
 export interface TenantMoverDeps {
   pool: Pick<ShardPool, 'dbOfShard' | 'shards'>;
   moves: TenantMoveRepository;
+  /** Read-after-write checks of a move's outcome (storage, not the informer, which may not have the write yet). */
   objects: Pick<Storage, 'get'>;
   store: Pick<ResourceStoreService, 'systemUpdate'>;
-  observe: ObserveChanges;
-  /** Every Tenant object now: a new leader resumes the moves the previous one left (a crash mid-move). */
+  /** The Tenant objects (the platform tenant's; the shared informer the mover reads from). */
+  tenants: SharedInformer;
+  /** Every Tenant object now, from storage (the leftover sweep's). */
   listTenants: () => Promise<TenantObject[]>;
   queues: Pick<ControllerManager, 'queue'>;
   registry: Registry;
@@ -69,11 +70,8 @@ export interface TenantMoverDeps {
  * {@link LEFTOVER_SWEEP_INTERVAL_MS} the leader also sweeps every shard
  * for rows of tenants that do not live there ({@link TenantLeftoverSweep}).
  */
-export class TenantMover implements Controller {
-  readonly name = 'tenant-mover';
-  private readonly queue: WorkQueue;
+export class TenantMover extends InformerController {
   private readonly metrics: MoveMetrics;
-  private stopObserving: (() => void) | undefined;
   private readonly departures = new Set<Promise<void>>();
   /** Tenants whose running move must end, and why. */
   private readonly interrupted = new Map<string, MoveInterrupted>();
@@ -85,62 +83,50 @@ export class TenantMover implements Controller {
   readonly sweep: TenantLeftoverSweep;
 
   constructor(private readonly deps: TenantMoverDeps) {
+    super({ name: 'tenant-mover', workers: 2, queues: deps.queues });
     this.metrics = new MoveMetrics(deps.registry);
-    this.queue = deps.queues.queue({ name: this.name, workers: 2, process: (tenant) => this.reconcile(tenant) });
     this.sweep = new TenantLeftoverSweep({ pool: deps.pool, moves: deps.moves, listTenants: deps.listTenants, registry: deps.registry, logger: deps.logger });
   }
 
-  async start(): Promise<void> {
+  /** Every Tenant that asks for another shard (all of them when it starts: a move the previous leader did not finish starts again). */
+  protected sources(): KeySource[] {
+    return [onInformer(this.deps.tenants, (e) => this.onTenant(e))];
+  }
+
+  /** Queues a Tenant that asks to move; a deletion of a Tenant that is moving ends its move. */
+  private onTenant(e: InformerEvent): string | undefined {
+    const t = e.object.body as TenantObject;
+    const name = e.object.key.name;
+    if (this.moving.has(name) && (e.type === 'delete' || t.metadata.deletionTimestamp)) this.interrupted.set(name, new MoveInterrupted(`tenant ${name} is being deleted`, false));
+    if (e.type === 'delete') return undefined;
+    const { from, to } = shardsOf(t);
+    return to && to !== from && t.metadata.name ? t.metadata.name : undefined;
+  }
+
+  override start(): void {
     this.leading = true;
     this.interrupted.clear();
-    this.queue.start();
-    this.stopObserving = this.deps.observe(TENANT_STORAGE_RESOURCE, {
-      onChange: (c) => {
-        if (c.key.tenant !== PLATFORM_TENANT) return;
-        const t = c.object as TenantObject | undefined;
-        const name = c.key.name;
-        if (this.moving.has(name) && (c.type === 'DELETED' || t?.metadata.deletionTimestamp)) this.interrupted.set(name, new MoveInterrupted(`tenant ${name} is being deleted`, false));
-        if (c.type !== 'DELETED' && t) this.queueIfMoving(t);
-      },
-      onReset: () => void this.resync(),
-    });
-    await this.resync();
+    super.start();
     this.sweepTimer = setInterval(() => {
       this.sweeping ??= this.sweep.run().then(() => undefined).finally(() => (this.sweeping = undefined));
     }, this.deps.sweepIntervalMs ?? LEFTOVER_SWEEP_INTERVAL_MS);
     this.sweepTimer.unref();
   }
 
-  /** Queues every tenant whose Tenant asks for another shard (a move the previous leader did not finish starts again). */
-  private async resync(): Promise<void> {
-    try {
-      for (const t of await this.deps.listTenants()) this.queueIfMoving(t);
-    } catch (err) {
-      this.deps.logger.warn({ err: (err as Error).message }, 'tenant mover: listing tenants failed; moves resume on their next change');
-    }
-  }
-
-  private queueIfMoving(t: TenantObject): void {
-    const { from, to } = shardsOf(t);
-    if (to && to !== from && t.metadata.name) this.queue.add(t.metadata.name);
-  }
-
-  async stop(): Promise<void> {
+  override async stop(): Promise<void> {
     this.leading = false;
     // Running moves end at their next step and are left to the next leader (which claims a newer generation).
     for (const name of this.moving) this.interrupted.set(name, new MoveInterrupted('this replica stopped leading the tenant mover', true));
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     this.sweepTimer = undefined;
-    this.stopObserving?.();
-    this.stopObserving = undefined;
-    await this.queue.shutDown();
+    await super.stop();
     await this.sweeping;
     await Promise.all(this.departures);
   }
 
   /** Moves `tenant` if its Tenant asks for another shard than it lives on; ends such a move when it is being deleted. Never throws for a failed move (it rolls back). */
-  private async reconcile(tenant: string): Promise<void> {
-    const t = await this.tenant(tenant);
+  protected async reconcile(tenant: string): Promise<void> {
+    const t = this.deps.tenants.get(PLATFORM_TENANT, '', tenant)?.body as TenantObject | undefined;
     if (!t) return;
     const { from, to } = shardsOf(t);
     if (!to || to === from) return;
@@ -148,6 +134,7 @@ export class TenantMover implements Controller {
     await this.move(tenant, from, to);
   }
 
+  /** The Tenant as storage has it now. */
   private async tenant(name: string): Promise<TenantObject | undefined> {
     return (await this.deps.objects.get({ tenant: PLATFORM_TENANT, resource: TENANT_STORAGE_RESOURCE, namespace: '', name }, { internal: true }))?.body as TenantObject | undefined;
   }

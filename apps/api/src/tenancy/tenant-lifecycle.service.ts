@@ -9,10 +9,9 @@ import { usageStatus } from './tenant-limits.js';
 import { isDeepStrictEqual } from 'node:util';
 import type { TenantProvisioner } from './tenant-provisioner.js';
 import { tenantResource } from '../kinds/tenant/tenant.resource.js';
-import type { Controller } from '../controllers/controller.js';
 import type { ControllerManager } from '../controllers/controller-manager.js';
-import type { WorkQueue } from '../controllers/work-queue.js';
-import type { ObserveChanges } from '../watch/observe-changes.js';
+import { every, InformerController, type KeySource, onInformer } from '../controllers/informer-controller.js';
+import type { SharedInformer } from '../controllers/shared-informer.js';
 import type { TenantDirectory } from '../sharding/tenant-directory.js';
 import { moveAsked } from '../sharding/tenant-leftover-sweep.js';
 
@@ -23,11 +22,13 @@ export const TENANT_RECONCILE_INTERVAL_MS = 5000;
 export interface TenantLifecycleDeps {
   tenants: TenantRepository;
   objects: Storage;
+  /** Lists the Tenants at start-up, on every replica (the informer runs only where the controller does). */
   lists: Storage;
+  /** The Tenant objects (the platform tenant's; the shared informer the controller reads from). */
+  tenantObjects: SharedInformer;
   store: ResourceStoreService;
   provisioner: TenantProvisioner;
   deletion: TenantDeletionRunner;
-  observe: ObserveChanges;
   logger: Logger;
   /** Gives the controller its work queue. */
   queues: Pick<ControllerManager, 'queue'>;
@@ -54,19 +55,28 @@ function condition(t: TenantObject, type: string, status: TenantCondition['statu
  * changed Tenant (synchronously in its create request, so the tenant is
  * usable when `kubectl create` returns), and on deletion marks the tenant
  * Terminating; the tenant controller (a controller of the ControllerManager:
- * one replica runs it) removes everything in it, then lets the Tenant go by
- * removing its finalizer, and its periodic reconcile completes whatever a
- * crash or an error interrupted; every step is idempotent.
+ * one replica runs it, reading Tenants from the shared informer) removes
+ * everything in it, then lets the Tenant go by removing its finalizer, and
+ * its periodic reconcile completes whatever a crash or an error
+ * interrupted; every step is idempotent.
  */
-export class TenantLifecycleService implements Controller {
-  readonly name = 'tenant-controller';
+export class TenantLifecycleService extends InformerController {
   private baseUrl = '';
-  private timer: NodeJS.Timeout | undefined;
-  private stopObserving: (() => void) | undefined;
-  private readonly queue: WorkQueue;
 
   constructor(private readonly deps: TenantLifecycleDeps) {
-    this.queue = deps.queues.queue({ name: this.name, workers: 4, process: (key) => (key === RECONCILE ? this.reconcileOnce(true) : this.finishDeletion(key.slice(deleteKey('').length))) });
+    super({ name: 'tenant-controller', workers: 4, queues: deps.queues });
+  }
+
+  /** A Tenant being deleted; the reconcile pass every few seconds (and at start). */
+  protected sources(): KeySource[] {
+    return [
+      onInformer(this.deps.tenantObjects, (e) => (e.type !== 'delete' && (e.object.body as KubeObject).metadata?.deletionTimestamp ? deleteKey(e.object.key.name) : undefined)),
+      every(TENANT_RECONCILE_INTERVAL_MS, () => RECONCILE),
+    ];
+  }
+
+  protected reconcile(key: string): Promise<void> {
+    return key === RECONCILE ? this.reconcileOnce(true) : this.finishDeletion(key.slice(deleteKey('').length));
   }
 
   /** The server's URL, from which each tenant's status.url is derived. Set before `start`. */
@@ -97,29 +107,6 @@ export class TenantLifecycleService implements Controller {
       await this.ensureObject(name);
     }
     await this.reconcileOnce(false);
-  }
-
-  /** The controller: follows Tenant changes (deletions) and reconciles every few seconds. */
-  start(): void {
-    this.queue.start();
-    this.stopObserving = this.deps.observe(tenantResource.storageResource, {
-      onChange: (c) => {
-        if (c.key.tenant === PLATFORM_TENANT && c.type !== 'DELETED' && (c.object as KubeObject | undefined)?.metadata?.deletionTimestamp) this.queue.add(deleteKey(c.key.name));
-      },
-      onReset: () => this.queue.add(RECONCILE),
-    });
-    this.queue.add(RECONCILE);
-    this.timer = setInterval(() => this.queue.add(RECONCILE), TENANT_RECONCILE_INTERVAL_MS);
-    this.timer.unref();
-  }
-
-  /** Stops the controller and waits for work in progress. */
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    this.stopObserving?.();
-    this.stopObserving = undefined;
-    await this.queue.shutDown();
   }
 
   private async ensureObject(name: string): Promise<void> {
@@ -246,8 +233,7 @@ export class TenantLifecycleService implements Controller {
 
   /** Removes the tenant's content, then its Tenant object (if it is the deleted one). */
   private async finishDeletion(name: string): Promise<void> {
-    const key = ResourceStoreService.key(PLATFORM_TENANT, tenantResource, '', name);
-    const current = await this.deps.objects.get(key, { internal: true });
+    const current = this.deps.tenantObjects.get(PLATFORM_TENANT, '', name);
     if (current && (current.body as KubeObject).metadata.deletionTimestamp) await this.markTerminating(name);
     // A move of the tenant ends first (the tenant mover rolls it back or cancels it, and its write of the Tenant queues this again).
     if (current && moveAsked(current.body as TenantObject)) return;
@@ -274,13 +260,16 @@ export class TenantLifecycleService implements Controller {
 
   /**
    * One pass over every Tenant: provisions those not ready and refreshes
-   * their usage; with `deletions`, queues the deletion of deleting ones and
-   * of terminating logical clusters whose Tenant is gone.
+   * their usage; with `deletions` (the controller, which reads the Tenants
+   * from its informer; start-up lists them), queues the deletion of deleting
+   * ones and of terminating logical clusters whose Tenant is gone.
    */
   private async reconcileOnce(deletions: boolean): Promise<void> {
-    const page = await this.deps.lists.list({ tenant: PLATFORM_TENANT, resource: tenantResource.storageResource });
+    const items = deletions
+      ? this.deps.tenantObjects.list(PLATFORM_TENANT)
+      : (await this.deps.lists.list({ tenant: PLATFORM_TENANT, resource: tenantResource.storageResource })).items;
     const withObject = new Set<string>();
-    for (const item of page.items) {
+    for (const item of items) {
       const t = item.body as TenantObject;
       const name = t.metadata.name!;
       withObject.add(name);
