@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { eventually } from '../support/eventually.js';
 import { kubectl, type KubectlResult, writeTestKubeconfig } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
@@ -60,9 +61,16 @@ describe('Shard objects (tenancy.plinth.dev/v1beta1)', () => {
     const out = ok(await k(['get', 'shards']));
     assert.match(out, /^NAME\s+READY\s+TENANTS\s+OBJECTS\s+SIZE\s+AGE$/m);
     assert.match(out, /^east\s+\S+/m);
-    const wide = ok(await k(['get', 'shards', 'east', '-o', 'wide']));
+    // The shard status controller writes READY on its next pass (every 3 s): until then it is Unknown.
+    const wide = await eventually(
+      async () => {
+        const out = ok(await k(['get', 'shards', 'east', '-o', 'wide']));
+        return /^east\s+Unknown\s/m.test(out) ? false : out;
+      },
+      { timeoutMs: 20_000, intervalMs: 500, message: 'the shard status controller writes READY for east' },
+    );
     assert.match(wide, /^NAME\s+READY\s+TENANTS\s+OBJECTS\s+SIZE\s+AGE\s+HOST\s+SURVIVES-PRIMARY-LOSS$/m);
-    // A shard never reached cannot say whether an acknowledged write survives the loss of its primary.
+    // A shard never reached is not ready, and cannot say whether an acknowledged write survives the loss of its primary.
     assert.match(wide, /^east\s+False\s+.*\s+Unknown$/m);
   });
 
