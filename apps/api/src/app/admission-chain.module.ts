@@ -1,6 +1,6 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { AdmissionChain, type AdmissionModule, NamespaceLifecycleModule, WebhookEgressModule, WebhookEgressPolicy } from '@plinth/admission';
+import { AdmissionChain, type AdmissionModule, type AdmissionTracer, NamespaceLifecycleModule, WebhookEgressModule, WebhookEgressPolicy } from '@plinth/admission';
 import { isPlainObject } from '@plinth/apimachinery';
 import { STORAGE, type Storage } from '@plinth/storage';
 import { OwnerReferencesPermissionModule } from '../authz/owner-references.admission.js';
@@ -11,6 +11,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { LOGGER } from '../observability/logger.js';
 import { NamespaceCache } from '../admission/namespace-cache.js';
 import { Metrics } from '../observability/metrics.js';
+import { TRACING, type Tracing } from '../observability/tracing.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { TenantValidationBudget } from '../admission/validation-budget.js';
 import { TenantCache } from '../kinds/tenant/tenant-cache.js';
@@ -30,6 +31,11 @@ import { ShardSecretReferenceModule } from '../sharding/shard-secret-reference.a
 import { createPolicyAdmission, POLICY_ADMISSION, type PolicyAdmission } from '../admission/policy-admission.js';
 import { policyAuthorizer } from '../admission/policy-authorizer.js';
 import { createWebhookAdmission, equivalents, normalizer, WEBHOOK_ADMISSION, type WebhookAdmission } from '../admission/webhook-admission.js';
+
+/** The admission chain's and webhook calls' tracing hook, or undefined when tracing is off. */
+function admissionTracer(tracing: Tracing | null): AdmissionTracer | undefined {
+  return tracing ? { step: (name, attributes, run) => tracing.admissionStep(name, attributes, run) } : undefined;
+}
 
 /** Whether MutatingAdmissionPolicy runs: upstream's plugin runs only with its gate on (and its API served, or no policy could exist). */
 function mutatingPoliciesEnabled(config: AppConfig): boolean {
@@ -72,9 +78,20 @@ function namespacePhase(namespaces: NamespaceCache) {
     },
     {
       provide: WEBHOOK_ADMISSION,
-      useFactory: (config: AppConfig, egress: WebhookEgressPolicy, registry: ResourceRegistry, objects: Storage, lists: Storage, logger: Logger, metrics: Metrics, observe: ObserveChanges) =>
-        createWebhookAdmission({ egress, registry, objects, lists, logger, metricsRegistry: metrics.registry, serviceMap: config.webhookServiceMap, refreshMs: config.webhookRefreshMs, observe }),
-      inject: [APP_CONFIG, WebhookEgressPolicy, ResourceRegistry, STORAGE, STORAGE, LOGGER, Metrics, OBSERVE_CHANGES],
+      useFactory: (config: AppConfig, egress: WebhookEgressPolicy, registry: ResourceRegistry, objects: Storage, lists: Storage, logger: Logger, metrics: Metrics, observe: ObserveChanges, tracing: Tracing | null) =>
+        createWebhookAdmission({
+          egress,
+          registry,
+          objects,
+          lists,
+          logger,
+          metricsRegistry: metrics.registry,
+          serviceMap: config.webhookServiceMap,
+          refreshMs: config.webhookRefreshMs,
+          observe,
+          tracer: admissionTracer(tracing),
+        }),
+      inject: [APP_CONFIG, WebhookEgressPolicy, ResourceRegistry, STORAGE, STORAGE, LOGGER, Metrics, OBSERVE_CHANGES, TRACING],
     },
     {
       provide: NamespaceCache,
@@ -126,6 +143,7 @@ function namespacePhase(namespaces: NamespaceCache) {
         catalog: ShardCatalog,
         pool: ShardPool,
         directory: TenantDirectory,
+        tracing: Tracing | null,
       ) => {
         const plugins: AdmissionModule[] = [
           escalation,
@@ -143,9 +161,9 @@ function namespacePhase(namespaces: NamespaceCache) {
           policies.validating,
           webhooks.validating,
         ];
-        return new AdmissionChain(orderedPlugins(plugins));
+        return new AdmissionChain(orderedPlugins(plugins), admissionTracer(tracing));
       },
-      inject: [APP_CONFIG, RbacEscalationModule, TenantCache, NamespaceCache, ResourceRegistry, WebhookEgressPolicy, RbacAuthorizer, POLICY_ADMISSION, WEBHOOK_ADMISSION, ShardCatalog, ShardPool, TenantDirectory],
+      inject: [APP_CONFIG, RbacEscalationModule, TenantCache, NamespaceCache, ResourceRegistry, WebhookEgressPolicy, RbacAuthorizer, POLICY_ADMISSION, WEBHOOK_ADMISSION, ShardCatalog, ShardPool, TenantDirectory, TRACING],
     },
   ],
   exports: [AdmissionChain, TenantValidationBudget, WEBHOOK_ADMISSION, POLICY_ADMISSION],
