@@ -9,6 +9,7 @@ import { authMeans, authTotals, batchDistribution } from './write-metrics.js';
 import { bareHttpsPosts } from './bare-https-peer.js';
 import { pgStatementsFlags, printStatements, resetStatements, topStatements } from './pg-statements.js';
 import { printCodecFigures } from './cbor-codec.js';
+import { tracingCost } from './tracing-cost.js';
 
 const CONCURRENCY = 32;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -24,6 +25,8 @@ const QUICK = process.env.BENCH_WRITE_QUICK === '1';
 const TENANTS = Number(process.env.BENCH_WRITE_TENANTS ?? 0);
 /** BENCH_WRITE_CBOR_ONLY=1 prints only the CBOR vs JSON figures of the encoding layer (bench/cbor-codec.ts), no server. */
 const CBOR_ONLY = process.env.BENCH_WRITE_CBOR_ONLY === '1';
+/** BENCH_WRITE_TRACING=1 prints only what tracing costs creates: off, sampling 0, sampling 100% to a local OTLP receiver (bench/tracing-cost.ts). */
+const TRACING_ONLY = process.env.BENCH_WRITE_TRACING === '1';
 
 function configMap(name: string): string {
   return JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'bench' }, data: { v: VALUE } });
@@ -374,4 +377,4 @@ function printAuth(certAuth: { authnUs: number; authzUs: number }, auth: Awaited
   console.log(`per-connection vs kept-alive creates/s: certificate ${((certPerConn.opsPerSec / creates.opsPerSec) * 100).toFixed(1)}%, token ${((tokenPerConn.opsPerSec / tokenCreates.opsPerSec) * 100).toFixed(1)}%`);
 }
 
-runBenchmark(CBOR_ONLY ? async () => printCodecFigures(VALUE, 100) : main);
+runBenchmark(CBOR_ONLY ? async () => printCodecFigures(VALUE, 100) : TRACING_ONLY ? () => tracingCost(SECONDS, configMap) : main);

@@ -174,4 +174,19 @@ describe('start-up failures', () => {
       `plinth: PLINTH_AUTHENTICATION_CONFIG ${file}: anonymous: Forbidden: PLINTH_ANONYMOUS_AUTH cannot be set when anonymous field is configured in authentication configuration file`,
     );
   });
+
+  it('an invalid PLINTH_TRACING_CONFIG_FILE: the field is named (exit 2)', async () => {
+    const dir = tmp('tracing');
+    const file = path.join(dir, 'tracing.yaml');
+    writeFileSync(file, 'apiVersion: apiserver.config.k8s.io/v1\nkind: TracingConfiguration\nsamplingRatePerMillion: 2000000\n');
+    const invalid = await start({ PLINTH_DATA_DIR: dir, DATABASE_URL: db.url, PLINTH_TRACING_CONFIG_FILE: file });
+    assert.equal(invalid.code, 2, invalid.stderr);
+    assert.equal(
+      failureLine(invalid),
+      `plinth: PLINTH_TRACING_CONFIG_FILE ${file}: samplingRatePerMillion: Invalid value: 2000000: sampling rate per million must be less than or equal to one million`,
+    );
+    const missing = await start({ PLINTH_DATA_DIR: dir, DATABASE_URL: db.url, PLINTH_TRACING_CONFIG_FILE: path.join(dir, 'none.yaml') });
+    assert.equal(missing.code, 2, missing.stderr);
+    assert.equal(failureLine(missing), `plinth: cannot read PLINTH_TRACING_CONFIG_FILE (${path.join(dir, 'none.yaml')}): no such file or directory`);
+  });
 });

@@ -1,6 +1,12 @@
 import type { AdmissionAttributes } from './admission-attributes.js';
 import type { AdmissionModule, AdmissionResult } from './admission-module.js';
+import type { AdmissionTracer } from './admission-tracer.js';
 import { ReinvocationContext } from './reinvocation-context.js';
+
+/** The attributes of an admission step's span (the tracer adds the tenant's shard). */
+function stepAttributes(plugin: string, attrs: AdmissionAttributes): Record<string, string> {
+  return { tenant: attrs.tenant, plugin, operation: attrs.operation, resource: attrs.resource.resource, subresource: attrs.subresource };
+}
 
 /**
  * The ordered admission modules, as upstream's admission chain. `admit`
@@ -12,8 +18,14 @@ import { ReinvocationContext } from './reinvocation-context.js';
 export class AdmissionChain {
   private readonly modules: AdmissionModule[];
 
-  /** Keeps `modules` in the given order. Throws when two modules share a name (fails start-up). */
-  constructor(modules: AdmissionModule[]) {
+  /**
+   * Keeps `modules` in the given order. Throws when two modules share a name (fails start-up).
+   * `tracer`: one span per module run (`Admit <name>`, `Validate <name>`); unset, none.
+   */
+  constructor(
+    modules: AdmissionModule[],
+    private readonly tracer?: AdmissionTracer,
+  ) {
     const seen = new Set<string>();
     for (const m of modules) {
       if (seen.has(m.name)) throw new Error(`duplicate admission module "${m.name}"`);
@@ -52,14 +64,18 @@ export class AdmissionChain {
 
   private async admitOnce(attrs: AdmissionAttributes, result: AdmissionResult): Promise<void> {
     for (const m of this.modules) {
-      if (m.admit && m.handles(attrs.operation)) await m.admit(attrs, result);
+      if (!m.admit || !m.handles(attrs.operation)) continue;
+      if (this.tracer) await this.tracer.step(`Admit ${m.name}`, stepAttributes(m.name, attrs), () => m.admit!(attrs, result));
+      else await m.admit(attrs, result);
     }
   }
 
   /** Runs the validating phase. Throws the first rejection. */
   async validate(attrs: AdmissionAttributes, result: AdmissionResult): Promise<void> {
     for (const m of this.modules) {
-      if (m.validate && m.handles(attrs.operation)) await m.validate(attrs, result);
+      if (!m.validate || !m.handles(attrs.operation)) continue;
+      if (this.tracer) await this.tracer.step(`Validate ${m.name}`, stepAttributes(m.name, attrs), () => m.validate!(attrs, result));
+      else await m.validate(attrs, result);
     }
   }
 }

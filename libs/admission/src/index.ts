@@ -1,6 +1,7 @@
 export * from './admission-attributes.js';
 export * from './admission-module.js';
 export * from './admission-chain.js';
+export * from './admission-tracer.js';
 export * from './admission-error.js';
 export * from './reinvocation-context.js';
 export * from './modules/namespace-lifecycle.module.js';

@@ -18,6 +18,7 @@ export {
   type WatchSink,
 } from './storage.interface.js';
 export { createPostgresStorage, PostgresStorage, type PostgresStorageOptions } from './postgres-storage.js';
+export { type StorageSpan, type StorageTracer } from './storage-tracer.js';
 export { type ObjectKey, objectKeyId, type StoredObject, withResourceVersion } from './object-key.js';
 export { type ChunkSizing, type ListChunk, type ListCursor, type ListQuery, type ListResult, ObjectListRepository } from './object-list.repository.js';
 export { type ChangeEvent, ChangeLogRepository, openChange } from './change-log.repository.js';
@@ -55,7 +56,7 @@ export { durableRevision } from './durable-revision.js';
 export { AdvisoryLockElector, DEFAULT_ELECTION_TIMING, type ElectionTiming } from './advisory-lock-elector.js';
 
 // The watch pipeline of a replica (relay, watch cache, Redis fan-out) and the caches of other concerns that follow it.
-export { WatchPipeline } from './watch/watch-pipeline.js';
+export { WatchPipeline, type WatchPipelineOptions } from './watch/watch-pipeline.js';
 export { ALL_RESOURCES, type CachedChange, type CacheSubscriber, type ChangeObserver, type ChangeSource, WatchCache } from './watch/watch-cache.js';
 export { TenantSnapshots } from './watch/tenant-snapshots.js';
 export { type FanOutTiming } from './watch/fan-out-clock.js';

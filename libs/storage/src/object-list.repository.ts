@@ -5,6 +5,7 @@ import { type StoredObject, withResourceVersion } from './object-key.js';
 import { DURABLE, flushWal } from './object-store.repository.js';
 import { BY_NAME_THRESHOLD, PastStateReader } from './past-state-reader.js';
 import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
+import { type StorageTracer, traced } from './storage-tracer.js';
 import type { KeyFieldRequirement, LabelRequirementLike } from './selector-sql.js';
 import { openBody, prepareBodies } from './value/stored-body.js';
 import { CorruptObjectError, corruptObjectReporting, MAX_REPORTED_CORRUPT_OBJECTS, UnreadableObjectsError } from './value/corrupt-object.js';
@@ -138,13 +139,18 @@ const unreadable = new WeakMap<ListQuery, CorruptObjectError[]>();
 export class ObjectListRepository {
   private readonly past: PastStateReader;
   private readonly router: ShardRouter;
+  private readonly tracer: StorageTracer | undefined;
 
-  /** `options.byNameThreshold`: see {@link BY_NAME_THRESHOLD} (tests lower it to exercise both reads of a past page). */
+  /**
+   * `options.byNameThreshold`: see {@link BY_NAME_THRESHOLD} (tests lower it to exercise both reads of a past page);
+   * `options.tracer`: one span per list, and per chunk of a stream (see StorageTracer); unset, none.
+   */
   constructor(
     source: DatabaseSource,
-    options: { byNameThreshold?: number } = {},
+    options: { byNameThreshold?: number; tracer?: StorageTracer } = {},
   ) {
     this.router = routerOf(source);
+    this.tracer = options.tracer;
     this.past = new PastStateReader(this.router, options.byNameThreshold ?? BY_NAME_THRESHOLD);
   }
 
@@ -161,7 +167,15 @@ export class ObjectListRepository {
    * reporting is on (AllowUnsafeMalformedObjectDeletion), the page is read to its end and
    * UnreadableObjectsError names every unreadable object met.
    */
-  async list(q: ListQuery): Promise<ListResult> {
+  list(q: ListQuery): Promise<ListResult> {
+    return traced(this.tracer, 'list', q, async (span) => {
+      const page = await this.listChecked(q);
+      span?.setAttribute('items', page.items.length);
+      return page;
+    });
+  }
+
+  private async listChecked(q: ListQuery): Promise<ListResult> {
     if (!corruptObjectReporting()) return this.listPage(q);
     const met: CorruptObjectError[] = [];
     unreadable.set(q, met);
@@ -251,7 +265,8 @@ export class ObjectListRepository {
     // The newest state's first chunk is capped by size in SQL; a first chunk at a past revision (no cap there) starts small.
     let n = revision === undefined ? size.firstRows : Math.min(size.firstRows, UNSIZED_FIRST_ROWS);
     for (let first = true; ; first = false) {
-      const read = first && revision === undefined ? await this.readLatest(query, after, n, size.firstBytes) : await this.readChunk(query, after, n, revision);
+      const at = revision;
+      const read = await traced(this.tracer, 'list', q, () => (first && at === undefined ? this.readLatest(query, after, n, size.firstBytes) : this.readChunk(query, after, n, at)));
       revision = read.revision;
       await prepareRows(q, read.rows);
       const bytes = read.rows.reduce((sum, r) => sum + Number(r.size), 0);

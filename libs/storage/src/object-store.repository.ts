@@ -4,6 +4,7 @@ import { preparedSql } from './prepared-statements.js';
 import { type ObjectKey, type StoredObject, withResourceVersion, withoutResourceVersion } from './object-key.js';
 import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
 import { StorageError } from './storage-error.js';
+import { type StorageTracer, traced } from './storage-tracer.js';
 import type { GetOptions } from './storage.interface.js';
 import { awaitKnownDurable, noteDurable, trackWrite } from './durable-revision.js';
 import { tenantScoped } from './tenant-scope.js';
@@ -100,9 +101,11 @@ export class ObjectStoreRepository {
   /** One batcher per shard: a batch is one transaction, and no transaction spans two shards. */
   private readonly batchers = new Map<Kysely<DB>, WriteBatcher>();
 
+  /** `tracer`: one span per get, create, update and delete (see StorageTracer); unset, none. */
   constructor(
     source: DatabaseSource,
     private readonly batching: WriteBatcherOptions = {},
+    private readonly tracer?: StorageTracer,
   ) {
     this.router = routerOf(source);
   }
@@ -116,7 +119,11 @@ export class ObjectStoreRepository {
    * or, as Storage.get takes them, the read's options.
    * Throws StorageError Internal when the stored body cannot be decrypted.
    */
-  async get(key: ObjectKey, txOrOptions?: Kysely<DB> | GetOptions, internal = false): Promise<StoredObject | undefined> {
+  get(key: ObjectKey, txOrOptions?: Kysely<DB> | GetOptions, internal = false): Promise<StoredObject | undefined> {
+    return traced(this.tracer, 'get', key, () => this.read(key, txOrOptions, internal));
+  }
+
+  private async read(key: ObjectKey, txOrOptions: Kysely<DB> | GetOptions | undefined, internal: boolean): Promise<StoredObject | undefined> {
     const tx = txOrOptions instanceof Kysely ? txOrOptions : undefined;
     if (txOrOptions && !tx) internal = (txOrOptions as GetOptions).internal ?? false;
     const shard = tx ?? (await this.router.dbFor(key.tenant));
@@ -149,20 +156,26 @@ export class ObjectStoreRepository {
   }
 
   /** Inserts a new object (encrypted when its resource is configured so). Throws StorageError AlreadyExists. Does not mutate `body`. */
-  async create(key: ObjectKey, body: Record<string, unknown>, tx?: Kysely<DB>): Promise<StoredObject> {
-    const stored = withoutResourceVersion(body);
-    const { r } = await this.write({ op: 'c', key, body: await withDataKeys(() => sealBody(key, stored)) }, tx);
-    return { key, revision: r, body: withResourceVersion(stored, r) };
+  create(key: ObjectKey, body: Record<string, unknown>, tx?: Kysely<DB>): Promise<StoredObject> {
+    return traced(this.tracer, 'create', key, async (span) => {
+      const stored = withoutResourceVersion(body);
+      const { r } = await this.write({ op: 'c', key, body: await withDataKeys(() => sealBody(key, stored)) }, tx);
+      span?.setAttribute('revision', r);
+      return { key, revision: r, body: withResourceVersion(stored, r) };
+    });
   }
 
   /**
    * Replaces the object if its revision is still `expectedRevision` (null:
    * whatever it is). Throws StorageError NotFound or Conflict.
    */
-  async update(key: ObjectKey, body: Record<string, unknown>, expectedRevision: number | null, tx?: Kysely<DB>): Promise<StoredObject> {
-    const stored = withoutResourceVersion(body);
-    const { r } = await this.write({ op: 'u', key, body: await withDataKeys(() => sealBody(key, stored)), expected: expectedRevision }, tx);
-    return { key, revision: r, body: withResourceVersion(stored, r) };
+  update(key: ObjectKey, body: Record<string, unknown>, expectedRevision: number | null, tx?: Kysely<DB>): Promise<StoredObject> {
+    return traced(this.tracer, 'update', key, async (span) => {
+      const stored = withoutResourceVersion(body);
+      const { r } = await this.write({ op: 'u', key, body: await withDataKeys(() => sealBody(key, stored)), expected: expectedRevision }, tx);
+      span?.setAttribute('revision', r);
+      return { key, revision: r, body: withResourceVersion(stored, r) };
+    });
   }
 
   /**
@@ -171,9 +184,12 @@ export class ObjectStoreRepository {
    * revision (only its readable metadata when it cannot be decrypted: the
    * delete itself needs no key). Throws StorageError NotFound or Conflict.
    */
-  async delete(key: ObjectKey, expectedRevision: number | null, tx?: Kysely<DB>): Promise<StoredObject> {
-    const { r, b } = await this.write({ op: 'd', key, expected: expectedRevision }, tx);
-    return { key, revision: r, body: withResourceVersion(b ? lastState(key, b) : {}, r) };
+  delete(key: ObjectKey, expectedRevision: number | null, tx?: Kysely<DB>): Promise<StoredObject> {
+    return traced(this.tracer, 'delete', key, async (span) => {
+      const { r, b } = await this.write({ op: 'd', key, expected: expectedRevision }, tx);
+      span?.setAttribute('revision', r);
+      return { key, revision: r, body: withResourceVersion(b ? lastState(key, b) : {}, r) };
+    });
   }
 
   /**

@@ -3,6 +3,7 @@ import { type ChunkSizing, type ListChunk, type ListQuery, type ListResult, Obje
 import type { ObjectKey, StoredObject } from './object-key.js';
 import { ObjectStoreRepository } from './object-store.repository.js';
 import type { DatabaseSource } from './shard-router.js';
+import type { StorageTracer } from './storage-tracer.js';
 import { isStorageError, StorageError } from './storage-error.js';
 import type { GetOptions, GuaranteedUpdateOptions, Storage, StorageWatcher, TryUpdate, WatchScope, WatchSink } from './storage.interface.js';
 import { watchChangeLog, watchThroughCache } from './storage-watch.js';
@@ -23,6 +24,8 @@ export interface PostgresStorageOptions {
   watchCacheOf?: (tenant: string) => WatchCache | undefined;
   /** How often a watch read from the change log reads it again (default 100 ms). */
   pollIntervalMs?: number;
+  /** Traces each get, create, update, delete and list (see StorageTracer); unset, nothing is traced. */
+  tracer?: StorageTracer;
 }
 
 const DEFAULT_ATTEMPTS = 10;
@@ -41,8 +44,8 @@ export class PostgresStorage implements Storage {
   private readonly watchers = new Set<{ end(reason: string): void }>();
 
   constructor(private readonly options: PostgresStorageOptions) {
-    this.objects = new ObjectStoreRepository(options.source, options.batching);
-    this.lists = new ObjectListRepository(options.source);
+    this.objects = new ObjectStoreRepository(options.source, options.batching, options.tracer);
+    this.lists = new ObjectListRepository(options.source, { tracer: options.tracer });
     this.changes = new ChangeLogRepository(options.source);
   }
 

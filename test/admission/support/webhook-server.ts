@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -77,6 +77,8 @@ export interface RecordedCall {
   query: string;
   apiVersion: string;
   request: ReviewRequest;
+  /** The HTTP request's headers (`traceparent` with tracing on). */
+  headers: IncomingHttpHeaders;
   /** Set once the handler has answered (false while it is still working, or forever for 'hang'). */
   answered: boolean;
 }
@@ -140,7 +142,7 @@ export class TestWebhookServer {
     for await (const c of req) chunks.push(c as Buffer);
     const [p, query = ''] = (req.url ?? '/').split('?');
     const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { apiVersion: string; request: ReviewRequest };
-    const call: RecordedCall = { path: p, query, apiVersion: review.apiVersion, request: review.request, answered: false };
+    const call: RecordedCall = { path: p, query, apiVersion: review.apiVersion, request: review.request, headers: req.headers, answered: false };
     if (this.record) this.calls.push(call);
     const handler = this.routes.get(p);
     const answer: HandlerAnswer = handler ? await handler(review.request, review) : { raw: 'no such route', status: 404 };

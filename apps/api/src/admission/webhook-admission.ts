@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client';
 import {
   AdmissionError,
   type AdmissionAttributes,
+  type AdmissionTracer,
   type EquivalentResource,
   type GroupVersionResource,
   MutatingWebhookModule,
@@ -37,6 +38,8 @@ export interface WebhookAdmissionOptions {
   egress?: WebhookEgressPolicy;
   /** Subscribes the configuration cache to the change stream (WatchCache.observe); returns the unsubscribe function. */
   observe: (resource: string, observer: ChangeObserver) => () => void;
+  /** One span per webhook call, its context sent as `traceparent` (unset: tracing off). */
+  tracer?: AdmissionTracer;
 }
 
 /** The two webhook modules and what they share; `close()` releases the connection pools. */
@@ -153,6 +156,7 @@ export function createWebhookAdmission(o: WebhookAdmissionOptions): WebhookAdmis
     }),
     equivalentResources: equivalents(o.registry),
     normalizePatched: normalizer(o.registry),
+    tracer: o.tracer,
   };
   return {
     mutating: new MutatingWebhookModule(deps),

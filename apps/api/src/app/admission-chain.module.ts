@@ -1,6 +1,6 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { AdmissionChain, type AdmissionModule, NamespaceLifecycleModule, WebhookEgressModule, WebhookEgressPolicy } from '@plinth/admission';
+import { AdmissionChain, type AdmissionModule, type AdmissionTracer, NamespaceLifecycleModule, WebhookEgressModule, WebhookEgressPolicy } from '@plinth/admission';
 import { isPlainObject } from '@plinth/apimachinery';
 import { STORAGE, type Storage } from '@plinth/storage';
 import { OwnerReferencesPermissionModule } from '../authz/owner-references.admission.js';
@@ -11,6 +11,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { LOGGER } from '../observability/logger.js';
 import { NamespaceCache } from '../admission/namespace-cache.js';
 import { Metrics } from '../observability/metrics.js';
+import { TRACING, type Tracing } from '../observability/tracing.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { TenantValidationBudget } from '../admission/validation-budget.js';
 import { TenantCache } from '../kinds/tenant/tenant-cache.js';
@@ -33,6 +34,11 @@ import { ApiBindingAdmission } from '../apisharing/api-binding.admission.js';
 import { ApiSharingIndex } from '../apisharing/api-sharing-index.js';
 import { CrdRegistry } from '../crd/crd-registry.service.js';
 import { createWebhookAdmission, equivalents, normalizer, WEBHOOK_ADMISSION, type WebhookAdmission } from '../admission/webhook-admission.js';
+
+/** The admission chain's and webhook calls' tracing hook, or undefined when tracing is off. */
+function admissionTracer(tracing: Tracing | null): AdmissionTracer | undefined {
+  return tracing ? { step: (name, attributes, run) => tracing.admissionStep(name, attributes, run) } : undefined;
+}
 
 /** Whether MutatingAdmissionPolicy runs: upstream's plugin runs only with its gate on (and its API served, or no policy could exist). */
 function mutatingPoliciesEnabled(config: AppConfig): boolean {
@@ -75,9 +81,20 @@ function namespacePhase(namespaces: NamespaceCache) {
     },
     {
       provide: WEBHOOK_ADMISSION,
-      useFactory: (config: AppConfig, egress: WebhookEgressPolicy, registry: ResourceRegistry, objects: Storage, lists: Storage, logger: Logger, metrics: Metrics, observe: ObserveChanges) =>
-        createWebhookAdmission({ egress, registry, objects, lists, logger, metricsRegistry: metrics.registry, serviceMap: config.webhookServiceMap, refreshMs: config.webhookRefreshMs, observe }),
-      inject: [APP_CONFIG, WebhookEgressPolicy, ResourceRegistry, STORAGE, STORAGE, LOGGER, Metrics, OBSERVE_CHANGES],
+      useFactory: (config: AppConfig, egress: WebhookEgressPolicy, registry: ResourceRegistry, objects: Storage, lists: Storage, logger: Logger, metrics: Metrics, observe: ObserveChanges, tracing: Tracing | null) =>
+        createWebhookAdmission({
+          egress,
+          registry,
+          objects,
+          lists,
+          logger,
+          metricsRegistry: metrics.registry,
+          serviceMap: config.webhookServiceMap,
+          refreshMs: config.webhookRefreshMs,
+          observe,
+          tracer: admissionTracer(tracing),
+        }),
+      inject: [APP_CONFIG, WebhookEgressPolicy, ResourceRegistry, STORAGE, STORAGE, LOGGER, Metrics, OBSERVE_CHANGES, TRACING],
     },
     {
       provide: NamespaceCache,
@@ -132,6 +149,7 @@ function namespacePhase(namespaces: NamespaceCache) {
         directory: TenantDirectory,
         sharing: ApiSharingIndex,
         crds: CrdRegistry,
+        tracing: Tracing | null,
       ) => {
         const plugins: AdmissionModule[] = [
           escalation,
@@ -150,9 +168,9 @@ function namespacePhase(namespaces: NamespaceCache) {
           policies.validating,
           webhooks.validating,
         ];
-        return new AdmissionChain(orderedPlugins(plugins));
+        return new AdmissionChain(orderedPlugins(plugins), admissionTracer(tracing));
       },
-      inject: [APP_CONFIG, RbacEscalationModule, TenantCache, NamespaceCache, ResourceRegistry, WebhookEgressPolicy, RequestAuthorizer, POLICY_ADMISSION, WEBHOOK_ADMISSION, ShardCatalog, ShardPool, TenantDirectory, ApiSharingIndex, CrdRegistry],
+      inject: [APP_CONFIG, RbacEscalationModule, TenantCache, NamespaceCache, ResourceRegistry, WebhookEgressPolicy, RequestAuthorizer, POLICY_ADMISSION, WEBHOOK_ADMISSION, ShardCatalog, ShardPool, TenantDirectory, ApiSharingIndex, CrdRegistry, TRACING],
     },
   ],
   exports: [AdmissionChain, TenantValidationBudget, WEBHOOK_ADMISSION, POLICY_ADMISSION],

@@ -28,6 +28,7 @@ import { LifecycleModule } from './lifecycle.module.js';
 import { ShutdownSequence } from '../lifecycle/shutdown-sequence.js';
 import { NamespaceModule } from './namespace.module.js';
 import { ObservabilityModule } from './observability.module.js';
+import { TracingModule } from './tracing.module.js';
 import type { ServingPki } from '../pki/pki-store.js';
 import { QuotaModule } from './quota.module.js';
 import { RbacModule } from './rbac.module.js';
@@ -60,6 +61,7 @@ export class AppModule implements BeforeApplicationShutdown {
         EncryptionModule,
         DatabaseModule,
         ShardsModule,
+        TracingModule,
         StorageModule,
         JobsModule.forRoot(config),
         WatchModule,
@@ -86,7 +88,7 @@ export class AppModule implements BeforeApplicationShutdown {
         AuditModule,
         DiscoveryModule,
         ConsoleModule,
-        RequestPipelineModule,
+        RequestPipelineModule.forRoot(config.tracingConfigFile !== undefined),
         HealthModule,
         ResourceApiModule,
       ],

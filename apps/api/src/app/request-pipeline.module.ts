@@ -1,5 +1,5 @@
-import { Module } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
+import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { AuditModule } from './audit.module.js';
 import { AuthnModule } from './authn.module.js';
@@ -8,6 +8,8 @@ import { StatusExceptionFilter } from '../errors/status.filter.js';
 import { FlowControlModule } from './flowcontrol.module.js';
 import { LOGGER } from '../observability/logger.js';
 import { RequestPipeline } from '../pipeline/request-pipeline.js';
+import { RequestTracingInterceptor } from '../pipeline/request-tracing.js';
+import { TRACING, type Tracing } from '../observability/tracing.js';
 
 /** The request path in front of every controller ({@link RequestPipeline}) and the filter that answers every error as a Status. */
 @Module({
@@ -17,4 +19,16 @@ import { RequestPipeline } from '../pipeline/request-pipeline.js';
     { provide: APP_FILTER, useFactory: (logger: Logger) => new StatusExceptionFilter(logger), inject: [LOGGER] },
   ],
 })
-export class RequestPipelineModule {}
+export class RequestPipelineModule {
+  /**
+   * The module, with the interceptor that runs handlers inside their
+   * request's trace context when `tracing` is on (without it, no
+   * interceptor: requests take Nest's path without one).
+   */
+  static forRoot(tracing: boolean): DynamicModule {
+    return {
+      module: RequestPipelineModule,
+      providers: tracing ? [{ provide: APP_INTERCEPTOR, useFactory: (t: Tracing) => new RequestTracingInterceptor(t), inject: [TRACING] }] : [],
+    };
+  }
+}

@@ -11,6 +11,7 @@ import {
   TenantRepository,
 } from '@plinth/storage';
 import { Metrics } from '../observability/metrics.js';
+import { TRACING, type Tracing } from '../observability/tracing.js';
 import { ShardPool } from '../sharding/shard-pool.js';
 import { TenantCache } from '../kinds/tenant/tenant-cache.js';
 
@@ -36,8 +37,13 @@ function repository(type: (typeof REPOSITORIES)[number]): Provider {
     {
       // Writes are grouped into batches (group commit); each batch's size is observed on /metrics.
       provide: STORAGE,
-      useFactory: (shards: ShardPool, metrics: Metrics) => createPostgresStorage({ source: shards, batching: { onBatch: (size) => metrics.writeBatchSize.observe(size) } }),
-      inject: [ShardPool, Metrics],
+      useFactory: (shards: ShardPool, metrics: Metrics, tracing: Tracing | null) =>
+        createPostgresStorage({
+          source: shards,
+          batching: { onBatch: (size) => metrics.writeBatchSize.observe(size) },
+          tracer: tracing ? { operation: (op, key, run) => tracing.storageOperation(op, key, run) } : undefined,
+        }),
+      inject: [ShardPool, Metrics, TRACING],
     },
     { provide: ObjectStoreRepository, useFactory: (s: PostgresStorage) => s.objects, inject: [STORAGE] },
     { provide: ObjectListRepository, useFactory: (s: PostgresStorage) => s.lists, inject: [STORAGE] },

@@ -8,6 +8,7 @@ import { ShardPool } from '../sharding/shard-pool.js';
 import { TenantDirectory } from '../sharding/tenant-directory.js';
 import { StandbyReadRouter } from '../sharding/standby-read-router.js';
 import { Metrics } from '../observability/metrics.js';
+import { TRACING, type Tracing } from '../observability/tracing.js';
 import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.js';
 import { HistoryCompactionJob } from '../watch/history-compaction.job.js';
 import { WatchService } from '../watch/watch.service.js';
@@ -25,7 +26,18 @@ import { WatchService } from '../watch/watch.service.js';
   providers: [
     {
       provide: WatchService,
-      useFactory: (config: AppConfig, logger: Logger, metrics: Metrics, conn: DatabaseConnection, changes: ChangeLogRepository, lists: Storage, pool: ShardPool, directory: TenantDirectory, standby: StandbyReadRouter) => {
+      useFactory: (
+        config: AppConfig,
+        logger: Logger,
+        metrics: Metrics,
+        conn: DatabaseConnection,
+        changes: ChangeLogRepository,
+        lists: Storage,
+        pool: ShardPool,
+        directory: TenantDirectory,
+        standby: StandbyReadRouter,
+        tracing: Tracing | null,
+      ) => {
         const service = new WatchService({
           config,
           logger,
@@ -33,13 +45,14 @@ import { WatchService } from '../watch/watch.service.js';
           changes,
           lists,
           standby,
+          onDispatch: tracing ? (change, watchers, startedAt) => tracing.fanOut(change, watchers, startedAt) : undefined,
           shards: { platform: { db: conn.db, url: conn.url }, shardOf: (t) => directory.peek(t) ?? DEFAULT_SHARD, placementOf: (t) => directory.placement(t), listen: (l) => pool.listen(l) },
         });
         // What watchers saw counts in the bound a failover's fence raises the revision counter past.
         pool.onSeenRevision((shard) => service.shardPipelines().get(shard)?.cache.revision ?? 0);
         return service;
       },
-      inject: [APP_CONFIG, LOGGER, Metrics, DatabaseConnection, ChangeLogRepository, STORAGE, ShardPool, TenantDirectory, StandbyReadRouter],
+      inject: [APP_CONFIG, LOGGER, Metrics, DatabaseConnection, ChangeLogRepository, STORAGE, ShardPool, TenantDirectory, StandbyReadRouter, TRACING],
     },
     {
       provide: OBSERVE_CHANGES,

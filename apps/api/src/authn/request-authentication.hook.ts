@@ -81,6 +81,14 @@ export interface RequestAuthTimings {
   authorization: { observe(labels: { decision: string }, seconds: number): void };
 }
 
+/** Where the request hook traces its phases (spans `Authenticate` and `Authorize` under the request's); unset, nothing is traced. */
+export interface RequestPhaseTracer {
+  /** Runs `run` as the phase `name` of `req`; `describe` gives the span's attributes from the result. Resolves or rejects as `run` does. */
+  phase<T>(req: FastifyRequest, name: string, run: () => T | Promise<T>, describe?: (result: T) => Record<string, string | number | boolean>): T | Promise<T>;
+}
+
+const UNTRACED: RequestPhaseTracer = { phase: (_req, _name, run) => run() };
+
 const UNAUTHORIZED = () => new ApiError(401, 'Unauthorized', 'Unauthorized');
 
 /**
@@ -92,19 +100,32 @@ const UNAUTHORIZED = () => new ApiError(401, 'Unauthorized', 'Unauthorized');
  * `system:masters` everywhere). Sets `req.user`. Times both phases into
  * `timings` (the authentication and authorization histograms of /metrics).
  */
-export function installRequestAuthentication(fastify: FastifyInstance, authn: AuthenticationService, authorizer: Authorizer, logger: Logger, timings: RequestAuthTimings): void {
+export function installRequestAuthentication(
+  fastify: FastifyInstance,
+  authn: AuthenticationService,
+  authorizer: Authorizer,
+  logger: Logger,
+  timings: RequestAuthTimings,
+  tracer: RequestPhaseTracer = UNTRACED,
+): void {
   fastify.addHook('onRequest', async (req, reply) => {
     const tenant = tenantOf(req.url);
     const raw = req.raw as unknown as { socket?: unknown; stream?: { session?: { socket?: unknown } } };
     const socket = raw.stream?.session?.socket ?? raw.socket;
     const authnStart = performance.now();
-    const outcome = await authn.authenticate({
-      tenant,
-      // As sent (before any rewrite), without the query: anonymous conditions are exact paths.
-      path: req.originalUrl.split('?', 1)[0],
-      bearerToken: bearerTokenOf(req.headers.authorization),
-      peerCertificate: peerCertificateOf(socket),
-    });
+    const outcome = await tracer.phase(
+      req,
+      'Authenticate',
+      () =>
+        authn.authenticate({
+          tenant,
+          // As sent (before any rewrite), without the query: anonymous conditions are exact paths.
+          path: req.originalUrl.split('?', 1)[0],
+          bearerToken: bearerTokenOf(req.headers.authorization),
+          peerCertificate: peerCertificateOf(socket),
+        }),
+      (o) => ({ result: !o.ok ? 'failure' : o.result.user.username === ANONYMOUS_USER ? 'anonymous' : 'success' }),
+    );
     const result = !outcome.ok ? 'failure' : outcome.result.user.username === ANONYMOUS_USER ? 'anonymous' : 'success';
     timings.authentication.observe({ result }, (performance.now() - authnStart) / 1000);
     if (!outcome.ok) {
@@ -121,7 +142,7 @@ export function installRequestAuthentication(fastify: FastifyInstance, authn: Au
       if (imp) user = await impersonate(user, tenant, imp, authorizer);
       req.user = user;
       const attrs = requestAttributes(req, user);
-      const decision = await authorizer.authorize(attrs);
+      const decision = await tracer.phase(req, 'Authorize', () => authorizer.authorize(attrs), (d) => ({ decision: d.allowed ? 'allowed' : 'denied', verb: attrs.verb, resource: attrs.resource }));
       decided = decision.allowed ? 'allowed' : 'denied';
       req.authorizationDecision = { allowed: decision.allowed, reason: decision.reason };
       // As upstream's WithAuthorization: an allow wins over errors; otherwise an error is a 500, not a 403.

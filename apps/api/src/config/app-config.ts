@@ -12,6 +12,7 @@ import { type FlowControlConfig, readFlowControlConfig } from './flow-control-co
 import { redactCredentials } from './redact-credentials.js';
 import { readServerConfig, type ServerConfig } from './server-config.js';
 import { readStorageConfig, type StorageConfig } from './storage-config.js';
+import { readTracingConfig, type TracingConfig } from './tracing-config.js';
 import { readWatchConfig, type WatchConfig } from './watch-config.js';
 import { readWebhookConfig, type WebhookConfig } from './webhook-config.js';
 
@@ -31,7 +32,8 @@ export interface AppConfig
     WebhookConfig,
     AuthnTlsConfig,
     AuthorizationConfig,
-    EncryptionAtRestConfig {}
+    EncryptionAtRestConfig,
+    TracingConfig {}
 
 /** `env` without its unset and empty variables, as an EnvironmentVariables checked against its decorators. Throws ConfigError listing every bad value. */
 function validatedEnvironment(env: Record<string, string | undefined>): EnvironmentVariables {
@@ -67,6 +69,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...authnTls,
     ...readAuthorizationConfig(parsed),
     ...readEncryptionAtRestConfig(parsed),
+    ...readTracingConfig(parsed),
   };
 }
 

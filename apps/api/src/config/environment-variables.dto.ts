@@ -255,4 +255,8 @@ export class EnvironmentVariables {
 
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100)
   PLINTH_ADAPTIVE_CONCURRENCY_TARGET_UTILIZATION?: number;
+
+  /** An apiserver.config.k8s.io/v1 TracingConfiguration file (kube-apiserver's --tracing-config-file); unset, no tracing. */
+  @IsOptional() @IsString()
+  PLINTH_TRACING_CONFIG_FILE?: string;
 }

@@ -20,6 +20,8 @@ import { registerStreamedBodies } from '../http/streamed-body.js';
 import { registerRequestTimeout } from '../http/request-timeout.js';
 import { registerCborServing } from '../http/cbor-serving.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { TRACING, type Tracing } from '../observability/tracing.js';
+import { installRequestTracing, requestPhaseTracer } from './request-tracing.js';
 
 /**
  * What every request passes before a controller, as kube-apiserver's
@@ -28,7 +30,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
  * deadline (504 past PLINTH_REQUEST_TIMEOUT_SECONDS), request guards,
  * refusal while draining, raw bodies up to 3 MiB (decoded by the
  * handlers; HTTP/2 bodies of unknown length included), audit, authentication and authorization, fair queuing, and
- * request metrics and logs.
+ * request metrics and logs; with tracing on, a span per request first of all (request-tracing.ts).
  */
 @Injectable()
 export class RequestPipeline implements OnModuleInit {
@@ -44,11 +46,14 @@ export class RequestPipeline implements OnModuleInit {
     @Inject(Metrics) private readonly metrics: Metrics,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(TRACING) private readonly tracing: Tracing | null,
   ) {}
 
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
     fastify.removeAllContentTypeParsers();
+    // First of all, so that the request's span holds every other step.
+    if (this.tracing) installRequestTracing(fastify, this.tracing);
     // Before every other hook, so their error answers may be CBOR too.
     registerCborServing(fastify, this.config.featureGates.enabled('CBORServingAndStorage'));
     // First, so a request's deadline counts from its arrival, body upload and queueing included.
@@ -61,7 +66,7 @@ export class RequestPipeline implements OnModuleInit {
       (req as unknown as { startedAt: bigint }).startedAt = process.hrtime.bigint();
     });
     if (this.audit) installAudit(fastify, this.audit.policy, this.audit.writer);
-    installRequestAuthentication(fastify, this.authn, this.authorizer, this.logger, this.metrics);
+    installRequestAuthentication(fastify, this.authn, this.authorizer, this.logger, this.metrics, this.tracing ? requestPhaseTracer(this.tracing) : undefined);
     installFlowControl(fastify, this.flow, this.work, this.throttled);
     this.forceContentTypes(fastify);
     this.recordRequests(fastify);

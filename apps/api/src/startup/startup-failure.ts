@@ -34,6 +34,7 @@ function fileSettings(config: AppConfig): Array<[string, string | undefined]> {
     ['PLINTH_AUDIT_POLICY_FILE', config.auditPolicyFile || undefined],
     ['PLINTH_AUDIT_LOG_PATH', config.auditLogPath || undefined],
     ['PLINTH_ENCRYPTION_PROVIDER_CONFIG', config.encryption?.providerConfigFile],
+    ['PLINTH_TRACING_CONFIG_FILE', config.tracingConfigFile],
   ];
 }
 

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { type ChangeLogRepository, ChangeLogRepository as ShardChangeLog, type Database, DEFAULT_SHARD, ObjectListRepository as ShardLists, type ShardHandle, type Storage, WatchCache, WatchPipeline } from '@plinth/storage';
+import { type ChangeLogRepository, ChangeLogRepository as ShardChangeLog, type Database, DEFAULT_SHARD, ObjectListRepository as ShardLists, type ShardHandle, type Storage, WatchCache, WatchPipeline, type WatchPipelineOptions } from '@plinth/storage';
 import type { AppConfig } from '../config/app-config.js';
 import { ApiError } from '@plinth/apimachinery';
 import type { ResourceDefinition } from '../registry/resource-definition.js';
@@ -61,6 +61,8 @@ export interface WatchServiceDeps {
   shards: WatchShards;
   /** Catch-up batches from a read replica that has replayed them (StandbyReadRouter); the primary otherwise. */
   standby?: WatchStartDeps['standby'];
+  /** Told of each change handed to watchers (its trace span); unset when tracing is off. */
+  onDispatch?: WatchPipelineOptions['onDispatch'];
 }
 
 const TICK_MS = 250;
@@ -135,6 +137,7 @@ export class WatchService implements WatchStreamOwner {
       redisUrl: config.redisUrl,
       logger: this.deps.logger,
       onFanOut: (t) => this.metrics.fannedOut(t),
+      onDispatch: this.deps.onDispatch,
     });
   }
 

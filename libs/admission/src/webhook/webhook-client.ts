@@ -4,6 +4,8 @@ import { Pool } from 'undici';
 import { EgressRefusedError, type WebhookEgressPolicy } from './egress-policy.js';
 import type { CallFailureKind } from './webhook-errors.js';
 
+const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
+
 /** Where and how to POST one AdmissionReview. */
 export interface WebhookTarget {
   /** The full URL including `?timeout=Ns`. */
@@ -119,22 +121,23 @@ export class WebhookClient {
    * POSTs `body` (JSON) to the target and returns status and body text.
    * Throws WebhookTransportError: kind `timeout` with "context deadline
    * exceeded" after `timeoutMs`, `transport` for connection/TLS failures,
-   * `response` for an oversized answer.
+   * `response` for an oversized answer. `headers` are sent besides the
+   * content type (the caller's trace context, `traceparent`).
    */
-  async post(target: WebhookTarget, body: string, timeoutMs: number): Promise<WebhookHttpResponse> {
+  async post(target: WebhookTarget, body: string, timeoutMs: number, headers?: Record<string, string>): Promise<WebhookHttpResponse> {
     if (target.egress) {
       const refusal = target.egress.policy.hostRefusal(target.egress.tenant, target.url.hostname);
       if (refusal) throw new WebhookTransportError(new EgressRefusedError(refusal).message, 'config');
     }
     const signal = AbortSignal.timeout(timeoutMs);
     try {
-      return await this.attempt(target, body, timeoutMs, signal);
+      return await this.attempt(target, body, timeoutMs, signal, headers);
     } catch (err) {
       // A kept-alive connection the webhook closed just as it was reused: try once more on a fresh one.
       const code = (err as { code?: string }).code;
       if (signal.aborted || (code !== 'UND_ERR_SOCKET' && code !== 'ECONNRESET')) throw this.describeFailure(err, target, signal);
       try {
-        return await this.attempt(target, body, timeoutMs, signal);
+        return await this.attempt(target, body, timeoutMs, signal, headers);
       } catch (retryErr) {
         throw this.describeFailure(retryErr, target, signal);
       }
@@ -149,11 +152,11 @@ export class WebhookClient {
     return new WebhookTransportError(describe(err, target.url), 'transport');
   }
 
-  private async attempt(target: WebhookTarget, body: string, timeoutMs: number, signal: AbortSignal): Promise<WebhookHttpResponse> {
+  private async attempt(target: WebhookTarget, body: string, timeoutMs: number, signal: AbortSignal, headers: Record<string, string> | undefined): Promise<WebhookHttpResponse> {
     const res = await this.pool(target).request({
       method: 'POST',
       path: `${target.url.pathname}${target.url.search}`,
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      headers: headers ? { ...headers, 'content-type': 'application/json', accept: 'application/json' } : JSON_HEADERS,
       body,
       signal,
       headersTimeout: timeoutMs + 1000,

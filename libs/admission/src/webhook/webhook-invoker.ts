@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AdmissionAttributes } from '../admission-attributes.js';
+import type { AdmissionSpan, AdmissionTracer } from '../admission-tracer.js';
 import { buildAdmissionReview, type InvocationTarget, type VerifiedResponse, verifyAdmissionResponse } from './admission-review.js';
 import type { CompiledWebhook } from './compiled-webhook.js';
 import type { WebhookEgressPolicy } from './egress-policy.js';
@@ -22,6 +23,21 @@ export interface WebhookCallDependencies {
   egress?: WebhookEgressPolicy;
   metrics?: WebhookMetricsSink;
   logger?: WebhookLogger;
+  /** One span per call (`Call mutating webhook`, `Call validating webhook`), its context sent as `traceparent`; unset, none. */
+  tracer?: AdmissionTracer;
+}
+
+/** A webhook call's span attributes, as upstream's (the tracer adds the tenant's shard). */
+function callAttributes(hook: CompiledWebhook, attrs: AdmissionAttributes): Record<string, string> {
+  const r = attrs.resource;
+  return {
+    tenant: attrs.tenant,
+    configuration: hook.configurationName,
+    webhook: hook.name,
+    resource: `${r.group}/${r.version}, Resource=${r.resource}`,
+    subresource: attrs.subresource,
+    operation: attrs.operation,
+  };
 }
 
 /** Go's rest-client texts for HTTP errors without a Status body. */
@@ -100,7 +116,8 @@ export class WebhookInvoker {
       });
     let code: number | undefined;
     try {
-      const response = await this.exchange(hook, target, attrs, objects, (c) => (code = c));
+      const exchange = (span: AdmissionSpan | undefined) => this.exchange(hook, target, attrs, objects, (c) => (code = c), span);
+      const response = this.deps.tracer ? await this.deps.tracer.step(`Call ${hook.kind} webhook`, callAttributes(hook, attrs), exchange) : await exchange(undefined);
       for (const w of response.warnings) warnings.push(w);
       if (!response.allowed) {
         observe('rejected', { code });
@@ -132,6 +149,7 @@ export class WebhookInvoker {
     attrs: AdmissionAttributes,
     objects: { object: unknown; oldObject: unknown },
     onStatus: (code: number) => void,
+    span: AdmissionSpan | undefined,
   ): Promise<VerifiedResponse> {
     const mutating = hook.kind === 'mutating';
     const version = hook.reviewVersion;
@@ -140,12 +158,13 @@ export class WebhookInvoker {
     }
     const endpoint = this.endpoint(hook, attrs);
     const uid = randomUUID();
+    span?.setAttribute('UID', uid);
     const body = JSON.stringify(buildAdmissionReview(version, uid, attrs, target, objects.object, objects.oldObject));
     const prefix = mutating ? 'failed to call webhook: ' : '';
     let status: number;
     let text: string;
     try {
-      ({ status, body: text } = await this.deps.client.post(endpoint, body, hook.timeoutSeconds * 1000));
+      ({ status, body: text } = await this.deps.client.post(endpoint, body, hook.timeoutSeconds * 1000, span?.propagationHeaders()));
     } catch (err) {
       if (!(err instanceof WebhookTransportError)) throw err;
       throw new WebhookCallError(hook.name, `${prefix}Post "${endpoint.url.href}": ${err.message}`, err.kind);

@@ -75,11 +75,11 @@ export class WatchCache {
   /**
    * `onDispatched`, if given, is told after each change handed to at least
    * one subscriber: its revision, how many, and when the first got it
-   * (performance.now()), for the fan-out metrics.
+   * (performance.now()), for the fan-out metrics (and the change itself, for its trace span).
    */
   constructor(
     readonly capacity: number,
-    private readonly onDispatched?: (revision: number, subscribers: number, startedAt: number) => void,
+    private readonly onDispatched?: (revision: number, subscribers: number, startedAt: number, change: CachedChange) => void,
   ) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`watch cache capacity must be a positive integer, got ${capacity}`);
     this.ring = new Array(capacity);
@@ -160,7 +160,7 @@ export class WatchCache {
       const startedAt = this.onDispatched ? performance.now() : 0;
       const n = subs.size;
       for (const sub of subs) if (change.unreadable === undefined || sub.receivesUnreadable) sub.onChange(change);
-      this.onDispatched?.(change.revision, n, startedAt);
+      this.onDispatched?.(change.revision, n, startedAt, change);
     }
     if (this.waiters.length > 0) this.wakeWaiters();
   }

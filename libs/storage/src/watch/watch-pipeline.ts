@@ -9,7 +9,7 @@ import { FanOutClock, type FanOutTiming } from './fan-out-clock.js';
 import { LocalChangeFeed } from './local-change-feed.js';
 import type { PipelineLogger } from './pipeline-logger.js';
 import { redisKeyPrefix } from './redis-connection.js';
-import { WatchCache } from './watch-cache.js';
+import { type CachedChange, WatchCache } from './watch-cache.js';
 
 /** Options of {@link WatchPipeline}. */
 export interface WatchPipelineOptions {
@@ -29,6 +29,8 @@ export interface WatchPipelineOptions {
   logger: PipelineLogger;
   /** Told how long each change with watchers took to reach them all (for metrics). */
   onFanOut?: (timing: FanOutTiming) => void;
+  /** Told of each change handed to watchers: how many, and when the first got it (performance.now()), for its trace span. */
+  onDispatch?: (change: CachedChange, subscribers: number, startedAt: number) => void;
 }
 
 /** Counters the pipeline keeps for metrics. */
@@ -67,7 +69,16 @@ export class WatchPipeline {
   constructor(private readonly opts: WatchPipelineOptions) {
     const { logger } = opts;
     const clock = opts.onFanOut ? new FanOutClock(opts.onFanOut) : undefined;
-    this.cache = new WatchCache(opts.cacheSize, clock && ((revision, n, startedAt) => clock.dispatched(revision, n, startedAt)));
+    const traced = opts.onDispatch;
+    this.cache = new WatchCache(
+      opts.cacheSize,
+      clock || traced
+        ? (revision, n, startedAt, change) => {
+            clock?.dispatched(revision, n, startedAt);
+            traced?.(change, n, startedAt);
+          }
+        : undefined,
+    );
     this.feeder = new CacheFeeder({
       cache: this.cache,
       changes: opts.changes,
