@@ -9,6 +9,9 @@ export const CHROMIUM = '/usr/bin/chromium';
 /** Where the console suites put their screenshots: outside the repository's tracked files (.test-tmp is ignored). */
 export const SCREENSHOT_DIR = path.resolve('.test-tmp', 'console-screenshots');
 
+/** Where the screenshots that docs/console.md shows go: the tests take them, so they show the console as it is. */
+export const DOCS_SCREENSHOT_DIR = path.resolve('docs', 'console');
+
 /** Starts headless Chromium as the suites use it (no sandbox as root, no background requests of its own). */
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-background-networking'] });
@@ -25,8 +28,8 @@ export interface PageWatch {
  * it whose CSP violations, uncaught errors and requests to any origin but
  * `origin` are collected into the returned watch.
  */
-export async function openConsole(browser: Browser, origin: string): Promise<{ context: BrowserContext; page: Page; watch: PageWatch }> {
-  const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 } });
+export async function openConsole(browser: Browser, origin: string, options: { colorScheme?: 'light' | 'dark' } = {}): Promise<{ context: BrowserContext; page: Page; watch: PageWatch }> {
+  const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 }, colorScheme: options.colorScheme ?? 'light' });
   const page = await context.newPage();
   const watch: PageWatch = { problems: [] };
   page.on('console', (m) => {
@@ -74,8 +77,13 @@ export function describeViolations(vs: AxeViolation[]): string {
   return vs.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`).join('\n');
 }
 
-/** Saves a full-page screenshot named `name` into {@link SCREENSHOT_DIR}. */
-export async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: false });
+/**
+ * Saves a screenshot named `name` (the viewport, or the whole page with
+ * `fullPage`) into {@link SCREENSHOT_DIR}; with `docs`, into
+ * {@link DOCS_SCREENSHOT_DIR} instead, where docs/console.md shows it.
+ */
+export async function screenshot(page: Page, name: string, options: { docs?: boolean; fullPage?: boolean } = {}): Promise<void> {
+  const dir = options.docs ? DOCS_SCREENSHOT_DIR : SCREENSHOT_DIR;
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: options.fullPage ?? false });
 }

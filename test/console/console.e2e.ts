@@ -130,7 +130,7 @@ describe('the web console in Chromium, against a real server', () => {
     const got = await kubectl(platform, ['get', 'tenant', 'bad-one']);
     assert.notEqual(got.code, 0, 'the dry run created nothing');
     await assertAccessible(page, 'tenant form with errors');
-    await screenshot(page, 'platform-tenant-errors');
+    await screenshot(page, 'platform-tenant-errors', { docs: true });
   });
 
   it('creates a tenant through the form after a dry run, then deletes it with confirmation and shows it terminating', async () => {
@@ -184,7 +184,7 @@ describe('the web console in Chromium, against a real server', () => {
     ok(await kubectl(acme, ['create', 'configmap', 'web', '-n', 'acme-team', '--from-literal=color=blue']));
     await page.waitForSelector('[data-testid=list] a:has-text("web")');
     await assertAccessible(page, 'configmaps list');
-    await screenshot(page, 'tenant-configmaps');
+    await screenshot(page, 'tenant-configmaps', { docs: true });
     await page.click('[data-testid=list] a:has-text("web")');
     await page.waitForSelector('[data-testid=yaml]');
     assert.doesNotMatch(await page.textContent('[data-testid=yaml]') ?? '', /managedFields/, 'managedFields folded away');
@@ -215,7 +215,7 @@ describe('the web console in Chromium, against a real server', () => {
     assert.match(text, /409 Conflict/);
     assert.match(text, /\.data\.color.*conflict with "team-tool"/);
     await assertAccessible(page, 'conflict');
-    await screenshot(page, 'tenant-conflict');
+    await screenshot(page, 'tenant-conflict', { docs: true });
     await page.click('text=Save and take over the fields (force)');
     await page.waitForSelector('text=Saved');
     assert.equal(ok(await kubectl(acme, ['get', 'cm', 'shared', '-n', 'acme-team', '-o', 'jsonpath={.data.color}'])), 'red');

@@ -9,6 +9,8 @@ import { ObjectView } from './views/object-view.js';
 import { AdmissionView } from './views/admission-view.js';
 import { AccessView } from './views/access-view.js';
 import { ResourceNav } from './views/resource-nav.js';
+import { ResourceSearch } from './views/search.js';
+import { ThemeToggle } from './theme.js';
 
 interface Whoami {
   username?: string;
@@ -64,44 +66,55 @@ function Shell({ api, onLogout, onSwitch }: { api: Api; onLogout: () => void; on
   }, [api.session.token]);
   const platform = api.session.tenant === 'default';
   const [view, ...rest] = route.parts;
+  const current = (v: string) => (view === v || (!view && v === (platform ? 'platform' : '')) ? 'page' : undefined);
   return (
     <div class="shell">
       <header class="top">
         <a class="brand" href={href([])}>
-          Plinth
+          <span class="logo" aria-hidden="true">▦</span> Plinth
         </a>
-        <span class="scope">{platform ? 'platform scope' : `tenant ${api.session.tenant}`}</span>
+        <span class="scope badge">{platform ? 'platform scope' : `tenant ${api.session.tenant}`}</span>
         {!platform && (api.session.home ?? api.session.tenant) === 'default' && (
-          <button type="button" onClick={() => onSwitch('default')}>
+          <button type="button" class="bar-button" onClick={() => onSwitch('default')}>
             Back to the platform scope
           </button>
         )}
+        <ResourceSearch api={api} platform={platform} />
         <span class="whoami" data-testid="whoami" aria-live="polite">
           {who === null ? '…' : typeof who === 'string' ? <span class="error">{who}</span> : <>
-            <span>{who.username}</span> <small>{(who.groups ?? []).join(', ')}</small>
+            <span class="user">{who.username}</span> <small title={(who.groups ?? []).join(', ')}>{(who.groups ?? []).join(', ')}</small>
           </>}
         </span>
-        <button type="button" onClick={onLogout}>
+        <ThemeToggle />
+        <button type="button" class="bar-button" onClick={onLogout}>
           Log out
         </button>
       </header>
       <div class="body">
-        <nav class="side" aria-label="Views">
-          <ul class="views">
-            {platform && (
+        <aside class="side">
+          <nav aria-label="Views">
+            <ul class="views">
+              {platform && (
+                <li>
+                  <a href={href(['platform'])} aria-current={current('platform')}>
+                    Tenants
+                  </a>
+                </li>
+              )}
               <li>
-                <a href={href(['platform'])}>Tenants</a>
+                <a href={href(['admission'])} aria-current={current('admission')}>
+                  Admission
+                </a>
               </li>
-            )}
-            <li>
-              <a href={href(['admission'])}>Admission</a>
-            </li>
-            <li>
-              <a href={href(['access'])}>What can I do here</a>
-            </li>
-          </ul>
-          <ResourceNav api={api} />
-        </nav>
+              <li>
+                <a href={href(['access'])} aria-current={current('access')}>
+                  What can I do here
+                </a>
+              </li>
+            </ul>
+            <ResourceNav api={api} current={view === 'r' ? rest.join('/') : undefined} />
+          </nav>
+        </aside>
         <main class="main">
           {view === 'r' && rest.length === 2 ? (
             <ResourceListView key={rest.join('/')} api={api} gv={rest[0]!} resource={rest[1]!} query={route.query} />

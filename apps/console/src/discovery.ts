@@ -9,11 +9,13 @@ export interface ServedResource {
   kind: string;
   namespaced: boolean;
   verbs: string[];
+  /** What kubectl also accepts (`cm`, `ns`, …), as discovery lists them. */
+  shortNames?: string[];
 }
 
 interface ApiResourceList {
   groupVersion: string;
-  resources: { name: string; kind: string; namespaced: boolean; verbs: string[] }[];
+  resources: { name: string; kind: string; namespaced: boolean; verbs: string[]; shortNames?: string[] }[];
 }
 
 const cache = new Map<string, Promise<ServedResource[]>>();
@@ -44,7 +46,7 @@ async function load(api: Api): Promise<ServedResource[]> {
     const group = list.groupVersion.includes('/') ? list.groupVersion.split('/')[0]! : '';
     for (const r of list.resources) {
       if (r.name.includes('/') || !r.verbs.includes('list')) continue;
-      out.push({ gv: list.groupVersion, group, name: r.name, kind: r.kind, namespaced: r.namespaced, verbs: r.verbs });
+      out.push({ gv: list.groupVersion, group, name: r.name, kind: r.kind, namespaced: r.namespaced, verbs: r.verbs, shortNames: r.shortNames ?? [] });
     }
   }
   return out;

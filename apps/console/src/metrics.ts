@@ -75,3 +75,8 @@ export function rates(scrapes: Scrape[], name: string, match: Record<string, str
   }
   return out;
 }
+
+/** The time (Unix seconds) of each rate {@link rates} returns: the later scrape of each pair. */
+export function rateTimes(scrapes: Scrape[]): number[] {
+  return scrapes.slice(1).map((s) => s.at / 1000);
+}

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { configuredIssuers, finishLogin, type OidcIssuer, startLogin } from '../oidc.js';
 import { type Session, tenantOfToken } from '../session.js';
+import { ThemeToggle } from '../theme.js';
 
 /**
  * Login: a bearer token (a ServiceAccount token from `kubectl create
@@ -25,13 +26,19 @@ export function LoginView({ onLogin }: { onLogin: (s: Session) => void }) {
   const claimed = tenantOfToken(token.trim());
   return (
     <main class="login">
-      <h1>Plinth console</h1>
+      <div class="login-head">
+        <h1>
+          <span class="logo" aria-hidden="true">▦</span> Plinth console
+        </h1>
+        <ThemeToggle />
+      </div>
       {error && (
         <p class="problem" role="alert">
           {error}
         </p>
       )}
       <form
+        class="login-form"
         onSubmit={(e) => {
           e.preventDefault();
           const t = token.trim();

@@ -67,7 +67,7 @@ export function ObjectEditor({ api, path, obj, onSaved, onCancel }: Props) {
             Save and take over the fields (force)
           </button>
         ) : null}
-        <button type="button" onClick={onCancel}>
+        <button type="button" class="secondary outline" onClick={onCancel}>
           Cancel
         </button>
       </div>

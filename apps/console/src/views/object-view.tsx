@@ -136,7 +136,7 @@ function DeleteDialog({ api, path, onDone, onCancel }: { api: Api; path: string;
       <button type="submit" class="danger">
         Delete
       </button>
-      <button type="button" onClick={onCancel}>
+      <button type="button" class="secondary outline" onClick={onCancel}>
         Cancel
       </button>
       {error ? <Problem error={error} /> : null}

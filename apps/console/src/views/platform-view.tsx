@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Api, KubeObject } from '../api.js';
-import { rates, useMetrics } from '../metrics.js';
+import { rates, rateTimes, useMetrics } from '../metrics.js';
 import { parseQuantity } from '../quantity.js';
-import { Sparkline, UsageBar } from './charts.js';
+import { RateChart, Sparkline, UsageBar } from './charts.js';
 import { Problem } from './problem.js';
 import { TenantForm } from './tenant-form.js';
 
@@ -28,72 +28,121 @@ export function PlatformView({ api, onOpen }: { api: Api; onOpen: (tenant: strin
   const { tenants, error } = useWatchedTenants(api);
   const [deleting, setDeleting] = useState<string | null>(null);
   const { scrapes, error: metricsError } = useMetrics(api);
+  const times = rateTimes(scrapes);
+  const requests = (name: string) => rates(scrapes, 'plinth_flowcontrol_request_wait_duration_seconds_count', { tenant: name });
+  const rejected = (name: string) => rates(scrapes, 'plinth_flowcontrol_rejected_requests_total', { tenant: name });
   return (
     <section aria-labelledby="tenants-title">
-      <h1 id="tenants-title">Tenants</h1>
+      <div class="page-head">
+        <h1 id="tenants-title">Tenants</h1>
+        {tenants && (
+          <p class="note" data-testid="tenant-count">
+            {tenants.length} tenants, {tenants.filter((t) => t.status?.phase === 'Active').length} active
+          </p>
+        )}
+      </div>
       {error ? <Problem error={error} /> : null}
       {metricsError ? (
         <p class="note">Request charts need read access to /metrics: {String((metricsError as Error).message)}</p>
       ) : null}
       {tenants && (
-        <table class="list tenants" data-testid="tenants">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Phase</th>
-              <th scope="col">Owners</th>
-              <th scope="col">Shard</th>
-              <th scope="col">Usage</th>
-              <th scope="col">Requests</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {tenants.map((t) => {
-              const limits = t.spec?.limits ?? {};
-              const usage = t.status?.usage ?? {};
-              const name = t.metadata.name;
-              return (
-                <tr key={name} data-tenant={name}>
-                  <th scope="row">
-                    {name === 'default' ? (
-                      name
-                    ) : (
-                      <button type="button" class="link" onClick={() => onOpen(name)} aria-label={`Open tenant ${name}`}>
-                        {name}
-                      </button>
-                    )}
-                  </th>
-                  <td class={`phase ${t.status?.phase ?? ''}`}>{t.status?.phase ?? '…'}</td>
-                  <td>{(t.spec?.owners ?? []).map((o) => `${o.kind}:${o.name}`).join(', ')}</td>
-                  <td>{t.status?.shard ?? t.spec?.shard ?? ''}</td>
-                  <td>
-                    <UsageBar label="objects" used={usage.objects ?? 0} limit={parseQuantity(limits['objects'])} />
-                    <UsageBar label="bytes" used={parseQuantity(usage.bytes) ?? 0} limit={parseQuantity(limits['bytes'])} />
-                    {Object.entries(limits.objectsPerResource ?? {}).map(([r, n]) => (
-                      <UsageBar key={r} label={r} used={usage.objectsPerResource?.[r] ?? 0} limit={n} />
-                    ))}
-                  </td>
-                  <td>
-                    <Sparkline label="requests" values={rates(scrapes, 'plinth_flowcontrol_request_wait_duration_seconds_count', { tenant: name })} />
-                    <Sparkline label="429s" values={rates(scrapes, 'plinth_flowcontrol_rejected_requests_total', { tenant: name })} />
-                  </td>
-                  <td>
-                    {name !== 'default' && !t.metadata.deletionTimestamp && (
-                      <button type="button" class="danger" onClick={() => setDeleting(name)} aria-label={`Delete tenant ${name}`}>
-                        Delete
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        <div class="table-wrap" data-testid="tenants-wrap">
+          <table class="list tenants" data-testid="tenants">
+            <colgroup>
+              <col class="c-name" />
+              <col class="c-phase" />
+              <col class="c-owners" />
+              <col class="c-usage" />
+              <col class="c-requests" />
+              <col class="c-actions" />
+            </colgroup>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Phase</th>
+                <th scope="col">Owners</th>
+                <th scope="col">Usage of limits</th>
+                <th scope="col">Requests, 5 min</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {tenants.map((t) => {
+                const limits = t.spec?.limits ?? {};
+                const usage = t.status?.usage ?? {};
+                const name = t.metadata.name;
+                const phase = t.status?.phase ?? '…';
+                return (
+                  <tr key={name} data-tenant={name}>
+                    <th scope="row">
+                      {name === 'default' ? (
+                        <span class="tenant-name">{name}</span>
+                      ) : (
+                        <button type="button" class="link" onClick={() => onOpen(name)} aria-label={`Open tenant ${name}`}>
+                          {name}
+                        </button>
+                      )}
+                      <small class="shard">shard {t.status?.shard ?? t.spec?.shard ?? '–'}</small>
+                    </th>
+                    <td>
+                      <span class={`badge phase ${phase}`}>{phase}</span>
+                    </td>
+                    <td class="owners">
+                      {(t.spec?.owners ?? []).map((o) => (
+                        <span key={`${o.kind}:${o.name}`} class="owner">
+                          {o.kind}:{o.name}
+                        </span>
+                      ))}
+                    </td>
+                    <td>
+                      <UsageBar label="objects" used={usage.objects ?? 0} limit={parseQuantity(limits['objects'])} />
+                      <UsageBar label="bytes" used={parseQuantity(usage.bytes) ?? 0} limit={parseQuantity(limits['bytes'])} />
+                      {Object.entries(limits.objectsPerResource ?? {}).map(([r, n]) => (
+                        <UsageBar key={r} label={r} used={usage.objectsPerResource?.[r] ?? 0} limit={n} />
+                      ))}
+                    </td>
+                    <td>
+                      <Sparkline label="req/s" kind="requests" values={requests(name)} />
+                      <Sparkline label="429/s" kind="rejected" values={rejected(name)} />
+                    </td>
+                    <td>
+                      {name !== 'default' && !t.metadata.deletionTimestamp && (
+                        <button type="button" class="danger outline small" onClick={() => setDeleting(name)} aria-label={`Delete tenant ${name}`}>
+                          Delete
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
       )}
       {deleting && <DeleteTenant api={api} name={deleting} onClose={() => setDeleting(null)} />}
+      {tenants && !metricsError && (
+        <section aria-labelledby="activity-title" class="activity">
+          <h2 id="activity-title">Requests and 429s over time</h2>
+          <p class="note">Per second, from the server's /metrics every 5 seconds, the last five minutes.</p>
+          <div class="chart-grid">
+            {tenants.map((t) => (
+              <article key={t.metadata.name} class="chart-card" data-chart-tenant={t.metadata.name}>
+                <h3>{t.metadata.name}</h3>
+                <RateChart
+                  title={`Requests of tenant ${t.metadata.name}`}
+                  times={times}
+                  series={[
+                    { key: 'requests', label: 'requests', values: requests(t.metadata.name) },
+                    { key: 'rejected', label: '429s', values: rejected(t.metadata.name) },
+                  ]}
+                />
+              </article>
+            ))}
+          </div>
+        </section>
+      )}
       <TenantForm api={api} />
     </section>
   );
@@ -156,7 +205,7 @@ function DeleteTenant({ api, name, onClose }: { api: Api; name: string; onClose:
       <button type="submit" class="danger" disabled={typed !== name}>
         Delete tenant
       </button>
-      <button type="button" onClick={onClose}>
+      <button type="button" class="secondary outline" onClick={onClose}>
         Cancel
       </button>
       {error ? <Problem error={error} /> : null}
