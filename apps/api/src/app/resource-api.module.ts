@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AuthnModule } from './authn.module.js';
 import { AuthzModule } from './authz.module.js';
 import { ResourceStoreModule } from './resource-store.module.js';
+import { SnapshotsModule } from './snapshots.module.js';
 import { ResourceController } from '../api/resource.controller.js';
 import { selfSubjectReviewRest, serviceAccountTokenRest, tokenReviewRest } from '../authn/authentication.rest.js';
 import { AuthenticationService } from '../authn/authentication.service.js';
@@ -12,28 +13,31 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { customResourceScaleRest } from '../crd/scale.rest.js';
 import { KindRestRegistry } from '../handlers/kind-rest.js';
 import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import { tenantSnapshotRest } from '../snapshots/snapshot.rest.js';
+import { TENANT_SNAPSHOTS, type TenantSnapshotService } from '../snapshots/tenant-snapshot.service.js';
 
 /**
  * The resource API: the catch-all controller for `/api/...`, `/apis/...`
  * (and both under `/clusters/{tenant}`), which resolves the request and
  * hands it to the kind's own REST when it has one (the reviews, a
- * ServiceAccount's token, a custom resource's scale: {@link KindRestRegistry},
+ * ServiceAccount's token, a custom resource's scale, a Tenant's snapshot: {@link KindRestRegistry},
  * listed here) and otherwise to the verb's generic handler (handlers/).
  */
 @Module({
-  imports: [ResourceStoreModule, AuthnModule, AuthzModule],
+  imports: [ResourceStoreModule, AuthnModule, AuthzModule, SnapshotsModule],
   providers: [
     {
       provide: KindRestRegistry,
-      useFactory: (authn: AuthenticationService, reviews: AccessReviewDeps, store: ResourceStoreService, config: AppConfig) =>
+      useFactory: (authn: AuthenticationService, reviews: AccessReviewDeps, store: ResourceStoreService, config: AppConfig, snapshots: TenantSnapshotService) =>
         new KindRestRegistry([
           tokenReviewRest(authn),
           selfSubjectReviewRest(),
           accessReviewRest(reviews),
           serviceAccountTokenRest(store, authn, config.serviceAccountMaxTokenSeconds),
           customResourceScaleRest(store),
+          tenantSnapshotRest(snapshots),
         ]),
-      inject: [AuthenticationService, ACCESS_REVIEWS, ResourceStoreService, APP_CONFIG],
+      inject: [AuthenticationService, ACCESS_REVIEWS, ResourceStoreService, APP_CONFIG, TENANT_SNAPSHOTS],
     },
     {
       provide: UNSAFE_DELETE,
