@@ -1,6 +1,9 @@
 import { sql } from 'kysely';
 import type { ObjectKey } from './object-key.js';
-import type { ObjectStoreRepository } from './object-store.repository.js';
+import { withoutResourceVersion } from './object-key.js';
+import { mapWriteError, type ObjectStoreRepository } from './object-store.repository.js';
+import { sealBody } from './value/stored-body.js';
+import { withDataKeys } from './value/value-transformer.js';
 import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
 import { StorageError } from './storage-error.js';
 
@@ -9,7 +12,7 @@ export interface CurrentKey extends ObjectKey {
   labels: Record<string, string>;
 }
 
-/** One batch of a restore: keys to remove first (when present), then objects to create. */
+/** One batch of a restore: keys to remove first (when present), then objects to create (each replacing what is at its key). */
 export interface RestoreBatch {
   remove: ObjectKey[];
   create: Array<{ key: ObjectKey; body: Record<string, unknown> }>;
@@ -80,26 +83,45 @@ export class TenantSnapshotRepository {
 
   /**
    * Writes one restore batch of `tenant` in one transaction on its shard:
-   * removes `remove`'s keys that exist, then creates `create`'s objects
-   * (bodies as given: uid, ownerReferences, finalizers, managedFields kept;
-   * each gets the next revision of the shard). All or nothing; returns the
-   * revision of the last write, once durable. Throws StorageError
-   * (AlreadyExists, LimitExceeded, QuotaExceeded, TenantTerminating...).
+   * removes whatever exists under `remove`'s and `create`'s keys (so a
+   * create replaces an object a controller made meanwhile), then creates
+   * `create`'s objects (bodies as given: uid, ownerReferences, finalizers,
+   * managedFields kept; each gets the next revision of the shard). All or
+   * nothing; returns the revision of the last write, once durable. Throws
+   * StorageError (LimitExceeded, QuotaExceeded, TenantTerminating...).
    * Does not mutate the bodies.
    */
   async writeBatch(tenant: string, batch: RestoreBatch): Promise<number> {
     const db = await this.router.dbFor(tenant);
+    const keys = [...batch.remove, ...batch.create.map((c) => c.key)];
+    if (keys.length === 0) return 0;
+    const bodies = await withDataKeys(() => batch.create.map((c) => JSON.stringify(sealBody(c.key, withoutResourceVersion(c.body)))));
     let last = 0;
-    await db.transaction().execute(async (tx) => {
-      for (const key of batch.remove) {
-        // A failed statement would abort the transaction: only keys that exist (locked until commit) are deleted.
-        const { rows } = await sql`
-          SELECT 1 FROM objects WHERE tenant = ${key.tenant} AND resource = ${key.resource} AND namespace = ${key.namespace} AND name = ${key.name} FOR UPDATE
+    try {
+      await db.transaction().execute(async (tx) => {
+        // One statement each: deleting what exists under the keys (only existing rows: a refused write would abort
+        // the transaction), then creating every object with the objects' own write function, in the batch's order.
+        const removed = await sql<{ r: string }>`
+          SELECT d.revision AS r FROM (
+            SELECT o.resource, o.namespace, o.name FROM objects o
+            JOIN unnest(${keys.map((k) => k.resource)}::text[], ${keys.map((k) => k.namespace)}::text[], ${keys.map((k) => k.name)}::text[]) AS k(resource, namespace, name)
+              ON o.resource = k.resource AND o.namespace = k.namespace AND o.name = k.name
+            WHERE o.tenant = ${tenant} ORDER BY o.resource, o.namespace, o.name FOR UPDATE OF o
+          ) e CROSS JOIN LATERAL plinth_delete(${tenant}, e.resource, e.namespace, e.name, NULL::bigint) d
         `.execute(tx);
-        if (rows.length > 0) last = (await this.objects.delete(key, null, tx)).revision;
-      }
-      for (const { key, body } of batch.create) last = (await this.objects.create(key, body, tx)).revision;
-    });
+        for (const row of removed.rows) last = Math.max(last, Number(row.r));
+        if (batch.create.length === 0) return;
+        const created = await sql<{ r: string }>`
+          SELECT plinth_create(${tenant}, c.resource, c.namespace, c.name, c.body) AS r
+          FROM unnest(${batch.create.map((c) => c.key.resource)}::text[], ${batch.create.map((c) => c.key.namespace)}::text[], ${batch.create.map((c) => c.key.name)}::text[], ${bodies}::jsonb[])
+            WITH ORDINALITY AS c(resource, namespace, name, body, i)
+          ORDER BY c.i
+        `.execute(tx);
+        for (const row of created.rows) last = Math.max(last, Number(row.r));
+      });
+    } catch (err) {
+      mapWriteError(err, keys[0]);
+    }
     await this.objects.ensureDurable(tenant);
     return last;
   }

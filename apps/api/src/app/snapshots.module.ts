@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { ObjectStoreRepository, STORAGE, type Storage, TenantSnapshotRepository } from '@plinth/storage';
 import { LOGGER } from '../observability/logger.js';
+import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ShardPool } from '../sharding/shard-pool.js';
 import { TenantSnapshotController } from '../snapshots/tenant-snapshot.controller.js';
 import { TENANT_SNAPSHOTS, TenantSnapshotService } from '../snapshots/tenant-snapshot.service.js';
@@ -15,9 +16,9 @@ import { TENANT_SNAPSHOTS, TenantSnapshotService } from '../snapshots/tenant-sna
   providers: [
     {
       provide: TENANT_SNAPSHOTS,
-      useFactory: (storage: Storage, shards: ShardPool, objects: ObjectStoreRepository, logger: Logger) =>
-        new TenantSnapshotService({ storage, snapshots: new TenantSnapshotRepository(shards, objects), logger }),
-      inject: [STORAGE, ShardPool, ObjectStoreRepository, LOGGER],
+      useFactory: (storage: Storage, shards: ShardPool, objects: ObjectStoreRepository, kinds: ResourceRegistry, logger: Logger) =>
+        new TenantSnapshotService({ storage, snapshots: new TenantSnapshotRepository(shards, objects), kinds, logger }),
+      inject: [STORAGE, ShardPool, ObjectStoreRepository, ResourceRegistry, LOGGER],
     },
   ],
   controllers: [TenantSnapshotController],

@@ -184,3 +184,42 @@ export async function cloneTenant(caller: Caller, from: string, to: string, at: 
   await exportSnapshot(caller, { tenant: from, at, recipients: [await identityToRecipient(identity)] }, sink, progress);
   await importSnapshot(caller, Buffer.concat(chunks), { tenant: to, shard, identities: [identity] }, progress);
 }
+
+/** What a restore from history asks for: `at`, and targets as the CLI takes them (`namespace/NAME`, `RESOURCE[.GROUP]/NAME`). */
+export interface HistoryOptions {
+  tenant: string;
+  at: string;
+  targets: string[];
+  /** The namespace of `RESOURCE/NAME` targets of namespaced kinds. */
+  namespace?: string;
+}
+
+/**
+ * Brings back into live tenant `o.tenant` what `o.targets` name as it was
+ * at `o.at`, from the kept history: through the Tenant's `restore`
+ * subresource, or, when the caller may not use it (403), through
+ * `/clusters/{tenant}/restore` (a tenant's own member). Returns the
+ * server's message; throws CliError.
+ */
+export async function restoreFromHistory(caller: Caller, o: HistoryOptions, progress: Progress): Promise<string> {
+  const namespaces: string[] = [];
+  const objects: Array<{ resource: string; namespace?: string; name: string }> = [];
+  for (const t of o.targets) {
+    const slash = t.indexOf('/');
+    if (slash <= 0 || slash === t.length - 1) throw new CliError(`${JSON.stringify(t)}: name namespace/NAME or RESOURCE/NAME`);
+    const [resource, name] = [t.slice(0, slash), t.slice(slash + 1)];
+    if (['namespace', 'namespaces', 'ns'].includes(resource)) namespaces.push(name);
+    else objects.push({ resource, name, ...(o.namespace ? { namespace: o.namespace } : {}) });
+  }
+  const body = Buffer.from(JSON.stringify({ at: o.at, namespaces, objects }));
+  progress(`restoring ${o.targets.join(', ')} of tenant ${o.tenant} as they were at ${o.at}`);
+  let res = await send(caller, 'POST', `${caller.baseUrl}${TENANTS}/${encodeURIComponent(o.tenant)}/restore`, body);
+  if (res.statusCode === 403) {
+    res.resume();
+    res = await send(caller, 'POST', `${caller.baseUrl}/clusters/${encodeURIComponent(o.tenant)}/restore`, body);
+  }
+  if (res.statusCode !== 200) throw await failure(res, `restore of tenant ${o.tenant}`);
+  const status = JSON.parse((await readAll(res)).toString('utf8')) as { message?: string };
+  progress(status.message ?? 'restored');
+  return status.message ?? '';
+}

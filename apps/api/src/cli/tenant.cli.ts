@@ -4,18 +4,20 @@ import type { Readable, Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { identitiesIn } from '../snapshots/snapshot-secrets.js';
 import { readCaller } from './caller-kubeconfig.js';
-import { cloneTenant, exportSnapshot, importSnapshot } from './snapshot-client.js';
+import { cloneTenant, exportSnapshot, importSnapshot, restoreFromHistory } from './snapshot-client.js';
 
 const USAGE = `usage: npm run tenant -- export <tenant> [--at <revision or RFC 3339 time>] [--recipient <age public key>]... > <file>
        npm run tenant -- import <new tenant> [--shard <shard>] [--identity <key file>]... [--replace] < <file>
        npm run tenant -- clone <tenant> <new tenant> [--at <revision or RFC 3339 time>] [--shard <shard>]
-       npm run tenant -- restore <tenant> --at <revision or RFC 3339 time> <namespace/NAME or RESOURCE/NAME>...   (not built yet)
+       npm run tenant -- restore <tenant> --at <revision or RFC 3339 time> <namespace/NAME or RESOURCE/NAME>... [-n <namespace>]
 options: [--kubeconfig <file>] [--context <name>]
 
 Snapshots of a tenant (docs/snapshots.md), through the API with your kubeconfig
 (default: $KUBECONFIG, else ./.plinth/kubeconfig). Secrets in a snapshot are
 sealed to the age recipients named with --recipient; import opens them with
-the age identity files named with --identity.`;
+the age identity files named with --identity. restore brings namespaces (with
+everything in them) and objects of a live tenant back from the change history;
+RESOURCE is plural[.group] as kubectl names it, its namespace given with -n.`;
 
 /** Where the CLI reads and writes (the process's own streams, or a test's). */
 export interface TenantCliIo {
@@ -42,6 +44,7 @@ export async function runTenantCli(argv: string[], env: NodeJS.ProcessEnv = proc
         recipient: { type: 'string', multiple: true },
         identity: { type: 'string', multiple: true },
         shard: { type: 'string' },
+        namespace: { type: 'string', short: 'n' },
         replace: { type: 'boolean' },
         kubeconfig: { type: 'string' },
         context: { type: 'string' },
@@ -55,6 +58,10 @@ export async function runTenantCli(argv: string[], env: NodeJS.ProcessEnv = proc
   const { values, positionals } = parsed;
   const [command, ...args] = positionals;
   const needs: Record<string, number> = { export: 1, import: 1, clone: 2, restore: 2 };
+  if (command === 'restore' && !values.at && !values.help) {
+    io.stderr.write(`restore needs --at <revision or RFC 3339 time>\n${USAGE}\n`);
+    return 2;
+  }
   if (values.help || !command || !(command in needs) || args.length < needs[command]) {
     io.stderr.write(`${USAGE}\n`);
     return values.help ? 0 : 2;
@@ -77,7 +84,7 @@ export async function runTenantCli(argv: string[], env: NodeJS.ProcessEnv = proc
         await cloneTenant(caller, args[0], args[1], values.at, values.shard, progress);
         break;
       default:
-        throw new Error('restore from the change history is not built yet (docs/snapshots.md, "Not yet")');
+        await restoreFromHistory(caller, { tenant: args[0], at: values.at!, targets: args.slice(1), namespace: values.namespace }, progress);
     }
     return 0;
   } catch (err) {

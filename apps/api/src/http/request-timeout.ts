@@ -13,8 +13,8 @@ export const REQUEST_TIMEOUT_MESSAGE = 'Timeout: request did not complete within
 /** A watch is long-running (upstream also exempts proxy, exec, attach, log and port-forward, which Plinth does not serve), and so is a tenant's snapshot. */
 function isLongRunning(req: FastifyRequest, query: Record<string, string | undefined>): boolean {
   if ((req.method === 'GET' || req.method === 'HEAD') && parseBool(query.watch) === true) return true;
-  // A tenant's snapshot (export or restore) takes as long as the tenant is large (docs/snapshots.md).
-  return /^(\/clusters\/[^/]+)?\/(snapshot|apis\/tenancy\.plinth\.dev\/[^/]+\/tenants\/[^/]+\/snapshot)$/.test(req.url.split('?')[0]);
+  // A tenant's snapshot (export, restore) or restore from history takes as long as the tenant is large (docs/snapshots.md).
+  return /^(\/clusters\/[^/]+)?\/((snapshot|restore)|apis\/tenancy\.plinth\.dev\/[^/]+\/tenants\/[^/]+\/(snapshot|restore))$/.test(req.url.split('?')[0]);
 }
 
 /**

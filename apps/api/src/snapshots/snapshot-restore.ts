@@ -54,11 +54,15 @@ export function isProvisioned(k: CurrentKey): boolean {
  * `tenant`, which must exist: refuses (TenantNotEmptyError) when it holds
  * anything its provisioning did not make, unless `replace`; removes what it
  * holds under the snapshot's keys (with `replace`: everything but its
- * root CA ConfigMaps, which stay the destination's own), then
+ * root CA ConfigMaps, which stay the destination's own and are not
+ * restored), then
  * creates every object as it was (name, uid, labels, ownerReferences,
  * finalizers, managedFields, status), namespaces and CRDs first, owners
  * before their dependents (so no garbage collector sees a dependent
- * without its owner), in transactions of {@link RESTORE_BATCH} objects.
+ * without its owner), in transactions of {@link RESTORE_BATCH} objects;
+ * an object a controller made meanwhile under a snapshot's key (a
+ * restored namespace's `default` ServiceAccount) is replaced by the
+ * snapshot's.
  * Each object gets a new resourceVersion from the destination shard's
  * counter; admission does not run (the objects were admitted when first
  * written), tenant limits and ResourceQuota counts are enforced by storage.
@@ -79,11 +83,10 @@ export async function restoreSnapshot(deps: SnapshotRestoreDeps, tenant: string,
   }
   const keyOf = (r: Pick<SnapshotRecord, 'resource' | 'namespace' | 'name'>): ObjectKey => ({ tenant, resource: r.resource, namespace: r.namespace, name: r.name });
   const id = (r: Pick<SnapshotRecord, 'resource' | 'namespace' | 'name'>) => `${r.resource}\u0000${r.namespace}\u0000${r.name}`;
-  // The destination's root CA ConfigMaps stay (its CA, not the source's); the snapshot's go where it has none.
-  const keptRootCas = new Set(current.filter(isRootCa).map(id));
-  const records = snapshot.records.filter((r) => !keptRootCas.has(id(r)));
+  // Root CA ConfigMaps are the destination's own (its CA): its publisher makes them in every namespace, restored ones too.
+  const records = snapshot.records.filter((r) => !isRootCa(r));
   const inSnapshot = new Set(records.map(id));
-  const remove = current.filter((k) => !keptRootCas.has(id(k)) && (options.replace || inSnapshot.has(id(k)))).map((k) => keyOf(k));
+  const remove = current.filter((k) => !isRootCa(k) && (options.replace || inSnapshot.has(id(k)))).map((k) => keyOf(k));
   const ordered = restoreOrder(records);
   const size = options.batch ?? RESTORE_BATCH;
   let revision = 0;

@@ -9,7 +9,9 @@ import type { TenantSnapshotService } from './tenant-snapshot.service.js';
  * repeatable: age X25519 public keys the Secrets are sealed to); POST
  * restores the snapshot in the body into the tenant (`replace=true` to
  * replace what it holds). RBAC: `get` / `create` on `tenants/snapshot` in
- * group tenancy.plinth.dev.
+ * group tenancy.plinth.dev. The `restore` subresource (POST, `create` on
+ * `tenants/restore`) brings named namespaces and objects of the live tenant
+ * back from the change history.
  */
 export function tenantSnapshotRest(snapshots: TenantSnapshotService): KindRest {
   return {
@@ -18,6 +20,9 @@ export function tenantSnapshotRest(snapshots: TenantSnapshotService): KindRest {
       snapshot: {
         get: (ctx) => snapshots.export(ctx.req, ctx.reply, ctx.info.name, { resourceVersion: ctx.query.resourceVersion, at: ctx.query.at, recipients: ctx.queryAll.recipient ?? [] }),
         create: (ctx) => snapshots.restore(ctx.req, ctx.reply, ctx.info.name, ctx.body, parseBool(ctx.query.replace) === true),
+      },
+      restore: {
+        create: (ctx) => snapshots.restoreHistory(ctx.req, ctx.reply, ctx.info.name, ctx.body),
       },
     },
   };
