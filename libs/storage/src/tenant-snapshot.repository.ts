@@ -103,10 +103,13 @@ export class TenantSnapshotRepository {
         // the transaction), then creating every object with the objects' own write function, in the batch's order.
         const removed = await sql<{ r: string }>`
           SELECT d.revision AS r FROM (
-            SELECT o.resource, o.namespace, o.name FROM objects o
-            JOIN unnest(${keys.map((k) => k.resource)}::text[], ${keys.map((k) => k.namespace)}::text[], ${keys.map((k) => k.name)}::text[]) AS k(resource, namespace, name)
-              ON o.resource = k.resource AND o.namespace = k.namespace AND o.name = k.name
-            WHERE o.tenant = ${tenant} ORDER BY o.resource, o.namespace, o.name FOR UPDATE OF o
+            SELECT e.resource, e.namespace, e.name
+            FROM unnest(${keys.map((k) => k.resource)}::text[], ${keys.map((k) => k.namespace)}::text[], ${keys.map((k) => k.name)}::text[]) AS k(resource, namespace, name)
+            -- One primary-key lookup per key (a join could scan every row of the shard's objects).
+            CROSS JOIN LATERAL (
+              SELECT o.resource, o.namespace, o.name FROM objects o
+              WHERE o.tenant = ${tenant} AND o.resource = k.resource AND o.namespace = k.namespace AND o.name = k.name FOR UPDATE
+            ) e
           ) e CROSS JOIN LATERAL plinth_delete(${tenant}, e.resource, e.namespace, e.name, NULL::bigint) d
         `.execute(tx);
         for (const row of removed.rows) last = Math.max(last, Number(row.r));
