@@ -1,16 +1,24 @@
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { DB } from './db.js';
 import type { ObjectKey } from './object-key.js';
 import { withoutResourceVersion } from './object-key.js';
-import { mapWriteError, type ObjectStoreRepository } from './object-store.repository.js';
+import { mapWriteError } from './object-store.repository.js';
 import { sealBody } from './value/stored-body.js';
 import { withDataKeys } from './value/value-transformer.js';
 import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './shard-router.js';
+import { tenantScoped } from './tenant-scope.js';
 import { StorageError } from './storage-error.js';
 
 /** A current object of a tenant as the emptiness check of a restore sees it: its key and labels (labels stay readable when encrypted). */
 export interface CurrentKey extends ObjectKey {
   labels: Record<string, string>;
 }
+
+/** Writes per call of the batched-write procedure (as the write batcher: each is a subtransaction, and PostgreSQL tracks 64 cheaply). */
+const WRITE_CHUNK = 60;
+
+/** One write in the batched-write procedure's form (migration 0008). */
+type Op = { op: 'c' | 'd'; t: string; r: string; s: string; n: string; b?: Record<string, unknown>; x?: null };
 
 /** One batch of a restore: keys to remove first (when present), then objects to create (each replacing what is at its key). */
 export interface RestoreBatch {
@@ -22,18 +30,15 @@ export interface RestoreBatch {
  * What tenant snapshots need of PostgreSQL beyond the Storage interface
  * (whose paged lists at a revision the export reads): which resources a
  * tenant held at a revision, which revision a point in time was, the keys a
- * tenant holds now, and restore batches written in one transaction each on
- * the tenant's shard through the object repository's own write functions
- * (new revisions from that shard's counter, change-log rows, usage and
- * quota counts, encryption at rest).
+ * tenant holds now, and restore batches written on the tenant's shard
+ * with the batched-write procedure every write goes through (new
+ * revisions from that shard's counter, change-log rows, usage and quota
+ * counts, encryption at rest).
  */
 export class TenantSnapshotRepository {
   private readonly router: ShardRouter;
 
-  constructor(
-    source: DatabaseSource,
-    private readonly objects: ObjectStoreRepository,
-  ) {
+  constructor(source: DatabaseSource) {
     this.router = routerOf(source);
   }
 
@@ -82,50 +87,77 @@ export class TenantSnapshotRepository {
   }
 
   /**
-   * Writes one restore batch of `tenant` in one transaction on its shard:
-   * removes whatever exists under `remove`'s and `create`'s keys (so a
-   * create replaces an object a controller made meanwhile), then creates
-   * `create`'s objects (bodies as given: uid, ownerReferences, finalizers,
-   * managedFields kept; each gets the next revision of the shard). All or
-   * nothing; returns the revision of the last write, once durable. Throws
-   * StorageError (LimitExceeded, QuotaExceeded, TenantTerminating...).
-   * Does not mutate the bodies.
+   * Writes one restore batch of `tenant` on its shard: removes whatever
+   * exists under `remove`'s and `create`'s keys (so a create replaces an
+   * object a controller made meanwhile), then creates `create`'s objects
+   * (bodies as given: uid, ownerReferences, finalizers, managedFields kept;
+   * each gets the next revision of the shard). Written as the write
+   * batcher writes (plinth_write_batch_durable: chunks of
+   * {@link WRITE_CHUNK} writes, each one transaction holding the revision
+   * counter once, durable when it returns), so other tenants' writes wait
+   * at most one chunk. Not atomic across chunks. Returns the revision of
+   * the last write. Throws StorageError (LimitExceeded, QuotaExceeded,
+   * TenantTerminating...). Does not mutate the bodies.
    */
   async writeBatch(tenant: string, batch: RestoreBatch): Promise<number> {
-    const db = await this.router.dbFor(tenant);
+    const shard = await this.router.dbFor(tenant);
+    const db = tenantScoped(shard, tenant);
     const keys = [...batch.remove, ...batch.create.map((c) => c.key)];
     if (keys.length === 0) return 0;
-    const bodies = await withDataKeys(() => batch.create.map((c) => JSON.stringify(sealBody(c.key, withoutResourceVersion(c.body)))));
+    const bodies = await withDataKeys(() => batch.create.map((c) => sealBody(c.key, withoutResourceVersion(c.body))));
+    const { rows } = await sql<{ resource: string; namespace: string; name: string }>`
+      SELECT e.resource, e.namespace, e.name
+      FROM unnest(${keys.map((k) => k.resource)}::text[], ${keys.map((k) => k.namespace)}::text[], ${keys.map((k) => k.name)}::text[]) AS k(resource, namespace, name)
+      -- One primary-key lookup per key (a join could scan every row of the shard's objects).
+      CROSS JOIN LATERAL (
+        SELECT o.resource, o.namespace, o.name FROM objects o
+        WHERE o.tenant = ${tenant} AND o.resource = k.resource AND o.namespace = k.namespace AND o.name = k.name
+      ) e
+    `.execute(db);
+    const deletes: Op[] = rows.map((r) => ({ op: 'd', t: tenant, r: r.resource, s: r.namespace, n: r.name, x: null }));
+    const creates: Op[] = batch.create.map((c, i) => ({ op: 'c', t: tenant, r: c.key.resource, s: c.key.namespace, n: c.key.name, b: bodies[i] }));
+    let last = await this.run(db, deletes, true);
+    const refused = new Set<number>();
+    last = Math.max(last, await this.run(db, creates, false, refused));
+    // A create refused because a controller made the object meanwhile: remove that one and create again, once.
+    const again = [...refused].flatMap((i): Op[] => [{ op: 'd', t: tenant, r: creates[i].r, s: creates[i].s, n: creates[i].n, x: null }, creates[i]]);
+    if (again.length > 0) last = Math.max(last, await this.run(db, again, true));
+    return last;
+  }
+
+  /**
+   * Runs `ops` in chunks with the batched-write procedure; returns the
+   * highest revision written. A refused write throws (mapped to a
+   * StorageError), except a delete of what is already gone when
+   * `tolerateGone`, and a create of what exists when `exists` collects
+   * them (by index in `ops`).
+   */
+  private async run(db: Kysely<DB>, ops: Op[], tolerateGone: boolean, exists?: Set<number>): Promise<number> {
     let last = 0;
-    try {
-      await db.transaction().execute(async (tx) => {
-        // One statement each: deleting what exists under the keys (only existing rows: a refused write would abort
-        // the transaction), then creating every object with the objects' own write function, in the batch's order.
-        const removed = await sql<{ r: string }>`
-          SELECT d.revision AS r FROM (
-            SELECT e.resource, e.namespace, e.name
-            FROM unnest(${keys.map((k) => k.resource)}::text[], ${keys.map((k) => k.namespace)}::text[], ${keys.map((k) => k.name)}::text[]) AS k(resource, namespace, name)
-            -- One primary-key lookup per key (a join could scan every row of the shard's objects).
-            CROSS JOIN LATERAL (
-              SELECT o.resource, o.namespace, o.name FROM objects o
-              WHERE o.tenant = ${tenant} AND o.resource = k.resource AND o.namespace = k.namespace AND o.name = k.name FOR UPDATE
-            ) e
-          ) e CROSS JOIN LATERAL plinth_delete(${tenant}, e.resource, e.namespace, e.name, NULL::bigint) d
-        `.execute(tx);
-        for (const row of removed.rows) last = Math.max(last, Number(row.r));
-        if (batch.create.length === 0) return;
-        const created = await sql<{ r: string }>`
-          SELECT plinth_create(${tenant}, c.resource, c.namespace, c.name, c.body) AS r
-          FROM unnest(${batch.create.map((c) => c.key.resource)}::text[], ${batch.create.map((c) => c.key.namespace)}::text[], ${batch.create.map((c) => c.key.name)}::text[], ${bodies}::jsonb[])
-            WITH ORDINALITY AS c(resource, namespace, name, body, i)
-          ORDER BY c.i
-        `.execute(tx);
-        for (const row of created.rows) last = Math.max(last, Number(row.r));
+    for (let i = 0; i < ops.length; i += WRITE_CHUNK) {
+      const chunk = ops.slice(i, i + WRITE_CHUNK);
+      const { rows } = await sql<{ results: Array<{ r?: number; e?: string; m?: string }> }>`CALL plinth_write_batch_durable(${JSON.stringify(chunk)}::jsonb, NULL)`.execute(db);
+      rows[0].results.forEach((res, j) => {
+        const op = chunk[j];
+        if (res.e === undefined) {
+          last = Math.max(last, Number(res.r));
+          return;
+        }
+        const key = { tenant: op.t, resource: op.r, namespace: op.s, name: op.n };
+        let mapped: unknown = res;
+        try {
+          mapWriteError(Object.assign(new Error(res.m), { code: res.e, severity: 'ERROR' }), key);
+        } catch (err) {
+          mapped = err;
+        }
+        if (mapped instanceof StorageError && mapped.code === 'NotFound' && op.op === 'd' && tolerateGone) return;
+        if (mapped instanceof StorageError && mapped.code === 'AlreadyExists' && op.op === 'c' && exists) {
+          exists.add(i + j);
+          return;
+        }
+        throw mapped;
       });
-    } catch (err) {
-      mapWriteError(err, keys[0]);
     }
-    await this.objects.ensureDurable(tenant);
     return last;
   }
 }

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ObjectStoreRepository, STORAGE, type Storage, TenantSnapshotRepository } from '@plinth/storage';
+import { STORAGE, type Storage, TenantSnapshotRepository } from '@plinth/storage';
 import { LOGGER } from '../observability/logger.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ShardPool } from '../sharding/shard-pool.js';
@@ -16,9 +16,9 @@ import { TENANT_SNAPSHOTS, TenantSnapshotService } from '../snapshots/tenant-sna
   providers: [
     {
       provide: TENANT_SNAPSHOTS,
-      useFactory: (storage: Storage, shards: ShardPool, objects: ObjectStoreRepository, kinds: ResourceRegistry, logger: Logger) =>
-        new TenantSnapshotService({ storage, snapshots: new TenantSnapshotRepository(shards, objects), kinds, logger }),
-      inject: [STORAGE, ShardPool, ObjectStoreRepository, ResourceRegistry, LOGGER],
+      useFactory: (storage: Storage, shards: ShardPool, kinds: ResourceRegistry, logger: Logger) =>
+        new TenantSnapshotService({ storage, snapshots: new TenantSnapshotRepository(shards), kinds, logger }),
+      inject: [STORAGE, ShardPool, ResourceRegistry, LOGGER],
     },
   ],
   controllers: [TenantSnapshotController],

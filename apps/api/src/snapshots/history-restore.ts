@@ -44,7 +44,7 @@ async function listAll(deps: HistoryRestoreDeps, tenant: string, resource: strin
  * history: a namespace with every object in it then (of every resource),
  * or single objects. Each comes back with its name, uid, labels,
  * ownerReferences, finalizers and data of then, replacing whatever is at
- * its key now (deleted and created in one transaction), with a new
+ * its key now (removed first, then created), with a new
  * resourceVersion; owners before dependents, in batches. Throws
  * StorageError Expired when the point is older than the kept history,
  * NotInHistoryError when a named object did not exist then.

@@ -4,7 +4,7 @@ import { CRD_STORAGE_RESOURCE } from '../kinds/customresourcedefinition/crd.reso
 import { SYSTEM_NAMESPACES } from '../kinds/namespace/system-namespaces.js';
 import { describe, type ParsedSnapshot, type SnapshotRecord, SnapshotFormatError } from './snapshot-format.js';
 
-/** Objects written per transaction of a restore: each transaction holds the shard's revision counter only briefly. */
+/** Objects per restore batch (each written as the write batcher writes, in transactions of up to 60 writes). */
 export const RESTORE_BATCH = 250;
 
 /** What a restore writes through. */
@@ -16,7 +16,7 @@ export interface SnapshotRestoreDeps {
 export interface RestoreOptions {
   /** Remove whatever the tenant holds first (else a tenant holding more than its provisioning made is refused). */
   replace: boolean;
-  /** Objects per transaction (tests shorten it). */
+  /** Objects per batch (tests shorten it). */
   batch?: number;
 }
 
@@ -59,7 +59,7 @@ export function isProvisioned(k: CurrentKey): boolean {
  * creates every object as it was (name, uid, labels, ownerReferences,
  * finalizers, managedFields, status), namespaces and CRDs first, owners
  * before their dependents (so no garbage collector sees a dependent
- * without its owner), in transactions of {@link RESTORE_BATCH} objects;
+ * without its owner), in batches of {@link RESTORE_BATCH} objects;
  * an object a controller made meanwhile under a snapshot's key (a
  * restored namespace's `default` ServiceAccount) is replaced by the
  * snapshot's.
