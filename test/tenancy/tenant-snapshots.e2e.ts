@@ -240,6 +240,28 @@ describe('tenant snapshots: export, import, clone', { timeout: 170_000 }, () => 
     assert.match(failed.stderr, /^plinth tenant clone: export of tenant nosuch: .*not found.*\(HTTP 404\)\n$/);
   });
 
+  it('restores into another Plinth (its own database and revision sequence) when the caller holds the identity', async () => {
+    const other = await startTestServer('tenant-snapshots-other');
+    try {
+      const exported = await cli(s.url, ['export', 'acme', '--recipient', recipient]);
+      assert.equal(exported.code, 0, exported.stderr);
+      const imported = await cli(other.url, ['import', 'acme', '--identity', identityFile], exported.stdout);
+      assert.equal(imported.code, 0, imported.stderr);
+      const src = await objectsOf(s.url, `${A}/api/v1/namespaces/app/configmaps`);
+      const dst = await objectsOf(other.url, `${A}/api/v1/namespaces/app/configmaps`);
+      assert.deepEqual(dst, src);
+      const secret = (await request(other.url).get(`${A}/api/v1/namespaces/app/secrets/db`).expect(200)).body;
+      assert.equal(Buffer.from(secret.data.password, 'base64').toString(), PLAINTEXT);
+      // Without the identity, nothing is created there.
+      const refused = await cli(other.url, ['import', 'acme-2'], exported.stdout);
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /Secrets are sealed to age1\w+: give an identity/);
+      await request(other.url).get(`${TENANTS}/acme-2`).expect(404);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('lets a tenant owner export its own tenant, never another (403)', async () => {
     const alice = requestAs(s.url, await certificateIdentity('alice'));
     const own = await alice.get(`${A}/snapshot?recipient=${recipient}`).buffer(true).parse(binary as never).expect(200);
