@@ -26,13 +26,14 @@ export { type KeyFieldRequirement, type LabelRequirementLike } from './selector-
 export { isStorageError, type LimitExceeded, StorageError } from './storage-error.js';
 export { REMAINING_COUNT_CAP } from './list-sql.js';
 
-// What is special to PostgreSQL: the object repository's own sweeps, tenants, quotas, owners, moves, Events' expiry.
+// What is special to PostgreSQL: the object repository's own sweeps, tenants, quotas, owners, moves, snapshots, Events' expiry.
 export { ObjectStoreRepository, tenantTerminatingMessage } from './object-store.repository.js';
 export { type WriteBatcherOptions } from './write-batcher.js';
 export { type TenantLimit, type TenantRecord, TenantRepository, type TenantUsage } from './tenant.repository.js';
 export { type QuotaItem, QuotaRepository, type QuotaUsed } from './quota.repository.js';
 export { OwnerRepository } from './owner.repository.js';
 export { isStaleMove, StaleMoveError, TenantMoveRepository } from './tenant-move.repository.js';
+export { type CurrentKey, type RestoreBatch, TenantSnapshotRepository } from './tenant-snapshot.repository.js';
 export { EventExpiryRepository, type ExpiredEvent } from './event-expiry.repository.js';
 
 // Databases and shards: connecting, migrating (with migrations/'s migrations), probing, routing, fencing, leader election.

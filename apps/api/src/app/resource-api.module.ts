@@ -4,6 +4,7 @@ import { AuthzModule } from './authz.module.js';
 import { ResourceStoreModule } from './resource-store.module.js';
 import { ApiSharingModule } from './api-sharing.module.js';
 import { ExportView } from '../apisharing/export-view.rest.js';
+import { SnapshotsModule } from './snapshots.module.js';
 import { ResourceController } from '../api/resource.controller.js';
 import { selfSubjectReviewRest, serviceAccountTokenRest, tokenReviewRest } from '../authn/authentication.rest.js';
 import { AuthenticationService } from '../authn/authentication.service.js';
@@ -14,20 +15,22 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { customResourceScaleRest } from '../crd/scale.rest.js';
 import { KindRestRegistry } from '../handlers/kind-rest.js';
 import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import { tenantSnapshotRest } from '../snapshots/snapshot.rest.js';
+import { TENANT_SNAPSHOTS, type TenantSnapshotService } from '../snapshots/tenant-snapshot.service.js';
 
 /**
  * The resource API: the catch-all controller for `/api/...`, `/apis/...`
  * (and both under `/clusters/{tenant}`), which resolves the request and
  * hands it to the kind's own REST when it has one (the reviews, a
- * ServiceAccount's token, a custom resource's scale: {@link KindRestRegistry},
+ * ServiceAccount's token, a custom resource's scale, a Tenant's snapshot: {@link KindRestRegistry},
  * listed here) and otherwise to the verb's generic handler (handlers/).
  */
 @Module({
-  imports: [ResourceStoreModule, AuthnModule, AuthzModule, ApiSharingModule],
+  imports: [ResourceStoreModule, AuthnModule, AuthzModule, ApiSharingModule, SnapshotsModule],
   providers: [
     {
       provide: KindRestRegistry,
-      useFactory: (authn: AuthenticationService, reviews: AccessReviewDeps, store: ResourceStoreService, config: AppConfig, exportView: ExportView) =>
+      useFactory: (authn: AuthenticationService, reviews: AccessReviewDeps, store: ResourceStoreService, config: AppConfig, exportView: ExportView, snapshots: TenantSnapshotService) =>
         new KindRestRegistry([
           tokenReviewRest(authn),
           selfSubjectReviewRest(),
@@ -35,8 +38,9 @@ import { ResourceStoreService } from '../resource-store/resource-store.service.j
           serviceAccountTokenRest(store, authn, config.serviceAccountMaxTokenSeconds),
           customResourceScaleRest(store),
           exportView.rest(),
+          tenantSnapshotRest(snapshots),
         ]),
-      inject: [AuthenticationService, ACCESS_REVIEWS, ResourceStoreService, APP_CONFIG, ExportView],
+      inject: [AuthenticationService, ACCESS_REVIEWS, ResourceStoreService, APP_CONFIG, ExportView, TENANT_SNAPSHOTS],
     },
     {
       provide: UNSAFE_DELETE,

@@ -10,9 +10,11 @@ import { sendPlain } from './response-writer.js';
 /** Upstream's message (apierrors.NewTimeoutError) when a request outlives its deadline. */
 export const REQUEST_TIMEOUT_MESSAGE = 'Timeout: request did not complete within the allotted timeout';
 
-/** A watch is long-running (upstream also exempts proxy, exec, attach, log and port-forward, which Plinth does not serve). */
+/** A watch is long-running (upstream also exempts proxy, exec, attach, log and port-forward, which Plinth does not serve), and so is a tenant's snapshot. */
 function isLongRunning(req: FastifyRequest, query: Record<string, string | undefined>): boolean {
-  return (req.method === 'GET' || req.method === 'HEAD') && parseBool(query.watch) === true;
+  if ((req.method === 'GET' || req.method === 'HEAD') && parseBool(query.watch) === true) return true;
+  // A tenant's snapshot (export, restore) or restore from history takes as long as the tenant is large (docs/snapshots.md).
+  return /^(\/clusters\/[^/]+)?\/((snapshot|restore)|apis\/tenancy\.plinth\.dev\/[^/]+\/tenants\/[^/]+\/(snapshot|restore))$/.test(req.url.split('?')[0]);
 }
 
 /**

@@ -14,7 +14,7 @@ import { WorkEstimator } from '../flowcontrol/work-estimator.js';
 import { GracefulShutdown } from '../lifecycle/graceful-shutdown.js';
 import { LOGGER } from '../observability/logger.js';
 import { Metrics } from '../observability/metrics.js';
-import { MAX_BODY_BYTES } from '../http/http-limits.js';
+import { MAX_BODY_BYTES, MAX_SNAPSHOT_BYTES, SNAPSHOT_MEDIA_TYPE } from '../http/http-limits.js';
 import { registerRequestGuards } from '../http/request-guards.js';
 import { registerStreamedBodies } from '../http/streamed-body.js';
 import { registerRequestTimeout } from '../http/request-timeout.js';
@@ -61,6 +61,8 @@ export class RequestPipeline implements OnModuleInit {
     registerRequestGuards(fastify);
     this.shutdown.register(fastify);
     fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_req, body, done) => done(null, body));
+    // A tenant snapshot restored (POST tenants/{name}/snapshot) is read whole, up to its own limit.
+    fastify.addContentTypeParser(SNAPSHOT_MEDIA_TYPE, { parseAs: 'buffer', bodyLimit: MAX_SNAPSHOT_BYTES }, (_req, body, done) => done(null, body));
     registerStreamedBodies(fastify);
     fastify.addHook('onRequest', async (req) => {
       (req as unknown as { startedAt: bigint }).startedAt = process.hrtime.bigint();

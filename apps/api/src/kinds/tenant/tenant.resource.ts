@@ -48,7 +48,13 @@ function tenantResourceAt(version: string): ResourceDefinition {
     shortNames: [],
     categories: [],
     verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
-    subresources: [{ name: 'status', kind: 'Tenant', group: TENANCY_GROUP, version, verbs: ['get', 'patch', 'update'] }],
+    subresources: [
+      { name: 'status', kind: 'Tenant', group: TENANCY_GROUP, version, verbs: ['get', 'patch', 'update'] },
+      // The tenant's snapshot (docs/snapshots.md): get exports, create restores; served by snapshots/snapshot.rest.ts.
+      { name: 'snapshot', kind: 'Tenant', group: TENANCY_GROUP, version, verbs: ['get', 'create'] },
+      // Named namespaces and objects back from the change history (POST): snapshots/snapshot.rest.ts.
+      { name: 'restore', kind: 'Tenant', group: TENANCY_GROUP, version, verbs: ['create'] },
+    ],
     schema: tenantSchema,
     strategy: tenantStrategy,
     subresourceStrategies: { status: tenantStatusStrategy },

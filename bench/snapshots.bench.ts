@@ -1,0 +1,158 @@
+import { generateX25519Identity, identityToRecipient } from 'age-encryption';
+import pg from 'pg';
+import { type Agent, request } from 'undici';
+import { parseSnapshot, SNAPSHOT_MEDIA_TYPE, SnapshotWriter } from '../apps/api/src/snapshots/snapshot-format.js';
+import { openSealed } from '../apps/api/src/snapshots/snapshot-secrets.js';
+import { benchAgent, percentiles, progress, runBenchmark, startBenchPostgres, startServerProcess, stopServerAndDatabase } from './bench-support.js';
+
+const N = Number(process.env.BENCH_SNAPSHOT_N ?? 100_000);
+const NAMESPACES = 20;
+const CONCURRENCY = 8;
+const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
+const MIB = 1024 * 1024;
+
+type Call = (method: string, path: string, body?: unknown, contentType?: string) => Promise<{ status: number; body: Buffer; headers: Record<string, unknown> }>;
+
+function client(base: string, agent: Agent): Call {
+  return async (method, path, body, contentType = 'application/json') => {
+    const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : JSON.stringify(body);
+    const res = await request(`${base}${path}`, { method: method as 'GET', dispatcher: agent, body: payload, headers: { 'content-type': contentType }, headersTimeout: 0, bodyTimeout: 0 });
+    return { status: res.statusCode, body: Buffer.from(await res.body.arrayBuffer()), headers: res.headers };
+  };
+}
+
+/** The i-th object of the large tenant: ConfigMaps (about 400 bytes of data), one in 50 a Secret, one in 10 owned by its namespace's first ConfigMap. */
+function objectOf(i: number, owners: Map<number, string>): [string, unknown] {
+  const ns = `ns-${i % NAMESPACES}`;
+  if (i % 50 === 7) return [`/clusters/big/api/v1/namespaces/${ns}/secrets`, { metadata: { name: `s-${i}` }, stringData: { password: `pw-${i}-${'x'.repeat(40)}` } }];
+  const owner = owners.get(i % NAMESPACES);
+  const ownerReferences = owner && i % 10 === 3 ? [{ apiVersion: 'v1', kind: 'ConfigMap', name: `cm-${i % NAMESPACES}`, uid: owner }] : undefined;
+  return [`/clusters/big/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: `cm-${i}`, labels: { app: `a${i % 7}` }, ownerReferences }, data: { config: `value-${i}-${'y'.repeat(380)}` } }];
+}
+
+async function waitActive(call: Call, name: string): Promise<void> {
+  for (;;) {
+    const r = await call('GET', `${TENANTS}/${name}`);
+    if (r.status === 200 && (JSON.parse(r.body.toString()) as { status?: { phase?: string } }).status?.phase === 'Active') return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function seed(call: Call): Promise<void> {
+  await waitActive(call, 'big');
+  await waitActive(call, 'other');
+  for (let n = 0; n < NAMESPACES; n++) {
+    const r = await call('POST', '/clusters/big/api/v1/namespaces', { metadata: { name: `ns-${n}` } });
+    if (r.status !== 201) throw new Error(`namespace ns-${n}: ${r.status} ${r.body}`);
+  }
+  const owners = new Map<number, string>();
+  for (let n = 0; n < NAMESPACES; n++) {
+    const [path, body] = objectOf(n, owners);
+    const r = await call('POST', path, body);
+    if (r.status !== 201) throw new Error(`seed owner ${n}: ${r.status} ${r.body}`);
+    owners.set(n, (JSON.parse(r.body.toString()) as { metadata: { uid: string } }).metadata.uid);
+  }
+  let next = NAMESPACES;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      for (let i = next++; i < N; i = next++) {
+        const [path, body] = objectOf(i, owners);
+        const r = await call('POST', path, body);
+        if (r.status !== 201) throw new Error(`seed ${i}: ${r.status} ${r.body}`);
+        if (i % 10_000 === 9_999) progress(`${i + 1} objects created`);
+      }
+    }),
+  );
+}
+
+/** Creates in tenant `other` one at a time until `stop()`; returns latencies (ms). */
+async function otherTenant(call: Call, prefix: string, stop: () => boolean): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; !stop(); i++) {
+    const t = process.hrtime.bigint();
+    const r = await call('POST', '/clusters/other/api/v1/namespaces/default/configmaps', { metadata: { name: `${prefix}-${i}` }, data: { k: 'v' } });
+    if (r.status !== 201) throw new Error(`other tenant: ${r.status}`);
+    samples.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  return samples;
+}
+
+/** Runs `work` while another tenant creates one object at a time; returns its result, seconds, and the other tenant's latencies. */
+async function whileOthersWrite<T>(call: Call, prefix: string, work: () => Promise<T>): Promise<{ result: T; seconds: number; during: number[] }> {
+  let done = false;
+  const during = otherTenant(call, prefix, () => done);
+  const t0 = performance.now();
+  let result: T;
+  try {
+    result = await work();
+  } finally {
+    done = true;
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  return { result, seconds, during: await during };
+}
+
+const fmt = (p: { p50: number; p99: number; n: number }) => `p50 ${p.p50.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms (n=${p.n})`;
+
+/**
+ * Tenant snapshots at scale (issue 42): a tenant of BENCH_SNAPSHOT_N
+ * objects (ConfigMaps of ~400 bytes, 2% Secrets, 10% with an owner) is
+ * exported (Secrets sealed to one age recipient) and restored into a new
+ * tenant; prints objects/s and MiB/s of both, the snapshot's size against
+ * the tenant's stored bytes, and another tenant's create latency while
+ * each runs against its idle baseline.
+ */
+async function main(): Promise<void> {
+  const pgPort = 59500 + (process.pid % 400);
+  const apiPort = 20500 + (process.pid % 400);
+  const db = await startBenchPostgres('snapshots', pgPort);
+  const server = await startServerProcess({ DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '16', PLINTH_TENANTS: 'big,other' }, apiPort);
+  const agent = await benchAgent({ connections: CONCURRENCY + 4 });
+  const call = client(`https://127.0.0.1:${apiPort}`, agent);
+  const sql = new pg.Pool({ connectionString: db.url, max: 2 });
+  try {
+    progress(`seeding tenant big with ${N} objects`);
+    await seed(call);
+    const [{ bytes, rows }] = (
+      await sql.query<{ bytes: string; rows: string }>(
+        "SELECT sum(pg_column_size(o.*))::bigint AS bytes, count(*) AS rows FROM objects o WHERE tenant = 'big'",
+      )
+    ).rows;
+    progress('other tenant, idle baseline (5 s)');
+    const idleUntil = Date.now() + 5000;
+    const idle = await otherTenant(call, 'idle', () => Date.now() > idleUntil);
+
+    const identity = await generateX25519Identity();
+    const recipient = await identityToRecipient(identity);
+    progress('exporting tenant big');
+    const exp = await whileOthersWrite(call, 'export', () => call('GET', `${TENANTS}/big/snapshot?recipient=${recipient}`));
+    if (exp.result.status !== 200) throw new Error(`export: ${exp.result.status} ${exp.result.body.subarray(0, 300)}`);
+    const snapshot = exp.result.body;
+    const parsed = parseSnapshot(snapshot);
+    const objects = parsed.records.length;
+
+    progress('opening the Secrets (as the CLI does) and creating tenant restored');
+    parsed.header = await openSealed(parsed.header, parsed.records, [identity]);
+    const w = new SnapshotWriter();
+    const body = Buffer.concat([w.header(parsed.header), ...parsed.records.map((r) => w.record(r)), w.trailer()]);
+    const created = await call('POST', TENANTS, { apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'restored' }, spec: {} });
+    if (created.status !== 201) throw new Error(`create tenant: ${created.status}`);
+    await waitActive(call, 'restored');
+    progress('restoring into tenant restored');
+    const res = await whileOthersWrite(call, 'restore', () => call('POST', `${TENANTS}/restored/snapshot`, body, SNAPSHOT_MEDIA_TYPE));
+    if (res.result.status !== 200) throw new Error(`restore: ${res.result.status} ${res.result.body.subarray(0, 300)}`);
+    const [{ restored }] = (await sql.query<{ restored: string }>("SELECT count(*) AS restored FROM objects WHERE tenant = 'restored'")).rows;
+
+    console.log(`\nsnapshots benchmark: tenant of ${rows} objects (${N} created through the API; ConfigMaps ~400 B, 2% Secrets, 10% owned), one replica, durable PostgreSQL, ${new Date().toISOString().slice(0, 10)}\n`);
+    console.log(`export:  ${objects} objects, ${(snapshot.length / MIB).toFixed(1)} MiB in ${exp.seconds.toFixed(1)} s = ${(objects / exp.seconds).toFixed(0)} objects/s, ${(snapshot.length / MIB / exp.seconds).toFixed(1)} MiB/s (Secrets sealed to 1 age recipient)`);
+    console.log(`restore: ${objects} objects, ${(body.length / MIB).toFixed(1)} MiB in ${res.seconds.toFixed(1)} s = ${(objects / res.seconds).toFixed(0)} objects/s, ${(body.length / MIB / res.seconds).toFixed(1)} MiB/s (${restored} rows in the new tenant)`);
+    console.log(`size: snapshot ${(snapshot.length / MIB).toFixed(1)} MiB against the tenant's stored rows ${(Number(bytes) / MIB).toFixed(1)} MiB (sum of pg_column_size over its objects rows) = ${(snapshot.length / Number(bytes)).toFixed(2)}x`);
+    console.log(`another tenant's creates (one client): idle ${fmt(percentiles(idle))}; during the export ${fmt(percentiles(exp.during))}; during the restore ${fmt(percentiles(res.during))}`);
+  } finally {
+    await sql.end();
+    await agent.close();
+    await stopServerAndDatabase(server, db);
+  }
+}
+
+runBenchmark(main);
