@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { ConfigReloadMetrics } from '../observability/config-reload-metrics.js';
 import { type AnonymousConfig, readAuthenticationConfiguration } from './authentication-configuration.js';
 import type { JwtAuthenticatorSet } from './jwt-authenticator-set.js';
 import { JwtAuthenticator } from './jwt.authenticator.js';
@@ -11,35 +12,6 @@ import { JwtAuthenticator } from './jwt.authenticator.js';
 const RETIRE_AFTER_MS = 60_000;
 /** Events of the file's folder (an editor writes a file in several steps) are answered once, this long after the first. */
 const SETTLE_MS = 100;
-
-/** Upstream's metrics of the authentication configuration's automatic reload. */
-class AuthenticationConfigMetrics {
-  readonly reloads: Counter<'status' | 'apiserver_id_hash'>;
-  readonly lastReload: Gauge<'status' | 'apiserver_id_hash'>;
-  readonly configInfo: Gauge<'apiserver_id_hash' | 'hash'>;
-
-  constructor(registry: Registry) {
-    const registers = [registry];
-    this.reloads = new Counter({
-      name: 'apiserver_authentication_config_controller_automatic_reloads_total',
-      help: 'Total number of automatic reloads of authentication configuration split by status and apiserver identity.',
-      labelNames: ['status', 'apiserver_id_hash'],
-      registers,
-    });
-    this.lastReload = new Gauge({
-      name: 'apiserver_authentication_config_controller_automatic_reload_last_timestamp_seconds',
-      help: 'Timestamp of the last automatic reload of authentication configuration split by status and apiserver identity.',
-      labelNames: ['status', 'apiserver_id_hash'],
-      registers,
-    });
-    this.configInfo = new Gauge({
-      name: 'apiserver_authentication_config_controller_last_config_info',
-      help: 'Information about the last applied authentication configuration with hash as label, split by apiserver identity.',
-      labelNames: ['apiserver_id_hash', 'hash'],
-      registers,
-    });
-  }
-}
 
 /** Upstream's hash of a configuration file's content: `sha256:<hex>`. */
 export function authenticationConfigHash(text: string): string {
@@ -81,7 +53,7 @@ const sameAnonymous = (a: AnonymousConfig | undefined, b: AnonymousConfig | unde
 export class AuthenticationConfigReloader {
   private tracked: string;
   private hash: string;
-  private readonly metrics: AuthenticationConfigMetrics;
+  private readonly metrics: ConfigReloadMetrics;
   private readonly idHash: string;
   private timer: NodeJS.Timeout | undefined;
   private watcher: FSWatcher | undefined;
@@ -93,9 +65,9 @@ export class AuthenticationConfigReloader {
   constructor(private readonly opts: AuthenticationConfigReloaderOptions) {
     this.tracked = opts.initialText;
     this.hash = authenticationConfigHash(opts.initialText);
-    this.metrics = new AuthenticationConfigMetrics(opts.registry);
+    this.metrics = new ConfigReloadMetrics(opts.registry, 'authentication');
     this.idHash = authenticationConfigHash(opts.apiServerId);
-    this.metrics.configInfo.set({ apiserver_id_hash: this.idHash, hash: this.hash }, 1);
+    this.metrics.applied(this.idHash, this.hash);
   }
 
   /** The hash of the configuration in force. */
@@ -195,8 +167,7 @@ export class AuthenticationConfigReloader {
     this.retire(previous);
     this.tracked = text;
     this.hash = authenticationConfigHash(text);
-    this.metrics.configInfo.reset();
-    this.metrics.configInfo.set({ apiserver_id_hash: this.idHash, hash: this.hash }, 1);
+    this.metrics.applied(this.idHash, this.hash);
     this.record('success');
     logger.info({ path: file, hash: this.hash, issuers: next.map((a) => a.url) }, 'reloaded authentication config');
     return 'reloaded';
@@ -209,8 +180,7 @@ export class AuthenticationConfigReloader {
   }
 
   private record(status: 'success' | 'failure'): void {
-    this.metrics.reloads.inc({ status, apiserver_id_hash: this.idHash });
-    this.metrics.lastReload.set({ status, apiserver_id_hash: this.idHash }, Date.now() / 1000);
+    this.metrics.reloaded(status, this.idHash);
   }
 
   /** Closes replaced issuers once the requests that may still use them are done. */

@@ -52,7 +52,7 @@ export class AuthorizationConfigReloader {
   constructor(private readonly opts: AuthorizationConfigReloaderOptions) {
     this.hash = hashOf(opts.initialText);
     this.requiredTypes = new Set(opts.initialEntries.map((e) => e.type).filter((t) => t !== 'Webhook'));
-    opts.metrics.configInfo.set({ apiserver_id_hash: this.idHash, hash: `sha256:${this.hash}` }, 1);
+    opts.metrics.reload.applied(this.idHash, `sha256:${this.hash}`);
   }
 
   /** Starts watching the file's folder and polling every `intervalMs`. */
@@ -105,17 +105,14 @@ export class AuthorizationConfigReloader {
     chain.replace(built);
     this.opts.release(old);
     this.hash = hash;
-    metrics.configInfo.reset();
-    metrics.configInfo.set({ apiserver_id_hash: this.idHash, hash: `sha256:${hash}` }, 1);
-    metrics.reloads.inc({ status: 'success', apiserver_id_hash: this.idHash });
-    metrics.lastReload.set({ status: 'success', apiserver_id_hash: this.idHash }, now);
+    metrics.reload.applied(this.idHash, `sha256:${hash}`);
+    metrics.reload.reloaded('success', this.idHash, now);
     logger.info({ file, authorizers: built.map((b) => `${b.type}/${b.name}`) }, 'reloaded authorization config');
     return 'reloaded';
   }
 
   private failed(now: number, message: string): ReloadOutcome {
-    this.opts.metrics.reloads.inc({ status: 'failure', apiserver_id_hash: this.idHash });
-    this.opts.metrics.lastReload.set({ status: 'failure', apiserver_id_hash: this.idHash }, now);
+    this.opts.metrics.reload.reloaded('failure', this.idHash, now);
     this.opts.logger.error({ file: this.opts.file }, message);
     return 'failed';
   }

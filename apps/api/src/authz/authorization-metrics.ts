@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { ConfigReloadMetrics } from '../observability/config-reload-metrics.js';
 
 /**
  * Upstream's metrics of structured authorization (KEP-3221): decisions by
@@ -13,9 +14,8 @@ export class AuthorizationMetrics {
   readonly webhookDuration: Histogram<'name' | 'result'>;
   readonly matchConditionErrors: Counter<'type' | 'name'>;
   readonly matchConditionExclusions: Counter<'type' | 'name'>;
-  readonly reloads: Counter<'status' | 'apiserver_id_hash'>;
-  readonly lastReload: Gauge<'status' | 'apiserver_id_hash'>;
-  readonly configInfo: Gauge<'apiserver_id_hash' | 'hash'>;
+  /** The configuration file's automatic reloads. */
+  readonly reload: ConfigReloadMetrics;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -56,23 +56,6 @@ export class AuthorizationMetrics {
       labelNames: ['type', 'name'],
       registers,
     });
-    this.reloads = new Counter({
-      name: 'apiserver_authorization_config_controller_automatic_reloads_total',
-      help: 'Total number of automatic reloads of authorization configuration split by status and apiserver identity.',
-      labelNames: ['status', 'apiserver_id_hash'],
-      registers,
-    });
-    this.lastReload = new Gauge({
-      name: 'apiserver_authorization_config_controller_automatic_reload_last_timestamp_seconds',
-      help: 'Timestamp of the last automatic reload of authorization configuration split by status and apiserver identity.',
-      labelNames: ['status', 'apiserver_id_hash'],
-      registers,
-    });
-    this.configInfo = new Gauge({
-      name: 'apiserver_authorization_config_controller_last_config_info',
-      help: 'Information about the last applied authorization configuration with hash as label, split by apiserver identity.',
-      labelNames: ['apiserver_id_hash', 'hash'],
-      registers,
-    });
+    this.reload = new ConfigReloadMetrics(registry, 'authorization');
   }
 }

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
+import { ConfigReloadMetrics } from '../observability/config-reload-metrics.js';
 import { type ObjectKey, objectKeyId, plaintextCacheStats, type ResourceTransformer, type ResourceTransformers, type TransformationEvent } from '@plinth/storage';
 import { scrapedCounter, scrapedGauge } from '../observability/scraped-metrics.js';
 import type { KmsRegistry } from './kms/kms-registry.js';
@@ -14,9 +15,8 @@ import { type LoadedEncryption, loadEncryptionConfig, ruleFor, storageGroupResou
 /** Upstream's metrics of value transformations and of the configuration's automatic reload. */
 class EncryptionMetrics {
   readonly operations: Counter<'resource' | 'transformation_type' | 'transformer_prefix' | 'status'>;
-  readonly reloads: Counter<'status' | 'apiserver_id_hash'>;
-  readonly lastReload: Gauge<'status' | 'apiserver_id_hash'>;
-  readonly configInfo: Gauge<'apiserver_id_hash' | 'hash'>;
+  /** The configuration file's automatic reloads. */
+  readonly reload: ConfigReloadMetrics;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -26,23 +26,9 @@ class EncryptionMetrics {
       labelNames: ['resource', 'transformation_type', 'transformer_prefix', 'status'],
       registers,
     });
-    this.reloads = new Counter({
-      name: 'apiserver_encryption_config_controller_automatic_reloads_total',
-      help: 'Total number of reload successes and failures of encryption configuration split by apiserver identity.',
-      labelNames: ['status', 'apiserver_id_hash'],
-      registers,
-    });
-    this.lastReload = new Gauge({
-      name: 'apiserver_encryption_config_controller_automatic_reload_last_timestamp_seconds',
-      help: 'Timestamp of the last successful or failed automatic reload of encryption configuration split by apiserver identity.',
-      labelNames: ['status', 'apiserver_id_hash'],
-      registers,
-    });
-    this.configInfo = new Gauge({
-      name: 'apiserver_encryption_config_controller_last_config_info',
-      help: 'Information about the last applied encryption configuration with hash as label, split by apiserver identity.',
-      labelNames: ['apiserver_id_hash', 'hash'],
-      registers,
+    this.reload = new ConfigReloadMetrics(registry, 'encryption', {
+      reloads: 'Total number of reload successes and failures of encryption configuration split by apiserver identity.',
+      lastReload: 'Timestamp of the last successful or failed automatic reload of encryption configuration split by apiserver identity.',
     });
     registerReadCacheMetrics(registers);
   }
@@ -104,7 +90,7 @@ export class DynamicEncryption implements ResourceTransformers {
     this.kms = opts.initial.kms;
     this.metrics = new EncryptionMetrics(opts.registry);
     this.idHash = `sha256:${createHash('sha256').update(`${hostname()}-${process.pid}`).digest('hex')}`;
-    this.metrics.configInfo.set({ apiserver_id_hash: this.idHash, hash: this.hash }, 1);
+    this.metrics.reload.applied(this.idHash, this.hash);
   }
 
   /** The hash of the configuration in force (upstream's `sha256:<hex>` of the file). */
@@ -197,21 +183,18 @@ export class DynamicEncryption implements ResourceTransformers {
       if (encryptionConfigHash(readFileSync(path)) === this.hash) return 'unchanged';
       const loaded = loadEncryptionConfig(path, this.opts.kms);
       if (loaded.hash === this.hash) return 'unchanged';
-      this.metrics.configInfo.reset();
       this.rules = loaded.rules;
       this.hash = loaded.hash;
       this.kms = loaded.kms;
       // New providers start (their first Status call) in the background; writes through them wait for it (503 until then).
       void this.opts.kms?.settle([...loaded.kms.values()]);
       this.byResource.clear();
-      this.metrics.configInfo.set({ apiserver_id_hash: this.idHash, hash: loaded.hash }, 1);
-      this.metrics.reloads.inc({ status: 'success', apiserver_id_hash: this.idHash });
-      this.metrics.lastReload.set({ status: 'success', apiserver_id_hash: this.idHash }, now);
+      this.metrics.reload.applied(this.idHash, loaded.hash);
+      this.metrics.reload.reloaded('success', this.idHash, now);
       logger.info({ path, hash: loaded.hash }, 'loaded new encryption config content');
       return 'reloaded';
     } catch (err) {
-      this.metrics.reloads.inc({ status: 'failure', apiserver_id_hash: this.idHash });
-      this.metrics.lastReload.set({ status: 'failure', apiserver_id_hash: this.idHash }, now);
+      this.metrics.reload.reloaded('failure', this.idHash, now);
       logger.error({ path, err: (err as Error).message }, `error processing encryption config file ${path}: ${(err as Error).message}; the configuration in force stays`);
       return 'failed';
     }
