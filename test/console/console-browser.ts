@@ -29,7 +29,9 @@ export interface PageWatch {
  * `origin` are collected into the returned watch.
  */
 export async function openConsole(browser: Browser, origin: string, options: { colorScheme?: 'light' | 'dark' } = {}): Promise<{ context: BrowserContext; page: Page; watch: PageWatch }> {
-  const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 }, colorScheme: options.colorScheme ?? 'light' });
+  // Reduced motion: Pico's transitions (0.2 s) then take no time, so a check of colours right after a theme change
+  // (axe's contrast rule) sees the new theme's colours, not a blend mid-transition.
+  const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 }, colorScheme: options.colorScheme ?? 'light', reducedMotion: 'reduce' });
   const page = await context.newPage();
   const watch: PageWatch = { problems: [] };
   page.on('console', (m) => {
