@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { settlesWithin } from './database-probe.js';
 
 /** Options of {@link installStatementDeadline}. */
 export interface StatementDeadlineOptions {
@@ -38,19 +39,9 @@ export function serverAnswers(p: Params, timeoutMs: number): Promise<boolean> {
   const alive = (async () => {
     const probe = new pg.Client({ host: p.host, port: p.port, user: p.user, password: p.password as string | undefined, database: p.database, ssl: p.ssl as pg.ClientConfig['ssl'], connectionTimeoutMillis: timeoutMs, application_name: 'plinth-liveness' });
     probe.on('error', () => undefined);
-    let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
-        probe.connect().then(() => probe.query('SELECT 1')),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
-        }),
-      ]);
-      return true;
-    } catch {
-      return false;
+      return await settlesWithin(() => probe.connect().then(() => probe.query('SELECT 1')), timeoutMs);
     } finally {
-      clearTimeout(timer);
       (probe as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
       probe.end().catch(() => undefined);
     }

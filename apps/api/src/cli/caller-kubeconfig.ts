@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { parse } from 'yaml';
 
@@ -56,41 +57,49 @@ export interface JsonAnswer {
   body: Record<string, unknown>;
 }
 
-/** Sends one JSON request as `caller`; resolves with any answer (rejects only when the server cannot be reached). */
-export function requestJson(caller: Caller, method: string, url: string, body?: unknown): Promise<JsonAnswer> {
-  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+/** How one request of a CLI is sent: its body (with its type) and what it accepts. */
+export interface CallerRequestOptions {
+  body?: Buffer;
+  /** The body's type; application/json by default. */
+  contentType?: string;
+  accept: string;
+  userAgent: string;
+}
+
+/** Sends one request as `caller` (its certificate or token, its CA); resolves with the answer as it starts (rejects only when the server cannot be reached). */
+export function callerRequest(caller: Caller, method: string, url: string, o: CallerRequestOptions): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const req = https.request(
-      url,
-      {
-        method,
-        ca: caller.caPem,
-        cert: caller.certPem,
-        key: caller.keyPem,
-        rejectUnauthorized: !caller.insecure,
-        headers: {
-          Accept: 'application/json',
-          'User-Agent': 'plinth-kubeconfig',
-          ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) } : {}),
-          ...(caller.token ? { Authorization: `Bearer ${caller.token}` } : {}),
-        },
+    const req = https.request(url, {
+      method,
+      ca: caller.caPem,
+      cert: caller.certPem,
+      key: caller.keyPem,
+      rejectUnauthorized: !caller.insecure,
+      headers: {
+        Accept: o.accept,
+        'User-Agent': o.userAgent,
+        ...(o.body ? { 'Content-Type': o.contentType ?? 'application/json', 'Content-Length': String(o.body.length) } : {}),
+        ...(caller.token ? { Authorization: `Bearer ${caller.token}` } : {}),
       },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: Record<string, unknown> = {};
-          try {
-            parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-          } catch {
-            parsed = { message: text };
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
-        });
-      },
-    );
+    });
+    req.on('response', resolve);
     req.on('error', reject);
-    req.end(payload);
+    req.end(o.body);
   });
+}
+
+/** Sends one JSON request as `caller`; resolves with any answer (rejects only when the server cannot be reached). */
+export async function requestJson(caller: Caller, method: string, url: string, body?: unknown): Promise<JsonAnswer> {
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  const res = await callerRequest(caller, method, url, { body: payload, accept: 'application/json', userAgent: 'plinth-kubeconfig' });
+  const chunks: Buffer[] = [];
+  for await (const c of res) chunks.push(c as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  let parsed: Record<string, unknown> = {};
+  try {
+    parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  } catch {
+    parsed = { message: text };
+  }
+  return { status: res.statusCode ?? 0, body: parsed };
 }

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
-import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import type { Writable } from 'node:stream';
 import { generateX25519Identity, identityToRecipient } from 'age-encryption';
 import { type ParsedSnapshot, parseSnapshot, SNAPSHOT_MEDIA_TYPE, SnapshotWriter } from '../snapshots/snapshot-format.js';
 import { openSealed } from '../snapshots/snapshot-secrets.js';
-import { type Caller, requestJson } from './caller-kubeconfig.js';
+import { type Caller, callerRequest, requestJson } from './caller-kubeconfig.js';
 
 const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
 
@@ -16,24 +15,7 @@ export type Progress = (line: string) => void;
 export class CliError extends Error {}
 
 function send(caller: Caller, method: string, url: string, body?: Buffer, contentType?: string): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(url, {
-      method,
-      ca: caller.caPem,
-      cert: caller.certPem,
-      key: caller.keyPem,
-      rejectUnauthorized: !caller.insecure,
-      headers: {
-        Accept: `${SNAPSHOT_MEDIA_TYPE}, application/json`,
-        'User-Agent': 'plinth-tenant',
-        ...(body ? { 'Content-Type': contentType ?? 'application/json', 'Content-Length': String(body.length) } : {}),
-        ...(caller.token ? { Authorization: `Bearer ${caller.token}` } : {}),
-      },
-    });
-    req.on('response', resolve);
-    req.on('error', reject);
-    req.end(body);
-  });
+  return callerRequest(caller, method, url, { body, contentType, accept: `${SNAPSHOT_MEDIA_TYPE}, application/json`, userAgent: 'plinth-tenant' });
 }
 
 async function readAll(res: IncomingMessage): Promise<Buffer> {
