@@ -6,6 +6,7 @@ import { installCrd, widgetCrd } from '../crd/crd-fixtures.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { certificateIdentity, type ClientIdentity, requestAs, tokenIdentity } from '../support/credentials.js';
 import { testKubeConfig } from '../support/client-node.js';
+import { kubectl, writeTestKubeconfig } from '../support/kubectl.js';
 import { eventually } from '../support/eventually.js';
 
 const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
@@ -76,6 +77,10 @@ describe('the platform view across tenants', () => {
     assert.ok(named(one.body.items).every((n) => n.startsWith('t2/')));
     const got = await requestAs(s.url, inventory).get(`${VIEW}/clusters/t1/api/v1/namespaces/kube-system`).expect(200);
     assert.equal(got.body.metadata.annotations[TENANT], 't1');
+    // kubectl with the inventory's credentials (the view serves no discovery: raw paths).
+    const r = await kubectl(writeTestKubeconfig(s.url, inventory), ['get', '--raw', `${VIEW}/clusters/*/api/v1/namespaces`]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(named(JSON.parse(r.stdout).items), names);
   });
 
   it('serves Secrets as metadata only, unless tenants/secrets is granted too', async () => {
