@@ -25,10 +25,12 @@ export interface ExportViewDeps {
   watch: WatchService;
   /** Seconds a watch stays open at most (the server's maximum). */
   maxWatchSeconds: number;
+  /** What the view serves beyond the exported resources: the export's permission claims (apisharing/claimed-view.ts). */
+  claims?: ExportViewClaims;
 }
 
 /** What one request of the view addresses, resolved. */
-interface ViewTarget {
+export interface ViewTarget {
   provider: string;
   exportName: string;
   inner: RequestInfo;
@@ -36,6 +38,22 @@ interface ViewTarget {
   def: ResourceDefinition;
   /** The binding tenants addressed: every one (`*`) or the one named. */
   tenants: string[];
+  /** Whether a change of `tenant` belongs to a watch when it happens; unset: the tenant binds the export then. */
+  member?: (tenant: string) => boolean;
+  /** Whether an object of `tenant` is in the view; unset: every object. */
+  selects?: (tenant: string, obj: KubeObject) => boolean;
+  /** The object as the view sends it, once converted and annotated; unset: unchanged. Does not mutate. */
+  present?: (obj: KubeObject) => KubeObject;
+  /** The list's kind and apiVersion when they are not the definition's (a metadata-only view). */
+  listType?: { kind: string; apiVersion: string };
+}
+
+/** What an export's view serves beyond its exported resources: the resources its permission claims reach. */
+export interface ExportViewClaims {
+  /** The target of a request for a resource the export does not export; throws (403, 404) when no accepted claim reaches it. */
+  target(ctx: HandlerContext, provider: string, exportName: string, inner: RequestInfo): Promise<ViewTarget>;
+  /** Answers a get or a write that a claim grants; resolves false when none does (the view's own rules then apply). */
+  write(ctx: HandlerContext, t: ViewTarget): Promise<boolean>;
 }
 
 const notFound = () => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
@@ -46,6 +64,12 @@ function annotated(def: ResourceDefinition, obj: KubeObject, tenant: string): Ku
   const meta = { ...(out.metadata ?? {}) };
   meta.annotations = { ...(meta.annotations ?? {}), [TENANT_ANNOTATION]: tenant };
   return { ...out, metadata: meta };
+}
+
+/** `obj` as the target's view sends it: {@link annotated}, then the target's own presentation. Does not mutate. */
+export function shown(t: ViewTarget, obj: KubeObject, tenant: string): KubeObject {
+  const out = annotated(t.def, obj, tenant);
+  return t.present ? t.present(out) : out;
 }
 
 /**
@@ -84,9 +108,16 @@ export class ExportView {
           get: h((ctx, t) => this.write(ctx, t)),
           update: h((ctx, t) => this.write(ctx, t)),
           patch: h((ctx, t) => this.write(ctx, t)),
+          create: h((ctx, t) => this.write(ctx, t)),
+          delete: h((ctx, t) => this.write(ctx, t)),
         },
       },
     };
+  }
+
+  /** Serves a list or a watch (by the request's verb) of a target resolved elsewhere: the platform's view (apisharing/platform-view.rest.ts). */
+  serve(ctx: HandlerContext, t: ViewTarget): Promise<void> {
+    return ctx.info.verb === 'watch' ? this.watchView(ctx, t) : this.list(ctx, t);
   }
 
   /** Ends every open watch of the view (server shutdown). */
@@ -101,7 +132,11 @@ export class ExportView {
     const { inner } = view;
     await this.deps.index.ready();
     const exp = this.deps.index.exportOf(provider, view.export);
-    if (!exp || !exp.resources.some((r) => r.group === inner.group && r.resource === inner.resource)) throw notFound();
+    if (!exp) throw notFound();
+    if (!exp.resources.some((r) => r.group === inner.group && r.resource === inner.resource)) {
+      if (this.deps.claims) return this.deps.claims.target(ctx, provider, view.export, inner);
+      throw notFound();
+    }
     await this.deps.crds.prepare(provider);
     const def = this.deps.crds.lookup(provider, inner.group, inner.version, inner.resource);
     if (!def || (!def.namespaced && inner.namespace !== '')) throw notFound();
@@ -129,7 +164,7 @@ export class ExportView {
       do {
         const page = await this.deps.lists.list({ tenant, resource: t.def.storageResource, namespace: t.inner.namespace || undefined, atRevision: revision, limit: 500, after });
         const bodies = page.items.map((i) => withResourceVersion(i.body, i.revision) as KubeObject);
-        for (const o of await servedForms(t.def, bodies, true)) items.push(annotated(t.def, o, tenant));
+        for (const o of await servedForms(t.def, bodies, true)) if (!t.selects || t.selects(tenant, o)) items.push(shown(t, o, tenant));
         after = page.next;
       } while (after);
     }
@@ -140,7 +175,7 @@ export class ExportView {
     const { anyTenant } = this.shardCache(t);
     const revision = await this.deps.lists.currentRevision(anyTenant);
     const items = await this.snapshot(t, revision);
-    const body = { kind: t.def.listKind, apiVersion: groupVersion(t.def), metadata: { resourceVersion: String(revision) }, items };
+    const body = { kind: t.listType?.kind ?? t.def.listKind, apiVersion: t.listType?.apiVersion ?? groupVersion(t.def), metadata: { resourceVersion: String(revision) }, items };
     ctx.reply.header('content-type', 'application/json').code(200).send(JSON.stringify(body));
   }
 
@@ -148,6 +183,7 @@ export class ExportView {
   private async write(ctx: HandlerContext, t: ViewTarget): Promise<void> {
     const { inner } = t;
     if (inner.tenant === '*') throw ApiError.badRequest('name one binding tenant (/clusters/<tenant>/…) to read or write an object');
+    if (await this.deps.claims?.write(ctx, t)) return;
     if (ctx.info.verb !== 'get' && inner.subresource !== 'status') {
       throw ApiError.forbidden({ group: t.def.group, kind: t.def.resource, name: inner.name }, 'the provider of an APIExport writes the status subresource of bound objects only');
     }
@@ -218,7 +254,7 @@ export class ExportView {
     this.open.add(close);
     res.on('close', close);
     // Bound at the time of the change: a tenant that binds later joins the watch, one that unbinds leaves it.
-    const bound = (tenant: string) => (t.inner.tenant === '*' ? this.deps.index.consumersOf(t.provider, t.exportName).includes(tenant) : tenant === t.inner.tenant);
+    const bound = (tenant: string) => (t.member ? t.member(tenant) : t.inner.tenant === '*' ? this.deps.index.consumersOf(t.provider, t.exportName).includes(tenant) : tenant === t.inner.tenant);
     return {
       send: (type: string, obj: KubeObject) => {
         chain = chain.then(() => write(JSON.stringify({ type, object: obj })));
@@ -227,13 +263,14 @@ export class ExportView {
         if (c.revision <= last || c.key.resource !== t.def.storageResource || c.unreadable !== undefined) return;
         if (t.inner.namespace && c.key.namespace !== t.inner.namespace) return;
         if (!bound(c.key.tenant)) return;
+        if (t.selects && !t.selects(c.key.tenant, c.object as KubeObject)) return;
         last = c.revision;
         const tenant = c.key.tenant;
         const obj = c.object as KubeObject;
         chain = chain
           .then(async () => {
             const [served] = await servedForms(t.def, [obj]);
-            write(JSON.stringify({ type: c.type, object: annotated(t.def, served, tenant) }));
+            write(JSON.stringify({ type: c.type, object: shown(t, served, tenant) }));
           })
           .catch(() => close());
       },

@@ -4,6 +4,8 @@ import { STORAGE, type Storage } from '@plinth/storage';
 import { ApiSharingIndex } from '../apisharing/api-sharing-index.js';
 import { bindingStatusHook, exportStatusHook } from '../apisharing/api-sharing-status.js';
 import { ExportView } from '../apisharing/export-view.rest.js';
+import { ClaimedView } from '../apisharing/claimed-view.js';
+import { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { CrdRegistry } from '../crd/crd-registry.service.js';
 import { APIBINDING_STORAGE_RESOURCE, APIEXPORT_STORAGE_RESOURCE } from '../kinds/apis/apis.schema.js';
@@ -28,9 +30,9 @@ import { ResourceStoreModule } from './resource-store.module.js';
   providers: [
     {
       provide: ExportView,
-      useFactory: (index: ApiSharingIndex, crds: CrdRegistry, registry: ResourceRegistry, lists: Storage, store: ResourceStoreService, watch: WatchService, config: AppConfig) =>
-        new ExportView({ index, crds, registry, lists, store, watch, maxWatchSeconds: config.maxWatchSeconds }),
-      inject: [ApiSharingIndex, CrdRegistry, ResourceRegistry, STORAGE, ResourceStoreService, WatchService, APP_CONFIG],
+      useFactory: (index: ApiSharingIndex, crds: CrdRegistry, registry: ResourceRegistry, lists: Storage, store: ResourceStoreService, watch: WatchService, config: AppConfig, deleter: ResourceDeleteService) =>
+        new ExportView({ index, crds, registry, lists, store, watch, maxWatchSeconds: config.maxWatchSeconds, claims: new ClaimedView({ index, registry, lists, store, deleter }) }),
+      inject: [ApiSharingIndex, CrdRegistry, ResourceRegistry, STORAGE, ResourceStoreService, WatchService, APP_CONFIG, ResourceDeleteService],
     },
   ],
   exports: [ExportView],
