@@ -1,4 +1,6 @@
 import { type Agent, request } from 'undici';
+import { startRawFanoutServer } from './raw-fanout-peer.js';
+import { WatcherPool } from './watch-pool.js';
 import { benchAgent, collectServerGarbage, GC_ON_SIGNAL_NODE_ARGS, percentiles, progress, runBenchmark, startBenchPostgres, startServerProcess, stopServerAndDatabase } from './bench-support.js';
 
 const CONSUMERS = Number(process.env.BENCH_CONSUMERS ?? 1000);
@@ -110,6 +112,8 @@ async function main(): Promise<void> {
     const fromStart: number[] = [];
     const fromAck: number[] = [];
     let received = 0;
+    let eventBytes = 0;
+    let eventLines = 0;
     const watch = await request(`${base}${VIEW}?watch=1&resourceVersion=${rv}&allowWatchBookmarks=false`, { dispatcher: watchAgent });
     const reading = (async () => {
       let buf = '';
@@ -121,6 +125,8 @@ async function main(): Promise<void> {
           const line = buf.slice(0, nl);
           buf = buf.slice(nl + 1);
           if (!line) continue;
+          eventBytes += line.length + 1;
+          eventLines++;
           const ev = JSON.parse(line) as { type: string; object: { metadata: { name: string; annotations?: Record<string, string> } } };
           if (ev.type !== 'ADDED') continue;
           const key = `${ev.object.metadata.annotations?.['tenancy.plinth.dev/tenant']}/${ev.object.metadata.name}`;
@@ -164,6 +170,9 @@ async function main(): Promise<void> {
       if (e.ack !== undefined) fromAck.push(Math.max(0, e.seen - e.ack));
     }
 
+    const meanEvent = Math.round(eventBytes / Math.max(1, eventLines));
+    progress(`the peer: a bare Node TLS server writing ${total} events of ${meanEvent} bytes at ${WRITES_PER_SECOND}/s to one watcher`);
+    const bare = await bareFanout(meanEvent, WRITES_PER_SECOND, total);
     const a = percentiles(fromAck);
     const s = percentiles(fromStart);
     const mib = (b: number) => (b / 1024 / 1024).toFixed(1);
@@ -173,10 +182,39 @@ async function main(): Promise<void> {
     console.log(`the provider's list across all binding tenants: ${listed} widgets in ${listMs} ms`);
     console.log(`${total} creates at ${WRITES_PER_SECOND}/s spread over the tenants: ${failed} failed; the view's watch saw ${received}`);
     console.log(`watch delay from each create's ack: p50 ${a.p50.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms (n=${a.n}); from its start: p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms`);
+    console.log(`the peer, a bare Node TLS server handing one watcher the same events at the same rate: p50 ${bare.p50.toFixed(1)} ms, p99 ${bare.p99.toFixed(1)} ms (n=${bare.n}) from the send to the arrival`);
   } finally {
     await agent.close();
     await watchAgent.close();
     await stopServerAndDatabase(server, db);
+  }
+}
+
+/**
+ * The peer in the same run: a bare Node TLS server (bench/raw-fanout-server.ts) writing `count` events of
+ * `eventBytes` at `perSecond` to one watcher connection, each when told over IPC; the delay from the IPC send
+ * to the event's arrival is the least one Node thread takes to hand a watcher one event on this host.
+ */
+async function bareFanout(eventBytes: number, perSecond: number, count: number): Promise<{ p50: number; p99: number; n: number }> {
+  const { child, port } = await startRawFanoutServer(eventBytes);
+  const pool = new WatcherPool();
+  try {
+    await pool.open(`https://127.0.0.1:${port}`, '/watch', 1);
+    const delays: number[] = [];
+    const begin = performance.now();
+    for (let seq = 1; seq <= count; seq++) {
+      const wait = begin + (seq * 1000) / perSecond - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const t0 = performance.now();
+      child.send({ seq });
+      await pool.waitFor(seq, 2000);
+      const got = pool.arrivalsOf(seq);
+      if (got.length) delays.push(got[0] - t0);
+    }
+    return percentiles(delays);
+  } finally {
+    pool.close();
+    child.kill();
   }
 }
 

@@ -9,6 +9,7 @@ import { Agent, request } from 'undici';
 import { benchCredentials, benchTls, percentiles, progress, startBenchPostgres, startServerProcess } from './bench-support.js';
 import { openH2Watches } from './h2-watches.js';
 import { histogramQuantiles, scrapeHistogram } from './prom-histogram.js';
+import { startRawFanoutServer } from './raw-fanout-peer.js';
 import { WatcherPool } from './watch-pool.js';
 
 // Watch benchmark: write→event latency (1, 100, 1,000 watchers; one replica and two replicas
@@ -181,25 +182,13 @@ async function latencyRun(
  * same watcher pool. The delay from the IPC send to each arrival is the least a one-thread Node server can
  * take to write one event to that many TLS connections on this machine, under the same load.
  */
-/** Starts the bare TLS server of bench/raw-fanout-server.ts (events of `eventBytes`); resolves with the child and its port. */
-async function startRawServer(eventBytes: number): Promise<{ child: ChildProcess; port: number }> {
-  const { pki } = await benchCredentials();
-  const init = { key: pki.serving.keyPem, cert: pki.serving.certPem, ca: pki.clientCaPem, eventBytes };
-  const child = fork(path.resolve('dist/bench/raw-fanout-server.js'), [], { env: { ...process.env, RAW_FANOUT_INIT: JSON.stringify(init) }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('message', (m) => resolve((m as { port: number }).port));
-    child.once('exit', (code) => reject(new Error(`the raw fan-out server exited (${code})`)));
-  });
-  return { child, port };
-}
-
 /**
  * The memory ceiling: resident memory per idle connection of the bare Node TLS server (same certificates,
  * client certificates requested, the same client), measured as memoryRun measures the API: what a
  * connection costs before any watch state.
  */
 async function rawMemory(connections: number): Promise<{ perConnKiB: number; baseMiB: number; withMiB: number }> {
-  const { child, port } = await startRawServer(0);
+  const { child, port } = await startRawFanoutServer(0);
   const warm = new WatcherPool();
   const pool = new WatcherPool();
   try {
@@ -218,7 +207,7 @@ async function rawMemory(connections: number): Promise<{ perConnKiB: number; bas
 }
 
 async function rawFanOut(watchers: number, writes: number, eventBytes: number): Promise<Row> {
-  const { child, port } = await startRawServer(eventBytes);
+  const { child, port } = await startRawFanoutServer(eventBytes);
   const pool = new WatcherPool();
   try {
     await pool.open(`https://127.0.0.1:${port}`, '/watch', watchers);
