@@ -7,7 +7,9 @@
  * another: a switchover, a primary SIGKILL (Patroni and PostgreSQL: machine
  * loss), a primary SIGSTOP (frozen), PostgreSQL alone killed (pg-SIGKILL,
  * Patroni alive); BENCH_FAULTS picks some (also patroni-SIGSTOP: Patroni
- * alone frozen past its ttl), BENCH_MODES=sync or async one mode. With
+ * alone frozen past its ttl), and last the Redis master SIGKILLed under its
+ * three Sentinels (redis-SIGKILL; once per mode, it is not restarted);
+ * BENCH_MODES=sync or async one mode. With
  * asynchronous replication the standbys' WAL receivers are frozen for 3 s
  * before each fault (and killed after it), so the failover loses the last
  * commits.
@@ -17,28 +19,35 @@
  * after the fault (and before it), requests unanswered within 15 s or
  * 500s, watch events missed (after each fault the writers pause and every
  * informer must equal the list within 20 s), 410s sent to the informers
- * and resourceVersions handed out twice. BENCH_DIAGNOSE=1 prints, for lost
+ * and resourceVersions handed out twice; beside them, from the promotion
+ * (Patroni's /history), the first commit of a raw PostgreSQL peer on the new
+ * primary (bench/raw-pg-writer.ts: what the cluster itself allows), Plinth's
+ * fence and Plinth's first acknowledgement; and from each fault until both
+ * informers hold a write acknowledged after it (polled every 200 ms).
+ * BENCH_DIAGNOSE=1 prints, for lost
  * writes, what each node holds of them. Needs the Debian packages
- * postgresql-15, patroni, etcd-server (test/ha/support/patroni-cluster.ts).
+ * postgresql-15, patroni, etcd-server (test/ha/support/patroni-cluster.ts)
+ * and redis-sentinel.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import request from 'supertest';
 import { connectSession } from '@plinth/storage';
 import type { RunningServer } from '../apps/api/src/app/server.js';
-import { TestRedis } from '../test/watch/support/cluster.js';
+import { SentinelCluster } from '../test/ha/support/redis-sentinel-cluster.js';
 import { PatroniCluster, patroniInstalled } from '../test/ha/support/patroni-cluster.js';
 import { Informer, RevisionLedger, startReplica, startWriters } from '../test/ha/support/ha-load.js';
+import { RawPgWriter } from './raw-pg-writer.js';
 
 const run = promisify(execFile);
 /** BENCH_PATRONI=default: Patroni's own timings (ttl 30, loop_wait 10, retry_timeout 10); else the short ones of the tests. */
 const TIMINGS = process.env.BENCH_PATRONI === 'default' ? { ttl: 30, loopWait: 10, retryTimeout: 10 } : { ttl: 6, loopWait: 1, retryTimeout: 2 };
 /** BENCH_FAULTS: a comma-separated subset (pg-SIGKILL: PostgreSQL alone killed, Patroni alive). */
-const FAULTS = (process.env.BENCH_FAULTS ?? 'switchover,SIGKILL,SIGSTOP,pg-SIGKILL').split(',') as Fault[];
+const FAULTS = (process.env.BENCH_FAULTS ?? 'switchover,SIGKILL,SIGSTOP,pg-SIGKILL,redis-SIGKILL').split(',') as Fault[];
 const NS = 'bench';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Fault = 'switchover' | 'SIGKILL' | 'SIGSTOP' | 'pg-SIGKILL' | 'patroni-SIGSTOP';
+type Fault = 'switchover' | 'SIGKILL' | 'SIGSTOP' | 'pg-SIGKILL' | 'patroni-SIGSTOP' | 'redis-SIGKILL';
 
 interface Row {
   mode: string;
@@ -47,8 +56,12 @@ interface Row {
   lost: number;
   unavailable: number;
   problems: number;
-  /** From the new primary's promotion (Patroni's history) to the first write acknowledged on it: what Plinth adds. */
+  /** From the new primary's promotion (Patroni's history) to the first write acknowledged on it through Plinth. */
   plinthAddsMs: number | undefined;
+  /** From the promotion to the first insert the raw PostgreSQL peer got acknowledged on the new primary (what the cluster allows). */
+  peerMs: number | undefined;
+  /** From the promotion to Plinth's fence of the new timeline (revision_epochs.fenced_at). */
+  fenceMs: number | undefined;
   maxLatencyMs: number;
   /** The longest request in the same time before the fault (what the loaded host costs without one). */
   baselineLatencyMs: number;
@@ -56,6 +69,8 @@ interface Row {
   expired: number;
   /** Objects on which an informer's cache differs from the list once the writers paused and it had 20 s to catch up. */
   missed: number;
+  /** From the fault to the time both informers hold a write acknowledged after it (the fan-out working again). */
+  watchDelayMs: number | undefined;
 }
 
 async function until(check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<boolean> {
@@ -100,7 +115,7 @@ async function diagnose(pg: PatroniCluster, names: string[]): Promise<void> {
 }
 
 /** The newest timeline fenced after `after` (its counter raise) and when Patroni recorded its promotion. */
-async function newestEpoch(pg: PatroniCluster, after: number): Promise<{ raisedTo: number; promotedAt?: number } | undefined> {
+async function newestEpoch(pg: PatroniCluster, after: number): Promise<{ raisedTo: number; fencedAt: number; primary: string; promotedAt?: number } | undefined> {
   const name = await pg.primary();
   if (!name) return undefined;
   let c;
@@ -112,7 +127,7 @@ async function newestEpoch(pg: PatroniCluster, after: number): Promise<{ raisedT
     // Patroni's /history: [timeline, lsn, reason, time of the switch, new leader] per earlier timeline; the newest switch began this one.
     const h = (await (await fetch(`http://127.0.0.1:${pg.node(name).restPort}/history`, { signal: AbortSignal.timeout(2000) })).json()) as unknown[][];
     const last = h.find((x) => Number(x[0]) === e.timeline - 1);
-    return { raisedTo: Number(e.raised_to), promotedAt: last?.[3] ? Date.parse(String(last[3])) : undefined };
+    return { raisedTo: Number(e.raised_to), fencedAt: e.fenced_at.getTime(), primary: name, promotedAt: last?.[3] ? Date.parse(String(last[3])) : undefined };
   } catch {
     return undefined;
   } finally {
@@ -138,14 +153,18 @@ async function runMode(synchronous: boolean): Promise<Row[]> {
   const mode = synchronous ? 'synchronous' : 'asynchronous';
   // Strict: Patroni never lets the primary go on without a synchronous standby (non-strict mode does, and then loses).
   const pg = await PatroniCluster.start({ synchronous, strict: synchronous && process.env.BENCH_STRICT !== '0', timings: TIMINGS });
-  const redis = await TestRedis.start();
+  // Redis with three Sentinels (redis-sentinel): the redis-SIGKILL fault kills its master (once: it is not restarted).
+  const redis = await SentinelCluster.start();
   const replicas: RunningServer[] = [];
   const rows: Row[] = [];
+  let peer: RawPgWriter | undefined;
   try {
     const admin = await connectSession(pg.url('postgres'));
     await admin.query('CREATE DATABASE plinth_bench');
     await admin.end();
     for (let i = 0; i < 2; i++) replicas.push(await startReplica(pg.url('plinth_bench'), redis.url));
+    const nodeNames = pg.nodes.map((n) => n.name);
+    peer = await RawPgWriter.start(pg.nodeUrl((await pg.primary())!, 'plinth_bench'), nodeNames.map((n) => pg.nodeUrl(n, 'plinth_bench')));
     await request(replicas[0].url).post('/api/v1/namespaces').send({ metadata: { name: NS } });
     const ledger = new RevisionLedger();
     const informers = replicas.map((r) => new Informer(r.url, NS, ledger));
@@ -160,18 +179,31 @@ async function runMode(synchronous: boolean): Promise<Row[]> {
       const before = { unavailable: stats.statuses.get(503) ?? 0, problems: stats.problems.length, reused: ledger.reused.length, expired: informers.reduce((n, i) => n + i.expired, 0) };
       const primary = (await pg.primary())!;
       const standbys = pg.nodes.filter((n) => n.name !== primary).map((n) => n.name);
-      if (!synchronous) {
+      const pgFault = fault !== 'redis-SIGKILL';
+      if (!synchronous && pgFault) {
         for (const s of standbys) await walReceivers(pg, s, 'SIGSTOP');
         await sleep(3000);
       }
       const at = Date.now();
-      if (fault === 'switchover') await pg.switchover();
+      const redisMaster = fault === 'redis-SIGKILL' ? await redis.masterPort() : 0;
+      // The fan-out works again once both informers hold a write acknowledged after the fault.
+      let watchDelayMs: number | undefined;
+      const watchBack = until(() => {
+        const after = stats.ackLog.find(([t]) => t > at);
+        const name = after && [...stats.acked].find(([, rv]) => rv === after[1])?.[0];
+        if (!name || !informers.every((i) => i.store.has(name))) return false;
+        watchDelayMs = Date.now() - at;
+        return true;
+      }, 60_000);
+      if (fault === 'redis-SIGKILL') await redis.signal(redisMaster, 'SIGKILL');
+      else if (fault === 'switchover') await pg.switchover();
       else if (fault === 'pg-SIGKILL') await pg.signalNode(pg.node(primary), 'SIGKILL', { patroni: false });
       // Patroni alone frozen past its ttl (what a loaded host does to it): the leader key lapses while PostgreSQL still runs as primary.
       else if (fault === 'patroni-SIGSTOP') await pg.signalNode(pg.node(primary), 'SIGSTOP', { postgres: false });
       else await pg.signalNode(pg.node(primary), fault);
-      if (!synchronous) for (const s of standbys) await walReceivers(pg, s, 'SIGKILL');
-      await until(async () => ((await pg.primary()) ?? primary) !== primary, 60_000);
+      if (!synchronous && pgFault) for (const s of standbys) await walReceivers(pg, s, 'SIGKILL');
+      if (!pgFault) await until(async () => (await redis.masterPort()) !== redisMaster, 60_000);
+      else await until(async () => ((await pg.primary()) ?? primary) !== primary, 60_000);
       await until(() => stats.ackTimes.filter((t) => t > at).length > 30, 60_000);
       await sleep(2000);
       if (fault === 'SIGKILL') pg.startNode(pg.node(primary));
@@ -193,8 +225,10 @@ async function runMode(synchronous: boolean): Promise<Row[]> {
         if (process.env.BENCH_DIAGNOSE) await diagnose(pg, fresh.slice(0, 8).map(([n]) => n));
       }
       // The first write acknowledged by the new primary: a revision above the raise of the newest timeline fenced after the fault.
-      const fresh = await newestEpoch(pg, at);
+      await watchBack;
+      const fresh = pgFault ? await newestEpoch(pg, at) : undefined;
       const firstOnNew = fresh ? stats.ackLog.find(([t, rv]) => t >= at && rv > fresh.raisedTo) : undefined;
+      const peerFirst = fresh && peer ? peer.firstAckOn(nodeNames.indexOf(fresh.primary), at) : undefined;
       const mismatches = () => informers.reduce((n, inf) => n + [...state].filter(([name, rv]) => inf.store.get(name)?.rv !== rv).length + [...inf.store.keys()].filter((name) => !state.has(name)).length, 0);
       await until(() => mismatches() === 0, 20_000);
       const missed = mismatches();
@@ -205,6 +239,8 @@ async function runMode(synchronous: boolean): Promise<Row[]> {
         fault,
         recoveredMs: firstOnNew ? firstOnNew[0] - at : recovery(stats.ackTimes, at),
         plinthAddsMs: firstOnNew && fresh?.promotedAt ? firstOnNew[0] - fresh.promotedAt : undefined,
+        peerMs: peerFirst !== undefined && fresh?.promotedAt ? peerFirst - fresh.promotedAt : undefined,
+        fenceMs: fresh?.promotedAt ? fresh.fencedAt - fresh.promotedAt : undefined,
         lost: lost - lostSoFar,
         unavailable: (stats.statuses.get(503) ?? 0) - before.unavailable,
         problems: stats.problems.length - before.problems,
@@ -213,21 +249,26 @@ async function runMode(synchronous: boolean): Promise<Row[]> {
         reused: ledger.reused.length - before.reused,
         expired: informers.reduce((n, i) => n + i.expired, 0) - before.expired,
         missed,
+        watchDelayMs,
       });
       writers.resume();
       lostSoFar = lost;
       console.log(JSON.stringify(rows[rows.length - 1]));
     }
     await writers.stop();
+    await peer.stop();
     for (const i of informers) await i.stop();
     if (stats.problems.length > 0) console.log(`problems: ${stats.problems.slice(0, 5).join(' | ')}`);
   } finally {
+    await peer?.stop();
     for (const r of replicas) await r.stop().catch(() => undefined);
-    await redis.kill();
+    await redis.stop();
     await pg.stop();
   }
   return rows;
 }
+
+const fmt = (ms: number | undefined) => (ms === undefined ? '-' : `${(ms / 1000).toFixed(1)} s`);
 
 async function main(): Promise<void> {
   if (!patroniInstalled()) {
@@ -237,6 +278,10 @@ async function main(): Promise<void> {
   const modes = (process.env.BENCH_MODES ?? 'sync,async').split(',');
   const rows = [...(modes.includes('sync') ? await runMode(true) : []), ...(modes.includes('async') ? await runMode(false) : [])];
   console.log(`\nPatroni ttl ${TIMINGS.ttl} s, loop_wait ${TIMINGS.loopWait} s, retry_timeout ${TIMINGS.retryTimeout} s; synchronous = synchronous_mode + synchronous_mode_strict`);
+  console.log("promotion → raw PostgreSQL peer's first commit / Plinth's fence / Plinth's first ack (the promotion's time from Patroni's /history)");
+  for (const r of rows) if (r.fault !== 'redis-SIGKILL') console.log(`  ${r.mode} ${r.fault}: ${fmt(r.peerMs)} / ${fmt(r.fenceMs)} / ${fmt(r.plinthAddsMs)}`);
+  console.log('fault → both informers hold a write acknowledged after the fault (the fan-out through Redis again)');
+  for (const r of rows) console.log(`  ${r.mode} ${r.fault}: ${fmt(r.watchDelayMs)}`);
   console.log('replication   fault       fault→first ack  promotion→first ack  acks lost  503s  max request (before)  hangs/500s  events missed  410s  rv reused');
   for (const r of rows) {
     console.log(

@@ -188,9 +188,9 @@ describe('APIExport and APIBinding across tenants', () => {
     await asController.get(`${VIEW}/clusters/loner/apis/example.com/v1/widgets`).expect(404);
     const one = await asController.get(`${VIEW}/clusters/c2/apis/example.com/v1/widgets`).expect(200);
     assert.deepEqual(one.body.items.map((o: Widget) => o.metadata?.name).sort(), ['late-c2', 'w-c2']);
-    // Secrets are not exported: not through the view, not in the consumer tenant.
-    await asController.get(`${VIEW}/clusters/c1/api/v1/secrets`).expect(404);
-    await asController.get(`${VIEW}/clusters/c1/api/v1/namespaces/default/secrets/db-password`).expect(404);
+    // Secrets are neither exported nor claimed: 403 through the view (test/apisharing/permission-claims.e2e.ts grants them), 403 in the consumer tenant.
+    await asController.get(`${VIEW}/clusters/c1/api/v1/secrets`).expect(403);
+    await asController.get(`${VIEW}/clusters/c1/api/v1/namespaces/default/secrets/db-password`).expect(403);
     await asController.get('/clusters/c1/api/v1/namespaces/default/secrets/db-password').expect(403);
     // Another user of the platform without the view's verbs.
     await requestAs(s.url, dave).get(`${VIEW}/clusters/*/apis/example.com/v1/widgets`).expect(403);

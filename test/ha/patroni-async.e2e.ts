@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import request from 'supertest';
 import { eventually } from '../support/eventually.js';
 import { assertInformersConverge, type HaEnv, NS, setUp, skipHa, tearDown, signalWalReceivers } from './support/ha-env.js';
 import { Informer, RevisionLedger, startWriters } from './support/ha-load.js';
@@ -10,6 +11,11 @@ describe('high availability: Patroni, asynchronous replication losing the last c
     env = await setUp(false);
   });
   after(() => tearDown(env));
+
+  it('says in /readyz?verbose that an acknowledged write may be lost with the primary (asynchronous replication)', async () => {
+    const res = await request(env!.replicas[0].url).get('/readyz?verbose').expect(200);
+    assert.match(res.text, /^\[\+\]shard-default-durability ok \(acknowledged writes may be lost with the primary \(synchronous_standby_names is empty: the primary acknowledges alone\); revisions are never reused\)$/m);
+  });
 
   it('hands no resourceVersion out twice, and informers that saw lost revisions get 410 and relist', async () => {
     const { pg, replicas } = env!;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import request from 'supertest';
 import { eventually } from '../support/eventually.js';
 import { assertInformersConverge, type HaEnv, NS, setUp, skipHa, tearDown } from './support/ha-env.js';
 import { Informer, RevisionLedger, startWriters } from './support/ha-load.js';
@@ -10,6 +11,20 @@ describe('high availability: Patroni, synchronous replication (one replica on a 
     env = await setUp(true, true);
   });
   after(() => tearDown(env));
+
+  it('says in /readyz?verbose that an acknowledged write survives the loss of the primary (strict synchronous replication, a standby streaming)', async () => {
+    for (const r of env!.replicas) {
+      const body = await eventually(
+        async () => {
+          const res = await request(r.url).get('/readyz?verbose').expect(200);
+          assert.match(res.text, /^\[\+\]shard-default-durability ok \(acknowledged writes survive the loss of the primary \(synchronous_standby_names '[^']+', 1 synchronous standby, synchronous_commit=on\)\)$/m);
+          return res.text;
+        },
+        { timeoutMs: 20_000, intervalMs: 250, message: 'the durability line of the platform shard' },
+      );
+      assert.doesNotMatch(body, /may be lost/);
+    }
+  });
 
   it('follows a switchover and a primary SIGKILL under writers on two replicas: no acknowledged write lost, no revision reused, no 500, no hang', async () => {
     const { pg, replicas } = env!;

@@ -37,6 +37,18 @@ describe('shards: tenants spread over several PostgreSQL servers', { timeout: 24
     assert.equal(out.code, 0, out.stderr);
     assert.match(out.stdout, /^NAME\s+READY\s+TENANTS\s+OBJECTS\s+SIZE\s+AGE/m);
     for (const name of ['b', 'c', 'default']) assert.match(out.stdout, new RegExp(`^${name}\\s+True\\s+\\d+`, 'm'));
+    // A lone PostgreSQL (no synchronous standby): the shard says an acknowledged write may be lost with its primary.
+    const durable = await eventually(async () => {
+      const c = conditionOf((await request(s.url).get(`${SHARDS}/b`).expect(200)).body, 'SurvivesPrimaryLoss');
+      assert.ok(c, 'the SurvivesPrimaryLoss condition');
+      return c;
+    }, { timeoutMs: 20_000, intervalMs: 250 });
+    assert.equal(durable.status, 'False');
+    assert.equal(durable.reason, 'NoSynchronousStandby');
+    assert.match(durable.message ?? '', /^acknowledged writes may be lost with the primary \(synchronous_standby_names is empty/);
+    const wide = await kubectl(writeTestKubeconfig(s.url), ['get', 'shards', 'b', '-o', 'wide']);
+    assert.equal(wide.code, 0, wide.stderr);
+    assert.match(wide.stdout, /^b\s+True\s+.*\s+False$/m);
   });
 
   it('places new tenants on the ready shards with the fewest bytes and tenants, and stores their rows only there', async () => {
@@ -100,7 +112,7 @@ describe('shards: tenants spread over several PostgreSQL servers', { timeout: 24
     for (const t of onB) assert.match(del.body.message, new RegExp(`\\b${t}\\b`));
     const unknown = await request(s.url).post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'lost' }, spec: { shard: 'nowhere' } }).expect(422);
     assert.deepEqual(unknown.body.details.causes.map((x: { field: string }) => x.field), ['spec.shard']);
-    await request(s.url).patch(`${SHARDS}/c`).set('Content-Type', 'application/merge-patch+json').send({ spec: { unschedulable: true } }).expect(200);
+    { const r = await request(s.url).patch(`${SHARDS}/c`).set('Content-Type', 'application/merge-patch+json').send({ spec: { unschedulable: true } }); assert.equal(r.status, 200, JSON.stringify(r.body)); }
     const cordoned = await request(s.url).post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'cordoned' }, spec: { shard: 'c' } }).expect(409);
     assert.match(cordoned.body.message, /cordoned/);
     const placed = (await request(s.url).post(TENANTS).send({ apiVersion: 'tenancy.plinth.dev/v1beta1', kind: 'Tenant', metadata: { name: 'avoids-c' }, spec: {} }).expect(201)).body;

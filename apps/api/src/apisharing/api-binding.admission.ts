@@ -4,7 +4,9 @@ import { APIEXTENSIONS_GROUP } from '../kinds/customresourcedefinition/crd-types
 import { exportReference } from '../kinds/apis/apis-types.js';
 import { APIS_GROUP, APIS_VERSION } from '../kinds/apis/apis.schema.js';
 import type { CrdRegistry } from '../crd/crd-registry.service.js';
+import type { ResourceRegistry } from '../registry/resource-registry.js';
 import type { ApiSharingIndex } from './api-sharing-index.js';
+import { checkClaimAnswers, checkExportClaims } from './claims-admission.js';
 
 function conflict(group: string, resource: string, name: string, detail: string): AdmissionError {
   const qualified = group ? `${resource}.${group}` : resource;
@@ -29,7 +31,10 @@ function crdGroupResource(o: Record<string, unknown> | null): { group: string; r
  *   (a CRD of its own, or another binding);
  * - a CRD whose group and plural a binding serves in the tenant: 409;
  * - deleting an APIExport that some tenant binds: 409 (refused, never
- *   orphaning; the bindings go first).
+ *   orphaning; the bindings go first);
+ * - permission claims (apisharing/claims-admission.ts): an export's claims
+ *   name resources its tenant serves, a binding answers claims its export
+ *   makes: 422 otherwise.
  */
 export class ApiBindingAdmission implements AdmissionModule {
   static readonly NAME = 'APIBinding';
@@ -39,6 +44,8 @@ export class ApiBindingAdmission implements AdmissionModule {
     private readonly index: ApiSharingIndex,
     private readonly crds: CrdRegistry,
     private readonly authorizer: Authorizer,
+    /** The registry an export's claims are checked against; unset, they are not. */
+    private readonly registry?: ResourceRegistry,
   ) {}
 
   handles(op: AdmissionOperation): boolean {
@@ -49,6 +56,8 @@ export class ApiBindingAdmission implements AdmissionModule {
     const { group, resource } = attrs.resource;
     if (attrs.subresource !== '') return;
     if (group === APIS_GROUP && resource === 'apibindings' && attrs.operation === 'CREATE') return this.binding(attrs);
+    if (group === APIS_GROUP && resource === 'apibindings' && attrs.operation === 'UPDATE') return checkClaimAnswers(attrs, this.index);
+    if (group === APIS_GROUP && resource === 'apiexports' && attrs.operation !== 'DELETE' && this.registry) return checkExportClaims(attrs, this.registry);
     if (group === APIS_GROUP && resource === 'apiexports' && attrs.operation === 'DELETE') return this.exportDeletion(attrs);
     if (group === APIEXTENSIONS_GROUP && resource === 'customresourcedefinitions' && attrs.operation !== 'DELETE') return this.crd(attrs);
   }
@@ -85,6 +94,7 @@ export class ApiBindingAdmission implements AdmissionModule {
         throw conflict(APIS_GROUP, 'apibindings', attrs.name, `${r.resource}.${r.group} is already bound by APIBinding "${other.name}"`);
       }
     }
+    await checkClaimAnswers(attrs, this.index);
   }
 
   private async exportDeletion(attrs: AdmissionAttributes): Promise<void> {

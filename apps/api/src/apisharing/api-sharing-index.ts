@@ -1,6 +1,7 @@
 import type { ChangeObserver, Storage } from '@plinth/storage';
 import { type ExportedResource, type ExportReference, exportedResources, exportKey, exportReference } from '../kinds/apis/apis-types.js';
 import { APIBINDING_STORAGE_RESOURCE, APIEXPORT_STORAGE_RESOURCE } from '../kinds/apis/apis.schema.js';
+import { type AcceptablePermissionClaim, bindingClaims, exportClaims, type PermissionClaim } from '../kinds/apis/permission-claims.js';
 
 /** One APIBinding as the index keeps it. */
 export interface IndexedBinding {
@@ -8,6 +9,8 @@ export interface IndexedBinding {
   uid: string;
   revision: number;
   ref: ExportReference;
+  /** spec.permissionClaims: the binding's answers to the export's claims. */
+  claims: AcceptablePermissionClaim[];
 }
 
 /** One APIExport as the index keeps it. */
@@ -16,6 +19,8 @@ export interface IndexedExport {
   uid: string;
   revision: number;
   resources: ExportedResource[];
+  /** spec.permissionClaims. */
+  claims: PermissionClaim[];
 }
 
 type Kind = 'binding' | 'export';
@@ -105,8 +110,8 @@ export class ApiSharingIndex {
     } else {
       if (!perTenant) map.set(tenant, (perTenant = new Map()));
       this.tombstones.delete(`${kind}/${tenant}/${name}`);
-      if (kind === 'binding') (perTenant as Map<string, IndexedBinding>).set(name, { name, uid: uidOf(body), revision, ref: exportReference(body) });
-      else (perTenant as Map<string, IndexedExport>).set(name, { name, uid: uidOf(body), revision, resources: exportedResources(body) });
+      if (kind === 'binding') (perTenant as Map<string, IndexedBinding>).set(name, { name, uid: uidOf(body), revision, ref: exportReference(body), claims: bindingClaims(body) });
+      else (perTenant as Map<string, IndexedExport>).set(name, { name, uid: uidOf(body), revision, resources: exportedResources(body), claims: exportClaims(body) });
     }
     this.reindex();
     const touched = kind === 'binding' ? [tenant] : this.consumersOf(tenant, name);

@@ -1,5 +1,5 @@
 import { ApiError, type KubeObject } from '@plinth/apimachinery';
-import type { ChangeLogRepository, Storage } from '@plinth/storage';
+import type { ChangeLogRepository, Storage, WatchCache } from '@plinth/storage';
 import type { CrdRegistry } from '../crd/crd-registry.service.js';
 import { handleGet } from '../handlers/get.handler.js';
 import type { KindRest, RestHandler } from '../handlers/kind-rest.js';
@@ -17,7 +17,7 @@ import type { WatchService } from '../watch/watch.service.js';
 import type { ApiSharingIndex } from './api-sharing-index.js';
 import { decodeViewContinue, encodeCursor, encodeViewContinue, parseCursor, requireCursor, tenantsDigest, type ViewCursor } from './view-cursor.js';
 import { readView, type ViewListItem, type ViewListQuery } from './view-list.js';
-import { ViewWatch } from './view-watch.js';
+import { ViewWatch, type ViewWatchShard } from './view-watch.js';
 
 /** What the provider's view reads. */
 export interface ExportViewDeps {
@@ -33,10 +33,12 @@ export interface ExportViewDeps {
   shardReady(name: string): boolean;
   /** Seconds a watch stays open at most (the server's maximum). */
   maxWatchSeconds: number;
+  /** What the view serves beyond the exported resources: the export's permission claims (apisharing/claimed-view.ts). */
+  claims?: ExportViewClaims;
 }
 
 /** What one request of the view addresses, resolved. */
-interface ViewTarget {
+export interface ViewTarget {
   provider: string;
   exportName: string;
   inner: RequestInfo;
@@ -44,17 +46,39 @@ interface ViewTarget {
   def: ResourceDefinition;
   /** The binding tenants addressed: every one (`*`) or the one named. */
   tenants: string[];
+  /** Whether a change of `tenant` belongs to a watch when it happens; unset: the tenant binds the export then. */
+  member?: (tenant: string) => boolean;
+  /** Whether an object of `tenant` is in the view; unset: every object. */
+  selects?: (tenant: string, obj: KubeObject) => boolean;
+  /** The object as the view sends it, once converted and annotated; unset: unchanged. Does not mutate. */
+  present?: (obj: KubeObject) => KubeObject;
+  /** The list's kind and apiVersion when they are not the definition's (a metadata-only view). */
+  listType?: { kind: string; apiVersion: string };
+}
+
+/** What an export's view serves beyond its exported resources: the resources its permission claims reach. */
+export interface ExportViewClaims {
+  /** The target of a request for a resource the export does not export; throws (403, 404) when no accepted claim reaches it. */
+  target(ctx: HandlerContext, provider: string, exportName: string, inner: RequestInfo): Promise<ViewTarget>;
+  /** Answers a get or a write that a claim grants; resolves false when none does (the view's own rules then apply). */
+  write(ctx: HandlerContext, t: ViewTarget): Promise<boolean>;
 }
 
 const notFound = () => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
 
-/** `obj` as the provider sees it: the served version, annotated with its tenant, with resourceVersion `rv` (a cursor of the view). Does not mutate. */
-function annotated(def: ResourceDefinition, obj: KubeObject, tenant: string, rv: string): KubeObject {
+/** `obj` as the provider sees it: the served version, annotated with its tenant, with resourceVersion `rv` (a cursor of the view) when given. Does not mutate. */
+function annotated(def: ResourceDefinition, obj: KubeObject, tenant: string, rv?: string): KubeObject {
   const out = presentObject(def, obj);
   const meta = { ...(out.metadata ?? {}) };
   meta.annotations = { ...(meta.annotations ?? {}), [TENANT_ANNOTATION]: tenant };
-  meta.resourceVersion = rv;
+  if (rv !== undefined) meta.resourceVersion = rv;
   return { ...out, metadata: meta };
+}
+
+/** `obj` as the target's view sends it: {@link annotated} (with resourceVersion `rv` when given), then the target's own presentation. Does not mutate. */
+export function shown(t: ViewTarget, obj: KubeObject, tenant: string, rv?: string): KubeObject {
+  const out = annotated(t.def, obj, tenant, rv);
+  return t.present ? t.present(out) : out;
 }
 
 /**
@@ -116,9 +140,16 @@ export class ExportView {
           get: h((ctx, t) => this.write(ctx, t)),
           update: h((ctx, t) => this.write(ctx, t)),
           patch: h((ctx, t) => this.write(ctx, t)),
+          create: h((ctx, t) => this.write(ctx, t)),
+          delete: h((ctx, t) => this.write(ctx, t)),
         },
       },
     };
+  }
+
+  /** Serves a list or a watch (by the request's verb) of a target resolved elsewhere: the platform's view (apisharing/platform-view.rest.ts). */
+  serve(ctx: HandlerContext, t: ViewTarget): Promise<void> {
+    return ctx.info.verb === 'watch' ? this.watchView(ctx, t) : this.list(ctx, t);
   }
 
   /** Ends every open watch of the view (server shutdown). */
@@ -133,7 +164,11 @@ export class ExportView {
     const { inner } = view;
     await this.deps.index.ready();
     const exp = this.deps.index.exportOf(provider, view.export);
-    if (!exp || !exp.resources.some((r) => r.group === inner.group && r.resource === inner.resource)) throw notFound();
+    if (!exp) throw notFound();
+    if (!exp.resources.some((r) => r.group === inner.group && r.resource === inner.resource)) {
+      if (this.deps.claims) return this.deps.claims.target(ctx, provider, view.export, inner);
+      throw notFound();
+    }
     await this.deps.crds.prepare(provider);
     const def = this.deps.crds.lookup(provider, inner.group, inner.version, inner.resource);
     if (!def || (!def.namespaced && inner.namespace !== '')) throw notFound();
@@ -158,6 +193,23 @@ export class ExportView {
       }
     }
     return out;
+  }
+
+  /** The shards this replica follows that answer now, each with its watch cache. */
+  private followable(): Map<string, WatchCache> {
+    const out = new Map<string, WatchCache>();
+    for (const [name, p] of this.deps.watch.shardPipelines()) if (this.deps.shardReady(name)) out.set(name, p.cache);
+    return out;
+  }
+
+  /**
+   * The shards a watch follows: every one that answers (a tenant that joins
+   * the view later, wherever it lives, is seen), each from its revision in
+   * `revisions` (the shards of the addressed tenants), the others from
+   * their caches' newest revision (no addressed tenant lived there before).
+   */
+  private followed(revisions: Map<string, number>): ViewWatchShard[] {
+    return [...this.followable()].map(([name, cache]) => ({ name, cache, from: revisions.get(name) ?? cache.revision }));
   }
 
   /** The newest revision of each shard of `shards`: together, a snapshot of every addressed tenant. */
@@ -190,7 +242,7 @@ export class ExportView {
   private async presented(t: ViewTarget, items: ViewListItem[], revisions: Map<string, number>): Promise<KubeObject[]> {
     const tenants = tenantsDigest(t.tenants);
     const served = await servedForms(t.def, items.map((i) => i.obj), true);
-    return served.map((o, n) => annotated(t.def, o, items[n].tenant, encodeCursor({ shards: revisions, tenants, object: { shard: items[n].shard, revision: items[n].revision } })));
+    return served.map((o, n) => shown(t, o, items[n].tenant, encodeCursor({ shards: revisions, tenants, object: { shard: items[n].shard, revision: items[n].revision } })));
   }
 
   /**
@@ -232,12 +284,13 @@ export class ExportView {
       labelRequirements: selectors.labelRequirements,
       fieldRequirements: selectors.keyFieldRequirements,
       filter: filter ? (b) => filter(b as KubeObject) : undefined,
+      select: t.selects,
       limit,
       from,
     }).catch((err) => mapStorageError(err, t.def, ''));
     const metadata: Record<string, string> = { resourceVersion: listRv };
     if (page.next) metadata.continue = encodeViewContinue(listRv, page.next.tenant, page.next.after);
-    const body = { kind: t.def.listKind, apiVersion: groupVersion(t.def), metadata, items: await this.presented(t, page.items, revisions) };
+    const body = { kind: t.listType?.kind ?? t.def.listKind, apiVersion: t.listType?.apiVersion ?? groupVersion(t.def), metadata, items: await this.presented(t, page.items, revisions) };
     ctx.reply.header('content-type', 'application/json').code(200).send(JSON.stringify(body));
   }
 
@@ -245,6 +298,7 @@ export class ExportView {
   private async write(ctx: HandlerContext, t: ViewTarget): Promise<void> {
     const { inner } = t;
     if (inner.tenant === '*') throw ApiError.badRequest('name one binding tenant (/clusters/<tenant>/…) to read or write an object');
+    if (await this.deps.claims?.write(ctx, t)) return;
     if (ctx.info.verb !== 'get' && inner.subresource !== 'status') {
       throw ApiError.forbidden({ group: t.def.group, kind: t.def.resource, name: inner.name }, 'the provider of an APIExport writes the status subresource of bound objects only');
     }
@@ -284,6 +338,7 @@ export class ExportView {
         labelRequirements: selectors.labelRequirements,
         fieldRequirements: selectors.keyFieldRequirements,
         filter: filter ? (b) => filter(b as KubeObject) : undefined,
+        select: t.selects,
         limit: 0,
       }).catch((err) => mapStorageError(err, t.def, ''));
       initial = snapshot.items;
@@ -300,24 +355,27 @@ export class ExportView {
     res.writeHead(200, headers);
     res.flushHeaders();
     req.releaseSeat?.();
-    const consumers = () => this.deps.index.consumersOf(t.provider, t.exportName);
-    const addressed = () => (t.inner.tenant === '*' ? consumers() : consumers().filter((x) => x === t.inner.tenant));
+    // Addressed at the time of the change: a tenant that binds (or, for a target resolved elsewhere, becomes a member)
+    // later joins the watch; one whose binding is deleted (or whose claim no longer applies) leaves it, and the watch ends.
+    const member = t.member ?? ((x: string) => t.inner.tenant === '*' || x === t.inner.tenant);
+    const current = () => (t.exportName ? this.deps.index.consumersOf(t.provider, t.exportName) : t.tenants);
+    const addressed = () => current().filter(member);
     const shardOf = (tenant: string) => this.deps.watch.placementOf(tenant).shard;
     const close = () => watch.end();
     const watch: ViewWatch = new ViewWatch(res, {
       resource: t.def.storageResource,
       namespace: t.inner.namespace || undefined,
-      shards: [...revisions].map(([name, from]) => ({ name, from, cache: this.deps.watch.cacheOf(shards.get(name)![0])! })),
+      shards: this.followed(revisions),
       tenants: t.tenants,
-      // Bound at the time of the change: a tenant that binds later joins the watch; one whose binding is deleted leaves it (the watch ends).
       addressed: () => addressed().map((tenant) => ({ tenant, shard: shardOf(tenant) })),
-      bound: (tenant) => addressed().includes(tenant),
+      bound: t.member ?? ((tenant) => addressed().includes(tenant)),
+      followable: () => this.followable(),
       shardOf,
       liveSince: (tenant) => this.deps.watch.placementOf(tenant).since,
       shardReady: (shard) => this.deps.shardReady(shard),
       digest: tenantsDigest,
-      matches: selectors.matches,
-      present: async (obj, tenant, cursor) => annotated(t.def, (await servedForms(t.def, [obj]))[0], tenant, cursor),
+      matches: (obj, tenant) => selectors.matches(obj) && (!t.selects || t.selects(tenant, obj)),
+      present: async (obj, tenant, cursor) => shown(t, (await servedForms(t.def, [obj]))[0], tenant, cursor),
       bookmarkType: { kind: t.def.kind, apiVersion: groupVersion(t.def) },
       changes: this.deps.changes,
       bookmarks: q.allowWatchBookmarks === 'true',

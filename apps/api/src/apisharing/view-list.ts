@@ -8,6 +8,8 @@ export interface ViewListQuery extends Pick<ListQuery, 'resource' | 'namespace' 
   shardOf(tenant: string): string;
   /** The snapshot: each shard read at its revision here. */
   revisions: ReadonlyMap<string, number>;
+  /** What else selects `tenant`'s objects (a permission claim's selector); unset: every object. */
+  select?: (tenant: string, obj: KubeObject) => boolean;
   /** At most this many items; 0 reads everything. */
   limit: number;
   /** Where a page continues: the tenant (later tenants follow) and the last key of it already returned. */
@@ -47,7 +49,7 @@ export async function readView(lists: Storage, q: ViewListQuery): Promise<{ item
         namespace: q.namespace,
         labelRequirements: q.labelRequirements,
         fieldRequirements: q.fieldRequirements,
-        filter: q.filter,
+        filter: q.select ? (b) => (!q.filter || q.filter(b)) && q.select!(tenant, b as KubeObject) : q.filter,
         atRevision: q.revisions.get(shard),
         limit: Math.min(room, PAGE),
         after,

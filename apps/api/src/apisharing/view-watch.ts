@@ -28,16 +28,18 @@ export interface ViewWatchOptions {
   tenants: string[];
   /** The binding tenants addressed now, with their shards (read at each change and each tick). */
   addressed(): AddressedTenant[];
-  /** Whether `tenant` is addressed now. */
+  /** Whether a change of `tenant` belongs to the watch now. */
   bound(tenant: string): boolean;
+  /** The shards that answer now, with their caches (one not followed yet ends the watch: its resume follows it). */
+  followable(): ReadonlyMap<string, WatchCache>;
   /** The shard `tenant` lives on now. */
   shardOf(tenant: string): string;
   /** The revision from which `tenant`'s changes are in its shard's watch cache (0 unless it moved there). */
   liveSince(tenant: string): number;
   shardReady(shard: string): boolean;
   digest(tenants: readonly string[]): string;
-  /** The watch's label and field selectors. */
-  matches(obj: KubeObject): boolean;
+  /** The watch's label and field selectors, and what else selects `tenant`'s objects. */
+  matches(obj: KubeObject, tenant: string): boolean;
   /** The object as the provider sees it, with resourceVersion `rv`. */
   present(obj: KubeObject, tenant: string, rv: string): Promise<KubeObject>;
   /** kind and apiVersion of BOOKMARK events. */
@@ -139,8 +141,8 @@ export class ViewWatch {
     if (c.key.resource !== this.o.resource || c.unreadable !== undefined) return;
     if (this.o.namespace !== undefined && c.key.namespace !== this.o.namespace) return;
     if (!this.o.bound(c.key.tenant) || this.o.shardOf(c.key.tenant) !== shard) return;
-    const now = this.o.matches(c.object as KubeObject);
-    const before = c.prevObject ? this.o.matches(c.prevObject as KubeObject) : false;
+    const now = this.o.matches(c.object as KubeObject, c.key.tenant);
+    const before = c.prevObject ? this.o.matches(c.prevObject as KubeObject, c.key.tenant) : false;
     let type: string = c.type;
     if (c.type === 'MODIFIED' && now !== before) type = now ? 'ADDED' : 'DELETED';
     else if (!now && !(c.type === 'MODIFIED' && before)) return;
@@ -211,6 +213,8 @@ export class ViewWatch {
   private tick(): void {
     if (this.closed) return;
     for (const shard of this.positions.keys()) if (!this.o.shardReady(shard)) return this.end();
+    // A shard connected (or back) since the watch started: the resume follows it too.
+    for (const shard of this.o.followable().keys()) if (!this.positions.has(shard)) return this.end();
     const addressed = this.o.addressed();
     // A tenant on a shard this watch does not follow (it moved, or bound there): the resume lists again.
     if (addressed.some((a) => !this.positions.has(a.shard))) return this.end();

@@ -157,7 +157,7 @@ function namespacePhase(namespaces: NamespaceCache) {
           new TenantPlacementModule({ catalog, ready: (s) => pool.state(s)?.ready === true, tenantsOn: (s) => directory.tenantsOn(s) }),
           new ShardSecretReferenceModule(authorizer),
           new NamespaceLifecycleModule(namespacePhase(namespaces), (tenant, name) => namespaces.deleting(tenant, name)),
-          new ApiBindingAdmission(sharing, crds, authorizer),
+          new ApiBindingAdmission(sharing, crds, authorizer, registry),
           new WebhookEgressModule(egress),
           new OwnerReferencesPermissionModule(authorizer, registry),
           new CertificateApprovalModule(authorizer),

@@ -5,6 +5,8 @@ import { ApiSharingIndex } from '../apisharing/api-sharing-index.js';
 import { bindingStatusHook, exportStatusHook } from '../apisharing/api-sharing-status.js';
 import { BindingCleanupController } from '../apisharing/binding-cleanup.controller.js';
 import { ExportView } from '../apisharing/export-view.rest.js';
+import { ClaimedView } from '../apisharing/claimed-view.js';
+import { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ControllerManager } from '../controllers/controller-manager.js';
 import { CrdRegistry } from '../crd/crd-registry.service.js';
@@ -12,7 +14,6 @@ import { APIBINDING_STORAGE_RESOURCE, APIEXPORT_STORAGE_RESOURCE } from '../kind
 import { PostStartHooks } from '../lifecycle/post-start-hooks.js';
 import { LOGGER } from '../observability/logger.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
-import { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
 import { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import { ShardPool } from '../sharding/shard-pool.js';
 import { StoreHooks } from '../resource-store/store-hooks.js';
@@ -34,9 +35,9 @@ import { ResourceStoreModule } from './resource-store.module.js';
   providers: [
     {
       provide: ExportView,
-      useFactory: (index: ApiSharingIndex, crds: CrdRegistry, registry: ResourceRegistry, lists: Storage, store: ResourceStoreService, watch: WatchService, config: AppConfig, changes: ChangeLogRepository, pool: ShardPool) =>
-        new ExportView({ index, crds, registry, lists, store, watch, changes, shardReady: (name) => pool.state(name)?.ready ?? false, maxWatchSeconds: config.maxWatchSeconds }),
-      inject: [ApiSharingIndex, CrdRegistry, ResourceRegistry, STORAGE, ResourceStoreService, WatchService, APP_CONFIG, ChangeLogRepository, ShardPool],
+      useFactory: (index: ApiSharingIndex, crds: CrdRegistry, registry: ResourceRegistry, lists: Storage, store: ResourceStoreService, watch: WatchService, config: AppConfig, changes: ChangeLogRepository, pool: ShardPool, deleter: ResourceDeleteService) =>
+        new ExportView({ index, crds, registry, lists, store, watch, changes, shardReady: (name) => pool.state(name)?.ready ?? false, maxWatchSeconds: config.maxWatchSeconds, claims: new ClaimedView({ index, registry, lists, store, deleter }) }),
+      inject: [ApiSharingIndex, CrdRegistry, ResourceRegistry, STORAGE, ResourceStoreService, WatchService, APP_CONFIG, ChangeLogRepository, ShardPool, ResourceDeleteService],
     },
     {
       provide: BindingCleanupController,

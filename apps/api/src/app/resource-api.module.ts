@@ -4,6 +4,9 @@ import { AuthzModule } from './authz.module.js';
 import { ResourceStoreModule } from './resource-store.module.js';
 import { ApiSharingModule } from './api-sharing.module.js';
 import { ExportView } from '../apisharing/export-view.rest.js';
+import { PlatformView } from '../apisharing/platform-view.rest.js';
+import { ResourceRegistry } from '../registry/resource-registry.js';
+import { TenantRepository } from '@plinth/storage';
 import { SnapshotsModule } from './snapshots.module.js';
 import { ResourceController } from '../api/resource.controller.js';
 import { selfSubjectReviewRest, serviceAccountTokenRest, tokenReviewRest } from '../authn/authentication.rest.js';
@@ -30,7 +33,16 @@ import { TENANT_SNAPSHOTS, type TenantSnapshotService } from '../snapshots/tenan
   providers: [
     {
       provide: KindRestRegistry,
-      useFactory: (authn: AuthenticationService, reviews: AccessReviewDeps, store: ResourceStoreService, config: AppConfig, exportView: ExportView, snapshots: TenantSnapshotService) =>
+      useFactory: (
+        authn: AuthenticationService,
+        reviews: AccessReviewDeps,
+        store: ResourceStoreService,
+        config: AppConfig,
+        exportView: ExportView,
+        snapshots: TenantSnapshotService,
+        registry: ResourceRegistry,
+        tenants: TenantRepository,
+      ) =>
         new KindRestRegistry([
           tokenReviewRest(authn),
           selfSubjectReviewRest(),
@@ -38,9 +50,10 @@ import { TENANT_SNAPSHOTS, type TenantSnapshotService } from '../snapshots/tenan
           serviceAccountTokenRest(store, authn, config.serviceAccountMaxTokenSeconds),
           customResourceScaleRest(store),
           exportView.rest(),
+          new PlatformView({ view: exportView, registry, store, authorizer: reviews.authorizer, tenants: () => tenants.list() }).rest(),
           tenantSnapshotRest(snapshots),
         ]),
-      inject: [AuthenticationService, ACCESS_REVIEWS, ResourceStoreService, APP_CONFIG, ExportView, TENANT_SNAPSHOTS],
+      inject: [AuthenticationService, ACCESS_REVIEWS, ResourceStoreService, APP_CONFIG, ExportView, TENANT_SNAPSHOTS, ResourceRegistry, TenantRepository],
     },
     {
       provide: UNSAFE_DELETE,

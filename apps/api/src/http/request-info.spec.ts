@@ -21,3 +21,24 @@ describe('requestInfoOf', () => {
     assert.equal(requestInfoOf(req).verb, 'delete');
   });
 });
+
+describe('parseRequestInfo of the platform view', () => {
+  it('is tenants/content in the platform scope, named after the addressed tenant, with the inner request', () => {
+    const info = parseRequestInfo('GET', '/services/platform/clusters/t1/api/v1/namespaces/ns/secrets/s', false);
+    assert.deepEqual(
+      { tenant: info.tenant, group: info.group, resource: info.resource, subresource: info.subresource, name: info.name, verb: info.verb, resourceRequest: info.isResourceRequest },
+      { tenant: 'default', group: 'tenancy.plinth.dev', resource: 'tenants', subresource: 'content', name: 't1', verb: 'get', resourceRequest: true },
+    );
+    assert.deepEqual([info.platformView?.inner.tenant, info.platformView?.inner.namespace, info.platformView?.inner.resource, info.platformView?.inner.name], ['t1', 'ns', 'secrets', 's']);
+  });
+
+  it('names no tenant for every tenant (*), and is no resource request without /clusters/<tenant>', () => {
+    const all = parseRequestInfo('GET', '/services/platform/clusters/*/api/v1/namespaces', true);
+    assert.equal(all.name, '');
+    assert.equal(all.verb, 'watch');
+    assert.equal(all.platformView?.inner.tenant, '*');
+    const bare = parseRequestInfo('GET', '/services/platform/api/v1/namespaces', false);
+    assert.equal(bare.isResourceRequest, false);
+    assert.equal(bare.platformView, undefined);
+  });
+});

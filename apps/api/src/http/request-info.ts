@@ -23,7 +23,16 @@ export interface RequestInfo {
    * authorization, fair queuing and audit see), and `inner` is the request below the prefix.
    */
   exportView?: { export: string; inner: RequestInfo };
+  /**
+   * Set for a request to the platform's view (`/services/platform/clusters/<tenant or *>/…`, docs/api-sharing.md):
+   * the request is then `tenants/content` in the platform scope (tenant `default`), named after the addressed
+   * tenant (none for `*`), and `inner` is the request below the prefix.
+   */
+  platformView?: { inner: RequestInfo };
 }
+
+/** The prefix of the platform's view across tenants (docs/api-sharing.md). */
+const PLATFORM_VIEW_PREFIX = ['services', 'platform'];
 
 /** The prefix of an APIExport's view (docs/api-sharing.md). */
 const EXPORT_VIEW_PREFIX = ['services', 'apiexport'];
@@ -49,6 +58,7 @@ export function parseRequestInfo(method: string, rawPath: string, watchParam: bo
     parts = [];
   }
   if (parts[0] === EXPORT_VIEW_PREFIX[0] && parts[1] === EXPORT_VIEW_PREFIX[1] && parts.length >= 4) return exportViewInfo(method, parts, watchParam);
+  if (parts[0] === PLATFORM_VIEW_PREFIX[0] && parts[1] === PLATFORM_VIEW_PREFIX[1]) return platformViewInfo(method, parts, watchParam);
   let tenant = 'default';
   if (parts[0] === 'clusters' && parts.length >= 2) {
     tenant = parts[1];
@@ -110,6 +120,27 @@ function exportViewInfo(method: string, parts: string[], watchParam: boolean): R
     verb: inner?.verb ?? '',
     path: '/' + parts.map(encodeURIComponent).join('/'),
     exportView: inner ? { export: name, inner } : undefined,
+  };
+}
+
+/** The request info of a platform view path (`parts` split, the prefix included): `tenants/content` in the platform scope, with the inner request. */
+function platformViewInfo(method: string, parts: string[], watchParam: boolean): RequestInfo {
+  const rest = parts.slice(2);
+  const innerPath = '/' + rest.map(encodeURIComponent).join('/');
+  const inner = rest[0] === 'clusters' && rest.length >= 2 ? parseRequestInfo(method, innerPath, watchParam) : undefined;
+  return {
+    tenant: 'default',
+    isResourceRequest: inner?.isResourceRequest === true,
+    prefix: 'apis',
+    group: 'tenancy.plinth.dev',
+    version: 'v1beta1',
+    namespace: '',
+    resource: 'tenants',
+    name: inner && inner.tenant !== '*' ? inner.tenant : '',
+    subresource: 'content',
+    verb: inner?.verb ?? '',
+    path: '/' + parts.map(encodeURIComponent).join('/'),
+    platformView: inner ? { inner } : undefined,
   };
 }
 

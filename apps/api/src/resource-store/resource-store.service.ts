@@ -31,7 +31,13 @@ export interface StoreOptions {
   strategyEnvironment: StrategyEnvironment;
 }
 
-const MAX_UPDATE_ATTEMPTS = 16;
+/**
+ * How long an update retries after conflicting writes (upstream's
+ * GuaranteedUpdate retries until the request ends): with many writers of
+ * one object a writer may lose a round to each of them, so the bound is a
+ * time, not a count.
+ */
+const UPDATE_RETRY_MS = 20_000;
 const GENERATE_NAME_ATTEMPTS = 8;
 const NAME_SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
@@ -193,7 +199,8 @@ export class ResourceStoreService {
   ): Promise<{ object: KubeObject; changed: boolean }> {
     const { def } = ctx;
     const key = ResourceStoreService.key(ctx.tenant, def, ctx.namespace, name);
-    for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+    const giveUpAt = Date.now() + UPDATE_RETRY_MS;
+    while (Date.now() < giveUpAt) {
       const current = await this.objects.get(key, { internal: true });
       if (!current) throw ApiError.notFound({ group: def.group, kind: def.resource, name });
       const old = await fromStorageForm(def, current.body as KubeObject);
@@ -233,7 +240,8 @@ export class ResourceStoreService {
         const hook = this.hooks.updatedHook(def.storageResource);
         return { object: await servedForm(def, hook ? await hook(ctx, body) : body), changed: true };
       } catch (err) {
-        if (isStorageError(err, 'Conflict') && !pinned) continue;
+        // Read again and transform again: a resourceVersion the client pinned then no longer matches (409 above).
+        if (isStorageError(err, 'Conflict')) continue;
         mapStorageError(err, def, name);
       }
     }
@@ -248,7 +256,8 @@ export class ResourceStoreService {
   async systemUpdate(ctx: WriteContext, name: string, mutate: (obj: KubeObject) => void): Promise<KubeObject> {
     const { def } = ctx;
     const key = ResourceStoreService.key(ctx.tenant, def, ctx.namespace, name);
-    for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+    const giveUpAt = Date.now() + UPDATE_RETRY_MS;
+    while (Date.now() < giveUpAt) {
       const current = await this.objects.get(key, { internal: true });
       if (!current) throw ApiError.notFound({ group: def.group, kind: def.resource, name });
       const next = cloneJson(current.body) as KubeObject;

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { checkSessionPooling, createDatabase, type Database, DEFAULT_SHARD, dropConnections, durableRevision, type FenceState, hostListConnector, migrateToLatest, probeDatabase, redisKeyPrefix, RevisionFence, type RevisionLeaseStore, rowSecurityOf, ServerProbe, setPoolSize, type ShardHandle, type ShardRouter, StorageError, survivesPrimaryLoss } from '@plinth/storage';
+import { checkSessionPooling, createDatabase, type Database, DEFAULT_SHARD, dropConnections, durableRevision, type FenceState, hostListConnector, migrateToLatest, probeDatabase, redisKeyPrefix, RevisionFence, type RevisionLeaseStore, rowSecurityOf, ServerProbe, setPoolSize, type ShardHandle, type ShardRouter, StorageError } from '@plinth/storage';
+import { durabilityOf, type ShardDurability } from './shard-durability.js';
 import { redactCredentials } from '../config/redact-credentials.js';
 import { urlHost } from './connection-url.js';
 import type { TenantDirectory } from './tenant-directory.js';
@@ -25,7 +26,7 @@ export interface ShardState {
   /** Why it is not ready (names the host, never the password). */
   error?: string;
   /** Whether a write acknowledged now survives the loss of the primary, and why (from the last probe). */
-  durability?: { survivesPrimaryLoss: boolean; message: string };
+  durability?: ShardDurability;
 }
 
 interface Entry extends ShardState {
@@ -345,13 +346,7 @@ export class ShardPool implements ShardRouter {
       }),
     ]).finally(() => clearTimeout(timer));
     e.fenceState = state;
-    const safe = survivesPrimaryLoss(state);
-    e.durability = {
-      survivesPrimaryLoss: safe,
-      message: safe
-        ? `acknowledged writes survive the loss of the primary (synchronous_standby_names '${state.synchronousStandbyNames ?? ''}', ${state.synchronousStandbys === 0 ? 'no standby streaming: writes wait for one' : `${state.synchronousStandbys} synchronous standby${state.synchronousStandbys > 1 ? 's' : ''}`}, synchronous_commit=${state.synchronousCommit})`
-        : `acknowledged writes may be lost with the primary (${state.synchronousStandbyNames?.trim() === '' ? 'synchronous_standby_names is empty: the primary acknowledges alone' : `synchronous_commit=${state.synchronousCommit}`}); revisions are never reused`,
-    };
+    e.durability = durabilityOf(state);
     const epoch = `${state.systemIdentifier}/${state.timeline}`;
     const before = e.epoch;
     e.epoch = epoch;

@@ -3,6 +3,7 @@ import { STANDARD_VERBS, type ResourceDefinition, type ResourceStrategy } from '
 import { ageCell } from '../../table/human-duration.js';
 import { ageColumn, nameColumn } from '../../table/standard-columns.js';
 import { exportedResources, exportReference } from './apis-types.js';
+import { validateClaims } from './permission-claims.js';
 import { APIBINDING_STORAGE_RESOURCE, APIEXPORT_STORAGE_RESOURCE, APIS_GROUP, APIS_VERSION, apiBindingSchema, apiExportSchema } from './apis.schema.js';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -16,7 +17,7 @@ function validateExport(o: KubeObject): FieldError[] {
     if (seen.has(key)) errs.push(fieldErrors.duplicate(`spec.resources[${i}]`, key));
     seen.add(key);
   });
-  return errs;
+  return [...errs, ...validateClaims(o, 'spec.permissionClaims', false)];
 }
 
 function validateBinding(o: KubeObject): FieldError[] {
@@ -25,7 +26,7 @@ function validateBinding(o: KubeObject): FieldError[] {
   if (ref.path === '') errs.push(fieldErrors.required('spec.reference.export.path', 'the tenant of the APIExport'));
   else if (!DNS_LABEL.test(ref.path)) errs.push(fieldErrors.invalid('spec.reference.export.path', ref.path, 'must be the name of a tenant'));
   if (ref.name === '') errs.push(fieldErrors.required('spec.reference.export.name', ''));
-  return errs;
+  return [...errs, ...validateClaims(o, 'spec.permissionClaims', true)];
 }
 
 /** A strategy whose status is the server's: cleared on create, carried over on update. */
@@ -77,7 +78,8 @@ export const apiExportResource: ResourceDefinition = {
   verbs: STANDARD_VERBS,
   subresources: [
     { name: 'status', kind: 'APIExport', group: APIS_GROUP, version: APIS_VERSION, verbs: ['get', 'patch', 'update'] },
-    { name: 'content', kind: 'APIExport', group: APIS_GROUP, version: APIS_VERSION, verbs: ['get', 'list', 'watch', 'patch', 'update'] },
+    // Writes beyond a bound object's status (create, delete...) need a claim the binding accepted (docs/api-sharing.md).
+    { name: 'content', kind: 'APIExport', group: APIS_GROUP, version: APIS_VERSION, verbs: ['create', 'delete', 'get', 'list', 'watch', 'patch', 'update'] },
   ],
   subresourceStrategies: { status: statusStrategy },
   schema: apiExportSchema,

@@ -27,7 +27,23 @@ const permissionClaim: StructuralSchema = {
   properties: {
     group: { type: 'string', description: 'group of the claimed resource.' },
     resource: { type: 'string', description: 'resource claimed in every binding tenant.' },
-    verbs: { type: 'array', items: { type: 'string' }, description: 'verbs the provider asks for on the claimed resource.' },
+    verbs: { type: 'array', items: { type: 'string' }, description: 'verbs the provider asks for on the claimed resource (default get, list, watch; "*" for every verb).' },
+    all: { type: 'boolean', description: 'all claims every object of the resource; either all or resourceSelector is set.' },
+    resourceSelector: {
+      type: 'array',
+      description: 'resourceSelector claims the objects of these names and/or namespaces only.',
+      items: { type: 'object', properties: { name: { type: 'string' }, namespace: { type: 'string' } } },
+    },
+  },
+};
+
+/** A claim of the export and the consumer's answer to it (kcp's AcceptablePermissionClaim). */
+const acceptablePermissionClaim: StructuralSchema = {
+  ...permissionClaim,
+  required: ['resource', 'state'],
+  properties: {
+    ...permissionClaim.properties,
+    state: { type: 'string', description: 'state is Accepted (the provider may use the claim in this tenant) or Rejected.' },
   },
 };
 
@@ -59,7 +75,7 @@ export const apiExportSchema: StructuralSchema = {
         },
         permissionClaims: {
           type: 'array',
-          description: 'permissionClaims are the permissions the provider asks of binding tenants (recorded; not granted yet, see docs/api-sharing.md).',
+          description: 'permissionClaims are the permissions the provider asks of binding tenants: each binding accepts or rejects each claim (docs/api-sharing.md).',
           items: permissionClaim,
         },
       },
@@ -103,6 +119,11 @@ export const apiBindingSchema: StructuralSchema = {
             },
           },
         },
+        permissionClaims: {
+          type: 'array',
+          description: 'permissionClaims answers the claims of the export: each one, as the export makes it, with state Accepted or Rejected.',
+          items: acceptablePermissionClaim,
+        },
       },
     },
     status: {
@@ -122,6 +143,8 @@ export const apiBindingSchema: StructuralSchema = {
             },
           },
         },
+        exportPermissionClaims: { type: 'array', description: 'the claims the export makes.', items: permissionClaim },
+        appliedPermissionClaims: { type: 'array', description: 'the claims this binding accepted, which the provider\'s view grants.', items: permissionClaim },
         conditions: { type: 'array', items: condition },
       },
     },

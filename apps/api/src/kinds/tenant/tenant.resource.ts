@@ -54,6 +54,8 @@ function tenantResourceAt(version: string): ResourceDefinition {
       { name: 'snapshot', kind: 'Tenant', group: TENANCY_GROUP, version, verbs: ['get', 'create'] },
       // Named namespaces and objects back from the change history (POST): snapshots/snapshot.rest.ts.
       { name: 'restore', kind: 'Tenant', group: TENANCY_GROUP, version, verbs: ['create'] },
+      // The platform's view of the tenant's objects (/services/platform/clusters/<tenant or *>/…, docs/api-sharing.md): apisharing/platform-view.rest.ts.
+      { name: 'content', kind: 'Tenant', group: TENANCY_GROUP, version, verbs: ['get', 'list', 'watch'] },
     ],
     schema: tenantSchema,
     strategy: tenantStrategy,
