@@ -171,10 +171,11 @@ describe('APIExport and APIBinding across tenants', () => {
     });
     const events = String(all.body).trim().split('\n').map((l) => JSON.parse(l) as { type: string; object: Widget });
     assert.deepEqual(events.map((e) => `${e.type} ${e.object.metadata?.annotations?.['tenancy.plinth.dev/tenant']}/${e.object.metadata?.name}`), ['ADDED c3/late-c3', 'ADDED c1/late-c1', 'ADDED c2/late-c2']);
-    const rvs = events.map((e) => Number(e.object.metadata?.resourceVersion));
-    assert.ok(rvs[0] < rvs[1] && rvs[1] < rvs[2]);
+    // resourceVersions are the view's cursors (docs/api-sharing.md): opaque, one per event.
+    const rvs = events.map((e) => String(e.object.metadata?.resourceVersion));
+    assert.equal(new Set(rvs).size, 3);
     // From the first event's resourceVersion: exactly the two after it.
-    const resumed = await asController.get(`${VIEW}/clusters/*/apis/example.com/v1/widgets?watch=true&resourceVersion=${rvs[0]}&timeoutSeconds=1`).buffer(true).parse((res, cb) => {
+    const resumed = await asController.get(`${VIEW}/clusters/*/apis/example.com/v1/widgets?watch=true&resourceVersion=${encodeURIComponent(rvs[0])}&timeoutSeconds=1`).buffer(true).parse((res, cb) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
       res.on('end', () => cb(null, text));

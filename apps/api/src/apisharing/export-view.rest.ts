@@ -1,9 +1,9 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type KubeObject } from '@plinth/apimachinery';
-import { type ChangeEvent, type Storage, withResourceVersion, type WatchCache } from '@plinth/storage';
+import type { ChangeLogRepository, Storage, WatchCache } from '@plinth/storage';
 import type { CrdRegistry } from '../crd/crd-registry.service.js';
 import { handleGet } from '../handlers/get.handler.js';
 import type { KindRest, RestHandler } from '../handlers/kind-rest.js';
+import { compileSelectors } from '../handlers/list-selectors.js';
 import { handlePatch } from '../handlers/patch.handler.js';
 import { handleUpdate } from '../handlers/update.handler.js';
 import type { HandlerContext } from '../http/handler-context.js';
@@ -12,8 +12,12 @@ import { APIS_GROUP, TENANT_ANNOTATION } from '../kinds/apis/apis.schema.js';
 import { groupVersion, presentObject, type ResourceDefinition, servedForms } from '../registry/resource-definition.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import type { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import { mapStorageError } from '../resource-store/storage-errors.mapper.js';
 import type { WatchService } from '../watch/watch.service.js';
 import type { ApiSharingIndex } from './api-sharing-index.js';
+import { decodeViewContinue, encodeCursor, encodeViewContinue, parseCursor, requireCursor, tenantsDigest, type ViewCursor } from './view-cursor.js';
+import { readView, type ViewListItem, type ViewListQuery } from './view-list.js';
+import { ViewWatch, type ViewWatchShard } from './view-watch.js';
 
 /** What the provider's view reads. */
 export interface ExportViewDeps {
@@ -23,6 +27,10 @@ export interface ExportViewDeps {
   lists: Storage;
   store: ResourceStoreService;
   watch: WatchService;
+  /** Reads each binding tenant's part of its shard's change log (watches older than the watch cache's window). */
+  changes: ChangeLogRepository;
+  /** Whether shard `name` answers now (a view with a tenant on a shard that does not is answered 503 at once). */
+  shardReady(name: string): boolean;
   /** Seconds a watch stays open at most (the server's maximum). */
   maxWatchSeconds: number;
   /** What the view serves beyond the exported resources: the export's permission claims (apisharing/claimed-view.ts). */
@@ -58,18 +66,42 @@ export interface ExportViewClaims {
 
 const notFound = () => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
 
-/** `obj` as the provider sees it: the served version, annotated with its tenant. Does not mutate. */
-function annotated(def: ResourceDefinition, obj: KubeObject, tenant: string): KubeObject {
+/** `obj` as the provider sees it: the served version, annotated with its tenant, with resourceVersion `rv` (a cursor of the view) when given. Does not mutate. */
+function annotated(def: ResourceDefinition, obj: KubeObject, tenant: string, rv?: string): KubeObject {
   const out = presentObject(def, obj);
   const meta = { ...(out.metadata ?? {}) };
   meta.annotations = { ...(meta.annotations ?? {}), [TENANT_ANNOTATION]: tenant };
+  if (rv !== undefined) meta.resourceVersion = rv;
   return { ...out, metadata: meta };
 }
 
-/** `obj` as the target's view sends it: {@link annotated}, then the target's own presentation. Does not mutate. */
-export function shown(t: ViewTarget, obj: KubeObject, tenant: string): KubeObject {
-  const out = annotated(t.def, obj, tenant);
+/** `obj` as the target's view sends it: {@link annotated} (with resourceVersion `rv` when given), then the target's own presentation. Does not mutate. */
+export function shown(t: ViewTarget, obj: KubeObject, tenant: string, rv?: string): KubeObject {
+  const out = annotated(t.def, obj, tenant, rv);
   return t.present ? t.present(out) : out;
+}
+
+/**
+ * A write's body with a view's cursor as `metadata.resourceVersion`
+ * replaced by the object's own revision on its shard (what the tenant's
+ * store compares), so an informer's object can be written back as it is.
+ * Other bodies (a plain revision, none, not a JSON object) are returned as
+ * they are; a resourceVersion that is neither a revision nor an object's
+ * cursor is 400. Does not mutate `body`.
+ */
+function objectRevisionBody(body: Buffer | undefined): Buffer | undefined {
+  if (!body || body.length === 0 || body[0] !== 0x7b) return body;
+  let parsed: { metadata?: { resourceVersion?: unknown } };
+  try {
+    parsed = JSON.parse(body.toString('utf8')) as typeof parsed;
+  } catch {
+    return body;
+  }
+  const rv = parsed?.metadata?.resourceVersion;
+  if (typeof rv !== 'string' || rv === '' || /^[0-9]+$/.test(rv)) return body;
+  const cursor = parseCursor(rv);
+  if (!cursor?.object) throw ApiError.badRequest(`invalid resourceVersion "${rv.slice(0, 64)}": not the resourceVersion of an object of this view`);
+  return Buffer.from(JSON.stringify({ ...parsed, metadata: { ...parsed.metadata, resourceVersion: String(cursor.object.revision) } }));
 }
 
 /**
@@ -84,12 +116,12 @@ export function shown(t: ViewTarget, obj: KubeObject, tenant: string): KubeObjec
  * one tenant's object only, through that tenant's admission. Tenants that
  * did not bind the export are never read.
  *
- * ResourceVersions are the revisions of the shard the binding tenants live
- * on: one list is read at one revision of it, and a watch follows that
- * shard's change stream in revision order (every tenant's changes
- * interleaved as committed), so an informer resumes from any event's or
- * list's resourceVersion. Binding tenants on several shards are refused
- * (503): see docs/api-sharing.md.
+ * The binding tenants may live on several shards, whose revisions are
+ * their own: the view's resourceVersions are cursors (view-cursor.ts), a
+ * vector of one revision per shard. A list reads each shard at one
+ * revision; a watch merges the shards' change streams, each event carrying
+ * the vector after it, so an informer resumes from any event's or list's
+ * resourceVersion (docs/api-sharing.md).
  */
 export class ExportView {
   private readonly open = new Set<() => void>();
@@ -146,36 +178,119 @@ export class ExportView {
     return { provider, exportName: view.export, inner, def, tenants };
   }
 
-  /** The one shard every addressed tenant lives on (the provider's when there are none); 503 when they span several. */
-  private shardCache(t: ViewTarget): { cache: WatchCache; anyTenant: string } {
-    const anyTenant = t.tenants[0] ?? t.provider;
-    const shards = new Set(t.tenants.map((x) => this.deps.watch.placementOf(x).shard));
-    if (shards.size > 1) throw ApiError.serviceUnavailable(`the binding tenants of this export live on ${shards.size} shards; the view across shards is not served yet`);
-    const cache = this.deps.watch.cacheOf(anyTenant);
-    if (!cache) throw ApiError.unavailable(`the shard of tenant "${anyTenant}" is not connected; retry the request`);
-    return { cache, anyTenant };
-  }
-
-  /** The addressed objects of every tenant at `revision`, as the provider sees them. */
-  private async snapshot(t: ViewTarget, revision: number): Promise<KubeObject[]> {
-    const items: KubeObject[] = [];
+  /** The addressed tenants grouped by the shard they live on; 503 (Retry-After) at once when one of those shards is not answering. */
+  private shardsOf(t: ViewTarget): Map<string, string[]> {
+    const out = new Map<string, string[]>();
     for (const tenant of t.tenants) {
-      let after;
-      do {
-        const page = await this.deps.lists.list({ tenant, resource: t.def.storageResource, namespace: t.inner.namespace || undefined, atRevision: revision, limit: 500, after });
-        const bodies = page.items.map((i) => withResourceVersion(i.body, i.revision) as KubeObject);
-        for (const o of await servedForms(t.def, bodies, true)) if (!t.selects || t.selects(tenant, o)) items.push(shown(t, o, tenant));
-        after = page.next;
-      } while (after);
+      const shard = this.deps.watch.placementOf(tenant).shard;
+      const group = out.get(shard);
+      if (group) group.push(tenant);
+      else out.set(shard, [tenant]);
     }
-    return items;
+    for (const [shard, tenants] of out) {
+      if (!this.deps.shardReady(shard) || !this.deps.watch.cacheOf(tenants[0])) {
+        throw ApiError.unavailable(`shard "${shard}", where binding tenants of this export live, is not answering; retry the request`);
+      }
+    }
+    return out;
   }
 
+  /** The shards this replica follows that answer now, each with its watch cache. */
+  private followable(): Map<string, WatchCache> {
+    const out = new Map<string, WatchCache>();
+    for (const [name, p] of this.deps.watch.shardPipelines()) if (this.deps.shardReady(name)) out.set(name, p.cache);
+    return out;
+  }
+
+  /**
+   * The shards a watch follows: every one that answers (a tenant that joins
+   * the view later, wherever it lives, is seen), each from its revision in
+   * `revisions` (the shards of the addressed tenants), the others from
+   * their caches' newest revision (no addressed tenant lived there before).
+   */
+  private followed(revisions: Map<string, number>): ViewWatchShard[] {
+    return [...this.followable()].map(([name, cache]) => ({ name, cache, from: revisions.get(name) ?? cache.revision }));
+  }
+
+  /** The newest revision of each shard of `shards`: together, a snapshot of every addressed tenant. */
+  private async newest(t: ViewTarget, shards: Map<string, string[]>): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    const read = async ([shard, tenants]: [string, string[]]) => out.set(shard, await this.deps.lists.currentRevision(tenants[0]));
+    await Promise.all([...shards].map(read)).catch((err) => mapStorageError(err, t.def, ''));
+    return out;
+  }
+
+  /**
+   * The revision of each shard of `shards` in `cursor`: 410 Expired when the
+   * binding tenants changed since (a binding deleted or added), when a shard
+   * has no revision there, or when one is beyond its shard's newest (a
+   * cursor not made by this view).
+   */
+  private async positionsOf(t: ViewTarget, shards: Map<string, string[]>, cursor: ViewCursor, rv: string): Promise<Map<string, number>> {
+    if (cursor.tenants !== tenantsDigest(t.tenants)) throw ApiError.gone(`too old resource version: the binding tenants of this export changed since resourceVersion ${rv}; list again`);
+    const newest = await this.newest(t, shards);
+    const out = new Map<string, number>();
+    for (const [shard, top] of newest) {
+      const r = cursor.shards.get(shard);
+      if (r === undefined || r > top) throw ApiError.gone(`too old resource version: resourceVersion ${rv} holds no position of shard "${shard}" of this export's view; list again`);
+      out.set(shard, r);
+    }
+    return out;
+  }
+
+  /** The view's objects of `q` in the provider's served form, each with the cursor of the snapshot and its own revision as resourceVersion. */
+  private async presented(t: ViewTarget, items: ViewListItem[], revisions: Map<string, number>): Promise<KubeObject[]> {
+    const tenants = tenantsDigest(t.tenants);
+    const served = await servedForms(t.def, items.map((i) => i.obj), true);
+    return served.map((o, n) => shown(t, o, items[n].tenant, encodeCursor({ shards: revisions, tenants, object: { shard: items[n].shard, revision: items[n].revision } })));
+  }
+
+  /**
+   * LIST across shards: every shard read at its own newest revision (or at
+   * the cursor's, for `continue`, `resourceVersionMatch=Exact`, or a
+   * resourceVersion with `limit`), tenants in name order; the list's
+   * resourceVersion is the cursor of that vector. Selectors as for a normal list.
+   */
   private async list(ctx: HandlerContext, t: ViewTarget): Promise<void> {
-    const { anyTenant } = this.shardCache(t);
-    const revision = await this.deps.lists.currentRevision(anyTenant);
-    const items = await this.snapshot(t, revision);
-    const body = { kind: t.listType?.kind ?? t.def.listKind, apiVersion: t.listType?.apiVersion ?? groupVersion(t.def), metadata: { resourceVersion: String(revision) }, items };
+    const q = ctx.query;
+    const selectors = compileSelectors(t.def, q.labelSelector ?? '', q.fieldSelector ?? '');
+    const limit = q.limit === undefined || q.limit === '' ? 0 : Number(q.limit);
+    if (!Number.isSafeInteger(limit) || limit < 0) throw ApiError.badRequest(`invalid limit: ${q.limit}`);
+    const rv = q.resourceVersion ?? '';
+    const shards = this.shardsOf(t);
+    let revisions: Map<string, number>;
+    let from: ViewListQuery['from'];
+    if (q.continue) {
+      if (rv !== '' && rv !== '0') throw ApiError.badRequest('specifying resource version is not allowed when using continue');
+      const token = decodeViewContinue(q.continue);
+      revisions = await this.positionsOf(t, shards, token.cursor, token.rv);
+      from = { tenant: token.tenant, after: token.after };
+    } else if (rv !== '' && rv !== '0' && (q.resourceVersionMatch === 'Exact' || (limit > 0 && !q.resourceVersionMatch))) {
+      revisions = await this.positionsOf(t, shards, requireCursor(rv), rv);
+    } else {
+      // NotOlderThan: the newest state is not older than any valid cursor.
+      if (rv !== '' && rv !== '0') requireCursor(rv);
+      revisions = await this.newest(t, shards);
+    }
+    const listRv = encodeCursor({ shards: revisions, tenants: tenantsDigest(t.tenants) });
+    const shardOf = (tenant: string) => this.deps.watch.placementOf(tenant).shard;
+    const filter = selectors.filter;
+    const page = await readView(this.deps.lists, {
+      tenants: t.tenants,
+      shardOf,
+      revisions,
+      resource: t.def.storageResource,
+      namespace: t.inner.namespace || undefined,
+      labelRequirements: selectors.labelRequirements,
+      fieldRequirements: selectors.keyFieldRequirements,
+      filter: filter ? (b) => filter(b as KubeObject) : undefined,
+      select: t.selects,
+      limit,
+      from,
+    }).catch((err) => mapStorageError(err, t.def, ''));
+    const metadata: Record<string, string> = { resourceVersion: listRv };
+    if (page.next) metadata.continue = encodeViewContinue(listRv, page.next.tenant, page.next.after);
+    const body = { kind: t.listType?.kind ?? t.def.listKind, apiVersion: t.listType?.apiVersion ?? groupVersion(t.def), metadata, items: await this.presented(t, page.items, revisions) };
     ctx.reply.header('content-type', 'application/json').code(200).send(JSON.stringify(body));
   }
 
@@ -190,7 +305,7 @@ export class ExportView {
     await this.deps.registry.prepare(inner.tenant);
     const def = this.deps.registry.lookup(inner.tenant, inner.group, inner.version, inner.resource);
     if (!def || !inner.name || (def.namespaced && !inner.namespace)) throw notFound();
-    const innerCtx: HandlerContext = { ...ctx, info: inner, def };
+    const innerCtx: HandlerContext = { ...ctx, info: inner, def, body: objectRevisionBody(ctx.body) };
     if (ctx.info.verb === 'get') return handleGet(innerCtx, this.deps.store, this.deps.lists);
     const strategy = def.subresourceStrategies?.status;
     if (!strategy) throw notFound();
@@ -198,29 +313,41 @@ export class ExportView {
     return handlePatch(innerCtx, this.deps.store, false, strategy);
   }
 
+  /**
+   * WATCH across shards: from a cursor (each shard after its own revision)
+   * or, without a resourceVersion, from a snapshot sent as ADDED events.
+   * Errors found before the stream starts are answers (400, 410, 503);
+   * later ones end the stream with an ERROR event.
+   */
   private async watchView(ctx: HandlerContext, t: ViewTarget): Promise<void> {
-    const { cache, anyTenant } = this.shardCache(t);
-    const rv = ctx.query.resourceVersion ?? '';
-    let from: number;
-    let initial: KubeObject[] = [];
+    const q = ctx.query;
+    const selectors = compileSelectors(t.def, q.labelSelector ?? '', q.fieldSelector ?? '');
+    const shards = this.shardsOf(t);
+    const rv = q.resourceVersion ?? '';
+    let revisions: Map<string, number>;
+    let initial: ViewListItem[] = [];
     if (rv === '' || rv === '0') {
-      from = await this.deps.lists.currentRevision(anyTenant);
-      initial = await this.snapshot(t, from);
+      revisions = await this.newest(t, shards);
+      const filter = selectors.filter;
+      const snapshot = await readView(this.deps.lists, {
+        tenants: t.tenants,
+        shardOf: (tenant) => this.deps.watch.placementOf(tenant).shard,
+        revisions,
+        resource: t.def.storageResource,
+        namespace: t.inner.namespace || undefined,
+        labelRequirements: selectors.labelRequirements,
+        fieldRequirements: selectors.keyFieldRequirements,
+        filter: filter ? (b) => filter(b as KubeObject) : undefined,
+        select: t.selects,
+        limit: 0,
+      }).catch((err) => mapStorageError(err, t.def, ''));
+      initial = snapshot.items;
     } else {
-      if (!/^\d+$/.test(rv)) throw ApiError.badRequest(`invalid resourceVersion: ${rv}`);
-      from = Number(rv);
+      revisions = await this.positionsOf(t, shards, requireCursor(rv), rv);
     }
-    if (from > cache.revision) await Promise.race([cache.whenApplied(from), new Promise((r) => setTimeout(r, 5000))]);
-    const since = cache.since(from);
-    if (!since) throw new ApiError(410, 'Expired', `too old resource version: ${from} (${cache.oldestResumable})`);
-    const stream = this.stream(ctx.req, ctx.reply, t, from, Number(ctx.query.timeoutSeconds) || undefined, ctx.query.allowWatchBookmarks === 'true');
-    for (const o of initial) stream.send('ADDED', o);
-    for (const c of since) stream.change(c);
-    // In the tick that read the window: nothing can slip between the two.
-    stream.follow(cache);
-  }
-
-  private stream(req: FastifyRequest, reply: FastifyReply, t: ViewTarget, from: number, timeoutSeconds: number | undefined, bookmarks: boolean) {
+    const timeout = Number(q.timeoutSeconds);
+    const seconds = Math.min(Number.isFinite(timeout) && timeout > 0 ? timeout : this.deps.maxWatchSeconds, this.deps.maxWatchSeconds);
+    const { reply, req } = ctx;
     reply.hijack();
     const res = reply.raw;
     const headers: Record<string, string> = { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' };
@@ -228,57 +355,35 @@ export class ExportView {
     res.writeHead(200, headers);
     res.flushHeaders();
     req.releaseSeat?.();
-    let last = from;
-    let chain = Promise.resolve();
-    let closed = false;
-    let unobserve: (() => void) | undefined;
-    let cacheRef: WatchCache | undefined;
-    const write = (line: string) => {
-      if (!closed) res.write(line + '\n');
-    };
-    const close = () => {
-      if (closed) return;
-      closed = true;
-      unobserve?.();
-      clearTimeout(deadline);
-      clearInterval(ticker);
-      this.open.delete(close);
-      res.end();
-    };
-    const seconds = Math.min(timeoutSeconds ?? this.deps.maxWatchSeconds, this.deps.maxWatchSeconds);
-    const deadline = setTimeout(close, seconds * 1000);
-    const ticker = setInterval(() => {
-      // Every change up to the cache's revision has been handed to the stream: a bookmark there loses nothing.
-      if (bookmarks && cacheRef) chain = chain.then(() => write(JSON.stringify({ type: 'BOOKMARK', object: { kind: t.def.kind, apiVersion: groupVersion(t.def), metadata: { resourceVersion: String(Math.max(last, cacheRef!.revision)) } } })));
-    }, 10_000);
+    // Addressed at the time of the change: a tenant that binds (or, for a target resolved elsewhere, becomes a member)
+    // later joins the watch; one whose binding is deleted (or whose claim no longer applies) leaves it, and the watch ends.
+    const member = t.member ?? ((x: string) => t.inner.tenant === '*' || x === t.inner.tenant);
+    const current = () => (t.exportName ? this.deps.index.consumersOf(t.provider, t.exportName) : t.tenants);
+    const addressed = () => current().filter(member);
+    const shardOf = (tenant: string) => this.deps.watch.placementOf(tenant).shard;
+    const close = () => watch.end();
+    const watch: ViewWatch = new ViewWatch(res, {
+      resource: t.def.storageResource,
+      namespace: t.inner.namespace || undefined,
+      shards: this.followed(revisions),
+      tenants: t.tenants,
+      addressed: () => addressed().map((tenant) => ({ tenant, shard: shardOf(tenant) })),
+      bound: t.member ?? ((tenant) => addressed().includes(tenant)),
+      followable: () => this.followable(),
+      shardOf,
+      liveSince: (tenant) => this.deps.watch.placementOf(tenant).since,
+      shardReady: (shard) => this.deps.shardReady(shard),
+      digest: tenantsDigest,
+      matches: (obj, tenant) => selectors.matches(obj) && (!t.selects || t.selects(tenant, obj)),
+      present: async (obj, tenant, cursor) => shown(t, (await servedForms(t.def, [obj]))[0], tenant, cursor),
+      bookmarkType: { kind: t.def.kind, apiVersion: groupVersion(t.def) },
+      changes: this.deps.changes,
+      bookmarks: q.allowWatchBookmarks === 'true',
+      seconds,
+      onClose: () => this.open.delete(close),
+    });
     this.open.add(close);
-    res.on('close', close);
-    // Bound at the time of the change: a tenant that binds later joins the watch, one that unbinds leaves it.
-    const bound = (tenant: string) => (t.member ? t.member(tenant) : t.inner.tenant === '*' ? this.deps.index.consumersOf(t.provider, t.exportName).includes(tenant) : tenant === t.inner.tenant);
-    return {
-      send: (type: string, obj: KubeObject) => {
-        chain = chain.then(() => write(JSON.stringify({ type, object: obj })));
-      },
-      change: (c: ChangeEvent) => {
-        if (c.revision <= last || c.key.resource !== t.def.storageResource || c.unreadable !== undefined) return;
-        if (t.inner.namespace && c.key.namespace !== t.inner.namespace) return;
-        if (!bound(c.key.tenant)) return;
-        if (t.selects && !t.selects(c.key.tenant, c.object as KubeObject)) return;
-        last = c.revision;
-        const tenant = c.key.tenant;
-        const obj = c.object as KubeObject;
-        chain = chain
-          .then(async () => {
-            const [served] = await servedForms(t.def, [obj]);
-            write(JSON.stringify({ type: c.type, object: shown(t, served, tenant) }));
-          })
-          .catch(() => close());
-      },
-      follow(cache: WatchCache) {
-        cacheRef = cache;
-        if (closed) return;
-        unobserve = cache.observe(t.def.storageResource, { onChange: (c) => this.change(c), onReset: () => chain.then(close) });
-      },
-    };
+    watch.sendInitial(initial.map((i) => ({ tenant: i.tenant, shard: i.shard, obj: i.obj, revision: i.revision })));
+    watch.follow();
   }
 }

@@ -1,19 +1,23 @@
 import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { STORAGE, type Storage } from '@plinth/storage';
+import { ChangeLogRepository, STORAGE, type Storage } from '@plinth/storage';
 import { ApiSharingIndex } from '../apisharing/api-sharing-index.js';
 import { bindingStatusHook, exportStatusHook } from '../apisharing/api-sharing-status.js';
+import { BindingCleanupController } from '../apisharing/binding-cleanup.controller.js';
 import { ExportView } from '../apisharing/export-view.rest.js';
 import { ClaimedView } from '../apisharing/claimed-view.js';
 import { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { ControllerManager } from '../controllers/controller-manager.js';
 import { CrdRegistry } from '../crd/crd-registry.service.js';
 import { APIBINDING_STORAGE_RESOURCE, APIEXPORT_STORAGE_RESOURCE } from '../kinds/apis/apis.schema.js';
 import { PostStartHooks } from '../lifecycle/post-start-hooks.js';
 import { LOGGER } from '../observability/logger.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ResourceStoreService } from '../resource-store/resource-store.service.js';
+import { ShardPool } from '../sharding/shard-pool.js';
 import { StoreHooks } from '../resource-store/store-hooks.js';
+import { OBSERVE_CHANGES, type ObserveChanges } from '../watch/observe-changes.js';
 import { WatchService } from '../watch/watch.service.js';
 import { ResourceStoreModule } from './resource-store.module.js';
 
@@ -21,7 +25,8 @@ import { ResourceStoreModule } from './resource-store.module.js';
  * APIs shared across tenants (docs/api-sharing.md): the status of
  * APIExports (their view's URL) and APIBindings (`Bound`, the bound
  * resources) written once they are stored, and the provider's view
- * (`apiexports/content`, listed in the resource API's KindRestRegistry).
+ * (`apiexports/content`, listed in the resource API's KindRestRegistry),
+ * and the controller that deletes a deleted binding's objects.
  * The index of exports and bindings and the bound kinds in each tenant's
  * registry are KindsModule's; the admission checks AdmissionChainModule's.
  */
@@ -30,12 +35,21 @@ import { ResourceStoreModule } from './resource-store.module.js';
   providers: [
     {
       provide: ExportView,
-      useFactory: (index: ApiSharingIndex, crds: CrdRegistry, registry: ResourceRegistry, lists: Storage, store: ResourceStoreService, watch: WatchService, config: AppConfig, deleter: ResourceDeleteService) =>
-        new ExportView({ index, crds, registry, lists, store, watch, maxWatchSeconds: config.maxWatchSeconds, claims: new ClaimedView({ index, registry, lists, store, deleter }) }),
-      inject: [ApiSharingIndex, CrdRegistry, ResourceRegistry, STORAGE, ResourceStoreService, WatchService, APP_CONFIG, ResourceDeleteService],
+      useFactory: (index: ApiSharingIndex, crds: CrdRegistry, registry: ResourceRegistry, lists: Storage, store: ResourceStoreService, watch: WatchService, config: AppConfig, changes: ChangeLogRepository, pool: ShardPool, deleter: ResourceDeleteService) =>
+        new ExportView({ index, crds, registry, lists, store, watch, changes, shardReady: (name) => pool.state(name)?.ready ?? false, maxWatchSeconds: config.maxWatchSeconds, claims: new ClaimedView({ index, registry, lists, store, deleter }) }),
+      inject: [ApiSharingIndex, CrdRegistry, ResourceRegistry, STORAGE, ResourceStoreService, WatchService, APP_CONFIG, ChangeLogRepository, ShardPool, ResourceDeleteService],
+    },
+    {
+      provide: BindingCleanupController,
+      useFactory: (observe: ObserveChanges, index: ApiSharingIndex, crds: CrdRegistry, lists: Storage, deleter: ResourceDeleteService, logger: Logger, manager: ControllerManager) => {
+        const cleanup = new BindingCleanupController({ follow: observe, index, crds, lists, deleter, logger, queues: manager });
+        manager.register(cleanup);
+        return cleanup;
+      },
+      inject: [OBSERVE_CHANGES, ApiSharingIndex, CrdRegistry, STORAGE, ResourceDeleteService, LOGGER, ControllerManager],
     },
   ],
-  exports: [ExportView],
+  exports: [ExportView, BindingCleanupController],
 })
 export class ApiSharingModule implements OnApplicationShutdown {
   constructor(
