@@ -22,6 +22,7 @@ import * as tenantMoveFencing from './0021-tenant-move-fencing.migration.js';
 import * as revisionFence from './0022-revision-fence.migration.js';
 import * as noJit from './0023-no-jit.migration.js';
 import * as revisionMarks from './0024-revision-marks.migration.js';
+import * as ginPendingOutsideCounter from './0025-gin-pending-outside-counter.migration.js';
 
 /** Every migration, by name; names sort in the order they must run. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '0022-revision-fence': revisionFence,
   '0023-no-jit': noJit,
   '0024-revision-marks': revisionMarks,
+  '0025-gin-pending-outside-counter': ginPendingOutsideCounter,
 };

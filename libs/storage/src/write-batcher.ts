@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { type Kysely, sql } from 'kysely';
 import type { DB } from './db.js';
 import { preparedSql } from './prepared-statements.js';
@@ -39,6 +40,16 @@ export interface WriteBatcherOptions {
   maxTenantsInFlight?: number;
   /** Called with the size of every batch sent. */
   onBatch?: (size: number) => void;
+  /**
+   * Least milliseconds between two cleanings of the shard's GIN pending
+   * lists (migration 0025) after writes (default 250; a negative value
+   * never cleans them: autovacuum alone does).
+   */
+  ginCleanIntervalMs?: number;
+  /** Called after each cleaning with the pending pages it merged (-1: another session was cleaning) and its milliseconds. */
+  onGinClean?: (pages: number, ms: number) => void;
+  /** Called when a cleaning failed (it is tried again after the next writes). */
+  onGinCleanError?: (err: unknown) => void;
 }
 
 /**
@@ -64,8 +75,28 @@ interface Pending {
 
 type Result = WriteOutcome | { e: string; m: string };
 
+/**
+ * The async context of this module's loading, outside any request: the GIN
+ * cleaning runs in it, so that it is not taken for the work of the request
+ * whose write happened to trigger it (tracing, SQL recording).
+ */
+const MAINTENANCE_SCOPE = new AsyncResource('plinth.gin-clean');
+
 const DEADLOCK_DETECTED = '40P01';
 const DATA_EXCEPTION_CLASS = '22';
+
+/** Labels from which a write is sent alone (migration 0025's heavy label sets start near a thousand short labels). */
+export const HEAVY_LABELS = 512;
+
+/** Whether `w` creates or updates an object of at least {@link HEAVY_LABELS} labels. Does not copy the labels. */
+export function labelHeavy(w: BatchedWrite): boolean {
+  if (w.op === 'd') return false;
+  const labels = (w.body.metadata as { labels?: unknown } | undefined)?.labels;
+  if (!labels || typeof labels !== 'object') return false;
+  let n = 0;
+  for (const _ in labels) if (++n >= HEAVY_LABELS) return true;
+  return false;
+}
 
 /** The positional arguments of the single-write functions and procedures for `w`. */
 function singleArgs(w: BatchedWrite) {
@@ -117,6 +148,10 @@ export class WriteBatcher {
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
   private readonly maxTotal: number;
+  /** GIN cleaning: whether writes committed since the last one started, one is running or due, when the last started. */
+  private ginDirty = false;
+  private ginBusy = false;
+  private ginLastStart = 0;
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -148,6 +183,7 @@ export class WriteBatcher {
       this.tenantsInFlight.set(tenant, (this.tenantsInFlight.get(tenant) ?? 0) + 1);
       this.options.onBatch?.(batch.length);
       void this.send(batch).finally(() => {
+        this.noteCommitted();
         this.inFlight--;
         const n = (this.tenantsInFlight.get(tenant) ?? 1) - 1;
         if (n > 0) this.tenantsInFlight.set(tenant, n);
@@ -164,16 +200,22 @@ export class WriteBatcher {
    * undefined when no such write waits. One statement and one transaction
    * never carry two tenants' rows (a Citus cluster distributing by tenant
    * would run it on one worker; see docs/sharding.md); writes of other
-   * tenants keep their place.
+   * tenants keep their place. A label-heavy write goes alone: it stores its
+   * row and index entries before taking the revision counter, which a
+   * batch takes before its first write (migration 0025).
    */
   private takeBatch(): Pending[] | undefined {
     const first = this.queue.find((p) => (this.tenantsInFlight.get(p.write.key.tenant) ?? 0) < this.maxInFlight);
     if (!first) return undefined;
     const tenant = first.write.key.tenant;
-    const batch: Pending[] = [];
+    // A label-heavy write ends the batch (its own if it comes first), so the tenant's writes keep their order.
+    let closed = labelHeavy(first.write);
+    const batch: Pending[] = [first];
     const rest: Pending[] = [];
     for (const p of this.queue) {
-      if (batch.length < this.maxBatch && p.write.key.tenant === tenant) batch.push(p);
+      if (p === first) continue;
+      if (!closed && p.write.key.tenant === tenant && batch.length < this.maxBatch) closed = labelHeavy(p.write);
+      if (!closed && p.write.key.tenant === tenant && batch.length < this.maxBatch) batch.push(p);
       else rest.push(p);
     }
     this.queue.splice(0, this.queue.length, ...rest);
@@ -191,6 +233,39 @@ export class WriteBatcher {
       for (const p of batch) await this.single(p.write).then(p.resolve, p.reject);
     } catch (err) {
       for (const p of batch) p.reject(err);
+    }
+  }
+
+  /**
+   * Writes have ended (committed or not): their entries of the GIN indexes
+   * with deferred cleaning (object labels, owner references, change labels)
+   * wait in those indexes' pending lists, which no writer merges while it
+   * holds the revision counter (migration 0025). Merges them soon, outside
+   * any write: at most one cleaning at a time from this batcher, at most
+   * one every `ginCleanIntervalMs`, one more after the last writes of a
+   * burst, and none while no write happens.
+   */
+  private noteCommitted(): void {
+    const every = this.options.ginCleanIntervalMs ?? 250;
+    if (every < 0) return;
+    this.ginDirty = true;
+    if (this.ginBusy) return;
+    this.ginBusy = true;
+    const wait = Math.max(0, this.ginLastStart + every - Date.now());
+    MAINTENANCE_SCOPE.runInAsyncScope(() => setTimeout(() => void this.cleanGinPending(), wait).unref());
+  }
+
+  private async cleanGinPending(): Promise<void> {
+    this.ginDirty = false;
+    this.ginLastStart = Date.now();
+    try {
+      const { rows } = await sql<{ pages: string }>`SELECT plinth_clean_gin_pending() AS pages`.execute(this.db);
+      this.options.onGinClean?.(Number(rows[0].pages), Date.now() - this.ginLastStart);
+    } catch (err) {
+      this.options.onGinCleanError?.(err);
+    } finally {
+      this.ginBusy = false;
+      if (this.ginDirty) this.noteCommitted();
     }
   }
 

@@ -82,15 +82,51 @@ export const INVALID_MANAGED_FIELDS_AFTER_ADMISSION =
   '.metadata.managedFields was in an invalid state after admission; this could be caused by an outdated mutating admission controller; please fix your requests: ';
 
 /**
+ * What {@link guardManagedFields} restores and compares with: the entries
+ * of managedFields before mutating admission, each copied one level deep
+ * (its fieldsV1 shared, as upstream's guard keeps the slice it read);
+ * undefined when there were none. Does not mutate `managedFields`.
+ */
+export interface ManagedFieldsBefore {
+  array: unknown;
+  entries: unknown[] | undefined;
+}
+
+/** Takes {@link ManagedFieldsBefore} of `managedFields` (read before mutating admission). */
+export function managedFieldsBefore(managedFields: unknown): ManagedFieldsBefore {
+  return { array: managedFields, entries: Array.isArray(managedFields) ? managedFields.map((e) => (e && typeof e === 'object' && !Array.isArray(e) ? { ...e } : e)) : undefined };
+}
+
+/**
+ * Whether `after` is the array of `before`, holding the same entries with
+ * the same top-level values (fieldsV1 the same object): what admission did
+ * not touch, short of changing a fieldsV1 in place.
+ */
+function untouched(after: unknown, before: ManagedFieldsBefore): boolean {
+  if (after !== before.array || !Array.isArray(after) || !before.entries || after.length !== before.entries.length) return false;
+  return after.every((e, i) => {
+    const b = before.entries![i];
+    if (e === b) return true;
+    if (!e || typeof e !== 'object' || !b || typeof b !== 'object') return false;
+    const ek = Object.keys(e);
+    return ek.length === Object.keys(b).length && ek.every((k) => (e as Record<string, unknown>)[k] === (b as Record<string, unknown>)[k]);
+  });
+}
+
+/**
  * After mutating admission: if webhooks left managedFields invalid, puts
  * back `before` and warns, as upstream's managedFields admission guard.
- * Mutates `obj`.
+ * managedFields that admission left as they were (the same array and
+ * entries, as the field manager wrote or checked them just before) are not
+ * decoded again: for an object of 100,000 labels that decoding was about a
+ * fifth of the request's CPU. Mutates `obj`.
  */
-export function guardManagedFields(ctx: WriteContext, obj: KubeObject, before: unknown): void {
+export function guardManagedFields(ctx: WriteContext, obj: KubeObject, before: ManagedFieldsBefore): void {
   if (ctx.fieldManager === undefined) return;
+  if (untouched(obj.metadata?.managedFields, before) && !ctx.applied) return;
   const problem = managedFieldsProblem(obj.metadata?.managedFields);
   if (!problem) return;
-  if (before === undefined) delete obj.metadata.managedFields;
-  else obj.metadata.managedFields = before as unknown[];
+  if (before.entries === undefined) delete obj.metadata.managedFields;
+  else obj.metadata.managedFields = before.entries;
   ctx.warnings.push(INVALID_MANAGED_FIELDS_AFTER_ADMISSION + problem);
 }

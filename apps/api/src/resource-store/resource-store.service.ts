@@ -6,7 +6,7 @@ import { isStorageError, type ObjectKey, type Storage, type StoredObject } from 
 import { ApiError, cloneJsonValue, type FieldError, fieldErrors, isPlainObject, type KubeObject, rfc3339Now, validateObjectMeta, validateObjectMetaUpdate } from '@plinth/apimachinery';
 import { fromStorageForm, groupVersion, objectKey, type ResourceDefinition, type ResourceStrategy, servedForm, type StrategyContext, toStorageForm } from '../registry/resource-definition.js';
 import { strategyContext, type StrategyEnvironment } from '../registry/strategy-context.js';
-import { guardManagedFields, ignoreTimestampOnlyChanges, trackWrite } from './field-tracking.js';
+import { guardManagedFields, ignoreTimestampOnlyChanges, managedFieldsBefore, trackWrite } from './field-tracking.js';
 import { mapStorageError } from './storage-errors.mapper.js';
 import { StoreHooks } from './store-hooks.js';
 import type { WriteContext } from './write-context.js';
@@ -359,13 +359,13 @@ export class ResourceStoreService {
   /** Runs mutating admission; the modules may change `obj` in place. */
   async runMutating(ctx: WriteContext, op: AdmissionOperation, obj: KubeObject | null, old: KubeObject | null): Promise<void> {
     const attrs = this.attributes(ctx, op, obj, old);
-    const managedFieldsBefore = cloneJson(obj?.metadata?.managedFields);
+    const before = managedFieldsBefore(obj?.metadata?.managedFields);
     await this.admission.admit(attrs, { warnings: ctx.warnings, auditAnnotations: ctx.auditAnnotations });
     if (obj && attrs.object && attrs.object !== obj) {
       for (const k of Object.keys(obj)) delete obj[k];
       Object.assign(obj, attrs.object);
     }
-    if (obj) guardManagedFields(ctx, obj, managedFieldsBefore);
+    if (obj) guardManagedFields(ctx, obj, before);
   }
 
   /** Runs validating admission. */
