@@ -30,6 +30,10 @@ export class S3SnapshotTarget implements SnapshotTarget {
   constructor(private readonly options: S3TargetOptions) {
     this.client = new S3Client({
       region: options.region,
+      // Checksums only where S3 requires them: the SDK's default streams a body as aws-chunked with a trailing
+      // checksum, which S3-compatible servers (MinIO's older releases, s3rver, Ceph's) store as is or refuse.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
       ...(options.endpoint ? { endpoint: options.endpoint, forcePathStyle: true } : {}),
       ...(options.accessKeyId && options.secretAccessKey ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } } : {}),
     });
