@@ -52,6 +52,8 @@ interface Written {
 export class SnapshotScheduler extends InformerController {
   /** When this replica last started each tenant's snapshot (the informer may not have the status it wrote yet). */
   private readonly started = new Map<string, Date>();
+  /** Each tenant's next scheduled time (ms) as last computed: the tick queues only those due (or not computed yet). */
+  private readonly next = new Map<string, number>();
 
   constructor(private readonly deps: SnapshotSchedulerDeps) {
     super({ name: 'snapshot-scheduler', workers: 2, queues: deps.queues });
@@ -60,7 +62,13 @@ export class SnapshotScheduler extends InformerController {
   protected sources(): KeySource[] {
     return [
       onInformer(this.deps.tenantObjects, (e) => e.object.key.name),
-      every(SCHEDULER_TICK_MS, () => this.deps.tenantObjects.list(PLATFORM_TENANT).map((o) => o.key.name)),
+      every(SCHEDULER_TICK_MS, () => {
+        const now = Date.now();
+        return this.deps.tenantObjects
+          .list(PLATFORM_TENANT)
+          .map((o) => o.key.name)
+          .filter((n) => (this.next.get(n) ?? 0) <= now);
+      }),
     ];
   }
 
@@ -69,17 +77,22 @@ export class SnapshotScheduler extends InformerController {
     const t = cached?.body as TenantObject | undefined;
     if (!t || t.metadata.deletionTimestamp) {
       this.started.delete(name);
+      this.next.delete(name);
       this.deps.metrics.forget(name);
       return;
     }
     const plan = planOf(t, this.deps.platform);
+    // Without a plan nothing is due until the Tenant changes (its informer event queues it again).
+    if (!plan) this.next.set(name, Infinity);
     if (!plan || t.status?.phase !== 'Active') return;
     const now = new Date();
     const recorded = t.status?.snapshots?.lastScheduleTime ?? (t as KubeObject).metadata.creationTimestamp;
     const last = latest(recorded ? new Date(recorded) : now, this.started.get(name));
     const next = nextRun(plan.schedule, last);
+    this.next.set(name, next ? next.getTime() : Infinity);
     if (!next || next > now) return;
     this.started.set(name, now);
+    this.next.delete(name);
     await this.snapshot(t, plan, now);
   }
 
