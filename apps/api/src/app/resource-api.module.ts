@@ -20,6 +20,7 @@ import { KindRestRegistry } from '../handlers/kind-rest.js';
 import { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import { tenantSnapshotRest } from '../snapshots/snapshot.rest.js';
 import { TENANT_SNAPSHOTS, type TenantSnapshotService } from '../snapshots/tenant-snapshot.service.js';
+import { SNAPSHOT_CATALOG, type SnapshotCatalog } from '../snapshots/snapshot-catalog.js';
 
 /**
  * The resource API: the catch-all controller for `/api/...`, `/apis/...`
@@ -42,6 +43,7 @@ import { TENANT_SNAPSHOTS, type TenantSnapshotService } from '../snapshots/tenan
         snapshots: TenantSnapshotService,
         registry: ResourceRegistry,
         tenants: TenantRepository,
+        catalog: SnapshotCatalog,
       ) =>
         new KindRestRegistry([
           tokenReviewRest(authn),
@@ -51,9 +53,9 @@ import { TENANT_SNAPSHOTS, type TenantSnapshotService } from '../snapshots/tenan
           customResourceScaleRest(store),
           exportView.rest(),
           new PlatformView({ view: exportView, registry, store, authorizer: reviews.authorizer, tenants: () => tenants.list() }).rest(),
-          tenantSnapshotRest(snapshots),
+          tenantSnapshotRest(snapshots, catalog),
         ]),
-      inject: [AuthenticationService, ACCESS_REVIEWS, ResourceStoreService, APP_CONFIG, ExportView, TENANT_SNAPSHOTS, ResourceRegistry, TenantRepository],
+      inject: [AuthenticationService, ACCESS_REVIEWS, ResourceStoreService, APP_CONFIG, ExportView, TENANT_SNAPSHOTS, ResourceRegistry, TenantRepository, SNAPSHOT_CATALOG],
     },
     {
       provide: UNSAFE_DELETE,

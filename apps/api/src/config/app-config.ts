@@ -11,6 +11,7 @@ import { EnvironmentVariables } from './environment-variables.dto.js';
 import { type FlowControlConfig, readFlowControlConfig } from './flow-control-config.js';
 import { redactCredentials } from './redact-credentials.js';
 import { readServerConfig, type ServerConfig } from './server-config.js';
+import { readSnapshotConfig, type SnapshotConfig } from './snapshot-config.js';
 import { readStorageConfig, type StorageConfig } from './storage-config.js';
 import { readTracingConfig, type TracingConfig } from './tracing-config.js';
 import { readWatchConfig, type WatchConfig } from './watch-config.js';
@@ -33,7 +34,8 @@ export interface AppConfig
     AuthnTlsConfig,
     AuthorizationConfig,
     EncryptionAtRestConfig,
-    TracingConfig {}
+    TracingConfig,
+    SnapshotConfig {}
 
 /** `env` without its unset and empty variables, as an EnvironmentVariables checked against its decorators. Throws ConfigError listing every bad value. */
 function validatedEnvironment(env: Record<string, string | undefined>): EnvironmentVariables {
@@ -58,6 +60,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const storage = readStorageConfig(parsed);
   const webhooks = readWebhookConfig(parsed);
   const apiFeatures = readApiFeaturesConfig(parsed);
+  const snapshots = readSnapshotConfig(parsed);
   return {
     ...readServerConfig(parsed),
     ...storage,
@@ -70,6 +73,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...readAuthorizationConfig(parsed),
     ...readEncryptionAtRestConfig(parsed),
     ...readTracingConfig(parsed),
+    ...snapshots,
   };
 }
 

@@ -259,4 +259,38 @@ export class EnvironmentVariables {
   /** An apiserver.config.k8s.io/v1 TracingConfiguration file (kube-apiserver's --tracing-config-file); unset, no tracing. */
   @IsOptional() @IsString()
   PLINTH_TRACING_CONFIG_FILE?: string;
+
+  /** Scheduled tenant snapshots (docs/snapshots.md): a directory to write them to. */
+  @IsOptional() @IsString()
+  PLINTH_SNAPSHOT_DIR?: string;
+
+  /** Or an S3 bucket and key prefix: `s3://bucket[/prefix]` (one of PLINTH_SNAPSHOT_DIR and this). */
+  @IsOptional() @Matches(/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/\S*)?$/, { message: 'PLINTH_SNAPSHOT_S3_URL must be s3://<bucket>[/<prefix>]' })
+  PLINTH_SNAPSHOT_S3_URL?: string;
+
+  /** An S3-compatible endpoint (default: AWS's, by region); path-style addressing is used when set. */
+  @IsOptional() @Matches(/^https?:\/\/\S+$/, { message: 'PLINTH_SNAPSHOT_S3_ENDPOINT must be an http:// or https:// URL' })
+  PLINTH_SNAPSHOT_S3_ENDPOINT?: string;
+
+  @IsOptional() @IsString()
+  PLINTH_SNAPSHOT_S3_REGION?: string;
+
+  /** S3 credentials; unset: the AWS SDK's default chain (AWS_ACCESS_KEY_ID…, profiles, instance roles). */
+  @IsOptional() @IsString()
+  PLINTH_SNAPSHOT_S3_ACCESS_KEY_ID?: string;
+
+  @IsOptional() @IsString()
+  PLINTH_SNAPSHOT_S3_SECRET_ACCESS_KEY?: string;
+
+  /** The platform's schedule (cron) for every tenant without its own spec.snapshots.schedule; unset: only tenants with one. */
+  @IsOptional() @IsString()
+  PLINTH_SNAPSHOT_SCHEDULE?: string;
+
+  /** Snapshots kept per tenant when its spec.snapshots.keep is unset (older ones are deleted). */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(10000)
+  PLINTH_SNAPSHOT_KEEP?: number;
+
+  /** age X25519 recipients (age1…, comma-separated) Secrets are sealed to when a tenant names none. */
+  @IsOptional() @Matches(/^age1[02-9ac-hj-np-z]{58}(,age1[02-9ac-hj-np-z]{58})*$/, { message: 'PLINTH_SNAPSHOT_RECIPIENTS must be age X25519 public keys (age1…), comma-separated' })
+  PLINTH_SNAPSHOT_RECIPIENTS?: string;
 }

@@ -1,6 +1,7 @@
 import type { KindRest } from '../handlers/kind-rest.js';
 import { parseBool } from '../http/options/query-validation.js';
 import { TENANT_STORAGE_RESOURCE } from '../kinds/tenant/tenant-api.js';
+import type { SnapshotCatalog } from './snapshot-catalog.js';
 import type { TenantSnapshotService } from './tenant-snapshot.service.js';
 
 /**
@@ -11,9 +12,10 @@ import type { TenantSnapshotService } from './tenant-snapshot.service.js';
  * replace what it holds). RBAC: `get` / `create` on `tenants/snapshot` in
  * group tenancy.plinth.dev. The `restore` subresource (POST, `create` on
  * `tenants/restore`) brings named namespaces and objects of the live tenant
- * back from the change history.
+ * back from the change history. The `snapshots` subresource (GET, `get` on
+ * `tenants/snapshots`) lists the tenant's snapshots in the snapshot target.
  */
-export function tenantSnapshotRest(snapshots: TenantSnapshotService): KindRest {
+export function tenantSnapshotRest(snapshots: TenantSnapshotService, catalog: SnapshotCatalog): KindRest {
   return {
     serves: (def) => def.storageResource === TENANT_STORAGE_RESOURCE,
     subresources: {
@@ -23,6 +25,9 @@ export function tenantSnapshotRest(snapshots: TenantSnapshotService): KindRest {
       },
       restore: {
         create: (ctx) => snapshots.restoreHistory(ctx.req, ctx.reply, ctx.info.name, ctx.body),
+      },
+      snapshots: {
+        get: (ctx) => catalog.list(ctx.req, ctx.reply, ctx.info.name),
       },
     },
   };

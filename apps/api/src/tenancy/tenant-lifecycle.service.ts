@@ -3,7 +3,7 @@ import { isStorageError, type Storage, type TenantRepository } from '@plinth/sto
 import { ApiError, isPlainObject, type KubeObject, rfc3339Now } from '@plinth/apimachinery';
 import { ResourceStoreService } from '../resource-store/resource-store.service.js';
 import { systemWriteContext, type WriteContext } from '../resource-store/write-context.js';
-import { PLATFORM_TENANT, TENANT_FINALIZER, type TenantCondition, type TenantObject, type TenantOwner } from '../kinds/tenant/tenant-api.js';
+import { PLATFORM_TENANT, SNAPSHOT_CONDITION, SOURCE_CONDITION, TENANT_FINALIZER, type TenantCondition, type TenantObject, type TenantOwner } from '../kinds/tenant/tenant-api.js';
 import type { TenantDeletionRunner } from './tenant-deletion.runner.js';
 import { usageStatus } from './tenant-limits.js';
 import { isDeepStrictEqual } from 'node:util';
@@ -35,6 +35,9 @@ export interface TenantLifecycleDeps {
   /** Where tenants live: told of a new Tenant before it is provisioned, so its rows go to its shard. */
   directory: Pick<TenantDirectory, 'apply'>;
 }
+
+/** Conditions other controllers own, kept by every status this one writes. */
+const KEPT_CONDITIONS = new Set(['Moving', 'Moved', SNAPSHOT_CONDITION, SOURCE_CONDITION]);
 
 /** The queue key of the reconcile pass (other keys are `delete\u0000<tenant>`). */
 const RECONCILE = 'reconcile';
@@ -200,15 +203,16 @@ export class TenantLifecycleService extends InformerController {
   /** Writes `status` of the Tenant when it differs; returns the stored object, or undefined when the Tenant is gone. */
   private async setStatus(name: string, build: (t: TenantObject) => TenantObject['status']): Promise<TenantObject | undefined> {
     // Where the tenant lives is the shards' business (placement, moves): every status written here keeps it,
-    // and the conditions moves report.
+    // and the conditions moves report; so are what snapshots report (the snapshot scheduler's, the restore from spec.source).
     const status = (t: TenantObject): TenantObject['status'] => {
       const next = build(t);
       if (!next) return next;
-      const { shard, shardResourceVersion, moveGeneration } = t.status ?? {};
+      const { shard, shardResourceVersion, moveGeneration, snapshots } = t.status ?? {};
       const own = new Set((next.conditions ?? []).map((c) => c.type));
-      const kept = (t.status?.conditions ?? []).filter((c) => !own.has(c.type) && (c.type === 'Moving' || c.type === 'Moved'));
+      const kept = (t.status?.conditions ?? []).filter((c) => !own.has(c.type) && KEPT_CONDITIONS.has(c.type));
       return {
         ...next,
+        ...(snapshots !== undefined && next.snapshots === undefined ? { snapshots } : {}),
         ...(shard !== undefined && next.shard === undefined ? { shard } : {}),
         ...(shardResourceVersion !== undefined && next.shardResourceVersion === undefined ? { shardResourceVersion } : {}),
         ...(moveGeneration !== undefined && next.moveGeneration === undefined ? { moveGeneration } : {}),

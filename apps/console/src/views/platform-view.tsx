@@ -5,13 +5,21 @@ import { parseQuantity } from '../quantity.js';
 import { RateChart, Sparkline, UsageBar } from './charts.js';
 import { Problem } from './problem.js';
 import { TenantForm } from './tenant-form.js';
+import { TenantSnapshots } from './tenant-snapshots.js';
 
 /** The Tenants collection of the platform scope. */
 export const TENANTS = '/apis/tenancy.plinth.dev/v1beta1/tenants';
 
 interface Tenant extends KubeObject {
   spec?: { owners?: { kind: string; name: string }[]; limits?: Record<string, unknown> & { objectsPerResource?: Record<string, number> }; shard?: string };
-  status?: { phase?: string; shard?: string; url?: string; usage?: { objects?: number; bytes?: number | string; objectsPerResource?: Record<string, number> } };
+  status?: {
+    phase?: string;
+    shard?: string;
+    url?: string;
+    usage?: { objects?: number; bytes?: number | string; objectsPerResource?: Record<string, number> };
+    snapshots?: { lastSuccessfulTime?: string };
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+  };
 }
 
 /**
@@ -27,6 +35,7 @@ interface Tenant extends KubeObject {
 export function PlatformView({ api, onOpen }: { api: Api; onOpen: (tenant: string) => void }) {
   const { tenants, error } = useWatchedTenants(api);
   const [deleting, setDeleting] = useState<string | null>(null);
+  const [snapshotsOf, setSnapshotsOf] = useState<string | null>(null);
   const { scrapes, error: metricsError } = useMetrics(api);
   const times = rateTimes(scrapes);
   const requests = (name: string) => rates(scrapes, 'plinth_flowcontrol_request_wait_duration_seconds_count', { tenant: name });
@@ -74,6 +83,8 @@ export function PlatformView({ api, onOpen }: { api: Api; onOpen: (tenant: strin
                 const usage = t.status?.usage ?? {};
                 const name = t.metadata.name;
                 const phase = t.status?.phase ?? '…';
+                const restore = t.status?.conditions?.find((c) => c.type === 'SourceRestored');
+                const snapshot = t.status?.conditions?.find((c) => c.type === 'SnapshotSucceeded');
                 return (
                   <tr key={name} data-tenant={name}>
                     <th scope="row">
@@ -85,9 +96,23 @@ export function PlatformView({ api, onOpen }: { api: Api; onOpen: (tenant: strin
                         </button>
                       )}
                       <small class="shard">shard {t.status?.shard ?? t.spec?.shard ?? '–'}</small>
+                      <button type="button" class="secondary outline small snapshots-button" onClick={() => setSnapshotsOf(name)} aria-label={`Snapshots of tenant ${name}`}>
+                        Snapshots
+                      </button>
                     </th>
                     <td>
                       <span class={`badge phase ${phase}`}>{phase}</span>
+                      {restore && (
+                        <small class="condition" data-testid="source-restored" title={restore.message}>
+                          restore: {restore.reason}
+                        </small>
+                      )}
+                      {snapshot && (
+                        <small class="condition" title={snapshot.message}>
+                          snapshot: {snapshot.reason}
+                          {t.status?.snapshots?.lastSuccessfulTime ? `, last ${t.status.snapshots.lastSuccessfulTime}` : ''}
+                        </small>
+                      )}
                     </td>
                     <td class="owners">
                       {(t.spec?.owners ?? []).map((o) => (
@@ -122,6 +147,7 @@ export function PlatformView({ api, onOpen }: { api: Api; onOpen: (tenant: strin
         </div>
       )}
       {deleting && <DeleteTenant api={api} name={deleting} onClose={() => setDeleting(null)} />}
+      {snapshotsOf && <TenantSnapshots api={api} tenant={snapshotsOf} onClose={() => setSnapshotsOf(null)} />}
       {tenants && !metricsError && (
         <section aria-labelledby="activity-title" class="activity">
           <h2 id="activity-title">Requests and 429s over time</h2>

@@ -37,6 +37,51 @@ export interface TenantLimits {
   requestsPerSecond?: number;
 }
 
+/** `spec.snapshots`: scheduled snapshots of the tenant (docs/snapshots.md). */
+export interface TenantSnapshotSchedule {
+  /** A cron expression (5 fields, or 6 with seconds first), in UTC; absent: the platform's PLINTH_SNAPSHOT_SCHEDULE. */
+  schedule?: string;
+  /** Snapshots kept (older ones are deleted); absent: PLINTH_SNAPSHOT_KEEP. */
+  keep?: number;
+  /** age X25519 recipients (age1…) Secrets are sealed to; absent: PLINTH_SNAPSHOT_RECIPIENTS. */
+  recipients?: string[];
+  /** True: no scheduled snapshot of this tenant (not even the platform's). */
+  suspend?: boolean;
+}
+
+/** A key of a Secret in the platform scope. */
+export interface SecretKeyRef {
+  namespace: string;
+  name: string;
+  /** The key of its data; absent: `identity`. */
+  key?: string;
+}
+
+/** `spec.source`: what a new tenant is restored from once provisioned. */
+export interface TenantSource {
+  /** A snapshot's location in the snapshot target (as status.snapshots.location and the snapshot list name it: `<tenant>/<file>.snapshot`). */
+  snapshot: string;
+  /** The Secret holding an age identity (AGE-SECRET-KEY-1…) that opens the snapshot's sealed Secrets. */
+  identitySecretRef?: SecretKeyRef;
+}
+
+/** `status.snapshots`: the scheduled snapshots' last run and last success. */
+export interface TenantSnapshotStatus {
+  /** When the schedule last started a snapshot (the next run is the schedule's first time after it). */
+  lastScheduleTime?: string;
+  lastSuccessfulTime?: string;
+  /** The newest snapshot written: its location, revision, size and objects. */
+  location?: string;
+  revision?: number;
+  bytes?: number;
+  objects?: number;
+}
+
+/** The condition a scheduled snapshot reports: Unknown while running, True after success, False after a failure. */
+export const SNAPSHOT_CONDITION = 'SnapshotSucceeded';
+/** The condition of a restore from spec.source: Unknown while restoring, True once restored, False when it failed. */
+export const SOURCE_CONDITION = 'SourceRestored';
+
 /** A metav1.Condition. */
 export interface TenantCondition {
   type: string;
@@ -59,12 +104,14 @@ export interface TenantStatus {
   shardResourceVersion?: string;
   /** The generation of the tenant's latest move (server-owned): every step of an older mover fails (see the tenant mover). */
   moveGeneration?: string;
+  /** Scheduled snapshots (written by the snapshot scheduler). */
+  snapshots?: TenantSnapshotStatus;
   conditions?: TenantCondition[];
 }
 
 /** A Tenant object as stored. */
 export interface TenantObject extends KubeObject {
   /** `shard`: the Shard the tenant should live on (a change means a move); absent: the platform places it. */
-  spec?: { owners?: TenantOwner[]; limits?: TenantLimits; shard?: string };
+  spec?: { owners?: TenantOwner[]; limits?: TenantLimits; shard?: string; snapshots?: TenantSnapshotSchedule; source?: TenantSource };
   status?: TenantStatus;
 }

@@ -56,6 +56,8 @@ function tenantResourceAt(version: string): ResourceDefinition {
       { name: 'restore', kind: 'Tenant', group: TENANCY_GROUP, version, verbs: ['create'] },
       // The platform's view of the tenant's objects (/services/platform/clusters/<tenant or *>/…, docs/api-sharing.md): apisharing/platform-view.rest.ts.
       { name: 'content', kind: 'Tenant', group: TENANCY_GROUP, version, verbs: ['get', 'list', 'watch'] },
+      // The tenant's snapshots in the snapshot target (GET): snapshots/snapshot-catalog.ts.
+      { name: 'snapshots', kind: 'TenantSnapshotList', group: TENANCY_GROUP, version, verbs: ['get'] },
     ],
     schema: tenantSchema,
     strategy: tenantStrategy,

@@ -70,6 +70,34 @@ export const tenantSpecSchema: StructuralSchema = {
       description:
         'Shard names the Shard (the PostgreSQL database) the tenant should live on. Absent: the platform places a new tenant. Changing it moves the tenant to the named shard.',
     },
+    snapshots: {
+      type: 'object',
+      description: 'Snapshots schedules snapshots of the tenant into the platform\'s snapshot target (PLINTH_SNAPSHOT_DIR or PLINTH_SNAPSHOT_S3_URL).',
+      properties: {
+        schedule: { type: 'string', description: 'Schedule is a cron expression in UTC (5 fields, or 6 with seconds first). Absent: the platform\'s PLINTH_SNAPSHOT_SCHEDULE.' },
+        keep: { type: 'integer', format: 'int32', minimum: 1, description: 'Keep is how many snapshots are kept; older ones are deleted. Absent: PLINTH_SNAPSHOT_KEEP.' },
+        recipients: { type: 'array', items: { type: 'string' }, description: 'Recipients are age X25519 public keys (age1…) the Secrets are sealed to. Absent: PLINTH_SNAPSHOT_RECIPIENTS.' },
+        suspend: { type: 'boolean', description: 'Suspend stops scheduled snapshots of the tenant.' },
+      },
+    },
+    source: {
+      type: 'object',
+      description: 'Source restores a snapshot into the new tenant once it is provisioned (condition SourceRestored). Set at creation; immutable.',
+      required: ['snapshot'],
+      properties: {
+        snapshot: { type: 'string', description: 'Snapshot is the location of a snapshot in the platform\'s snapshot target: "<tenant>/<file>.snapshot".' },
+        identitySecretRef: {
+          type: 'object',
+          description: 'IdentitySecretRef names a Secret of the platform scope whose key holds an age identity (AGE-SECRET-KEY-1…) that opens the snapshot\'s Secrets.',
+          required: ['namespace', 'name'],
+          properties: {
+            namespace: { type: 'string', description: 'Namespace of the Secret.' },
+            name: { type: 'string', description: 'Name of the Secret.' },
+            key: { type: 'string', description: 'Key of the Secret\'s data. Absent: "identity".' },
+          },
+        },
+      },
+    },
   },
 };
 
@@ -107,9 +135,21 @@ export const tenantStatusSchema: StructuralSchema = {
         },
       },
     },
+    snapshots: {
+      type: 'object',
+      description: 'Snapshots reports the scheduled snapshots: the last run and the newest snapshot written.',
+      properties: {
+        lastScheduleTime: { ...timeSchema, description: 'LastScheduleTime is when the schedule last started a snapshot.' },
+        lastSuccessfulTime: { ...timeSchema, description: 'LastSuccessfulTime is when the newest snapshot was written.' },
+        location: { type: 'string', description: 'Location of the newest snapshot in the snapshot target.' },
+        revision: { type: 'integer', format: 'int64', description: 'Revision the newest snapshot is consistent at.' },
+        bytes: { type: 'integer', format: 'int64', description: 'Bytes of the newest snapshot.' },
+        objects: { type: 'integer', format: 'int64', description: 'Objects in the newest snapshot.' },
+      },
+    },
     conditions: {
       type: 'array',
-      description: 'Conditions of the tenant: Ready, and while it is deleted, ContentDeleted.',
+      description: 'Conditions of the tenant: Ready, and while it is deleted, ContentDeleted; SnapshotSucceeded for scheduled snapshots, SourceRestored for spec.source.',
       items: tenantConditionSchema,
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['type'],

@@ -1,4 +1,5 @@
-import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
+import { isDeepStrictEqual } from 'node:util';
+import { fieldErrors, isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import type { ResourceStrategy } from '../../registry/resource-definition.js';
 import { TENANT_FINALIZER } from './tenant-api.js';
 import { validateTenant } from './tenant.validation.js';
@@ -27,7 +28,13 @@ export const tenantStrategy: ResourceStrategy = {
     if (!old.metadata.deletionTimestamp && (old.metadata.finalizers ?? []).includes(TENANT_FINALIZER)) withFinalizer(obj);
   },
   validate: (obj: KubeObject) => validateTenant(obj),
-  validateUpdate: (obj: KubeObject) => validateTenant(obj),
+  validateUpdate: (obj: KubeObject, old: KubeObject) => {
+    const errs = validateTenant(obj);
+    // What a tenant was restored from is history: it cannot change once the tenant exists.
+    const source = (o: KubeObject) => (isPlainObject(o.spec) ? o.spec.source : undefined) ?? undefined;
+    if (!isDeepStrictEqual(source(obj), source(old))) errs.push(fieldErrors.invalid('spec.source', source(obj) ?? null, 'field is immutable'));
+    return errs;
+  },
   allowCreateOnUpdate: false,
   allowUnconditionalUpdate: true,
 };

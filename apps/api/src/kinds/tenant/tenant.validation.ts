@@ -2,6 +2,7 @@ import { Quantity } from '@plinth/apimachinery';
 import { type FieldError, fieldErrors } from '@plinth/apimachinery';
 import { isPlainObject, type KubeObject } from '@plinth/apimachinery';
 import { isDNS1123Label, isDNS1123Subdomain } from '@plinth/apimachinery';
+import { CronExpressionParser } from 'cron-parser';
 
 /** Names no Tenant may take: `root` is kcp's name of the platform scope, kept free for that alias. */
 export const RESERVED_TENANT_NAMES = new Set(['root']);
@@ -102,13 +103,81 @@ function validateShardName(shard: unknown): FieldError[] {
   return isDNS1123Label(shard).map((d) => fieldErrors.invalid('spec.shard', shard, d));
 }
 
+/** The form of a snapshot's location in the snapshot target: `<tenant>/<file>.snapshot` (no other directory, no `..`). */
+export const SNAPSHOT_LOCATION = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.snapshot$/;
+const AGE_RECIPIENT = /^age1[02-9ac-hj-np-z]{58}$/;
+
+/** Checks a cron expression (5 fields, or 6 with seconds first); undefined when valid, else why not. Pure. */
+export function cronProblem(expression: string): string | undefined {
+  const fields = expression.trim().split(/\s+/).length;
+  if (fields < 5 || fields > 6) return 'must be a cron expression of 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first';
+  try {
+    CronExpressionParser.parse(expression, { tz: 'UTC' });
+    return undefined;
+  } catch (err) {
+    return `not a cron expression: ${(err as Error).message}`;
+  }
+}
+
+function validateSnapshots(value: unknown): FieldError[] {
+  const p = 'spec.snapshots';
+  if (value === undefined || value === null) return [];
+  if (!isPlainObject(value)) return [fieldErrors.typeInvalid(p, value, 'must be an object')];
+  const errs: FieldError[] = [];
+  if (value.schedule !== undefined && value.schedule !== null) {
+    if (typeof value.schedule !== 'string') errs.push(fieldErrors.typeInvalid(`${p}.schedule`, value.schedule, 'must be a string'));
+    else {
+      const problem = cronProblem(value.schedule);
+      if (problem) errs.push(fieldErrors.invalid(`${p}.schedule`, value.schedule, problem));
+    }
+  }
+  errs.push(...validateCount(value.keep, `${p}.keep`, 1, 10000));
+  if (value.recipients !== undefined && value.recipients !== null) {
+    if (!Array.isArray(value.recipients)) errs.push(fieldErrors.typeInvalid(`${p}.recipients`, value.recipients, 'must be a list'));
+    else
+      value.recipients.forEach((r, i) => {
+        if (typeof r !== 'string' || !AGE_RECIPIENT.test(r)) errs.push(fieldErrors.invalid(`${p}.recipients[${i}]`, r, 'must be an age X25519 public key (age1…)'));
+      });
+  }
+  if (value.suspend !== undefined && value.suspend !== null && typeof value.suspend !== 'boolean') errs.push(fieldErrors.typeInvalid(`${p}.suspend`, value.suspend, 'must be a boolean'));
+  return errs;
+}
+
+function validateSource(value: unknown): FieldError[] {
+  const p = 'spec.source';
+  if (value === undefined || value === null) return [];
+  if (!isPlainObject(value)) return [fieldErrors.typeInvalid(p, value, 'must be an object')];
+  const errs: FieldError[] = [];
+  if (value.snapshot === undefined || value.snapshot === '') errs.push(fieldErrors.required(`${p}.snapshot`, 'the location of a snapshot in the snapshot target'));
+  else if (typeof value.snapshot !== 'string' || !SNAPSHOT_LOCATION.test(value.snapshot)) {
+    errs.push(fieldErrors.invalid(`${p}.snapshot`, value.snapshot, 'must be a location in the snapshot target: "<tenant>/<file>.snapshot"'));
+  }
+  const ref = value.identitySecretRef;
+  if (ref !== undefined && ref !== null) {
+    const r = `${p}.identitySecretRef`;
+    if (!isPlainObject(ref)) errs.push(fieldErrors.typeInvalid(r, ref, 'must be an object'));
+    else {
+      for (const field of ['namespace', 'name'] as const) {
+        const v = ref[field];
+        if (v === undefined || v === '') errs.push(fieldErrors.required(`${r}.${field}`));
+        else if (typeof v !== 'string') errs.push(fieldErrors.typeInvalid(`${r}.${field}`, v, 'must be a string'));
+        else errs.push(...(field === 'namespace' ? isDNS1123Label(v) : isDNS1123Subdomain(v)).map((d) => fieldErrors.invalid(`${r}.${field}`, v, d)));
+      }
+      if (ref.key !== undefined && (typeof ref.key !== 'string' || !/^[-._a-zA-Z0-9]+$/.test(ref.key))) errs.push(fieldErrors.invalid(`${r}.key`, ref.key, 'must be a Secret data key'));
+    }
+  }
+  return errs;
+}
+
 /**
  * Kind-specific checks of a Tenant (the generic ObjectMeta checks, with its
  * name a DNS-1123 label, are the caller's): a name that is not reserved,
  * owners that are users or groups with a name and no duplicates, and limits
  * that are whole, non-negative numbers within range, and a shard (when
  * set) that is a DNS-1123 label, as Shard names are. Whether that Shard
- * exists is not checked here. Pure; [] when valid.
+ * exists is not checked here; spec.snapshots (a cron schedule, keep >= 1,
+ * age recipients) and spec.source (a snapshot location, an identity
+ * Secret reference) well formed. Pure; [] when valid.
  */
 export function validateTenant(obj: KubeObject): FieldError[] {
   const errs: FieldError[] = [];
@@ -117,5 +186,5 @@ export function validateTenant(obj: KubeObject): FieldError[] {
   const spec = obj.spec;
   if (spec === undefined || spec === null) return errs;
   if (!isPlainObject(spec)) return [...errs, fieldErrors.typeInvalid('spec', spec, 'must be an object')];
-  return [...errs, ...validateOwners(spec.owners), ...validateLimits(spec.limits), ...validateShardName(spec.shard)];
+  return [...errs, ...validateOwners(spec.owners), ...validateLimits(spec.limits), ...validateShardName(spec.shard), ...validateSnapshots(spec.snapshots), ...validateSource(spec.source)];
 }
