@@ -27,7 +27,8 @@ export const SNAPSHOT_PACE: PacerOptions = { duty: 0.5, sliceMs: 2, lateMs: 20, 
  * ({@link step}), and after each unit that used the database (a page read,
  * a batch written) rests in proportion to it ({@link rest}), longer while
  * the event loop is late (other work is waiting: the pacer measures how
- * late its own timers fire). Not shared between works: one per export or
+ * late its own timers fire, weighted by how busy the event loop was
+ * meanwhile). Not shared between works: one per export or
  * restore. Never throws.
  */
 export class SnapshotPacer {
@@ -54,11 +55,14 @@ export class SnapshotPacer {
     const { duty, lateMs, maxRestMs } = this.options;
     const wanted = Math.min(maxRestMs, Math.max(0, workMs) * (1 / duty - 1) * this.stretch);
     const t0 = performance.now();
+    const elu0 = performance.eventLoopUtilization();
     if (wanted >= 1) await sleep(wanted);
     else await immediate();
     const took = performance.now() - t0;
-    // How long after it was due the rest's timer fired: other callbacks (or other processes) had the CPU.
-    const late = took - wanted;
+    // How long after it was due the rest's timer fired, counted only while this server's own event loop was busy
+    // meanwhile (its other requests): a host busy with other processes makes timers late too, and is not a reason to rest.
+    const busy = performance.eventLoopUtilization(elu0).utilization;
+    const late = (took - wanted) * busy;
     this.rested += took;
     this.stretch = late > lateMs ? Math.min(this.stretch * 2, this.options.maxStretch) : Math.max(1, this.stretch / 2);
     this.sliceStart = performance.now();
