@@ -9,6 +9,10 @@ import { type DatabaseSource, routerOf, type ShardRouter, tenantDb } from './sha
 import { tenantScoped } from './tenant-scope.js';
 import { StorageError } from './storage-error.js';
 
+/** The oldest revision of `tenant`'s history: its creation (a re-created name starts anew), its shard's compaction, the floor of a moved-in history. */
+const historyFloor = (tenant: string) =>
+  sql<number>`greatest((SELECT compacted_revision FROM compaction_state), coalesce((SELECT greatest(history_floor, created_revision) FROM tenants WHERE name = ${tenant}), 0))`;
+
 /** A current object of a tenant as the emptiness check of a restore sees it: its key and labels (labels stay readable when encrypted). */
 export interface CurrentKey extends ObjectKey {
   labels: Record<string, string>;
@@ -69,12 +73,37 @@ export class TenantSnapshotRepository {
     const { rows } = await sql<{ r: number | null; oldest: number | null; floor: number }>`
       SELECT (SELECT max(revision) FROM changes WHERE tenant = ${tenant} AND created_at <= ${at}) AS r,
              (SELECT min(revision) FROM changes WHERE tenant = ${tenant}) AS oldest,
-             greatest((SELECT compacted_revision FROM compaction_state), coalesce((SELECT history_floor FROM tenants WHERE name = ${tenant}), 0)) AS floor
+             ${historyFloor(tenant)} AS floor
     `.execute(db);
     const row = rows[0];
     const oldest = Math.max(Number(row.oldest ?? row.floor), Number(row.floor));
     if (row.r === null) throw new StorageError('Expired', `the kept history of tenant ${tenant} does not reach back to ${at.toISOString()}; the oldest revision available is ${oldest}`, undefined, oldest);
     return Number(row.r);
+  }
+
+  /**
+   * Checks that `revision` is within the history of the tenant now named
+   * `tenant`: not below the revision it was created at (a deleted tenant
+   * of the same name, re-created since, is another tenant: its history is
+   * not this one's), its shard's compaction, nor the floor of a history it
+   * brought when it moved. Throws StorageError Expired naming the oldest
+   * revision available (and the creation when that is what stops it);
+   * NotFound when the tenant does not exist. Reads only.
+   */
+  async checkHistory(tenant: string, revision: number): Promise<void> {
+    const db = await tenantDb(this.router, tenant);
+    const { rows } = await sql<{ created: number; floor: number }>`
+      SELECT t.created_revision AS created, ${historyFloor(tenant)} AS floor FROM tenants t WHERE t.name = ${tenant}
+    `.execute(db);
+    if (rows.length === 0) throw new StorageError('NotFound', `tenant ${tenant} not found`);
+    const created = Number(rows[0].created);
+    const oldest = Math.max(created, Number(rows[0].floor));
+    if (revision >= oldest) return;
+    const why =
+      revision < created
+        ? `tenant ${tenant} was created at revision ${created}: revision ${revision} is before it (a deleted tenant of the same name is not its history)`
+        : `revision ${revision} of tenant ${tenant} is older than the kept history`;
+    throw new StorageError('Expired', `${why}; the oldest revision available is ${oldest}`, undefined, oldest);
   }
 
   /** Every object `tenant` holds now, as keys with labels, in key order. */

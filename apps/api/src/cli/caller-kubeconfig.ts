@@ -71,6 +71,8 @@ export function callerRequest(caller: Caller, method: string, url: string, o: Ca
   return new Promise((resolve, reject) => {
     const req = https.request(url, {
       method,
+      // Its own agent: a process's global agent's options (a default certificate) would override the caller's own.
+      agent: false,
       ca: caller.caPem,
       cert: caller.certPem,
       key: caller.keyPem,

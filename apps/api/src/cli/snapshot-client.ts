@@ -113,7 +113,9 @@ export interface ImportOptions {
  * opens its Secrets with `o.identities`, creates the Tenant (the
  * snapshot's spec; `o.shard` or the placement's choice) unless it exists,
  * waits until it is Active, and posts the snapshot (Secrets in the clear,
- * over TLS only) to its `snapshot` subresource. Throws CliError.
+ * over TLS only) to its `snapshot` subresource; a caller who may not
+ * create Tenants (a tenant's owner) posts it to `/clusters/{tenant}/snapshot`
+ * instead. Throws CliError.
  */
 export async function importSnapshot(caller: Caller, bytes: Buffer, o: ImportOptions, progress: Progress): Promise<string> {
   let parsed: ParsedSnapshot;
@@ -132,6 +134,8 @@ export async function importSnapshot(caller: Caller, bytes: Buffer, o: ImportOpt
     spec: { ...spec, ...(o.shard ? { shard: o.shard } : {}) },
   };
   const created = await requestJson(caller, 'POST', `${caller.baseUrl}${TENANTS}`, tenant);
+  // Not the platform (no Tenant to create): a tenant's own member restores a snapshot of the tenant into it.
+  if (created.status === 403) return restoreOwn(caller, parsed, o, progress);
   if (created.status !== 201 && !(created.status === 409 && created.body.reason === 'AlreadyExists')) {
     throw new CliError(`creating tenant ${o.tenant}: ${String(created.body.message ?? `HTTP ${created.status}`)} (HTTP ${created.status})`);
   }
@@ -148,6 +152,18 @@ export async function importSnapshot(caller: Caller, bytes: Buffer, o: ImportOpt
   const body = Buffer.concat(lines);
   progress(`restoring ${parsed.records.length} objects (${(body.length / 1048576).toFixed(1)} MiB) into tenant ${o.tenant}`);
   const res = await send(caller, 'POST', `${caller.baseUrl}${TENANTS}/${encodeURIComponent(o.tenant)}/snapshot${o.replace ? '?replace=true' : ''}`, body, SNAPSHOT_MEDIA_TYPE);
+  if (res.statusCode !== 200) throw await failure(res, `restore into tenant ${o.tenant}`);
+  const status = JSON.parse((await readAll(res)).toString('utf8')) as { message?: string };
+  progress(status.message ?? 'restored');
+  return status.message ?? '';
+}
+
+/** Posts the opened snapshot to `/clusters/{tenant}/snapshot` (the tenant's own members' path: its RBAC, its own snapshots only). */
+async function restoreOwn(caller: Caller, parsed: ParsedSnapshot, o: ImportOptions, progress: Progress): Promise<string> {
+  const w = new SnapshotWriter();
+  const body = Buffer.concat([w.header(parsed.header), ...parsed.records.map((r) => w.record(r)), w.trailer()]);
+  progress(`restoring ${parsed.records.length} objects (${(body.length / 1048576).toFixed(1)} MiB) into tenant ${o.tenant} as its member`);
+  const res = await send(caller, 'POST', `${caller.baseUrl}/clusters/${encodeURIComponent(o.tenant)}/snapshot${o.replace ? '?replace=true' : ''}`, body, SNAPSHOT_MEDIA_TYPE);
   if (res.statusCode !== 200) throw await failure(res, `restore into tenant ${o.tenant}`);
   const status = JSON.parse((await readAll(res)).toString('utf8')) as { message?: string };
   progress(status.message ?? 'restored');

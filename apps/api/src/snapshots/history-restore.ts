@@ -2,7 +2,8 @@ import type { ListCursor, Storage, StoredObject, TenantSnapshotRepository } from
 import type { ResourceDefinition } from '../registry/resource-definition.js';
 import type { ExportPoint } from './snapshot-export.js';
 import type { SnapshotRecord } from './snapshot-format.js';
-import { RESTORE_BATCH, restoreOrder } from './snapshot-restore.js';
+import { SnapshotPacer } from './snapshot-pacer.js';
+import { restoreOrder, writePaced } from './snapshot-restore.js';
 
 /** What a restore from history names: a namespace (with everything in it), or one object. */
 export type HistoryTarget = { namespace: string } | { def: ResourceDefinition; namespace: string; name: string };
@@ -10,7 +11,7 @@ export type HistoryTarget = { namespace: string } | { def: ResourceDefinition; n
 /** What a restore from history reads and writes through. */
 export interface HistoryRestoreDeps {
   storage: Pick<Storage, 'list'>;
-  snapshots: Pick<TenantSnapshotRepository, 'resourcesAt' | 'revisionAt' | 'writeBatch'>;
+  snapshots: Pick<TenantSnapshotRepository, 'resourcesAt' | 'revisionAt' | 'checkHistory' | 'writeBatch'>;
 }
 
 /** A named object that did not exist at the revision asked for. */
@@ -45,13 +46,17 @@ async function listAll(deps: HistoryRestoreDeps, tenant: string, resource: strin
  * or single objects. Each comes back with its name, uid, labels,
  * ownerReferences, finalizers and data of then, replacing whatever is at
  * its key now (removed first, then created), with a new
- * resourceVersion; owners before dependents, in batches. Throws
- * StorageError Expired when the point is older than the kept history,
+ * resourceVersion; owners before dependents, in paced batches (as a
+ * snapshot restore: writePaced). Throws
+ * StorageError Expired when the point is older than the kept history or
+ * than the tenant itself (a tenant deleted and re-created under its name),
  * NotInHistoryError when a named object did not exist then.
  */
 export async function restoreFromHistory(deps: HistoryRestoreDeps, tenant: string, point: ExportPoint, targets: HistoryTarget[]): Promise<HistoryRestoreResult> {
   const at = point.revision ?? (point.time ? await deps.snapshots.revisionAt(tenant, point.time) : undefined);
   if (at === undefined) throw new NotInHistoryError('a restore from history needs a revision or a time');
+  // Never across a deletion and re-creation of the tenant's name: Expired naming where its history starts.
+  await deps.snapshots.checkHistory(tenant, at);
   const found = new Map<string, StoredObject>();
   const add = (o: StoredObject) => found.set(`${o.key.resource}\u0000${o.key.namespace}\u0000${o.key.name}`, o);
   let resources: string[] | undefined;
@@ -73,10 +78,7 @@ export async function restoreFromHistory(deps: HistoryRestoreDeps, tenant: strin
   }
   const records: SnapshotRecord[] = [...found.values()].map((o) => ({ resource: o.key.resource, namespace: o.key.namespace, name: o.key.name, object: o.body }));
   const ordered = restoreOrder(records);
-  let written = 0;
-  for (let i = 0; i < ordered.length; i += RESTORE_BATCH) {
-    const create = ordered.slice(i, i + RESTORE_BATCH).map((r) => ({ key: { tenant, resource: r.resource, namespace: r.namespace, name: r.name }, body: r.object! }));
-    written = await deps.snapshots.writeBatch(tenant, { remove: [], create });
-  }
+  const creates = ordered.map((r) => ({ key: { tenant, resource: r.resource, namespace: r.namespace, name: r.name }, body: r.object! }));
+  const written = await writePaced(deps, tenant, creates, new SnapshotPacer());
   return { revision: at, objects: ordered.length, written };
 }

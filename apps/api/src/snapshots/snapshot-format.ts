@@ -100,6 +100,33 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * first fault. Does not decrypt sealed records.
  */
 export function parseSnapshot(bytes: Buffer): ParsedSnapshot {
+  const steps = readSteps(bytes);
+  for (;;) {
+    const s = steps.next();
+    if (s.done) return s.value;
+  }
+}
+
+/**
+ * {@link parseSnapshot} as low-priority work on a server: the same checks,
+ * giving the event loop back between slices of lines (`step`, e.g.
+ * SnapshotPacer.step), so a large snapshot's parse does not hold other
+ * requests up. Rejects with SnapshotFormatError.
+ */
+export async function parseSnapshotPaced(bytes: Buffer, step: () => Promise<void>): Promise<ParsedSnapshot> {
+  const steps = readSteps(bytes);
+  for (;;) {
+    const s = steps.next();
+    if (s.done) return s.value;
+    await step();
+  }
+}
+
+/** Lines read between two yields of {@link readSteps}. */
+const LINES_PER_STEP = 64;
+
+/** The parse of {@link parseSnapshot}, yielding every {@link LINES_PER_STEP} lines. */
+function* readSteps(bytes: Buffer): Generator<void, ParsedSnapshot, undefined> {
   if (bytes.length === 0) throw new SnapshotFormatError('the snapshot is empty');
   const hash = createHash('sha256');
   let header: SnapshotHeader | undefined;
@@ -110,6 +137,7 @@ export function parseSnapshot(bytes: Buffer): ParsedSnapshot {
   let lineNo = 0;
   while (start < bytes.length) {
     lineNo++;
+    if (lineNo % LINES_PER_STEP === 0) yield;
     const nl = bytes.indexOf(0x0a, start);
     if (nl < 0) throw new SnapshotFormatError(`the snapshot is truncated: line ${lineNo} has no end (no trailer)`);
     if (trailer) throw new SnapshotFormatError(`line ${lineNo}: data after the trailer`);

@@ -1,23 +1,50 @@
-import type { CurrentKey, ObjectKey, TenantSnapshotRepository } from '@plinth/storage';
+import type { CurrentKey, ObjectKey, Storage, StoredObject, TenantSnapshotRepository } from '@plinth/storage';
 import { BOOTSTRAP_LABEL } from '../kinds/rbac/bootstrap-policy.js';
 import { CRD_STORAGE_RESOURCE } from '../kinds/customresourcedefinition/crd.resource.js';
 import { SYSTEM_NAMESPACES } from '../kinds/namespace/system-namespaces.js';
 import { describe, type ParsedSnapshot, type SnapshotRecord, SnapshotFormatError } from './snapshot-format.js';
+import { BatchSizer, SnapshotPacer } from './snapshot-pacer.js';
 
-/** Objects per restore batch (each written as the write batcher writes, in transactions of up to 60 writes). */
-export const RESTORE_BATCH = 250;
+/** The fewest and most objects per restore batch (one lookup and one call of the batched-write procedure). */
+export const RESTORE_BATCH_MIN = 16;
+export const RESTORE_BATCH_MAX = 60;
+/**
+ * The time a restore batch aims at (its lookup, its transaction holding
+ * the shard's revision counter, its commit): other writes on the shard
+ * wait at most about this long for the counter (see BatchSizer).
+ */
+export const RESTORE_BATCH_TARGET_MS = 15;
 
 /** What a restore writes through. */
 export interface SnapshotRestoreDeps {
   snapshots: Pick<TenantSnapshotRepository, 'currentKeys' | 'writeBatch'>;
+  /** Reads what a restore replaces, to put it back when the restore fails (without: nothing is put back). */
+  storage?: Pick<Storage, 'get'>;
+  /** Paces the restore as low-priority work (default: a new {@link SnapshotPacer} with SNAPSHOT_PACE). */
+  pacer?: () => SnapshotPacer;
 }
 
 /** Options of {@link restoreSnapshot}. */
 export interface RestoreOptions {
   /** Remove whatever the tenant holds first (else a tenant holding more than its provisioning made is refused). */
   replace: boolean;
-  /** Objects per batch (tests shorten it). */
+  /** Objects per batch, fixed (tests set it; default: sized by {@link BatchSizer} towards {@link RESTORE_BATCH_TARGET_MS}). */
   batch?: number;
+}
+
+/**
+ * A restore failed after it had written: what it created was removed
+ * again (`undone`), so the tenant holds what it held before (with
+ * `replace`, minus what was removed first). `cause` is the first failure.
+ */
+export class RestoreUndoneError extends Error {
+  constructor(
+    override readonly cause: unknown,
+    readonly written: number,
+    readonly undone: boolean,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause));
+  }
 }
 
 /** The destination holds objects of its own and replacing was not asked for (409). */
@@ -59,16 +86,20 @@ export function isProvisioned(k: CurrentKey): boolean {
  * creates every object as it was (name, uid, labels, ownerReferences,
  * finalizers, managedFields, status), namespaces and CRDs first, owners
  * before their dependents (so no garbage collector sees a dependent
- * without its owner), in batches of {@link RESTORE_BATCH} objects;
+ * without its owner), in batches;
  * an object a controller made meanwhile under a snapshot's key (a
  * restored namespace's `default` ServiceAccount) is replaced by the
  * snapshot's.
  * Each object gets a new resourceVersion from the destination shard's
  * counter; admission does not run (the objects were admitted when first
  * written), tenant limits and ResourceQuota counts are enforced by storage.
- * Throws SnapshotFormatError when a record is still sealed. A failure
- * after the first batch leaves the batches before it written (the caller
- * reports it; rerun with `replace`).
+ * Throws SnapshotFormatError when a record is still sealed. Written as
+ * low-priority work: batches sized so each holds the shard's revision
+ * counter about {@link RESTORE_BATCH_TARGET_MS}, with rests between them
+ * ({@link SnapshotPacer}). A failure after the first write removes
+ * what the restore created and, unless `replace`, creates again what it
+ * had replaced (read through `deps.storage` first), then throws
+ * {@link RestoreUndoneError} (a failure before any write: the error itself).
  */
 export async function restoreSnapshot(deps: SnapshotRestoreDeps, tenant: string, snapshot: ParsedSnapshot, options: RestoreOptions): Promise<RestoreResult> {
   const sealed = snapshot.records.find((r) => r.object === undefined);
@@ -88,12 +119,22 @@ export async function restoreSnapshot(deps: SnapshotRestoreDeps, tenant: string,
   const inSnapshot = new Set(records.map(id));
   const remove = current.filter((k) => !isRootCa(k) && (options.replace || inSnapshot.has(id(k)))).map((k) => keyOf(k));
   const ordered = restoreOrder(records);
-  const size = options.batch ?? RESTORE_BATCH;
+  // What the restore replaces in a tenant it does not empty (objects its provisioning made): kept to put back on failure.
+  const saved = options.replace || !deps.storage ? [] : (await Promise.all(remove.map((k) => deps.storage!.get(k)))).filter((o) => o !== undefined);
+  const pacer = deps.pacer?.() ?? new SnapshotPacer();
+  const creates = ordered.map((r) => ({ key: keyOf(r), body: r.object! }));
   let revision = 0;
-  for (let i = 0; i < remove.length; i += size) revision = await deps.snapshots.writeBatch(tenant, { remove: remove.slice(i, i + size), create: [] });
-  for (let i = 0; i < ordered.length; i += size) {
-    const create = ordered.slice(i, i + size).map((r) => ({ key: keyOf(r), body: r.object! }));
-    revision = await deps.snapshots.writeBatch(tenant, { remove: [], create });
+  let removed = 0;
+  let written = 0;
+  try {
+    revision = await writePaced(deps, tenant, remove.map((key) => ({ remove: key })), pacer, options.batch, (n) => (removed = n));
+    revision = Math.max(revision, await writePaced(deps, tenant, creates, pacer, options.batch, (n) => (written = n)));
+  } catch (err) {
+    if (written === 0 && (removed === 0 || saved.length === 0)) throw err;
+    // Namespaces this restore brought in: controllers filled them meanwhile (a `default` ServiceAccount, the root CA ConfigMap).
+    const had = new Set(current.filter((k) => k.resource === 'namespaces').map((k) => k.name));
+    const namespaces = new Set(creates.slice(0, written).filter((c) => c.key.resource === 'namespaces' && !had.has(c.key.name)).map((c) => c.key.name));
+    throw new RestoreUndoneError(err, written, await undo(deps, tenant, creates.slice(0, written), saved, namespaces, pacer, options.batch));
   }
   return { objects: ordered.length, removed: remove.length, revision };
 }
@@ -123,4 +164,69 @@ export function restoreOrder(records: SnapshotRecord[]): SnapshotRecord[] {
   const keyed = records.map((r, i) => ({ r, i, c: cls(r), d: depthOf(r, new Set()) }));
   keyed.sort((a, b) => a.c - b.c || a.d - b.d || a.i - b.i);
   return keyed.map((k) => k.r);
+}
+
+/**
+ * Undoes a restore that failed half-way: removes what it created
+ * (`created`) and what controllers made meanwhile in the namespaces it
+ * brought in (`namespaces`), then creates again what it had replaced
+ * (`saved`: same names, uids and content, new resourceVersions). Returns false when that
+ * failed too (the shard went away): the caller says so.
+ */
+async function undo(
+  deps: { snapshots: Pick<TenantSnapshotRepository, 'writeBatch' | 'currentKeys'> },
+  tenant: string,
+  created: Array<{ key: ObjectKey }>,
+  saved: StoredObject[],
+  namespaces: Set<string>,
+  pacer: SnapshotPacer,
+  fixed?: number,
+): Promise<boolean> {
+  try {
+    await writePaced(deps, tenant, created.map((c) => ({ remove: c.key })), pacer, fixed);
+    const filled = namespaces.size === 0 ? [] : (await deps.snapshots.currentKeys(tenant)).filter((k) => namespaces.has(k.namespace));
+    await writePaced(deps, tenant, filled.map((k) => ({ remove: { tenant, resource: k.resource, namespace: k.namespace, name: k.name } })), pacer, fixed);
+    await writePaced(deps, tenant, saved.map((o) => ({ key: o.key, body: o.body })), pacer, fixed);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** One write of a paced restore: a key to remove, or an object to create (replacing what is at its key). */
+type PacedWrite = { remove: ObjectKey } | { key: ObjectKey; body: Record<string, unknown> };
+
+/**
+ * Writes `writes` in order as low-priority work: batches of a size fixed
+ * (`fixed`) or adapted so each takes about {@link RESTORE_BATCH_TARGET_MS}
+ * (its transaction holds the shard's revision counter, so other writes on
+ * the shard wait at most that long), with rests between them and slices of
+ * the event loop (`pacer`). Calls `progress` with how many writes are done
+ * after each batch. Returns the revision of the last write (0 for none).
+ * Throws what writeBatch throws; the batches before stay written.
+ */
+export async function writePaced(
+  deps: { snapshots: Pick<TenantSnapshotRepository, 'writeBatch'> },
+  tenant: string,
+  writes: PacedWrite[],
+  pacer: SnapshotPacer,
+  fixed?: number,
+  progress?: (done: number) => void,
+): Promise<number> {
+  const sizer = new BatchSizer(RESTORE_BATCH_TARGET_MS, RESTORE_BATCH_MIN, RESTORE_BATCH_MAX);
+  let revision = 0;
+  for (let i = 0; i < writes.length; ) {
+    const slice = writes.slice(i, i + (fixed ?? sizer.size));
+    const batch = { remove: [] as ObjectKey[], create: [] as Array<{ key: ObjectKey; body: Record<string, unknown> }> };
+    for (const w of slice) if ('remove' in w) batch.remove.push(w.remove);
+    else batch.create.push(w);
+    const t0 = performance.now();
+    revision = Math.max(revision, await deps.snapshots.writeBatch(tenant, batch));
+    const ms = performance.now() - t0;
+    i += slice.length;
+    progress?.(i);
+    sizer.observe(slice.length, ms);
+    await pacer.rest(ms);
+  }
+  return revision;
 }

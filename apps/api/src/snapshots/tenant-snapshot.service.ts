@@ -9,9 +9,10 @@ import { tenantResource } from '../kinds/tenant/tenant.resource.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { mapStorageError } from '../resource-store/storage-errors.mapper.js';
 import { type ExportPoint, prepareExport } from './snapshot-export.js';
-import { parseSnapshot, SNAPSHOT_MEDIA_TYPE, SnapshotFormatError } from './snapshot-format.js';
+import { parseSnapshotPaced, SNAPSHOT_MEDIA_TYPE, SnapshotFormatError } from './snapshot-format.js';
+import { SnapshotPacer } from './snapshot-pacer.js';
 import { type HistoryTarget, NotInHistoryError, restoreFromHistory } from './history-restore.js';
-import { restoreSnapshot, TenantNotEmptyError } from './snapshot-restore.js';
+import { RestoreUndoneError, restoreSnapshot, TenantNotEmptyError } from './snapshot-restore.js';
 import { RecipientError } from './snapshot-secrets.js';
 
 /** Injection token of {@link TenantSnapshotService}. */
@@ -23,7 +24,7 @@ export const SNAPSHOT_REVISION_HEADER = 'X-Plinth-Snapshot-Revision';
 /** What the service reads and writes through. */
 export interface TenantSnapshotDeps {
   storage: Pick<Storage, 'get' | 'list' | 'currentRevision'>;
-  snapshots: Pick<TenantSnapshotRepository, 'resourcesAt' | 'revisionAt' | 'currentKeys' | 'writeBatch'>;
+  snapshots: Pick<TenantSnapshotRepository, 'resourcesAt' | 'revisionAt' | 'checkHistory' | 'currentKeys' | 'writeBatch'>;
   /** The served kinds of a tenant (what a restore from history may name). */
   kinds: Pick<ResourceRegistry, 'prepare' | 'all'>;
   logger: Logger;
@@ -84,25 +85,39 @@ export class TenantSnapshotService {
     sendStream(req, reply, SNAPSHOT_MEDIA_TYPE, body);
   }
 
-  /** Restores the snapshot in `body` into tenant `name` (which must exist and be Active); answers a Success Status. */
-  async restore(req: FastifyRequest, reply: FastifyReply, name: string, body: Buffer | undefined, replace: boolean): Promise<void> {
+  /**
+   * Restores the snapshot in `body` into tenant `name` (which must exist
+   * and be Active); answers a Success Status. With `ownTenantOnly` (a
+   * tenant's own members, `POST /clusters/{name}/snapshot`), a snapshot
+   * whose header names another tenant (by uid) is refused with 403.
+   */
+  async restore(req: FastifyRequest, reply: FastifyReply, name: string, body: Buffer | undefined, replace: boolean, options: { ownTenantOnly?: boolean } = {}): Promise<void> {
     const tenant = await this.tenant(name);
     if (tenant.metadata.deletionTimestamp || tenant.status?.phase !== 'Active') {
       throw ApiError.conflict(target(name), `tenant ${name} is ${tenant.status?.phase ?? 'not provisioned yet'}: a snapshot restores only into an Active tenant`);
     }
     let parsed;
+    const pacer = new SnapshotPacer();
     try {
-      parsed = parseSnapshot(body ?? Buffer.alloc(0));
+      parsed = await parseSnapshotPaced(body ?? Buffer.alloc(0), () => pacer.step());
     } catch (err) {
       if (err instanceof SnapshotFormatError) throw ApiError.badRequest(`invalid snapshot: ${err.message}; nothing was restored`);
       throw err;
     }
+    const from = parsed.header.tenant;
+    if (options.ownTenantOnly && from.uid !== tenant.metadata.uid) {
+      throw ApiError.forbidden(
+        target(name),
+        `a tenant's members restore only snapshots of their own tenant (${name}, uid ${tenant.metadata.uid}); this one is of tenant ${from.name} (uid ${from.uid ?? 'none'}): ask the platform to restore it`,
+      );
+    }
     let result;
     try {
-      result = await restoreSnapshot(this.deps, name, parsed, { replace });
+      result = await restoreSnapshot({ ...this.deps, pacer: () => pacer }, name, parsed, { replace });
     } catch (err) {
       if (err instanceof SnapshotFormatError) throw ApiError.badRequest(`invalid snapshot: ${err.message}; nothing was restored`);
       if (err instanceof TenantNotEmptyError) throw ApiError.conflict(target(name), err.message);
+      if (err instanceof RestoreUndoneError) throw undoneError(err, name);
       mapStorageError(err, tenantResource, name);
     }
     this.deps.logger.info({ tenant: name, from: parsed.header.tenant.name, snapshotRevision: parsed.header.revision, ...result }, 'tenant snapshot restored');
@@ -200,6 +215,25 @@ export function parsePoint(value: string | undefined): ExportPoint {
   const time = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(value) ? new Date(value) : undefined;
   if (!time || Number.isNaN(time.getTime())) throw ApiError.badRequest(`invalid point in time ${JSON.stringify(value)}: a resourceVersion or an RFC 3339 time`);
   return { time };
+}
+
+/**
+ * The Status of a restore that failed half-way: the failure's own (403 for
+ * a tenant limit or quota, 503 for a shard gone...), its message saying
+ * that what was written was removed again, or that it could not be.
+ */
+function undoneError(err: RestoreUndoneError, name: string): ApiError {
+  let mapped: unknown = err.cause;
+  try {
+    mapStorageError(err.cause, tenantResource, name);
+  } catch (e) {
+    mapped = e;
+  }
+  const api = mapped instanceof ApiError ? mapped : new ApiError(500, 'InternalError', err.message);
+  const tail = err.undone
+    ? `; nothing was restored (the ${err.written} objects written before the failure were removed again and what they had replaced put back)`
+    : `; the restore stopped after ${err.written} objects and could not remove them again: restore again with replace=true`;
+  return new ApiError(api.code, api.status.reason ?? 'InternalError', `${api.message}${tail}`, api.status.details, api.headers);
 }
 
 /** The message of a 410 for a point beyond the kept history, naming the oldest revision available when known. */
