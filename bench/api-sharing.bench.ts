@@ -6,6 +6,8 @@ import { benchAgent, collectServerGarbage, GC_ON_SIGNAL_NODE_ARGS, percentiles, 
 const CONSUMERS = Number(process.env.BENCH_CONSUMERS ?? 1000);
 const WRITES_PER_SECOND = Number(process.env.BENCH_WRITES_PER_SECOND ?? 100);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+/** The server's watch cache (PLINTH_WATCH_CACHE_SIZE) when set: small, the resumed watch catches up from the change log. */
+const WATCH_CACHE_SIZE = process.env.BENCH_WATCH_CACHE_SIZE;
 const CONCURRENCY = 8;
 const APIS = '/apis/apis.plinth.dev/v1alpha1';
 const VIEW = '/services/apiexport/provider/widgets/clusters/*/apis/example.com/v1/widgets';
@@ -58,7 +60,7 @@ async function main(): Promise<void> {
   const pgPort = 58300 + (process.pid % 400);
   const apiPort = 19300 + (process.pid % 400);
   const db = await startBenchPostgres('api-sharing', pgPort);
-  const server = await startServerProcess({ DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '16' }, apiPort, { nodeArgs: GC_ON_SIGNAL_NODE_ARGS });
+  const server = await startServerProcess({ DATABASE_URL: db.url, PLINTH_DB_POOL_SIZE: '16', ...(WATCH_CACHE_SIZE ? { PLINTH_WATCH_CACHE_SIZE: WATCH_CACHE_SIZE } : {}) }, apiPort, { nodeArgs: GC_ON_SIGNAL_NODE_ARGS });
   const base = `https://127.0.0.1:${apiPort}`;
   const agent = await benchAgent({ connections: CONCURRENCY });
   const watchAgent = await benchAgent({ connections: 1 });
@@ -170,6 +172,31 @@ async function main(): Promise<void> {
       if (e.ack !== undefined) fromAck.push(Math.max(0, e.seen - e.ack));
     }
 
+    // The catch-up of a provider restarted since the list: a watch from the list's resourceVersion (the change log's
+    // part of each binding tenant while that is older than the watch cache's window: BENCH_WATCH_CACHE_SIZE).
+    progress(`a watch resumed from the list's resourceVersion (catching up ${total - failed} creates)`);
+    const resumeStart = performance.now();
+    const resumed = await request(`${base}${VIEW}?watch=1&resourceVersion=${encodeURIComponent(rv)}&allowWatchBookmarks=false`, { dispatcher: watchAgent });
+    let caught = 0;
+    let catchUpMs = NaN;
+    await (async () => {
+      let buf = '';
+      for await (const chunk of resumed.body) {
+        buf += chunk.toString();
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          if (line && (JSON.parse(line) as { type: string }).type === 'ADDED') caught++;
+        }
+        if (caught >= total - failed) {
+          catchUpMs = performance.now() - resumeStart;
+          break;
+        }
+      }
+    })().catch(() => undefined);
+    resumed.body.destroy();
+
     const meanEvent = Math.round(eventBytes / Math.max(1, eventLines));
     progress(`the peer: a bare Node TLS server writing ${total} events of ${meanEvent} bytes at ${WRITES_PER_SECOND}/s to one watcher`);
     const bare = await bareFanout(meanEvent, WRITES_PER_SECOND, total);
@@ -181,6 +208,7 @@ async function main(): Promise<void> {
     console.log(`server memory per binding (after a full collection, each binding used once): RSS ${((after.rss - before.rss) / CONSUMERS / 1024).toFixed(1)} KiB, V8 heap ${((after.heap - before.heap) / CONSUMERS / 1024).toFixed(1)} KiB (RSS ${mib(before.rss)} → ${mib(after.rss)} MiB)`);
     console.log(`the provider's list across all binding tenants: ${listed} widgets in ${listMs} ms`);
     console.log(`${total} creates at ${WRITES_PER_SECOND}/s spread over the tenants: ${failed} failed; the view's watch saw ${received}`);
+    console.log(`a watch resumed from the list's resourceVersion (watch cache ${WATCH_CACHE_SIZE ?? 'default'} events): ${caught} of ${total - failed} creates caught up in ${catchUpMs.toFixed(0)} ms`);
     console.log(`watch delay from each create's ack: p50 ${a.p50.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms (n=${a.n}); from its start: p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms`);
     console.log(`the peer, a bare Node TLS server handing one watcher the same events at the same rate: p50 ${bare.p50.toFixed(1)} ms, p99 ${bare.p99.toFixed(1)} ms (n=${bare.n}) from the send to the arrival`);
   } finally {

@@ -219,7 +219,10 @@ describe('the provider\'s view across shards', { timeout: 170_000 }, () => {
   it('a deleted binding leaves the view: watches from before it get 410, the informer lists again without the tenant', async () => {
     const before = (await asController().get(ALL).expect(200)).body.metadata.resourceVersion;
     const mark = log.length;
-    await asCarol().delete(`/clusters/c3${APIS}/apibindings/widgets`).expect(200);
+    // 202: its cleanup finalizer keeps it (deletionTimestamp set) until its widgets are deleted.
+    await asCarol().delete(`/clusters/c3${APIS}/apibindings/widgets`).expect(202);
+    // Its cleanup finalizer holds the binding until its widgets are deleted (the provider sees them go), then it goes.
+    await eventually(async () => (await asCarol().get(`/clusters/c3${APIS}/apibindings/widgets`)).status === 404, { timeoutMs: 30_000, message: 'the binding of c3 gone' });
     const all = await eventually(async () => {
       const res = await asController().get(ALL).expect(200);
       return res.body.items.every((o: Widget) => o.metadata?.annotations?.[TENANT] !== 'c3') ? res.body : false;

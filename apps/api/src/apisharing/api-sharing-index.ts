@@ -1,6 +1,7 @@
+import { isPlainObject } from '@plinth/apimachinery';
 import type { ChangeObserver, Storage } from '@plinth/storage';
 import { type ExportedResource, type ExportReference, exportedResources, exportKey, exportReference } from '../kinds/apis/apis-types.js';
-import { APIBINDING_STORAGE_RESOURCE, APIEXPORT_STORAGE_RESOURCE } from '../kinds/apis/apis.schema.js';
+import { APIBINDING_CLEANUP_FINALIZER, APIBINDING_STORAGE_RESOURCE, APIEXPORT_STORAGE_RESOURCE } from '../kinds/apis/apis.schema.js';
 import { type AcceptablePermissionClaim, bindingClaims, exportClaims, type PermissionClaim } from '../kinds/apis/permission-claims.js';
 
 /** One APIBinding as the index keeps it. */
@@ -11,6 +12,12 @@ export interface IndexedBinding {
   ref: ExportReference;
   /** spec.permissionClaims: the binding's answers to the export's claims. */
   claims: AcceptablePermissionClaim[];
+  /** metadata.deletionTimestamp is set: the binding is being deleted (its cleanup finalizer holds it). */
+  deleting: boolean;
+  /** metadata.finalizers holds the cleanup finalizer (APIBINDING_CLEANUP_FINALIZER). */
+  finalized: boolean;
+  /** status.boundResources: what the binding serves in its tenant. */
+  bound: { group: string; resource: string }[];
 }
 
 /** One APIExport as the index keeps it. */
@@ -24,6 +31,15 @@ export interface IndexedExport {
 }
 
 type Kind = 'binding' | 'export';
+
+function metaOf(body: Record<string, unknown>): Record<string, unknown> {
+  return isPlainObject(body.metadata) ? body.metadata : {};
+}
+
+function boundOf(body: Record<string, unknown>): { group: string; resource: string }[] {
+  const status = isPlainObject(body.status) ? body.status : {};
+  return Array.isArray(status.boundResources) ? status.boundResources.filter(isPlainObject).map((r) => ({ group: String(r.group ?? ''), resource: String(r.resource ?? '') })) : [];
+}
 
 function uidOf(body: Record<string, unknown>): string {
   const meta = body.metadata as Record<string, unknown> | undefined;
@@ -110,7 +126,16 @@ export class ApiSharingIndex {
     } else {
       if (!perTenant) map.set(tenant, (perTenant = new Map()));
       this.tombstones.delete(`${kind}/${tenant}/${name}`);
-      if (kind === 'binding') (perTenant as Map<string, IndexedBinding>).set(name, { name, uid: uidOf(body), revision, ref: exportReference(body), claims: bindingClaims(body) });
+      if (kind === 'binding') (perTenant as Map<string, IndexedBinding>).set(name, {
+          name,
+          uid: uidOf(body),
+          revision,
+          ref: exportReference(body),
+          claims: bindingClaims(body),
+          deleting: Boolean(metaOf(body).deletionTimestamp),
+          finalized: Array.isArray(metaOf(body).finalizers) && (metaOf(body).finalizers as unknown[]).includes(APIBINDING_CLEANUP_FINALIZER),
+          bound: boundOf(body),
+        });
       else (perTenant as Map<string, IndexedExport>).set(name, { name, uid: uidOf(body), revision, resources: exportedResources(body), claims: exportClaims(body) });
     }
     this.reindex();
@@ -135,6 +160,22 @@ export class ApiSharingIndex {
     this.exports.delete(tenant);
     for (const key of [...this.tombstones.keys()]) if (key.split('/')[1] === tenant) this.tombstones.delete(key);
     this.reindex();
+  }
+
+  /**
+   * Every tenant's APIBindings the cleanup controller has work on: being
+   * deleted and still carrying the cleanup finalizer, or not carrying it
+   * yet (made before it existed).
+   */
+  bindingsToFinalize(): { tenant: string; binding: IndexedBinding }[] {
+    const out: { tenant: string; binding: IndexedBinding }[] = [];
+    for (const [tenant, byName] of this.bindings) for (const b of byName.values()) if (b.deleting === b.finalized) out.push({ tenant, binding: b });
+    return out;
+  }
+
+  /** The APIBinding `name` of `tenant`, or undefined. */
+  bindingOf(tenant: string, name: string): IndexedBinding | undefined {
+    return this.bindings.get(tenant)?.get(name);
   }
 
   /** The tenant's APIBindings, by name order. */

@@ -33,6 +33,8 @@ export interface ExportViewDeps {
   shardReady(name: string): boolean;
   /** Seconds a watch stays open at most (the server's maximum). */
   maxWatchSeconds: number;
+  /** Tenants of one shard a list or a watch's catch-up reads at once (bounded.ts: half the shard's pool); default 1. */
+  readsPerShard?: number;
   /** What the view serves beyond the exported resources: the export's permission claims (apisharing/claimed-view.ts). */
   claims?: ExportViewClaims;
 }
@@ -285,6 +287,7 @@ export class ExportView {
       fieldRequirements: selectors.keyFieldRequirements,
       filter: filter ? (b) => filter(b as KubeObject) : undefined,
       select: t.selects,
+      perShard: this.deps.readsPerShard,
       limit,
       from,
     }).catch((err) => mapStorageError(err, t.def, ''));
@@ -339,6 +342,7 @@ export class ExportView {
         fieldRequirements: selectors.keyFieldRequirements,
         filter: filter ? (b) => filter(b as KubeObject) : undefined,
         select: t.selects,
+        perShard: this.deps.readsPerShard,
         limit: 0,
       }).catch((err) => mapStorageError(err, t.def, ''));
       initial = snapshot.items;
@@ -380,6 +384,7 @@ export class ExportView {
       changes: this.deps.changes,
       bookmarks: q.allowWatchBookmarks === 'true',
       seconds,
+      perShard: this.deps.readsPerShard,
       onClose: () => this.open.delete(close),
     });
     this.open.add(close);

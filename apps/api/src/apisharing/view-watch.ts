@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { KubeObject } from '@plinth/apimachinery';
 import { type ChangeEvent, type ChangeLogRepository, isStorageError, type WatchCache } from '@plinth/storage';
+import { Bounded } from './bounded.js';
 import { encodeCursor } from './view-cursor.js';
 
 /** One shard a watch of the view follows, and the revision of it the watch starts after. */
@@ -47,6 +48,8 @@ export interface ViewWatchOptions {
   changes: ChangeLogRepository;
   bookmarks: boolean;
   seconds: number;
+  /** Tenants' change logs read at once on one shard while catching up (default 1); see bounded.ts. */
+  perShard?: number;
   onClose(): void;
 }
 
@@ -154,10 +157,16 @@ export class ViewWatch {
    * Brings shard `s` from its position to its live feed: while the position
    * is older than the cache's window (or than a moved tenant's arrival),
    * each addressed tenant's part of the change log, merged in revision
-   * order up to where every tenant's read reached; then the window and the
-   * live feed, joined in one tick so nothing slips between them.
+   * order up to where every tenant's read reached (a tenant is read again
+   * only once that is where its read ended, or, when none has a batch
+   * left, once its read fell out of the window); then the window and the
+   * live feed, joined in one tick so nothing slips between them, as soon as
+   * every tenant's read reached the window ({@link joinWindow}).
    */
   private async join(s: ViewWatchShard): Promise<void> {
+    const gate = new Bounded(Math.max(1, this.o.perShard ?? 1));
+    /** Each tenant's last read of the change log: how far it reached, and its changes not sent yet. */
+    const ahead = new Map<string, { scannedTo: number; events: ChangeEvent[]; full: boolean }>();
     try {
       for (;;) {
         if (this.closed) return;
@@ -176,9 +185,37 @@ export class ViewWatch {
           this.positions.set(s.name, Math.max(pos, s.cache.oldestResumable, floor));
           continue;
         }
-        const reads = await Promise.all(tenants.map((tenant) => this.o.changes.changesInScope(pos, CATCH_UP_BATCH, { tenant, resource: this.o.resource, namespace: this.o.namespace })));
-        const upTo = Math.min(...reads.map((r) => r.scannedTo));
-        const events = reads.flatMap((r) => r.events).filter((e) => e.revision <= upTo);
+        // Only tenants whose last read did not reach past the position are read again; the others' changes
+        // beyond it wait in `ahead` (one statement per tenant and batch, at most `perShard` of them at once).
+        const here = new Set(tenants);
+        for (const t of [...ahead.keys()]) if (!here.has(t)) ahead.delete(t);
+        // While no tenant has a batch of history left to read, reads that fell out of the window are read again too
+        // (the window is joined once every tenant's read reached it); otherwise only the tenants the position waits for.
+        const deep = tenants.some((t) => ahead.get(t)?.full);
+        const behind = deep ? pos : Math.max(pos, s.cache.oldestResumable - 1);
+        const stale = tenants.filter((t) => (ahead.get(t)?.scannedTo ?? -1) <= behind);
+        await Promise.all(
+          stale.map((tenant) =>
+            gate.run(async () => {
+              const r = await this.o.changes.changesInScope(pos, CATCH_UP_BATCH, { tenant, resource: this.o.resource, namespace: this.o.namespace });
+              ahead.set(tenant, { scannedTo: r.scannedTo, events: r.events, full: r.events.length >= CATCH_UP_BATCH });
+            }),
+          ),
+        );
+        const upTo = Math.min(...tenants.map((t) => ahead.get(t)!.scannedTo));
+        if (this.closed) return;
+        if (upTo >= Math.max(s.cache.oldestResumable, floor)) {
+          // Every tenant's read reached the window: go live now (each tenant's own reach; see joinWindow).
+          this.joinWindow(s, pos, tenants, ahead, upTo);
+          return;
+        }
+        const events: ChangeEvent[] = [];
+        for (const t of tenants) {
+          const held = ahead.get(t)!;
+          const kept = held.events.filter((e) => e.revision > pos);
+          events.push(...kept.filter((e) => e.revision <= upTo));
+          held.events = kept.filter((e) => e.revision > upTo);
+        }
         events.sort((a, b) => a.revision - b.revision);
         for (const e of events) this.offer(s.name, e);
         if (upTo > this.positions.get(s.name)!) this.positions.set(s.name, upTo);
@@ -187,6 +224,35 @@ export class ViewWatch {
     } catch (err) {
       this.fail(err);
     }
+  }
+
+  /**
+   * Joins shard `s`'s window and live feed right after a round of change-log
+   * reads that each reached it (`reachedFrom`, the lowest reach, is at or
+   * after the window's oldest revision), although at different revisions:
+   * up to `U`, the newest revision the cache has applied, each addressed
+   * tenant's changes come from its read up to where that read reached and
+   * from the window after it; merged in revision order, they are offered,
+   * then the live feed follows after `U`, in the same tick. Without this,
+   * reads that reached different revisions would move the position only to
+   * the lowest of them, and a catch-up under steady writes could trail the
+   * head forever.
+   */
+  private joinWindow(s: ViewWatchShard, pos: number, tenants: string[], ahead: Map<string, { scannedTo: number; events: ChangeEvent[]; full: boolean }>, reachedFrom: number): void {
+    const top = s.cache.revision;
+    const window = s.cache.since(reachedFrom) ?? [];
+    const events: ChangeEvent[] = [];
+    for (const t of tenants) for (const e of ahead.get(t)!.events) if (e.revision > pos && e.revision <= top) events.push(e);
+    for (const c of window) {
+      const reach = ahead.get(c.key.tenant)?.scannedTo;
+      // A tenant not read (not addressed when the round began) is offered what the window holds; offer() decides.
+      if (reach === undefined || c.revision > reach) events.push(c);
+    }
+    events.sort((a, b) => a.revision - b.revision);
+    for (const e of events) this.offer(s.name, e);
+    if (top > this.positions.get(s.name)!) this.positions.set(s.name, top);
+    this.stops.push(s.cache.observe(this.o.resource, { onChange: (c) => this.offer(s.name, c), onReset: () => this.end() }));
+    this.live.add(s.name);
   }
 
   /** Waits until what was enqueued is written and the socket takes more. */

@@ -4,6 +4,7 @@ import { ChangeLogRepository, STORAGE, type Storage } from '@plinth/storage';
 import { ApiSharingIndex } from '../apisharing/api-sharing-index.js';
 import { bindingStatusHook, exportStatusHook } from '../apisharing/api-sharing-status.js';
 import { BindingCleanupController } from '../apisharing/binding-cleanup.controller.js';
+import { viewReadsPerShard } from '../apisharing/bounded.js';
 import { ExportView } from '../apisharing/export-view.rest.js';
 import { ClaimedView } from '../apisharing/claimed-view.js';
 import { ResourceDeleteService } from '../resource-store/resource-delete.service.js';
@@ -36,17 +37,17 @@ import { ResourceStoreModule } from './resource-store.module.js';
     {
       provide: ExportView,
       useFactory: (index: ApiSharingIndex, crds: CrdRegistry, registry: ResourceRegistry, lists: Storage, store: ResourceStoreService, watch: WatchService, config: AppConfig, changes: ChangeLogRepository, pool: ShardPool, deleter: ResourceDeleteService) =>
-        new ExportView({ index, crds, registry, lists, store, watch, changes, shardReady: (name) => pool.state(name)?.ready ?? false, maxWatchSeconds: config.maxWatchSeconds, claims: new ClaimedView({ index, registry, lists, store, deleter }) }),
+        new ExportView({ index, crds, registry, lists, store, watch, changes, shardReady: (name) => pool.state(name)?.ready ?? false, maxWatchSeconds: config.maxWatchSeconds, readsPerShard: viewReadsPerShard(config.dbPoolSize), claims: new ClaimedView({ index, registry, lists, store, deleter }) }),
       inject: [ApiSharingIndex, CrdRegistry, ResourceRegistry, STORAGE, ResourceStoreService, WatchService, APP_CONFIG, ChangeLogRepository, ShardPool, ResourceDeleteService],
     },
     {
       provide: BindingCleanupController,
-      useFactory: (observe: ObserveChanges, index: ApiSharingIndex, crds: CrdRegistry, lists: Storage, deleter: ResourceDeleteService, logger: Logger, manager: ControllerManager) => {
-        const cleanup = new BindingCleanupController({ follow: observe, index, crds, lists, deleter, logger, queues: manager });
+      useFactory: (observe: ObserveChanges, index: ApiSharingIndex, crds: CrdRegistry, lists: Storage, deleter: ResourceDeleteService, logger: Logger, manager: ControllerManager, store: ResourceStoreService) => {
+        const cleanup = new BindingCleanupController({ follow: observe, index, crds, lists, deleter, store, logger, queues: manager });
         manager.register(cleanup);
         return cleanup;
       },
-      inject: [OBSERVE_CHANGES, ApiSharingIndex, CrdRegistry, STORAGE, ResourceDeleteService, LOGGER, ControllerManager],
+      inject: [OBSERVE_CHANGES, ApiSharingIndex, CrdRegistry, STORAGE, ResourceDeleteService, LOGGER, ControllerManager, ResourceStoreService],
     },
   ],
   exports: [ExportView, BindingCleanupController],

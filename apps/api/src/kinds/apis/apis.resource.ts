@@ -4,7 +4,7 @@ import { ageCell } from '../../table/human-duration.js';
 import { ageColumn, nameColumn } from '../../table/standard-columns.js';
 import { exportedResources, exportReference } from './apis-types.js';
 import { validateClaims } from './permission-claims.js';
-import { APIBINDING_STORAGE_RESOURCE, APIEXPORT_STORAGE_RESOURCE, APIS_GROUP, APIS_VERSION, apiBindingSchema, apiExportSchema } from './apis.schema.js';
+import { APIBINDING_CLEANUP_FINALIZER, APIBINDING_STORAGE_RESOURCE, APIEXPORT_STORAGE_RESOURCE, APIS_GROUP, APIS_VERSION, apiBindingSchema, apiExportSchema } from './apis.schema.js';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -43,6 +43,29 @@ function specStrategy(validate: (o: KubeObject) => FieldError[], validateUpdate:
     validateUpdate,
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: true,
+  };
+}
+
+/** Adds the cleanup finalizer to a binding not being deleted (upstream's ensureFinalizer of CRDs). */
+function ensureCleanupFinalizer(o: KubeObject): void {
+  if (o.metadata.deletionTimestamp) return;
+  const f = (o.metadata.finalizers ??= []);
+  if (!f.includes(APIBINDING_CLEANUP_FINALIZER)) f.push(APIBINDING_CLEANUP_FINALIZER);
+}
+
+/** The APIBinding's strategy: {@link specStrategy}, and the cleanup finalizer on create and update. */
+function bindingStrategy(): ResourceStrategy {
+  const base = specStrategy(validateBinding, validateBindingUpdate);
+  return {
+    ...base,
+    prepareForCreate: (o, ...rest) => {
+      base.prepareForCreate(o, ...rest);
+      ensureCleanupFinalizer(o);
+    },
+    prepareForUpdate: (o, old, ...rest) => {
+      base.prepareForUpdate(o, old, ...rest);
+      ensureCleanupFinalizer(o);
+    },
   };
 }
 
@@ -124,7 +147,7 @@ export const apiBindingResource: ResourceDefinition = {
   subresources: [{ name: 'status', kind: 'APIBinding', group: APIS_GROUP, version: APIS_VERSION, verbs: ['get', 'patch', 'update'] }],
   subresourceStrategies: { status: statusStrategy },
   schema: apiBindingSchema,
-  strategy: specStrategy(validateBinding, validateBindingUpdate),
+  strategy: bindingStrategy(),
   table: {
     columns: [
       nameColumn,

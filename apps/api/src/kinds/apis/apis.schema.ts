@@ -12,6 +12,14 @@ export const APIBINDING_STORAGE_RESOURCE = `${APIS_GROUP}/apibindings`;
 /** The annotation naming the tenant of an object served through an export's view (kcp's `kcp.io/cluster`). */
 export const TENANT_ANNOTATION = 'tenancy.plinth.dev/tenant';
 
+/**
+ * The finalizer every APIBinding carries (set by its strategy on create and
+ * update, as upstream's CRD strategy sets `customresourcecleanup.apiextensions.k8s.io`):
+ * its deletion waits until the binding-cleanup controller deleted the
+ * tenant's objects of the bound resources, whenever that controller runs.
+ */
+export const APIBINDING_CLEANUP_FINALIZER = 'apibindingcleanup.apis.plinth.dev';
+
 const groupResource: StructuralSchema = {
   type: 'object',
   required: ['resource'],
