@@ -275,22 +275,7 @@ export class ExportView {
       revisions = await this.newest(t, shards);
     }
     const listRv = encodeCursor({ shards: revisions, tenants: tenantsDigest(t.tenants) });
-    const shardOf = (tenant: string) => this.deps.watch.placementOf(tenant).shard;
-    const filter = selectors.filter;
-    const page = await readView(this.deps.lists, {
-      tenants: t.tenants,
-      shardOf,
-      revisions,
-      resource: t.def.storageResource,
-      namespace: t.inner.namespace || undefined,
-      labelRequirements: selectors.labelRequirements,
-      fieldRequirements: selectors.keyFieldRequirements,
-      filter: filter ? (b) => filter(b as KubeObject) : undefined,
-      select: t.selects,
-      perShard: this.deps.readsPerShard,
-      limit,
-      from,
-    }).catch((err) => mapStorageError(err, t.def, ''));
+    const page = await this.read(t, selectors, revisions, limit, from);
     const metadata: Record<string, string> = { resourceVersion: listRv };
     if (page.next) metadata.continue = encodeViewContinue(listRv, page.next.tenant, page.next.after);
     const body = { kind: t.listType?.kind ?? t.def.listKind, apiVersion: t.listType?.apiVersion ?? groupVersion(t.def), metadata, items: await this.presented(t, page.items, revisions) };
@@ -316,6 +301,25 @@ export class ExportView {
     return handlePatch(innerCtx, this.deps.store, false, strategy);
   }
 
+  /** One read of the view's tenants at `revisions` (a page of `limit`, 0 for all, after `from`), with the request's selectors. */
+  private read(t: ViewTarget, selectors: ReturnType<typeof compileSelectors>, revisions: Map<string, number>, limit: number, from?: ViewListQuery['from']) {
+    const filter = selectors.filter;
+    return readView(this.deps.lists, {
+      tenants: t.tenants,
+      shardOf: (tenant) => this.deps.watch.placementOf(tenant).shard,
+      revisions,
+      resource: t.def.storageResource,
+      namespace: t.inner.namespace || undefined,
+      labelRequirements: selectors.labelRequirements,
+      fieldRequirements: selectors.keyFieldRequirements,
+      filter: filter ? (b) => filter(b as KubeObject) : undefined,
+      select: t.selects,
+      perShard: this.deps.readsPerShard,
+      limit,
+      from,
+    }).catch((err) => mapStorageError(err, t.def, ''));
+  }
+
   /**
    * WATCH across shards: from a cursor (each shard after its own revision)
    * or, without a resourceVersion, from a snapshot sent as ADDED events.
@@ -331,20 +335,7 @@ export class ExportView {
     let initial: ViewListItem[] = [];
     if (rv === '' || rv === '0') {
       revisions = await this.newest(t, shards);
-      const filter = selectors.filter;
-      const snapshot = await readView(this.deps.lists, {
-        tenants: t.tenants,
-        shardOf: (tenant) => this.deps.watch.placementOf(tenant).shard,
-        revisions,
-        resource: t.def.storageResource,
-        namespace: t.inner.namespace || undefined,
-        labelRequirements: selectors.labelRequirements,
-        fieldRequirements: selectors.keyFieldRequirements,
-        filter: filter ? (b) => filter(b as KubeObject) : undefined,
-        select: t.selects,
-        perShard: this.deps.readsPerShard,
-        limit: 0,
-      }).catch((err) => mapStorageError(err, t.def, ''));
+      const snapshot = await this.read(t, selectors, revisions, 0);
       initial = snapshot.items;
     } else {
       revisions = await this.positionsOf(t, shards, requireCursor(rv), rv);
