@@ -1,12 +1,11 @@
-import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
 import pg from 'pg';
 import { Agent, request } from 'undici';
-import { benchCredentials, benchTls, percentiles, progress, startBenchPostgres, startServerProcess } from './bench-support.js';
+import { benchTls, percentiles, progress, startBenchPostgres, startServerProcess } from './bench-support.js';
 import { openH2Watches } from './h2-watches.js';
 import { histogramQuantiles, scrapeHistogram } from './prom-histogram.js';
 import { startRawFanoutServer } from './raw-fanout-peer.js';
